@@ -1,0 +1,186 @@
+"""Questions of the exercise bank: what is asked, how an answer is compared, which wrong answers
+are known and what misconception each one reveals.
+
+A question holds a *reference computation* (a function), not a pasted literal, wherever the value
+can be computed, so the bank and the lessons cannot drift apart. Each kind of answer (a number, an
+exact value, a choice, a shape, an array, a function) knows how to reject the wrong type with a
+message a student understands, and how to compare a well-typed answer with the reference.
+"""
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+
+class AnswerTypeError(Exception):
+    """The answer has the wrong type or form; the message says what was expected."""
+
+
+def _describe(value):
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+@dataclass(frozen=True)
+class Number:
+    """A real number compared with a relative and an absolute tolerance."""
+    rtol: float = 1e-3
+    atol: float = 0.0
+    unit: str = ""
+
+    def coerce(self, answer):
+        if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, float, np.number)):
+            if isinstance(answer, np.ndarray) and answer.size == 1:
+                return float(answer.reshape(()))
+            unit = f" (in {self.unit})" if self.unit else ""
+            raise AnswerTypeError(f"expected a number{unit}, got {_describe(answer)}")
+        return float(answer)
+
+    def same(self, answer, expected):
+        expected = float(expected)
+        if np.isnan(expected):
+            return bool(np.isnan(answer))
+        return bool(abs(answer - expected) <= self.atol + self.rtol * abs(expected))
+
+    def show(self, value):
+        return f"{value:.6g}" + (f" {self.unit}" if self.unit else "")
+
+
+@dataclass(frozen=True)
+class Exact:
+    """An exact value: an integer, a string (compared without case or surrounding spaces), a bool."""
+    type: type = int
+    unit: str = ""
+
+    def coerce(self, answer):
+        if self.type is int:
+            if isinstance(answer, (bool, np.bool_)):
+                raise AnswerTypeError(f"expected a whole number, got {_describe(answer)}")
+            if isinstance(answer, (float, np.floating)) and float(answer).is_integer():
+                return int(answer)
+            if not isinstance(answer, (int, np.integer)):
+                raise AnswerTypeError(f"expected a whole number, got {_describe(answer)}")
+            return int(answer)
+        if self.type is bool:
+            if not isinstance(answer, (bool, np.bool_)):
+                raise AnswerTypeError(f"expected True or False, got {_describe(answer)}")
+            return bool(answer)
+        if self.type is str:
+            if not isinstance(answer, str):
+                raise AnswerTypeError(f"expected a string, got {_describe(answer)}")
+            return answer.strip().lower()
+        if not isinstance(answer, self.type):
+            raise AnswerTypeError(f"expected a {self.type.__name__}, got {_describe(answer)}")
+        return answer
+
+    def same(self, answer, expected):
+        if isinstance(expected, str):
+            expected = expected.strip().lower()
+        return answer == expected
+
+    def show(self, value):
+        return f"{value!r}" + (f" {self.unit}" if self.unit else "")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One option out of a fixed set, given by its key (case does not matter)."""
+    options: Sequence[str]
+
+    def coerce(self, answer):
+        keys = [o.lower() for o in self.options]
+        if not isinstance(answer, str) or answer.strip().lower() not in keys:
+            raise AnswerTypeError(
+                f"expected one of {', '.join(repr(o) for o in self.options)}, got {_describe(answer)}")
+        return answer.strip().lower()
+
+    def same(self, answer, expected):
+        return answer == expected.lower()
+
+    def show(self, value):
+        return repr(value)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """An array shape: a tuple of non-negative integers, as NumPy's ``.shape`` gives it."""
+
+    def coerce(self, answer):
+        if isinstance(answer, list):
+            raise AnswerTypeError(
+                f"expected a shape as a tuple, e.g. (8, 20), got a list {answer!r}: "
+                f"write it with round brackets, tuple({answer!r})")
+        if not isinstance(answer, tuple) or not all(
+                isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in answer):
+            raise AnswerTypeError(f"expected a shape as a tuple of whole numbers, got {_describe(answer)}")
+        return tuple(int(n) for n in answer)
+
+    def same(self, answer, expected):
+        return answer == tuple(expected)
+
+    def show(self, value):
+        return repr(tuple(value))
+
+
+@dataclass(frozen=True)
+class Array:
+    """A NumPy array (or anything ``np.asarray`` turns into numbers) compared elementwise."""
+    rtol: float = 1e-6
+    atol: float = 0.0
+
+    def coerce(self, answer):
+        try:
+            arr = np.asarray(answer, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise AnswerTypeError(f"expected an array of numbers, got {_describe(answer)}") from None
+        return arr
+
+    def same(self, answer, expected):
+        expected = np.asarray(expected, dtype=np.float64)
+        return answer.shape == expected.shape and bool(
+            np.allclose(answer, expected, rtol=self.rtol, atol=self.atol, equal_nan=True))
+
+    def show(self, value):
+        value = np.asarray(value)
+        return f"array of shape {value.shape}" if value.size > 8 else np.array2string(value)
+
+
+@dataclass(frozen=True)
+class Function:
+    """A function the student writes; it is called on the question's test cases and its outputs
+    compared with the reference implementation's, with ``compare`` (a Number or Array kind)."""
+    cases: Callable[[], Sequence[tuple]]
+    compare: Any = field(default_factory=Array)
+
+    def coerce(self, answer):
+        if not callable(answer):
+            raise AnswerTypeError(f"expected a function (pass its name, without calling it), "
+                                  f"got {_describe(answer)}")
+        return answer
+
+
+@dataclass(frozen=True)
+class Wrong:
+    """A known wrong answer (a value, or a function computing it) and the misconception it shows."""
+    value: Any
+    feedback: str
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    prompt: str
+    answer: Callable[[], Any]
+    kind: Any = field(default_factory=Number)
+    wrong: Sequence[Wrong] = ()
+    hint: str = ""
+    explain: str = ""       # shown after a pass: the one idea the question is about
+
+    @property
+    def lesson(self):
+        return self.id.split(".", 1)[0]
+
+
+def evaluate(value):
+    """A reference or wrong value may be given as a zero-argument function (computed lazily)."""
+    return value() if callable(value) else value
