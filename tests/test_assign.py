@@ -1,0 +1,67 @@
+"""`gemmlab assign`: solution blocks become placeholders; exercises/ matches solutions/."""
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from gemmlab.grading import assign
+from gemmlab.grading.assign import SolutionMarkerError, strip_source
+
+
+def test_assignments_become_named_placeholders():
+    src = "### BEGIN SOLUTION\nx = 1\na, (b, c) = 1, (2, 3)\ny += 2\n### END SOLUTION\ncheck('q', x)"
+    assert strip_source(src).split("\n") == [
+        "# YOUR CODE HERE", "x = ...", "a = ...", "b = ...", "c = ...", "y = ...", "check('q', x)"]
+
+
+def test_a_returning_block_keeps_its_indent():
+    src = "def f(v):\n    ### BEGIN SOLUTION\n    s = sum(v)\n    return s\n    ### END SOLUTION"
+    assert strip_source(src) == "def f(v):\n    # YOUR CODE HERE\n    return ..."
+
+
+def test_a_block_without_names_becomes_ellipsis():
+    assert strip_source("### BEGIN SOLUTION\nprint(1)\n### END SOLUTION") == "# YOUR CODE HERE\n..."
+
+
+def test_markdown_answers_are_blanked():
+    src = "Why?\n### BEGIN SOLUTION\nBecause.\n### END SOLUTION"
+    assert strip_source(src, "markdown") == "Why?\n_Your answer here._"
+
+
+@pytest.mark.parametrize("src, message", [
+    ("### BEGIN SOLUTION\nx = 1", "never closed"),
+    ("x = 1\n### END SOLUTION", "without"),
+    ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION", "inside"),
+    ("### BEGIN SOLUTION\nx = (\n### END SOLUTION", "not valid Python"),
+])
+def test_broken_markers_are_reported(src, message):
+    with pytest.raises(SolutionMarkerError, match=message):
+        strip_source(src, where="nb, cell 1")
+
+
+def _solution_notebook(path):
+    nb = new_notebook(cells=[new_markdown_cell("# Title"),
+                             new_code_cell("### BEGIN SOLUTION\nanswer = 42\n### END SOLUTION",
+                                           execution_count=3,
+                                           outputs=[nbformat.v4.new_output("stream", text="x")])])
+    nbformat.write(nb, path)
+
+
+def test_main_writes_then_check_passes_then_detects_staleness(tmp_path, capsys):
+    sol, ex = tmp_path / "solutions", tmp_path / "exercises"
+    sol.mkdir()
+    _solution_notebook(sol / "01_x.ipynb")
+    assert assign.main(sol, ex, check_only=True) == 1
+    assert assign.main(sol, ex) == 0
+    generated = nbformat.read(ex / "01_x.ipynb", as_version=4)
+    code = generated.cells[1]
+    assert code.source == "# YOUR CODE HERE\nanswer = ..."
+    assert code.outputs == [] and code.execution_count is None
+    assert assign.main(sol, ex, check_only=True) == 0
+    (ex / "99_orphan.ipynb").write_text("{}")
+    assert assign.main(sol, ex, check_only=True) == 1
+    assert "no solution for" in capsys.readouterr().out
+
+
+def test_the_repository_exercises_are_up_to_date():
+    assert assign.main("solutions", "exercises", check_only=True) == 0, \
+        "exercises/ is stale: run `gemmlab assign`"
