@@ -5,7 +5,8 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PORT ?= 8888
-# `make test JOBS=1` runs serially; the default uses every core (pytest-xdist).
+# `make test JOBS=1` uses one worker; the default uses every core (pytest-xdist). `--dist loadfile`
+# keeps the cells of one notebook in one worker, since they share one kernel.
 JOBS ?= auto
 # For `make gpu-test`: the venv when there is one, else the interpreter at hand (offline GPU boxes).
 GPU_PYTHON ?= $(if $(wildcard $(VPY)),$(VPY),$(PYTHON))
@@ -29,7 +30,7 @@ lab: $(STAMP)
 	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 test: $(STAMP)
-	GEMMLAB_BACKEND=sim $(VPY) -m pytest -n $(JOBS)
+	GEMMLAB_BACKEND=sim $(VPY) -m pytest -n $(JOBS) --dist loadfile
 
 gpu-test:
 	GEMMLAB_BACKEND=gpu $(GPU_PYTHON) -m pytest -n 0
