@@ -122,3 +122,11 @@ def test_function_answers_are_run_on_cases_and_mistakes_recognised(monkeypatch):
     assert r.status == "fail" and "ZeroDivisionError" in r.feedback
     assert judge("01.fn", lambda x: ...).status == "not attempted"
     assert "expected a function" in judge("01.fn", np.cumsum(np.arange(5.0))).feedback
+
+
+def test_a_cell_ending_in_check_shows_the_verdict_once(capsys):
+    r = check("01.weights_gib", 1.0)
+    r._ipython_display_()          # what IPython does with the cell's value
+    assert capsys.readouterr().out.count("[FAIL]") == 1
+    r._ipython_display_()          # shown again later on request
+    assert capsys.readouterr().out.count("[FAIL]") == 1

@@ -7,7 +7,7 @@ grader sets it), each verdict is also appended to it as one JSON line.
 """
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 from .bank import get_question
@@ -22,6 +22,7 @@ class Result:
     question: str
     status: str
     feedback: str
+    _printed: bool = field(default=False, repr=False, compare=False)
 
     def __bool__(self):
         return self.status == PASS
@@ -31,6 +32,14 @@ class Result:
 
     def __repr__(self):
         return f"Result({self.question!r}, {self.status!r})"
+
+    def _ipython_display_(self):
+        # A cell ending in check(...) would show the verdict twice: once printed by check(),
+        # once as the cell's value. Skip the second, then display normally again.
+        if self._printed:
+            self._printed = False
+        else:
+            print(self)
 
 
 def _not_attempted(answer):
@@ -105,6 +114,7 @@ def check(question_id, answer):
     """Check ``answer`` for the question ``question_id``; print the verdict and return it."""
     result = judge(question_id, answer)
     print(result)
+    result._printed = True
     log = os.environ.get("GEMMLAB_GRADE_LOG")
     if log:
         with open(log, "a", encoding="utf-8") as f:

@@ -1,0 +1,102 @@
+"""Lesson 01's questions: the references give the lesson's figures, every known wrong answer is
+recognised with its own feedback, and wrong types get a message rather than a traceback."""
+import numpy as np
+import pytest
+
+from gemmlab.grading import FAIL, NOT_ATTEMPTED, PASS, judge
+from gemmlab.grading.bank import get_question, lesson_questions
+from gemmlab.grading.question import evaluate
+
+EXPECTED = {  # the figures of the lesson, written out: a drift in a reference shows here
+    "01.weights_gib": 13.04,
+    "01.weights_fp32_gib": 26.08,
+    "01.training_state_gib": 104.31,
+    "01.fp16_rne": [2048, 2048, 2050, 2052],
+    "01.assoc_orders": [0, 1],
+    "01.fp16_ones_sum": 2048,
+    "01.fp16_ones_pairwise": 4096,
+    "01.bf16_ones_sum": 256,
+    "01.fp16_input_fp32_acc": 4096,
+    "01.product_overflow": [np.inf, 90000],
+    "01.inference_budget_misses": "a, b, c",
+    "01.mixed_precision_contract": "b",
+}
+
+
+def test_lesson_01_has_the_required_questions():
+    ids = lesson_questions(1)
+    assert 8 <= len(ids) <= 12
+    assert set(ids) == set(EXPECTED)
+    assert {"01.weights_gib", "01.fp16_ones_sum"} <= set(ids)
+
+
+@pytest.mark.parametrize("qid", sorted(EXPECTED))
+def test_reference_and_lesson_figure_pass(qid):
+    q = get_question(qid)
+    assert judge(qid, evaluate(q.answer)).status == PASS
+    r = judge(qid, EXPECTED[qid])
+    assert r.status == PASS, r.feedback
+    assert bool(r)
+
+
+@pytest.mark.parametrize("qid", sorted(EXPECTED))
+def test_known_wrong_answers_name_their_misconception(qid):
+    q = get_question(qid)
+    assert q.wrong, f"{qid} has no known wrong answer"
+    feedbacks = set()
+    for w in q.wrong:
+        r = judge(qid, evaluate(w.value))
+        assert r.status == FAIL
+        assert w.feedback in r.feedback and "known wrong answer" in r.feedback
+        feedbacks.add(w.feedback)
+    assert len(feedbacks) == len(q.wrong)
+
+
+@pytest.mark.parametrize("qid", sorted(EXPECTED))
+def test_not_attempted_and_wrong_types(qid):
+    assert judge(qid, None).status == NOT_ATTEMPTED
+    assert judge(qid, ...).status == NOT_ATTEMPTED
+    r = judge(qid, object())
+    assert r.status == FAIL and "expected" in r.feedback
+
+
+def test_some_specific_feedback():
+    assert "GB" in judge("01.weights_fp32_gib", 28.0).feedback
+    assert "tie" in judge("01.fp16_rne", [2048, 2050, 2050, 2052]).feedback
+    assert "lost" in judge("01.assoc_orders", [1, 1]).feedback
+    assert "saturate" in judge("01.product_overflow", [65504, 90000]).feedback
+    assert "4096" in judge("01.fp16_input_fp32_acc", 4097).feedback
+    r = judge("01.fp16_ones_sum", 3000)
+    assert r.status == FAIL and "Hint" in r.feedback
+    assert judge("01.fp16_ones_sum", "2048").status == FAIL       # a string, not a number
+    assert judge("01.fp16_ones_sum", np.float16(2048)).status == PASS
+
+
+@pytest.mark.parametrize("answer", ["a, b, c", "abc", "c b a", ["a", "b", "c"], {"A", "b", "c"},
+                                    ("c", "a", "b"), "a;b;c"])
+def test_options_accept_any_spelling(answer):
+    assert judge("01.inference_budget_misses", answer).status == PASS
+
+
+def test_options_reject_unknown_letters():
+    r = judge("01.inference_budget_misses", "a, z")
+    assert r.status == FAIL and "expected some of" in r.feedback
+    r = judge("01.inference_budget_misses", 3)
+    assert r.status == FAIL and "letters" in r.feedback
+    r = judge("01.inference_budget_misses", "a, b, d")
+    assert r.status == FAIL and "Hint" in r.feedback
+    assert judge("01.mixed_precision_contract", "B").status == PASS
+    assert "expected one of" in judge("01.mixed_precision_contract", "e").feedback
+
+
+def test_solutions_notebook_checks_every_lesson_01_question():
+    import json
+    import pathlib
+    import re
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "01_numbers_and_precision.ipynb"
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    checked = re.findall(r'check\("(01\.[a-z0-9_]+)"', source)
+    assert sorted(checked) == sorted(lesson_questions(1))
+    assert source.count("### BEGIN SOLUTION") == source.count("### END SOLUTION") == len(checked)
