@@ -26,12 +26,48 @@ def _grade(args):
     return grade.main(args.submissions, out=args.out, timeout=args.timeout)
 
 
+def _sizes(text):
+    """'1024,2048' or '1024' -> [1024, 2048] / [1024] (``--sizes`` takes both forms)."""
+    try:
+        return [int(n) for n in text.split(",") if n]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected whole numbers like 1024,2048, got {text!r}")
+
+
+def _bench(args):
+    if args.sizes:
+        args.sizes = [n for group in args.sizes for n in group]
+    if args.cpu:
+        from . import cpubench
+        return cpubench.main(args)
+    from . import bench
+    return bench.main(args)
+
+
+def _allreduce(args):
+    from .collectives import launch
+    return launch.main(args)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="gemmlab", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("doctor", help="backend, GPU, package versions and the lesson sizes")
     p.set_defaults(run=_doctor)
+
+    p = sub.add_parser("bench", help="time GEMM kernels (--cpu: the single-thread CPU baselines)")
+    p.add_argument("--cpu", action="store_true",
+                   help="time the five CPU GEMMs beside NumPy instead of the GPU kernels")
+    p.add_argument("--sizes", type=_sizes, nargs="+",
+                   help="square matrix sizes n to time, e.g. 1024,2048,4096 (default: per backend)")
+    p.add_argument("--out", help="also write the results and the machine description to this JSON file")
+    p.add_argument("--kernels", nargs="+", metavar="SPEC",
+                   help="GPU rungs to time, each NAME or NAME:KEY=INT,KEY=INT (default: all)")
+    p.add_argument("--shapes", nargs="+", metavar="MxNxK", help="non-square shapes to time too")
+    p.add_argument("--repeats", type=int, help="timed runs per kernel (default 20 on a GPU)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=_bench)
 
     p = sub.add_parser("assign", help="regenerate exercises/ from solutions/")
     p.add_argument("--solutions", default="solutions")
@@ -45,6 +81,12 @@ def build_parser():
     p.add_argument("--out", default="grades", help="where grades.csv and grades.json go")
     p.add_argument("--timeout", type=int, default=120, help="seconds allowed per cell")
     p.set_defaults(run=_grade)
+
+    p = sub.add_parser("allreduce", help="time ring, centralized and MPI's all-reduce over MPI "
+                                         "processes, checking every rank's sum")
+    from .collectives.launch import add_arguments
+    add_arguments(p)
+    p.set_defaults(run=_allreduce)
     return parser
 
 

@@ -19,10 +19,62 @@ SIZES = {
     "sim": {
         "accumulate_n": 4096,        # lesson 01: ones summed on the device, one thread per prefix
         "accumulate_threads": 8,
+        "tp_tokens": 16,             # lessons 06, 09, 15: rows M of X in the sharded layers (NumPy)
+        "tp_d_model": 64,            # lessons 06, 09, 15: hidden width D (FFN: D -> 4D -> D)
+        "attn_seq": 32,              # lesson 14: tokens of one sequence
+        "attn_d_model": 64,          # lesson 14: model width (16 heads of 4)
+        # GEMM ladder (lessons 05, 08, 10, 11): tile constants per rung, and problem shapes.
+        "tiles_naive": {"BX": 8, "BY": 4},
+        "tiles_tiled": {"T": 8},
+        "tiles_outer": {"BM": 16, "BN": 16, "BK": 4, "TM": 8, "TN": 8},
+        "tiles_pingpong": {"BM": 16, "BN": 16, "BK": 4, "TM": 8, "TN": 8},
+        "tiles_twolevel": {"BM": 16, "BN": 16, "BK": 4, "TM": 8, "TN": 8},
+        "gemm_shapes": [(23, 17, 19), (5, 19, 3)],   # (M, N, K): edges off the tiles on purpose
+        "gemm_n": 16,                # square size the GEMM lessons run and time
+        "bench_sizes": [16, 24],     # `gemmlab bench` default square sizes
+        "ring_ranks": 4,             # lesson 07: ranks of the ring stepper and the MPI runs
+        "ring_items": 8,             # lesson 07: float32 values per rank in the stepper
+        "allreduce_sim_items": 1 << 14,   # lesson 07: per-rank values of the simulated runs
+        # bytes per rank; up to 16 MiB so the bandwidth term outweighs scheduling noise in the fit
+        "allreduce_mpi_sizes": [1 << 12, 1 << 16, 1 << 20, 1 << 22, 1 << 24],
+        "allreduce_mpi_repeats": 3,
+        "cpu_gemm_n": 128,           # lesson 04: square size of the in-notebook CPU GEMM timing
+        "cache_gemm_n": 24,          # lesson 04: loop-order traces run through the cache simulator
+        "roofline_copy_mib": 64,     # lesson 04 (GPU only): device copy measured for bandwidth
+        "roofline_sgemm_n": 1024,    # lesson 04 (GPU only): cuBLAS SGEMM measured for the roof
+        "tc_shape": (40, 56, 72),    # lesson 12: (M, N, K) of the Tensor Core GEMM, off the tiles
+        "tc_bench_n": 64,            # lesson 12: square size timed (emulation here, kernel on a GPU)
+        "tc_error_trials": 32,       # lesson 12: dot products per K in the error-vs-K experiment
+        "tc_error_max_k": 16384,     # lesson 12: largest K of that experiment
     },
     "gpu": {
         "accumulate_n": 1 << 16,
         "accumulate_threads": 256,
+        "tp_tokens": 256,
+        "tp_d_model": 1024,
+        "attn_seq": 256,
+        "attn_d_model": 1024,
+        "tiles_naive": {"BX": 32, "BY": 8},
+        "tiles_tiled": {"T": 32},
+        "tiles_outer": {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
+        "tiles_pingpong": {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
+        "tiles_twolevel": {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
+        "gemm_shapes": [(1031, 997, 1043), (4096, 4096, 4096)],
+        "gemm_n": 4096,
+        "bench_sizes": [1024, 2048, 4096],
+        "ring_ranks": 4,
+        "ring_items": 8,
+        "allreduce_sim_items": 1 << 18,
+        "allreduce_mpi_sizes": [1 << k for k in range(12, 27, 2)],   # 4 KiB .. 64 MiB
+        "allreduce_mpi_repeats": 5,
+        "cpu_gemm_n": 512,
+        "cache_gemm_n": 48,
+        "roofline_copy_mib": 1024,
+        "roofline_sgemm_n": 8192,
+        "tc_shape": (1031, 997, 1043),
+        "tc_bench_n": 4096,
+        "tc_error_trials": 64,
+        "tc_error_max_k": 65536,
     },
 }
 

@@ -1,0 +1,127 @@
+"""Alpha-beta(-gamma) cost models of all-reduce algorithms, and nccl-tests' bandwidth convention.
+
+A message of ``m`` bytes costs ``alpha + m * beta`` (alpha: fixed start-up latency in seconds,
+beta: seconds per byte, i.e. 1 / bandwidth), and reducing ``m`` bytes costs ``m * gamma``. Each
+rank sends one and receives one message at a time, both directions at once (single port, full
+duplex). An algorithm's time is then ``steps * alpha + bytes * beta + reduce_bytes * gamma``,
+where the three counts follow its critical path; :func:`allreduce_cost` gives them in closed form
+and :func:`trace_time` measures them on a simulated run, so the two can be checked against each
+other.
+"""
+import math
+import numbers
+from dataclasses import dataclass
+
+ALGORITHMS = ("centralized", "ring", "tree", "recursive_doubling", "rabenseifner")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """The latency count, the bytes moved and the bytes reduced on an algorithm's critical path."""
+    algorithm: str
+    n_ranks: int
+    size_bytes: float
+    steps: int
+    bytes: float
+    reduce_bytes: float
+
+    def time(self, alpha, beta, gamma=0.0):
+        """Seconds under the model: steps * alpha + bytes * beta + reduce_bytes * gamma."""
+        return self.steps * alpha + self.bytes * beta + self.reduce_bytes * gamma
+
+
+def _check(n, size_bytes):
+    """n as a Python int, after checking n and size_bytes make sense."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ValueError(f"n_ranks={n!r}: expected a whole number of ranks >= 1")
+    if not isinstance(size_bytes, numbers.Real) or size_bytes < 0:
+        raise ValueError(f"size_bytes={size_bytes!r}: expected a size in bytes >= 0")
+    return int(n)
+
+
+def allreduce_cost(algorithm, n, size_bytes):
+    """Closed-form critical-path counts of an all-reduce of ``size_bytes`` per rank on n ranks.
+
+    centralized         2(N-1) steps, 2(N-1) S bytes (all at the root), (N-1) S reduced
+    ring                2(N-1) steps, 2(N-1)/N S bytes, (N-1)/N S reduced
+    tree (binomial)     2 ceil(log2 N) steps of S bytes, ceil(log2 N) S reduced
+    recursive_doubling  log2 P steps of S bytes (P = largest power of two <= N), plus a fold and
+                        an unfold step when N is not a power of two
+    rabenseifner        2 log2 P steps, 2(P-1)/P S bytes, (P-1)/P S reduced, plus fold/unfold
+    """
+    n = _check(n, size_bytes)
+    S = size_bytes
+    log_p = n.bit_length() - 1
+    p = 1 << log_p
+    folded = int(n > p)
+    depth = math.ceil(math.log2(n)) if n > 1 else 0
+    table = {
+        "centralized": (2 * (n - 1), 2 * (n - 1) * S, (n - 1) * S),
+        "ring": (2 * (n - 1), 2 * (n - 1) / n * S, (n - 1) / n * S),
+        "tree": (2 * depth, 2 * depth * S, depth * S),
+        "recursive_doubling": (log_p + 2 * folded, (log_p + 2 * folded) * S, (log_p + folded) * S),
+        "rabenseifner": (2 * log_p + 2 * folded, (2 * (p - 1) / p + 2 * folded) * S,
+                         ((p - 1) / p + folded) * S),
+    }
+    if algorithm not in table:
+        raise ValueError(f"unknown all-reduce algorithm {algorithm!r}; expected one of "
+                         f"{', '.join(ALGORITHMS)}")
+    steps, nbytes, reduced = table[algorithm]
+    return Cost(algorithm, n, S, steps, nbytes, reduced)
+
+
+def allreduce_time(algorithm, n, size_bytes, alpha, beta, gamma=0.0):
+    """Model time in seconds of one all-reduce (see :func:`allreduce_cost`)."""
+    return allreduce_cost(algorithm, n, size_bytes).time(alpha, beta, gamma)
+
+
+def trace_time(result, alpha, beta, gamma=0.0):
+    """Model time of a simulated run, read off its trace: each round costs alpha, plus beta times
+    the most bytes one rank sends or receives in it, plus gamma times the most it reduces."""
+    moved, reduced = result.critical_path()
+    return result.n_steps * alpha + float(moved.sum()) * beta + float(reduced.sum()) * gamma
+
+
+def ring_send_bytes(n, size_bytes):
+    """Bytes each rank sends in a ring all-reduce: 2(N-1)/N S (it receives as many)."""
+    n = _check(n, size_bytes)
+    return 2 * (n - 1) / n * size_bytes
+
+
+def centralized_root_bytes(n, size_bytes):
+    """Bytes through the root of a centralized all-reduce: (N-1) S in plus (N-1) S out."""
+    n = _check(n, size_bytes)
+    return 2 * (n - 1) * size_bytes
+
+
+# nccl-tests (doc/PERFORMANCE.md): busbw = algbw * factor, so that busbw can be compared with the
+# hardware's link bandwidth whatever the number of ranks.
+_BUS_FACTORS = {
+    "allreduce": lambda n: 2 * (n - 1) / n,
+    "reducescatter": lambda n: (n - 1) / n,
+    "allgather": lambda n: (n - 1) / n,
+    "alltoall": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "reduce": lambda n: 1.0,
+}
+
+
+def bus_factor(collective, n):
+    """nccl-tests' factor from algorithm bandwidth to bus bandwidth (2(N-1)/N for all-reduce)."""
+    key = collective.replace("-", "").replace("_", "").lower()
+    if key not in _BUS_FACTORS:
+        raise ValueError(f"unknown collective {collective!r}; expected one of "
+                         f"{', '.join(_BUS_FACTORS)}")
+    return _BUS_FACTORS[key](_check(n, 0))
+
+
+def algbw(size_bytes, seconds):
+    """Algorithm bandwidth in GB/s (10^9 bytes/s), as nccl-tests prints it: size / time."""
+    if seconds <= 0:
+        raise ValueError(f"seconds={seconds!r}: expected a positive time")
+    return size_bytes / seconds / 1e9
+
+
+def busbw(collective, n, size_bytes, seconds):
+    """Bus bandwidth in GB/s: algbw times :func:`bus_factor`."""
+    return algbw(size_bytes, seconds) * bus_factor(collective, n)

@@ -1,0 +1,78 @@
+"""One MPI rank of ``gemmlab allreduce``: time each algorithm on each size and check its result.
+
+Run under ``mpiexec -n N python -m mpi4py -m gemmlab.collectives.worker ...`` (the launcher builds
+that command). Rank r's input is ``a + r * b`` with small random integers ``a`` and ``b`` shared by
+all ranks, so the exact sum, ``N a + N(N-1)/2 b``, is known without any communication and is
+exactly representable even in float32 (it stays far below 2^24). Every rank compares its result
+with it bit for bit. Rank 0 prints one ``RESULT_TAG`` line of JSON per (algorithm, size).
+"""
+import argparse
+import json
+import statistics
+
+import numpy as np
+from mpi4py import MPI
+
+from .launch import RESULT_TAG
+from .mpi import ALGORITHMS
+
+
+def _inputs(n_items, dtype, rank, n_ranks, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-1000, 1001, n_items).astype(dtype)
+    b = rng.integers(-8, 9, n_items).astype(dtype)
+    mine = a + dtype.type(rank) * b
+    exact = dtype.type(n_ranks) * a + dtype.type(n_ranks * (n_ranks - 1) // 2) * b
+    return mine, exact
+
+
+def _time_once(comm, algorithm, buf):
+    comm.Barrier()
+    start = MPI.Wtime()
+    out = algorithm(comm, buf)
+    elapsed = MPI.Wtime() - start
+    return out, comm.allreduce(elapsed, op=MPI.MAX)     # the slowest rank sets the time
+
+
+def measure(comm, algos, size_bytes, dtype, repeats, warmup, seed):
+    """Per algorithm: the times of ``repeats`` runs (after ``warmup``) and whether every run on
+    every rank gave the exact sum. Algorithms take turns, so drift in the machine's load is
+    shared between them."""
+    n_items = size_bytes // dtype.itemsize
+    mine, exact = _inputs(n_items, dtype, comm.Get_rank(), comm.Get_size(), seed)
+    times = {name: [] for name in algos}
+    correct = {name: True for name in algos}
+    for rep in range(warmup + repeats):
+        for name in algos:
+            out, seconds = _time_once(comm, ALGORITHMS[name], mine)
+            correct[name] &= bool(np.array_equal(out, exact))
+            if rep >= warmup:
+                times[name].append(seconds)
+    return {name: (times[name], bool(comm.allreduce(correct[name], op=MPI.LAND)))
+            for name in algos}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--algos", required=True, help="comma-separated: ring,centralized,mpi")
+    parser.add_argument("--sizes", required=True, help="comma-separated sizes in bytes")
+    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    comm = MPI.COMM_WORLD
+    dtype = np.dtype(args.dtype)
+    algos = args.algos.split(",")
+    for size in (int(s) for s in args.sizes.split(",")):
+        results = measure(comm, algos, size, dtype, args.repeats, args.warmup, args.seed)
+        if comm.Get_rank() == 0:
+            for name, (times, ok) in results.items():
+                record = {"algorithm": name, "n_ranks": comm.Get_size(), "size_bytes": size,
+                          "dtype": dtype.name, "seconds": statistics.median(times),
+                          "times": times, "verified": ok}
+                print(RESULT_TAG, json.dumps(record), flush=True)
+
+
+if __name__ == "__main__":
+    main()
