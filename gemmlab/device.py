@@ -115,18 +115,22 @@ def backend():
     global _backend
     if _backend is None:
         chosen = _choose()
-        if chosen == "sim":
-            os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-        if "numba.cuda" in sys.modules and _simulating_numba() != (chosen == "sim"):
-            raise RuntimeError(
-                "numba.cuda was imported before gemmlab and runs in the other mode; "
-                "import gemmlab first (restart the kernel).")
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if chosen == "sim" else "0"
+        if "numba.cuda" in sys.modules:
+            if _numba_cuda_simulates() != (chosen == "sim"):
+                raise RuntimeError(
+                    "numba.cuda was imported before gemmlab and runs in the other mode; "
+                    "restart the kernel and import gemmlab first.")
+        elif "numba" in sys.modules:
+            # Numba read its configuration when it was imported; read it again.
+            sys.modules["numba"].core.config.reload_config()
         _backend = chosen
     return _backend
 
 
-def _simulating_numba():
-    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
+def _numba_cuda_simulates():
+    """Whether the numba.cuda already imported is the simulator (its jit comes from there)."""
+    return sys.modules["numba.cuda"].jit.__module__.startswith("numba.cuda.simulator")
 
 
 def cuda():

@@ -59,3 +59,15 @@ def test_info_reports_the_versions_doctor_prints():
 def test_unknown_attribute_of_the_package_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute"):
         gemmlab.not_a_module
+
+
+def test_numba_imported_before_gemmlab_still_gets_the_simulator():
+    out = _run("import numba; import gemmlab; cuda = gemmlab.device.cuda(); "
+               "print(cuda.jit.__module__)", "sim")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().startswith("numba.cuda.simulator")
+
+
+def test_numba_cuda_imported_before_gemmlab_in_the_other_mode_is_refused():
+    out = _run("from numba import cuda; import gemmlab; gemmlab.device.backend()", "sim")
+    assert out.returncode != 0 and "import gemmlab first" in out.stderr

@@ -1,0 +1,367 @@
+"""Benchmark harness of the kernel ladder: validate, time, compare with cuBLAS, place on the roofline.
+
+For each shape every kernel is first checked against a float64 reference (relative Frobenius
+error), then warmed up and timed with CUDA events: ``repeats`` timed batches, each of enough
+back-to-back launches to last about a millisecond (so Python's launch overhead hides behind the
+GPU's queue), and the median batch is reported per launch. cuBLAS SGEMM runs in the same process
+through CuPy with TF32 off. Registers, shared and local memory come from the compiled kernels.
+
+On Numba's simulator the same code runs at tiny sizes to test the harness; its times are Python
+wall-clock, NOT GPU times, and resources and peaks are reported as unavailable (None).
+
+    results = gl.bench.run(["naive", "tiled", "outer:BM=64,BN=64"], [1024, 2048])
+    print(gl.bench.table(results))
+"""
+import datetime
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from . import device
+from . import kernels as ladder
+
+SIM_TIMING = "simulator wall-clock (NOT GPU time)"
+GPU_TIMING = "CUDA events"
+BATCH_SECONDS = 1e-3
+FP32_LANES_PER_SM = {7: 64, 8: 64, 9: 128, 10: 128, 12: 128}   # by major compute capability
+FP32_LANES_SM86_89 = 128                                          # 8.6 and 8.9 double Ampere's 64
+
+
+def parse_kernel(spec):
+    """'outer:BM=64,BN=64' -> ('outer', {'BM': 64, 'BN': 64}); 'tiled' -> ('tiled', {})."""
+    name, _, rest = spec.partition(":")
+    tiles = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq or not value.strip().lstrip("-").isdigit():
+            raise ValueError(f"kernel spec {spec!r}: expected name:KEY=INT,KEY=INT, got {item!r}")
+        tiles[key.strip()] = int(value)
+    ladder.get(name)
+    return name, tiles
+
+
+def parse_shape(text):
+    """'1024x512x256' -> (1024, 512, 256) as (M, N, K)."""
+    parts = text.lower().split("x")
+    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ValueError(f"shape {text!r}: expected MxNxK with positive integers, e.g. 4096x1024x512")
+    return tuple(int(p) for p in parts)
+
+
+def _cupy():
+    """CuPy with TF32 off (it reads CUPY_TF32 at import), or None when it cannot be used."""
+    if device.backend() == "sim":
+        return None
+    os.environ["CUPY_TF32"] = "0"
+    try:
+        import cupy
+    except ImportError:
+        return None
+    return cupy
+
+
+def cublas_unavailable_reason():
+    if device.backend() == "sim":
+        return "simulator: no cuBLAS"
+    return None if _cupy() is not None else "CuPy is not installed (pip install cupy-cuda12x)"
+
+
+def _progress(done, total, label, enabled):
+    if not enabled:
+        return
+    width = 24
+    filled = width * done // total
+    end = "\n" if done == total else ""
+    print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label:<40}", end=end,
+          file=sys.stderr, flush=True)
+
+
+def _time_gpu(launch, repeats, warmup, event, sync):
+    """Median milliseconds per launch over ``repeats`` batches timed with CUDA events."""
+    for _ in range(warmup):
+        launch()
+    sync()
+    start, end = event(), event()
+    start.record()
+    launch()
+    end.record()
+    end.synchronize()
+    single = max(start.elapsed_ms(end), 1e-3)
+    per_batch = max(1, math.ceil(BATCH_SECONDS * 1e3 / single))
+    times = []
+    for _ in range(repeats):
+        start.record()
+        for _ in range(per_batch):
+            launch()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_ms(end) / per_batch)
+    return statistics.median(times)
+
+
+def _time_sim(launch, repeats):
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        launch()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+class _NumbaEvent:
+    """numba's CUDA event with the small interface _time_gpu uses."""
+
+    def __init__(self):
+        self._e = device.cuda().event()
+
+    def record(self):
+        self._e.record()
+
+    def synchronize(self):
+        self._e.synchronize()
+
+    def elapsed_ms(self, end):
+        return device.cuda().event_elapsed_time(self._e, end._e)
+
+
+class _CupyEvent:
+    def __init__(self):
+        self._e = _cupy().cuda.Event()
+
+    def record(self):
+        self._e.record()
+
+    def synchronize(self):
+        self._e.synchronize()
+
+    def elapsed_ms(self, end):
+        return _cupy().cuda.get_elapsed_time(self._e, end._e)
+
+
+def _resources(kern):
+    """(registers per thread, shared bytes per block, local bytes per thread), or Nones on the
+    simulator, which compiles nothing."""
+    if device.backend() == "sim":
+        return None, None, None
+
+    def one(value):
+        return next(iter(value.values())) if isinstance(value, dict) else value
+    return (one(kern.get_regs_per_thread()), one(kern.get_shared_mem_per_block()),
+            one(kern.get_local_mem_per_thread()))
+
+
+def peak_fp32_tflops():
+    """FP32 FMA peak from the device's SM count and clock (None on the simulator)."""
+    if device.backend() == "sim":
+        return None
+    dev = device.cuda().get_current_device()
+    major, minor = dev.compute_capability
+    lanes = FP32_LANES_SM86_89 if (major, minor) in ((8, 6), (8, 7), (8, 9)) else \
+        FP32_LANES_PER_SM.get(major, 128)
+    return dev.MULTIPROCESSOR_COUNT * lanes * 2 * dev.CLOCK_RATE * 1e3 / 1e12
+
+
+def copy_bandwidth_gbs(nbytes=1 << 28, repeats=10):
+    """Measured device-to-device copy bandwidth (read + write bytes), GB/s; None on the simulator."""
+    if device.backend() == "sim":
+        return None
+    cuda = device.cuda()
+    src = cuda.device_array(nbytes // 4, dtype=np.float32)
+    dst = cuda.device_array(nbytes // 4, dtype=np.float32)
+    ms = _time_gpu(lambda: dst.copy_to_device(src), repeats, 2, _NumbaEvent, cuda.synchronize)
+    return 2 * nbytes / (ms * 1e-3) / 1e9
+
+
+def machine():
+    """What the numbers were measured on: backend, GPU, versions, peaks, date."""
+    info = device.info()
+    info.update(
+        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        timing=SIM_TIMING if device.backend() == "sim" else GPU_TIMING,
+        peak_fp32_tflops=peak_fp32_tflops(),
+        copy_bandwidth_gbs=copy_bandwidth_gbs(),
+        cublas="cupy.matmul, CUPY_TF32=0 (FP32 SGEMM, no TF32)",
+        cublas_unavailable=cublas_unavailable_reason(),
+    )
+    if device.backend() == "gpu":
+        from numba.cuda.cudadrv import driver, runtime
+        info["cuda_driver"] = ".".join(map(str, driver.driver.get_version()))
+        info["cuda_runtime"] = ".".join(map(str, runtime.runtime.get_version()))
+    return info
+
+
+def _inputs(M, N, K, seed):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((M, K), dtype=np.float32)
+    B = rng.standard_normal((K, N), dtype=np.float32)
+    return A, B
+
+
+def _reference(A, B):
+    """A B in float64, on the GPU through CuPy when it is there (it is much faster)."""
+    cp = _cupy()
+    if cp is not None:
+        return cp.asnumpy(cp.asarray(A, dtype=cp.float64) @ cp.asarray(B, dtype=cp.float64))
+    return A.astype(np.float64) @ B.astype(np.float64)
+
+
+def _rel_err(C, ref):
+    return float(np.linalg.norm(C.astype(np.float64) - ref) / np.linalg.norm(ref))
+
+
+def _roofline(row, flops, nbytes, peak, bandwidth):
+    """Where a kernel sits: its model intensity, the attainable TFLOP/s there, what bounds it."""
+    row["intensity"] = flops / nbytes if nbytes else None
+    if peak is None or bandwidth is None or nbytes is None:
+        row.update(roofline_tflops=None, bound=None, pct_of_roofline=None)
+        return
+    attainable = min(peak, row["intensity"] * bandwidth / 1e3)
+    row.update(roofline_tflops=attainable,
+               bound="memory" if attainable < peak else "compute",
+               pct_of_roofline=100 * row["tflops"] / attainable)
+
+
+def _bench_cublas(A, B, ref, repeats, warmup):
+    cp = _cupy()
+    dA, dB = cp.asarray(A), cp.asarray(B)
+    dC = cp.empty((A.shape[0], B.shape[1]), dtype=cp.float32)
+
+    def launch():
+        cp.matmul(dA, dB, out=dC)
+    ms = _time_gpu(launch, repeats, warmup, _CupyEvent, cp.cuda.Device().synchronize)
+    return ms, _rel_err(cp.asnumpy(dC), ref)
+
+
+def _bench_kernel(spec, dA, dB, dC, ref, repeats, warmup):
+    name, tiles = parse_kernel(spec)
+    rung = ladder.get(name)
+    tiles = rung.resolve(tiles)
+    plan = rung.plan(**tiles)
+    kern = rung.kernel(**tiles)
+    M, N = dC.shape
+    launch_cfg = kern[plan.grid(M, N), plan.block]
+    one, zero = np.float32(1), np.float32(0)
+
+    def launch():
+        launch_cfg(dA, dB, dC, dC, one, zero)
+    launch()
+    rel_err = _rel_err(dC.copy_to_host(), ref)
+    if device.backend() == "sim":
+        ms = _time_sim(launch, repeats)
+    else:
+        ms = _time_gpu(launch, repeats, warmup, _NumbaEvent, device.cuda().synchronize)
+    regs, smem, local = _resources(kern)
+    return dict(kernel=name, tiles=tiles, ms=ms, rel_err=rel_err, regs=regs, smem_bytes=smem,
+                local_bytes=local, model_bytes=plan.dram_bytes(*dC.shape, dA.shape[1]))
+
+
+def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=True, seed=0,
+        peak_tflops=None, bandwidth_gbs=None):
+    """Validate and time ``kernels`` (names or 'name:KEY=INT,...' specs; default all rungs) on
+    square ``sizes`` and (M, N, K) ``shapes``; one result dict per (kernel, shape), cuBLAS
+    included as kernel "cublas" when CuPy is there. ``repeats`` defaults to 20 on a GPU, 3 on the
+    simulator. Peak and bandwidth default to the measured ones (see :func:`machine`)."""
+    specs = list(kernels or ladder.names())
+    for spec in specs:
+        parse_kernel(spec)
+    all_shapes = [(n, n, n) for n in (sizes if sizes is not None else
+                                      device.sizes()["bench_sizes"])] + list(shapes)
+    sim = device.backend() == "sim"
+    repeats = repeats or (3 if sim else 20)
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    peak = peak_tflops if peak_tflops is not None else peak_fp32_tflops()
+    bandwidth = bandwidth_gbs if bandwidth_gbs is not None else copy_bandwidth_gbs()
+    use_cublas = _cupy() is not None
+    cuda = device.cuda()
+    total = len(all_shapes) * (len(specs) + use_cublas)
+    done, results = 0, []
+    for M, N, K in all_shapes:
+        A, B = _inputs(M, N, K, seed)
+        ref = _reference(A, B)
+        dA, dB = cuda.to_device(A), cuda.to_device(B)
+        dC = cuda.device_array((M, N), dtype=np.float32)
+        flops = 2.0 * M * N * K
+        cublas_ms = None
+        rows = []
+        if use_cublas:
+            _progress(done, total, f"cublas {M}x{N}x{K}", progress)
+            cublas_ms, err = _bench_cublas(A, B, ref, repeats, warmup)
+            rows.append(dict(kernel="cublas", tiles={}, ms=cublas_ms, rel_err=err, regs=None,
+                             smem_bytes=None, local_bytes=None, model_bytes=None))
+            done += 1
+        for spec in specs:
+            _progress(done, total, f"{spec} {M}x{N}x{K}", progress)
+            rows.append(_bench_kernel(spec, dA, dB, dC, ref, repeats, warmup))
+            done += 1
+        for row in rows:
+            row.update(M=M, N=N, K=K, timing=SIM_TIMING if sim else GPU_TIMING)
+            row["tflops"] = flops / (row["ms"] * 1e-3) / 1e12
+            row["pct_of_cublas"] = 100 * cublas_ms / row["ms"] if cublas_ms else None
+            _roofline(row, flops, row.pop("model_bytes"), peak, bandwidth)
+        results.extend(rows)
+    _progress(total, total, "done", progress)
+    return results
+
+
+def _fmt(value, spec):
+    """``format(value, spec)``, or a dash of the same width for a value that is unavailable."""
+    return format("-", spec.rstrip("dfe").split(".")[0]) if value is None else format(value, spec)
+
+
+def table(results, machine_info=None):
+    """The results as a fixed-width text table, with the caveats that apply written under it."""
+    head = (f"{'kernel':<10} {'M x N x K':>16} {'ms':>9} {'TFLOP/s':>8} {'%cuBLAS':>8} "
+            f"{'rel.err':>8} {'regs':>5} {'smem B':>7} {'local B':>7} {'roof %':>6} {'bound':>7}")
+    lines = [head, "-" * len(head)]
+    for r in results:
+        shape = f"{r['M']}x{r['N']}x{r['K']}"
+        lines.append(
+            f"{r['kernel']:<10} {shape:>16} "
+            f"{r['ms']:>9.3f} {r['tflops']:>8.3g} {_fmt(r['pct_of_cublas'], '>8.1f')} "
+            f"{r['rel_err']:>8.1e} {_fmt(r['regs'], '>5d')} {_fmt(r['smem_bytes'], '>7d')} "
+            f"{_fmt(r['local_bytes'], '>7d')} {_fmt(r['pct_of_roofline'], '>6.1f')} "
+            f"{r['bound'] or '-':>7}")
+    notes = []
+    if results and results[0]["timing"] == SIM_TIMING:
+        notes.append("Times are the simulator's Python wall-clock, NOT GPU times; registers, "
+                     "shared/local memory and the roofline are unavailable on the simulator.")
+    reason = cublas_unavailable_reason()
+    if reason and not any(r["kernel"] == "cublas" for r in results):
+        notes.append(f"%cuBLAS is empty: {reason}.")
+    if machine_info and machine_info.get("peak_fp32_tflops"):
+        notes.append(f"Roofline: FP32 peak {machine_info['peak_fp32_tflops']:.1f} TFLOP/s, "
+                     f"measured copy bandwidth {machine_info['copy_bandwidth_gbs']:.0f} GB/s; "
+                     f"intensity from each kernel's ideal tiling traffic model.")
+    return "\n".join(lines + notes)
+
+
+def main(args):
+    """``gemmlab bench`` (GPU kernels): run, print the table, write JSON to ``args.out``."""
+    specs = args.kernels or None
+    shapes = [parse_shape(s) for s in (args.shapes or [])]
+    sizes = args.sizes if args.sizes else (None if not shapes else [])
+    info = machine()
+    results = run(specs, sizes, shapes, repeats=args.repeats, progress=not args.quiet,
+                  peak_tflops=info["peak_fp32_tflops"], bandwidth_gbs=info["copy_bandwidth_gbs"])
+    print(table(results, info))
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump({"machine": info, "results": results}, f, indent=1)
+        print(f"wrote {args.out}")
+    return 0
+
+
+def recorded(path=None):
+    """A saved ``gemmlab bench`` JSON ({"machine", "results"}) from ``benchmarks/``, or None."""
+    from pathlib import Path
+    path = Path(path) if path else Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_ladder.json"
+    if not path.exists():
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)

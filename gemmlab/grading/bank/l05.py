@@ -1,0 +1,110 @@
+"""Lesson 05, tiled GEMM: alpha/beta, the idealised traffic of naive vs tiled, tile counts, and the
+shared-memory and thread budgets of one tile."""
+from ...kernels._common import MAX_STATIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK
+from ..question import Exact, Number, Question, Wrong
+
+N_EX, T_EX = 64, 16                       # the seed's exercise: 64 x 64 matrices, T = 16
+ROW, COL, ALPHA, BETA, C_IN = (1, 2, 3), (4, 5, 6), 2.0, 0.5, 10.0
+T_SMEM = 32
+
+
+def input_reads(n, T):
+    """Elements of A and B read in the idealised model for n x n matrices and T x T tiles (T = 1
+    is the naive kernel: every output reads its row and column)."""
+    return 2 * n**3 // T
+
+
+def output_tiles(n, T):
+    return (n // T) ** 2
+
+
+def gemm_entry(row, col, alpha, beta, c_in):
+    return alpha * sum(a * b for a, b in zip(row, col)) + beta * c_in
+
+
+def tiled_smem_bytes(T):
+    return 2 * T * T * 4
+
+
+def max_tile_side():
+    """Largest T for which a T x T, one-output-per-thread block fits both GPU limits."""
+    return max(T for T in range(1, 129)
+               if T * T <= MAX_THREADS_PER_BLOCK and tiled_smem_bytes(T) <= MAX_STATIC_SHARED_BYTES)
+
+
+QUESTIONS = [
+    Question(
+        id="05.gemm_entry",
+        prompt=f"C_out[i, j] = alpha (A B)[i, j] + beta C_in[i, j] for row i of A = {ROW}, column j "
+               f"of B = {COL}, alpha = {ALPHA}, beta = {BETA}, C_in[i, j] = {C_IN}.",
+        answer=lambda: gemm_entry(ROW, COL, ALPHA, BETA, C_IN),
+        kind=Number(rtol=1e-9),
+        wrong=[
+            Wrong(lambda: gemm_entry(ROW, COL, 1, 0, C_IN),
+                  "that is the plain product C = AB. GEMM also scales it by alpha and adds "
+                  "beta times the old C_in."),
+            Wrong(lambda: gemm_entry(ROW, COL, ALPHA, 0, C_IN),
+                  "you dropped beta C_in: the input C takes part unless beta = 0."),
+            Wrong(lambda: gemm_entry(ROW, COL, ALPHA, 1, C_IN),
+                  "you added C_in unscaled: it is multiplied by beta first."),
+        ],
+        hint="Dot product of the row and the column, times alpha, plus beta times C_in.",
+        explain="Keeping C_in and C_out apart is what lets beta = 1 accumulate into an existing C.",
+    ),
+    Question(
+        id="05.tile_reuse_factor",
+        prompt=f"In the idealised model, by what factor does tiling with T = {T_EX} cut the input "
+               f"reads of a {N_EX} x {N_EX} GEMM compared with no reuse?",
+        answer=lambda: input_reads(N_EX, 1) / input_reads(N_EX, T_EX),
+        kind=Number(rtol=1e-9, unit="x"),
+        wrong=[
+            Wrong(T_EX**2, "T^2 = 256 is the number of elements in a tile, not how often each "
+                           "loaded element is used: each one serves T outputs of its row or column."),
+            Wrong(N_EX // T_EX, "64/16 = 4 is the number of tiles along one side, not the reuse."),
+            Wrong(N_EX, "64 would mean each element is loaded once for the whole matrix; with "
+                        "T x T tiles it is loaded n/T times, so the saving is T, not n."),
+        ],
+        hint="Compare 2n^3 reads (no reuse) with 2n^3/T (tiles of side T).",
+        explain="This is the idealised O(N^3) -> O(N^3/T) model: caches, edges and the writes of "
+                "C make real traffic differ, so it does not promise a 16x faster kernel.",
+    ),
+    Question(
+        id="05.output_tiles",
+        prompt=f"How many T x T output tiles does a {N_EX} x {N_EX} C have for T = {T_EX}?",
+        answer=lambda: output_tiles(N_EX, T_EX),
+        kind=Exact(int),
+        wrong=[
+            Wrong(N_EX // T_EX, "4 is the number of tiles along one side; C has 4 x 4 of them."),
+            Wrong(T_EX**2, "256 is the number of elements in one tile."),
+        ],
+        hint="Tiles per side is n/T; the grid is square.",
+    ),
+    Question(
+        id="05.smem_bytes",
+        prompt=f"Bytes of shared memory one block of the `tiled` kernel needs for T = {T_SMEM} "
+               "(one T x T tile of A and one of B, float32).",
+        answer=lambda: tiled_smem_bytes(T_SMEM),
+        kind=Exact(int, unit="bytes"),
+        wrong=[
+            Wrong(T_SMEM * T_SMEM * 4, "that is one tile; the block holds a tile of A and one of B."),
+            Wrong(2 * T_SMEM * T_SMEM, "that counts elements, not bytes: float32 is 4 bytes."),
+            Wrong(2 * T_SMEM * T_SMEM * 8, "float32 is 4 bytes, not 8."),
+        ],
+        hint="2 tiles x T^2 elements x 4 bytes.",
+    ),
+    Question(
+        id="05.max_tile_side",
+        prompt="The largest T for which the `tiled` kernel (T x T threads, one output each, two "
+               "T x T float32 tiles in shared memory) can launch: at most 1024 threads and 48 KB "
+               "of static shared memory per block.",
+        answer=max_tile_side,
+        kind=Exact(int),
+        wrong=[
+            Wrong(78, "78 fits the 48 KB of shared memory, but a 78 x 78 block has 6084 threads; "
+                      "a block has at most 1024. Bigger tiles are not free: every resource limits."),
+            Wrong(64, "64 x 64 tiles fit in shared memory (32 KB) but need 4096 threads per block."),
+        ],
+        hint="Check both limits: T^2 threads and 8 T^2 bytes.",
+        explain="Past T = 32 the kernel needs more work per thread (lesson 10) to grow the tile.",
+    ),
+]

@@ -1,0 +1,91 @@
+"""Lesson 08, ping-pong double buffering: serial vs overlapped timelines, the steady-state stage,
+what the two buffers hold, and what the second buffer costs in shared memory."""
+from ...perfmodel import pipeline_time
+from ..question import Choice, Exact, Number, Question, Wrong
+
+T_L, T_C, N_TILES = 8.0, 12.0, 4          # the seed's exercise, microseconds
+BM = BN = 128
+BK = 8
+BUFFER_OPTIONS = ("input tiles", "output accumulators", "both")
+
+
+def pingpong_smem_bytes(bm, bn, bk, buffers=2):
+    return buffers * (bm * bk + bk * bn) * 4
+
+
+QUESTIONS = [
+    Question(
+        id="08.serial_us",
+        prompt=f"Total time, single buffer: {N_TILES} K-tiles, load T_L = {T_L:g} us, compute "
+               f"T_C = {T_C:g} us each, nothing overlapped (ignore sync and write-back).",
+        answer=lambda: pipeline_time(N_TILES, T_L, T_C, buffers=1),
+        kind=Number(rtol=1e-6, unit="us"),
+        wrong=[
+            Wrong(lambda: pipeline_time(N_TILES, T_L, T_C, buffers=2),
+                  "that is the double-buffered time; with one buffer the next load must wait "
+                  "for the current compute, so every stage costs T_L + T_C."),
+            Wrong(T_L + T_C, "that is one stage; there are 4 of them."),
+        ],
+        hint="n (T_L + T_C).",
+    ),
+    Question(
+        id="08.double_buffer_us",
+        prompt=f"Total time with ideal ping-pong double buffering for the same {N_TILES} tiles "
+               f"(T_L = {T_L:g} us, T_C = {T_C:g} us).",
+        answer=lambda: pipeline_time(N_TILES, T_L, T_C, buffers=2),
+        kind=Number(rtol=1e-6, unit="us"),
+        wrong=[
+            Wrong(N_TILES * max(T_L, T_C),
+                  "4 x 12 = 48 forgets the prologue and the epilogue: the first load has nothing "
+                  "to hide behind, and the last compute has no next load to cover."),
+            Wrong(T_L + (N_TILES - 1) * max(T_L, T_C),
+                  "you counted the prologue load and the overlapped stages but not the final "
+                  "compute (the epilogue)."),
+            Wrong(N_TILES * (T_L + T_C), "that is the serial time: two buffers let load i+1 run "
+                                         "during compute i."),
+        ],
+        hint="Prologue load, then n - 1 overlapped stages of max(T_L, T_C), then the last compute.",
+        explain="T_L + (n-1) max(T_L, T_C) + T_C: the loads are hidden, not removed.",
+    ),
+    Question(
+        id="08.stage_us",
+        prompt=f"Steady-state time of one stage with double buffering (T_L = {T_L:g} us, "
+               f"T_C = {T_C:g} us), when load and compute really run concurrently.",
+        answer=lambda: max(T_L, T_C),
+        kind=Number(rtol=1e-6, unit="us"),
+        wrong=[
+            Wrong(T_L + T_C, "that is a serial stage; overlapped, the shorter one hides under "
+                             "the longer one."),
+            Wrong(abs(T_C - T_L), "the load does not vanish or subtract: the stage lasts as long "
+                                  "as the slower of the two."),
+            Wrong(min(T_L, T_C), "the stage waits for the slower of the two, not the faster."),
+        ],
+        hint="Two things running side by side finish when the slower one does.",
+    ),
+    Question(
+        id="08.buffers_hold",
+        prompt=f"What do the ping and pong buffers hold? One of {', '.join(BUFFER_OPTIONS)}.",
+        answer=lambda: "input tiles",
+        kind=Choice(BUFFER_OPTIONS),
+        wrong=[
+            Wrong("output accumulators", "the buffers stage the input tiles of A and B; the "
+                                         "output partial sums stay in registers, one set, for "
+                                         "the whole K loop."),
+            Wrong("both", "only the inputs are doubled; the accumulators in registers are one set."),
+        ],
+    ),
+    Question(
+        id="08.pingpong_smem_bytes",
+        prompt=f"Shared memory of a ping-pong block with BM = BN = {BM}, BK = {BK} (float32, two "
+               "buffers, each an A tile BM x BK and a B tile BK x BN; ignore padding).",
+        answer=lambda: pingpong_smem_bytes(BM, BN, BK),
+        kind=Exact(int, unit="bytes"),
+        wrong=[
+            Wrong(lambda: pingpong_smem_bytes(BM, BN, BK, buffers=1),
+                  "that is one buffer; double buffering doubles the shared memory, which can "
+                  "lower how many blocks fit on an SM (occupancy)."),
+            Wrong(lambda: pingpong_smem_bytes(BM, BN, BK) // 4, "that counts elements, not bytes."),
+        ],
+        hint="2 buffers x (BM*BK + BK*BN) x 4 bytes.",
+    ),
+]

@@ -1,0 +1,93 @@
+"""Lesson 10, the outer-product micro-kernel: reads vs FMAs, the 4x ratio and what it does not
+mean, and the scalar register slots of an m x n micro-tile."""
+from ..question import Exact, Function, Number, Question, Wrong
+
+K_STEPS, M_T, N_T = 32, 4, 4
+
+
+def reads(k, m, n):
+    """Scalars read from shared memory by one thread over k steps of an m x n outer product
+    (m = n = 1 is the one-output inner-product baseline)."""
+    return k * (m + n)
+
+
+def fmas(k, m, n):
+    return k * m * n
+
+
+def slots(m, n):
+    """Scalar register slots: m n accumulators plus one m-vector and one n-vector of inputs."""
+    return m * n + m + n
+
+
+def _slot_cases():
+    return [(4, 4), (8, 8), (4, 8), (2, 16), (1, 1), (3, 5)]
+
+
+QUESTIONS = [
+    Question(
+        id="10.baseline_reads",
+        prompt=f"One thread, one output, K = {K_STEPS}: how many scalars does it read from "
+               "shared memory (one of A and one of B per step)?",
+        answer=lambda: reads(K_STEPS, 1, 1),
+        kind=Exact(int),
+        wrong=[Wrong(lambda: fmas(K_STEPS, 1, 1), "32 is the number of FMAs; each needs two reads.")],
+        hint="Two reads per step.",
+    ),
+    Question(
+        id="10.outer_reads",
+        prompt=f"A thread owning a {M_T} x {N_T} micro-tile, K = {K_STEPS} outer-product steps: "
+               "how many scalars does it read?",
+        answer=lambda: reads(K_STEPS, M_T, N_T),
+        kind=Exact(int),
+        wrong=[
+            Wrong(lambda: fmas(K_STEPS, M_T, N_T), "512 is the number of FMAs, not reads."),
+            Wrong(lambda: M_T * N_T * reads(K_STEPS, 1, 1),
+                  "1024 is what 16 separate inner products would read; the outer product reads "
+                  "each a and b once per step and reuses it 4 times."),
+        ],
+        hint="Each step reads a 4-vector of A and a 4-vector of B.",
+    ),
+    Question(
+        id="10.ratio_gain",
+        prompt="By what factor does FMAs per scalar read improve from one output per thread to a "
+               f"{M_T} x {N_T} outer-product micro-tile?",
+        answer=lambda: (fmas(K_STEPS, M_T, N_T) / reads(K_STEPS, M_T, N_T))
+        / (fmas(K_STEPS, 1, 1) / reads(K_STEPS, 1, 1)),
+        kind=Number(rtol=1e-9, unit="x"),
+        wrong=[
+            Wrong(M_T * N_T, "16 is the number of outputs per thread; reads grow too (8 per step)."),
+            Wrong(2, "2 is the new ratio (FMAs per read); the baseline was 1/2, so the gain is 4."),
+        ],
+        hint="(16 FMAs / 8 reads) / (1 FMA / 2 reads).",
+        explain="The ratio is TM TN / (TM + TN) over 1/2. It is a count of logical reads: the "
+                "same FLOPs, better reuse, and not a promise of a 4x faster kernel.",
+    ),
+    Question(
+        id="10.four_x_faster",
+        prompt="Does the 4x better FMA-per-read ratio make the kernel 4x faster? True or False.",
+        answer=lambda: False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "the 4x is a ratio of logical reads to FMAs. Wall time also depends on "
+                           "bank conflicts, instruction issue, occupancy, registers and whether "
+                           "the kernel was limited by shared-memory reads at all.")],
+    ),
+    Question(
+        id="10.slots_m_n",
+        prompt="Write slots(m, n): the scalar register slots of a thread owning an m x n "
+               "micro-tile that keeps one m-vector of A and one n-vector of B per step.",
+        answer=slots,
+        kind=Function(cases=_slot_cases, compare=Number(rtol=0)),
+        wrong=[
+            Wrong(lambda m, n: m * n, "only the accumulators: the current a and b vectors need "
+                                      "m + n slots too."),
+            Wrong(lambda m, n: 3 * m * n, "that keeps whole m x n blocks of A and B (48 for 4x4), "
+                                          "the direct scheme the outer product avoids."),
+            Wrong(lambda m, n: m * n + 2 * (m + n), "that is with two input sets (register double "
+                                                    "buffering, lesson 11); here one set."),
+        ],
+        hint="Accumulators m n, plus m values of A and n of B.",
+        explain="For 4 x 4 that is 16 + 4 + 4 = 24 slots; compilers may use more registers "
+                "(addresses, indices), so it is a model, not a register count.",
+    ),
+]

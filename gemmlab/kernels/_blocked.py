@@ -1,0 +1,167 @@
+"""Building blocks of the register-blocked rungs (``outer``, ``pingpong``, ``twolevel``).
+
+A block of ``(BM/TM) x (BN/TN)`` threads owns a BM x BN tile of C; each thread owns TM x TN
+outputs held in registers. Per K-tile of depth BK the block stages A (BM x BK) and B (BK x BN)
+in shared memory; per k each thread reads a TM-vector of A and a TN-vector of B and adds their
+outer product to its accumulators.
+
+Layout choices (all found by reading the PTX that numba-cuda emits; they change no arithmetic):
+
+- The A tile is stored transposed, ``As[k, m]``, so a thread's TM values for one k are
+  contiguous, like its TN values of ``Bs[k, n]``.
+- A thread's rows (and columns) come in chunks of V = 4 consecutive indices, chunks spaced
+  V * (threads along that side) apart. With 16-byte aligned shared arrays, a padded A row
+  (BM + 4) and ``tid & (BN/TN - 1)`` for the thread's column (which the compiler can prove
+  non-negative), NVVM turns each chunk into one 128-bit shared load (``ld.shared.v4.f32``):
+  4x fewer load instructions than scalar loads, and a warp's chunks tile 128 contiguous bytes,
+  so there are no bank conflicts. The padding also spreads the transposed stores over banks.
+- Global loads go through registers (``fetch_*``) before shared memory (``stash_*``): the
+  single-buffer rung does both back to back; the ping-pong rungs issue the fetch of tile t+1
+  before computing tile t and stash it afterwards, which is how the overlap is obtained without
+  cp.async.
+
+Device functions are inlined (``forceinline`` on the GPU) so that the small local arrays stay in
+registers.
+"""
+from functools import lru_cache
+from types import SimpleNamespace
+
+from numba import float32
+
+from .. import device
+from ._common import FLOAT32_BYTES, Plan, is_power_of_two, require
+
+cuda = device.cuda()   # a module global: the simulator swaps it for its fake module
+
+PARAMS = ("BM", "BN", "BK", "TM", "TN")
+A_ROW_PAD = 4     # floats added to each row of the transposed A tile
+# Byte alignment of the shared tiles (16 allows 128-bit loads); the simulator accepts only None.
+ALIGN = None if device.backend() == "sim" else 16
+# Device functions are inlined on the GPU so that small local arrays stay in registers.
+INLINE = {} if device.backend() == "sim" else {"forceinline": True}
+
+
+def chunk(t):
+    """Consecutive indices a thread owns along a side of TM (or TN) outputs: 4, 2 or 1."""
+    return 4 if t % 4 == 0 else 2 if t % 2 == 0 else 1
+
+
+def plan(rung, stages, BM, BN, BK, TM, TN, even_bk=False):
+    """Validate the tile constants of a register-blocked rung and return its launch plan
+    (``stages`` shared buffers; ``even_bk`` when k-steps are processed in pairs)."""
+    given = f"BM={BM}, BN={BN}, BK={BK}, TM={TM}, TN={TN}"
+    require(min(BM, BN, BK, TM, TN) >= 1, f"{rung}: every tile constant must be >= 1, got {given}")
+    require(BM % TM == 0 and BN % TN == 0,
+            f"{rung}: the thread tile must divide the block tile (BM % TM == 0 and BN % TN == 0), "
+            f"got {given}")
+    require(not even_bk or BK % 2 == 0,
+            f"{rung}: BK must be even (fragments alternate between two register sets), got {given}")
+    threads = (BM // TM) * (BN // TN)
+    require(is_power_of_two(BN // TN),
+            f"{rung}: BN/TN (threads along a row of the block) must be a power of two, got "
+            f"{BN // TN} from {given}")
+    require((BM * BK) % threads == 0 and (BK * BN) % threads == 0,
+            f"{rung}: the {threads} threads must share the A tile (BM*BK = {BM * BK}) and the "
+            f"B tile (BK*BN = {BK * BN}) evenly, got {given}")
+    smem = stages * BK * ((BM + A_ROW_PAD) + BN) * FLOAT32_BYTES
+    return Plan(block=(threads, 1), tile_m=BM, tile_n=BN, smem_bytes=smem)
+
+
+@lru_cache(maxsize=None)
+def blocks(BM, BN, BK, TM, TN):
+    """Inlined device functions for one set of tile constants, and the constants themselves."""
+    NTX = BN // TN                  # threads along N (a power of two)
+    NTY = BM // TM                  # threads along M
+    NT = NTX * NTY
+    LA = BM * BK // NT              # elements of the A tile each thread moves
+    LB = BK * BN // NT
+    VM = chunk(TM)
+    VN = chunk(TN)
+
+    @cuda.jit(device=True, **INLINE)
+    def fetch_a(A, m0, k0, tid, ra):
+        """Global -> registers: this thread's LA elements of the BM x BK tile of A at (m0, k0)."""
+        M = A.shape[0]
+        K = A.shape[1]
+        for l in range(LA):
+            e = tid + l * NT
+            r = m0 + e // BK
+            c = k0 + e % BK
+            v = float32(0)
+            if r < M and c < K:
+                v = A[r, c]
+            ra[l] = v
+
+    @cuda.jit(device=True, **INLINE)
+    def fetch_b(B, k0, n0, tid, rb):
+        """Global -> registers: this thread's LB elements of the BK x BN tile of B at (k0, n0)."""
+        K = B.shape[0]
+        N = B.shape[1]
+        for l in range(LB):
+            e = tid + l * NT
+            r = k0 + e // BN
+            c = n0 + e % BN
+            v = float32(0)
+            if r < K and c < N:
+                v = B[r, c]
+            rb[l] = v
+
+    @cuda.jit(device=True, **INLINE)
+    def stash_a(As, s, tid, ra):
+        """Registers -> shared buffer s, transposed: As[s, k, m]."""
+        for l in range(LA):
+            e = tid + l * NT
+            As[s, e % BK, e // BK] = ra[l]
+
+    @cuda.jit(device=True, **INLINE)
+    def stash_b(Bs, s, tid, rb):
+        """Registers -> shared buffer s: Bs[s, k, n]."""
+        for l in range(LB):
+            e = tid + l * NT
+            Bs[s, e // BN, e % BN] = rb[l]
+
+    @cuda.jit(device=True, **INLINE)
+    def read_a(As, s, k, ty, a):
+        """Shared -> registers: the TM values of A this thread needs at depth k."""
+        for i in range(TM):
+            a[i] = As[s, k, (i // VM) * (VM * NTY) + ty * VM + i % VM]
+
+    @cuda.jit(device=True, **INLINE)
+    def read_b(Bs, s, k, tx, b):
+        """Shared -> registers: the TN values of B this thread needs at depth k."""
+        for j in range(TN):
+            b[j] = Bs[s, k, (j // VN) * (VN * NTX) + tx * VN + j % VN]
+
+    @cuda.jit(device=True, **INLINE)
+    def outer_update(acc, a, b):
+        """acc += a b^T: TM*TN fused multiply-adds from TM + TN values in registers."""
+        for i in range(TM):
+            for j in range(TN):
+                acc[i, j] += a[i] * b[j]
+
+    @cuda.jit(device=True, **INLINE)
+    def clear(acc):
+        for i in range(TM):
+            for j in range(TN):
+                acc[i, j] = float32(0)
+
+    @cuda.jit(device=True, **INLINE)
+    def write_c(C_in, C_out, alpha, beta, acc, m0, n0, ty, tx):
+        """C_out = alpha acc + beta C_in for this thread's outputs inside the matrix."""
+        M = C_out.shape[0]
+        N = C_out.shape[1]
+        for i in range(TM):
+            r = m0 + (i // VM) * (VM * NTY) + ty * VM + i % VM
+            if r < M:
+                for j in range(TN):
+                    c = n0 + (j // VN) * (VN * NTX) + tx * VN + j % VN
+                    if c < N:
+                        out = alpha * acc[i, j]
+                        if beta != 0:
+                            out += beta * C_in[r, c]
+                        C_out[r, c] = out
+
+    return SimpleNamespace(
+        NTX=NTX, NT=NT, LA=LA, LB=LB, BMP=BM + A_ROW_PAD,
+        fetch_a=fetch_a, fetch_b=fetch_b, stash_a=stash_a, stash_b=stash_b,
+        read_a=read_a, read_b=read_b, outer_update=outer_update, clear=clear, write_c=write_c)

@@ -1,0 +1,122 @@
+"""Figures of the GEMM-ladder lessons (05, 08, 10, 11): the output-tile grid, the single vs double
+buffer timeline with its widget, and the ladder bar chart of benchmark results."""
+from ..perfmodel import pipeline_schedule, pipeline_time
+
+COLOURS = {"load": "#4c72b0", "compute": "#dd8452"}
+
+
+def draw_tile_grid(n, T, I=0, J=0, ax=None):
+    """A, B and C of side n cut into T x T tiles; C tile (I, J) and the A row-tiles and B
+    column-tiles it needs along K are coloured. Returns the figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    if n % T or not (0 <= I < n // T and 0 <= J < n // T):
+        raise ValueError(f"need T dividing n and 0 <= I, J < n/T, got n={n}, T={T}, I={I}, J={J}")
+    tiles = n // T
+    if ax is None:
+        _, ax = plt.subplots(1, 3, figsize=(10, 3.4))
+    roles = (("A", lambda i, j: i == I, "#4c72b0"), ("B", lambda i, j: j == J, "#55a868"),
+             ("C", lambda i, j: (i, j) == (I, J), "#c44e52"))
+    for axis, (name, used, colour) in zip(ax, roles):
+        for i in range(tiles):
+            for j in range(tiles):
+                axis.add_patch(Rectangle((j, tiles - 1 - i), 1, 1, edgecolor="black",
+                                         facecolor=colour if used(i, j) else "white", alpha=0.8))
+        axis.set_xlim(0, tiles)
+        axis.set_ylim(0, tiles)
+        axis.set_aspect("equal")
+        axis.set_xticks([])
+        axis.set_yticks([])
+        axis.set_title(f"{name}: {tiles} x {tiles} tiles of {T} x {T}")
+    ax[0].figure.suptitle(f"n = {n}, T = {T}: C tile ({I}, {J}) needs {tiles} A tiles and "
+                          f"{tiles} B tiles along K")
+    ax[0].figure.tight_layout()
+    return ax[0].figure
+
+
+def draw_pipeline(n, t_load, t_compute, unit="us", ax=None):
+    """Gantt chart of n load/compute stages with one buffer (top) and two (bottom)."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 3.2))
+    rows = {}
+    for y, buffers in ((1, 1), (0, 2)):
+        for bar in pipeline_schedule(n, t_load, t_compute, buffers):
+            lane_y = y * 3 + (1 if bar.lane == "load" else 0)
+            ax.barh(lane_y, bar.end - bar.start, left=bar.start, color=COLOURS[bar.kind],
+                    edgecolor="black", height=0.8)
+            ax.text((bar.start + bar.end) / 2, lane_y, bar.label.replace("batch ", ""),
+                    ha="center", va="center", fontsize=8, color="white")
+        rows[buffers] = pipeline_time(n, t_load, t_compute, buffers)
+    ax.set_yticks([0, 1, 3, 4], ["compute", "load", "compute", "load"])
+    ax.text(0, 5.0, f"1 buffer: n(L+C) = {rows[1]:g} {unit}", fontsize=9)
+    ax.text(0, 2.0, f"2 buffers: L + (n-1) max(L,C) + C = {rows[2]:g} {unit}", fontsize=9)
+    ax.set_ylim(-0.7, 5.6)
+    ax.set_xlabel(f"time ({unit})")
+    ax.set_title(f"n = {n} K-tiles, load L = {t_load:g} {unit}, compute C = {t_compute:g} {unit}")
+    return ax.figure
+
+
+def pipeline_widget(n=4, t_load=8.0, t_compute=12.0):
+    """Sliders for n, T_L and T_C redrawing :func:`draw_pipeline`; returns the widget box."""
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+
+    sliders = dict(
+        n=widgets.IntSlider(value=n, min=1, max=10, description="tiles n"),
+        t_load=widgets.FloatSlider(value=t_load, min=1, max=30, step=1, description="T_L (us)"),
+        t_compute=widgets.FloatSlider(value=t_compute, min=1, max=30, step=1,
+                                      description="T_C (us)"))
+    out = widgets.Output()
+
+    def redraw(_=None):
+        with out:
+            out.clear_output(wait=True)
+            draw_pipeline(**{k: s.value for k, s in sliders.items()})
+            plt.show()
+    for s in sliders.values():
+        s.observe(redraw, names="value")
+    redraw()
+    return widgets.VBox([widgets.HBox(list(sliders.values())), out])
+
+
+def draw_ladder(results, shape, ax=None, note=""):
+    """Bars of TFLOP/s per kernel at one (M, N, K) from ``gl.bench`` results, cuBLAS as a line."""
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in results if (r["M"], r["N"], r["K"]) == tuple(shape)]
+    if not rows:
+        raise ValueError(f"no results at shape {tuple(shape)}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 3.6))
+    rungs = [r for r in rows if r["kernel"] != "cublas"]
+    labels = [r["kernel"] for r in rungs]
+    values = [r["tflops"] for r in rungs]
+    ax.bar(labels, values, color="#4c72b0")
+    for x, r in enumerate(rungs):
+        pct = f"\n{r['pct_of_cublas']:.0f}% of cuBLAS" if r["pct_of_cublas"] else ""
+        ax.text(x, r["tflops"], f"{r['tflops']:.3g}{pct}", ha="center", va="bottom", fontsize=8)
+    cublas = [r for r in rows if r["kernel"] == "cublas"]
+    if cublas:
+        ax.axhline(cublas[0]["tflops"], color="#c44e52", linestyle="--",
+                   label=f"cuBLAS SGEMM {cublas[0]['tflops']:.3g} TFLOP/s")
+        ax.legend(loc="upper left", fontsize=8)
+    ax.set_ylim(0, 1.25 * max(values + [r["tflops"] for r in cublas]))
+    ax.set_ylabel("TFLOP/s (FP32)")
+    ax.set_title(f"GEMM ladder at {shape[0]} x {shape[1]} x {shape[2]}" + (f" ({note})" if note else ""))
+    return ax.figure
+
+
+def speedups(results, shape):
+    """{kernel: TFLOP/s} at one shape, for comparing rungs in a notebook."""
+    return {r["kernel"]: r["tflops"] for r in results if (r["M"], r["N"], r["K"]) == tuple(shape)}
+
+
+def outer_product_counts(k_steps, m, n):
+    """Shared-to-register reads and FMAs of a thread owning an m x n micro-tile over k_steps
+    (the lesson's scalar slot model): reads k(m + n), FMAs k m n."""
+    return {"reads": k_steps * (m + n), "fmas": k_steps * m * n,
+            "ratio": m * n / (m + n), "slots": m * n + m + n}
+

@@ -1,0 +1,34 @@
+"""Lesson 05's questions: each solution passes, each known wrong answer fails with its own
+feedback, and no answer is "not attempted"."""
+import pytest
+
+from gemmlab.grading import judge
+from gemmlab.grading.bank import get_question, lesson_questions
+from gemmlab.grading.question import Function, evaluate
+
+SOLUTIONS = {
+    "05.gemm_entry": 2.0 * (1 * 4 + 2 * 5 + 3 * 6) + 0.5 * 10.0,
+    "05.tile_reuse_factor": 16,
+    "05.output_tiles": 16,
+    "05.smem_bytes": 8192,
+    "05.max_tile_side": 32,
+}
+
+
+def test_every_question_has_a_solution_here():
+    assert sorted(lesson_questions("05")) == sorted(SOLUTIONS)
+
+
+@pytest.mark.parametrize("qid", sorted(SOLUTIONS))
+def test_solution_passes_and_missing_answer_is_not_attempted(qid):
+    assert judge(qid, SOLUTIONS[qid]).status == "pass"
+    assert judge(qid, ...).status == "not attempted"
+
+
+@pytest.mark.parametrize("qid,wrong", [(qid, w) for qid in sorted(SOLUTIONS)
+                                       for w in get_question(qid).wrong])
+def test_each_wrong_answer_fails_with_its_feedback(qid, wrong):
+    is_function = isinstance(get_question(qid).kind, Function)
+    result = judge(qid, wrong.value if is_function else evaluate(wrong.value))
+    assert result.status == "fail"
+    assert wrong.feedback in result.feedback

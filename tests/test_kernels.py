@@ -1,0 +1,101 @@
+"""Every rung of the GEMM ladder against a float64 reference, at shapes that do not fit the tiles.
+
+On the simulator (default) with the small simulator tiles; with ``GEMMLAB_BACKEND=gpu`` the same
+tests run the GPU tiles at the GPU shapes of ``gl.device.sizes()``. Outputs are poisoned with NaN
+before each launch, so an element the kernel forgets to write fails the test.
+"""
+import numpy as np
+import pytest
+
+import gemmlab as gl
+from gemmlab import kernels
+
+cuda = gl.device.cuda()
+SHAPES = gl.device.sizes()["gemm_shapes"]
+EPS32 = np.finfo(np.float32).eps
+
+# A second tile set per rung: odd thread tiles, chunks of 2 and 1, odd BK, non-power-of-two T.
+OTHER_TILES = {
+    "naive": {"BX": 3, "BY": 5},
+    "tiled": {"T": 5},
+    "outer": {"BM": 12, "BN": 8, "BK": 4, "TM": 6, "TN": 1},
+    "pingpong": {"BM": 6, "BN": 8, "BK": 3, "TM": 2, "TN": 4},
+    "twolevel": {"BM": 8, "BN": 12, "BK": 2, "TM": 4, "TN": 3},
+}
+
+
+def _problem(shape):
+    seed = int(np.random.SeedSequence().entropy % 2**32)
+    rng = np.random.default_rng(seed)
+    M, N, K = shape
+    A = rng.standard_normal((M, K)).astype(np.float32)
+    B = rng.standard_normal((K, N)).astype(np.float32)
+    C = rng.standard_normal((M, N)).astype(np.float32)
+    alpha, beta = float(rng.uniform(0.5, 2.0)), float(rng.uniform(-1.5, -0.25))
+    return seed, A, B, C, alpha, beta
+
+
+def _launch(name, tiles, A, B, C_in, alpha, beta):
+    """Run the rung's kernel directly, into a NaN-poisoned output."""
+    rung = kernels.get(name)
+    plan = rung.plan(**tiles)
+    M, N = A.shape[0], B.shape[1]
+    out = cuda.to_device(np.full((M, N), np.nan, np.float32))
+    rung.kernel(**tiles)[plan.grid(M, N), plan.block](
+        cuda.to_device(A), cuda.to_device(B), cuda.to_device(C_in), out,
+        np.float32(alpha), np.float32(beta))
+    return out.copy_to_host()
+
+
+def _assert_close(got, A, B, C, alpha, beta, context):
+    """Within the float32 dot-product error bound K * eps * (|alpha| |A||B| + |beta C|)."""
+    A64, B64, C64 = (x.astype(np.float64) for x in (A, B, C))
+    ref = alpha * A64 @ B64 + beta * C64
+    scale = abs(alpha) * np.abs(A64) @ np.abs(B64) + abs(beta * C64)
+    bound = 2 * (A.shape[1] + 2) * EPS32 * scale + 1e-30
+    assert np.isfinite(got).all(), f"{context}: NaN left in the output (an element not written)"
+    worst = np.max(np.abs(got - ref) / bound)
+    assert worst <= 1, f"{context}: error {worst:.2f}x the float32 bound"
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("name", kernels.names())
+def test_rung_matches_float64_reference(name, shape):
+    seed, A, B, C, alpha, beta = _problem(shape)
+    tiles = kernels.get(name).default_tiles()
+    got = _launch(name, tiles, A, B, C, alpha, beta)
+    _assert_close(got, A, B, C, alpha, beta, f"{name} {tiles} shape {shape} seed {seed}")
+
+
+@pytest.mark.parametrize("name", kernels.names())
+def test_rung_with_other_tiles(name):
+    seed, A, B, C, alpha, beta = _problem((13, 11, 7))
+    got = _launch(name, OTHER_TILES[name], A, B, C, alpha, beta)
+    _assert_close(got, A, B, C, alpha, beta, f"{name} {OTHER_TILES[name]} seed {seed}")
+
+
+@pytest.mark.parametrize("name", kernels.names())
+def test_beta_zero_does_not_read_c(name):
+    """BLAS convention: with beta = 0, C_in is not read, so NaN there must not leak out."""
+    seed, A, B, C, alpha, _ = _problem((9, 10, 6))
+    C_nan = np.full_like(C, np.nan)
+    got = _launch(name, kernels.get(name).default_tiles(), A, B, C_nan, alpha, 0.0)
+    _assert_close(got, A, B, np.zeros_like(C), alpha, 0.0, f"{name} beta=0 seed {seed}")
+
+
+def test_registry_lists_the_ladder_in_course_order():
+    assert kernels.names() == ["naive", "tiled", "outer", "pingpong", "twolevel"]
+    for rung in kernels.LADDER:
+        assert rung.lesson.isdigit() and rung.description
+        assert set(rung.default_tiles()) == set(rung.params)
+
+
+def test_compiled_kernels_are_cached_per_tile_constants():
+    rung = kernels.get("tiled")
+    assert rung.kernel(T=4) is rung.kernel(T=4)
+    assert rung.kernel(T=4) is not rung.kernel(T=3)
+
+
+def test_unknown_rung_names_the_valid_ones():
+    with pytest.raises(ValueError, match="Did you mean 'tiled'"):
+        kernels.get("tilde")

@@ -1,0 +1,52 @@
+"""Figures and the pipeline widget of the GEMM-ladder lessons."""
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+
+from gemmlab import perfmodel  # noqa: E402
+from gemmlab.viz import ladder  # noqa: E402
+
+
+def _texts(fig):
+    return " ".join(t.get_text() for ax in fig.axes for t in ax.texts + [ax.title])
+
+
+def test_tile_grid_colours_one_row_one_column_one_tile():
+    fig = ladder.draw_tile_grid(128, 32, I=1, J=2)
+    coloured = [sum(p.get_facecolor() != (1, 1, 1, 0.8) for p in ax.patches) for ax in fig.axes]
+    assert coloured == [4, 4, 1]
+    with pytest.raises(ValueError, match="T dividing n"):
+        ladder.draw_tile_grid(100, 32)
+
+
+def test_pipeline_chart_states_both_totals():
+    fig = ladder.draw_pipeline(4, 8, 12)
+    text = _texts(fig)
+    assert f"= {perfmodel.pipeline_time(4, 8, 12, 1):g} us" in text
+    assert f"= {perfmodel.pipeline_time(4, 8, 12, 2):g} us" in text
+    assert len(fig.axes[0].patches) == 4 * 2 * 2       # 4 loads + 4 computes, for 1 and 2 buffers
+
+
+def test_pipeline_widget_redraws_on_slider_change():
+    box = ladder.pipeline_widget(n=3, t_load=5, t_compute=7)
+    sliders = box.children[0].children
+    assert [s.value for s in sliders] == [3, 5, 7]
+    sliders[0].value = 6                                # must redraw without raising
+    assert box.children[1].outputs is not None
+
+
+def test_ladder_bars_and_speedups_from_bench_results():
+    rows = [dict(kernel=k, M=64, N=64, K=64, tflops=t, pct_of_cublas=p)
+            for k, t, p in [("cublas", 50.0, 100.0), ("naive", 1.0, 2.0), ("tiled", 8.0, 16.0)]]
+    fig = ladder.draw_ladder(rows, (64, 64, 64))
+    assert [b.get_height() for b in fig.axes[0].patches] == [1.0, 8.0]
+    assert ladder.speedups(rows, (64, 64, 64))["tiled"] == 8.0
+    with pytest.raises(ValueError, match="no results"):
+        ladder.draw_ladder(rows, (1, 2, 3))
+
+
+def test_outer_product_counts_follow_the_slot_model():
+    c = ladder.outer_product_counts(32, 4, 4)
+    assert (c["reads"], c["fmas"], c["slots"]) == (256, 512, 24)
+    assert c["ratio"] == pytest.approx(16 / 8)
