@@ -1,0 +1,158 @@
+"""Lesson 13, 4D parallelism: the rank count as a product, coordinates in Megatron's order, groups
+built by fixing three axes, which axis each parallelism cuts, and orthogonal vs independent."""
+from ...parallel import RankGrid
+from ..question import Array, Choice, Exact, Function, Question, Wrong
+
+# The seed's exercise: DP = 4, PP = 2, CP = 2, TP = 8.
+EXERCISE = dict(tp=8, cp=2, dp=4, pp=2)
+SMALL = dict(tp=2, cp=2, dp=2, pp=2)
+SMALL_RANK = 5
+COORDS = dict(tp=3, cp=1, dp=2, pp=1)
+
+
+def _group(axis):
+    return lambda: RankGrid(**SMALL).group(axis, SMALL_RANK)
+
+
+def _rank_in(order):
+    return lambda: RankGrid(**EXERCISE, order=order).rank(**COORDS)
+
+
+def coords_of(rank, tp, cp, dp, pp):
+    """(tp, cp, dp, pp) coordinates of ``rank`` in Megatron's order (tp fastest)."""
+    return tuple(RankGrid(tp=tp, cp=cp, dp=dp, pp=pp).coords(rank))
+
+
+def _coords_in(order):
+    def coords(rank, tp, cp, dp, pp):
+        return tuple(RankGrid(tp=tp, cp=cp, dp=dp, pp=pp, order=order).coords(rank))
+    return coords
+
+
+def _coords_cases():
+    return [(0, 2, 2, 2, 2), (5, 2, 2, 2, 2), (21, 8, 2, 2, 4), (107, 8, 2, 4, 2),
+            (13, 3, 1, 5, 2)]
+
+
+AXIS_OPTIONS = ("contexts", "layers", "tokens", "features")
+AXIS_PROMPT = "'contexts' (samples or microbatches), 'layers', 'tokens' (of one sequence) or " \
+              "'features'"
+
+QUESTIONS = [
+    Question(
+        id="13.total_ranks",
+        prompt="A training job uses DP = 4, PP = 2, CP = 2, TP = 8 on a full 4D grid. How many "
+               "ranks does it need?",
+        answer=lambda: RankGrid(**EXERCISE).size,
+        kind=Exact(int),
+        wrong=[
+            Wrong(lambda: sum(EXERCISE.values()), "that adds the degrees. Each rank has one "
+                                                  "coordinate on every axis, so the count is the "
+                                                  "product of the four degrees."),
+            Wrong(lambda: RankGrid(**EXERCISE).size // 2, "a factor is missing: all four degrees "
+                                                          "multiply."),
+        ],
+        hint="Count the tuples (i_DP, i_PP, i_CP, i_TP).",
+        explain="N = N_DP x N_PP x N_CP x N_TP, when every tuple is one GPU.",
+    ),
+    Question(
+        id="13.tp_group_size",
+        prompt="In the same job (DP = 4, PP = 2, CP = 2, TP = 8), how many ranks are in one TP "
+               "group?",
+        answer=lambda: len(RankGrid(**EXERCISE).group("tp", 0)),
+        kind=Exact(int),
+        wrong=[Wrong(lambda: len(RankGrid(**EXERCISE).groups("tp")),
+                     "that is how many TP groups there are (one per (DP, PP, CP) tuple). One group "
+                     "fixes those three coordinates and walks i_TP = 0 .. 7.")],
+        hint="Which coordinate varies inside a TP group?",
+        explain="A TP group fixes (i_DP, i_PP, i_CP) and walks i_TP: TP ranks.",
+    ),
+    Question(
+        id="13.dp_group_members",
+        prompt="Grid tp = cp = dp = pp = 2, Megatron order (tp fastest, then cp, dp, pp). List the "
+               "ranks of rank 5's DP group, smallest first.",
+        answer=_group("dp"),
+        kind=Array(rtol=0, atol=0),
+        wrong=[
+            Wrong(_group("tp"), "that is rank 5's TP group: you walked the fastest coordinate. "
+                                "In Megatron's order tp is fastest (stride 1), cp next (stride "
+                                "2), dp after (stride 4)."),
+            Wrong(_group("cp"), "that is rank 5's CP group (stride 2). The DP coordinate has "
+                                "stride tp x cp = 4."),
+            Wrong(_group("pp"), "that is rank 5's PP group (stride 8). The DP coordinate has "
+                                "stride 4."),
+        ],
+        hint="Find rank 5's coordinates first; then change only i_DP.",
+        explain="Fix three coordinates, walk the fourth.",
+    ),
+    Question(
+        id="13.rank_of_coords",
+        prompt="Grid TP = 8, CP = 2, DP = 4, PP = 2, Megatron order. Which rank sits at "
+               "(i_TP, i_CP, i_DP, i_PP) = (3, 1, 2, 1)?",
+        answer=_rank_in("tp-cp-dp-pp"),
+        kind=Exact(int),
+        wrong=[
+            Wrong(_rank_in("pp-dp-cp-tp"), "you let pp vary fastest. Megatron's order has tp "
+                                           "fastest, then cp, dp, pp."),
+            Wrong(_rank_in("tp-dp-cp-pp"), "you put dp before cp. Megatron's order is "
+                                           "tp, cp, dp, pp, fastest first."),
+        ],
+        hint="rank = i_TP + 8 (i_CP + 2 (i_DP + 4 i_PP)).",
+        explain="Mixed-radix counting, with TP as the lowest digit.",
+    ),
+    Question(
+        id="13.pp_axis",
+        prompt=f"Which axis of the work does pipeline parallelism cut: {AXIS_PROMPT}?",
+        answer="layers",
+        kind=Choice(AXIS_OPTIONS),
+        wrong=[
+            Wrong("tokens", "cutting the tokens of a sequence is context parallelism. PP cuts "
+                            "the network's depth into stages of layers."),
+            Wrong("contexts", "giving different samples to different ranks is data parallelism. "
+                              "PP gives different layers to different ranks."),
+        ],
+        hint="What does a pipeline 'stage' contain?",
+        explain="PP: stages of consecutive layers, activations passed between neighbours.",
+    ),
+    Question(
+        id="13.cp_axis",
+        prompt=f"Which axis of the work does context parallelism cut: {AXIS_PROMPT}?",
+        answer="tokens",
+        kind=Choice(AXIS_OPTIONS),
+        wrong=[
+            Wrong("contexts", "CP is not ordinary batch splitting (that is DP): it cuts the "
+                              "tokens of one long context over several ranks."),
+            Wrong("features", "cutting features or heads is tensor parallelism."),
+        ],
+        hint="CP exists for sequences too long for one GPU.",
+        explain="CP: slices of one sequence; attention then needs K/V from the other slices.",
+    ),
+    Question(
+        id="13.orthogonal_means_independent",
+        prompt="'The four parallelism axes are orthogonal' means that DP, PP, CP and TP do not "
+               "interact at run time. True or False?",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "orthogonal means each axis can be indexed and sized separately. At "
+                           "run time they share links and memory, CP sets the size of TP's "
+                           "messages, and the pipeline schedule decides when DP synchronises.")],
+        hint="Does changing CP change the size of a TP all-reduce?",
+        explain="Orthogonal indexing, coupled costs: a 4D configuration is one joint choice.",
+    ),
+    Question(
+        id="13.coords_of",
+        prompt="Write coords_of(rank, tp, cp, dp, pp) returning the tuple (i_TP, i_CP, i_DP, i_PP) "
+               "of rank on a grid of those degrees, in Megatron's order (tp fastest, then cp, dp, "
+               "pp).",
+        answer=coords_of,
+        kind=Function(_coords_cases, compare=Array(rtol=0, atol=0)),
+        wrong=[
+            Wrong(_coords_in("pp-dp-cp-tp"), "your function lets pp vary fastest; in Megatron's "
+                                             "order tp is the lowest digit."),
+            Wrong(_coords_in("tp-dp-cp-pp"), "your function puts dp before cp; the order is tp, "
+                                             "cp, dp, pp."),
+        ],
+        hint="i_TP = rank % tp; then divide by tp and repeat with cp, dp, pp.",
+        explain="The inverse of rank = i_TP + tp (i_CP + cp (i_DP + dp i_PP)).",
+    ),
+]

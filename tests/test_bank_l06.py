@@ -1,0 +1,43 @@
+"""Lesson 06's questions: the seed's published answers pass, every known wrong answer fails with
+its own feedback, and no answer is "not attempted"."""
+import numpy as np
+import pytest
+
+from gemmlab.grading import judge
+from gemmlab.grading.bank import get_question, lesson_questions
+from gemmlab.grading.question import Function, evaluate
+
+# The seed's reference answers (X 8x12, W 12x20, p = 4), written as a student would.
+SOLUTIONS = {
+    "06.column_Wr_shape": (12, 5),
+    "06.column_Yr_shape": (8, 5),
+    "06.row_Wr_shape": (3, 20),
+    "06.row_Xr_shape": (8, 3),
+    "06.row_Pr_shape": (8, 20),
+    "06.column_merge": "concat",
+    "06.row_merge": "sum",
+    "06.stored_split_kind": "column",
+    "06.sharded_exit": "reduce-scatter",
+    "06.gather_before_gelu": False,
+    "06.row_partials": lambda X, W, p: [a @ b for a, b in zip(np.split(X, p, axis=1),
+                                                              np.split(W, p, axis=0))],
+}
+
+
+def test_every_question_has_a_solution_here():
+    assert sorted(lesson_questions("06")) == sorted(SOLUTIONS)
+
+
+@pytest.mark.parametrize("qid", sorted(SOLUTIONS))
+def test_solution_passes_and_missing_answer_is_not_attempted(qid):
+    assert judge(qid, SOLUTIONS[qid]).status == "pass"
+    assert judge(qid, ...).status == "not attempted"
+
+
+@pytest.mark.parametrize("qid,wrong", [(qid, w) for qid in sorted(SOLUTIONS)
+                                       for w in get_question(qid).wrong])
+def test_each_wrong_answer_fails_with_its_feedback(qid, wrong):
+    is_function = isinstance(get_question(qid).kind, Function)
+    result = judge(qid, wrong.value if is_function else evaluate(wrong.value))
+    assert result.status == "fail"
+    assert wrong.feedback in result.feedback

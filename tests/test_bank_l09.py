@@ -1,0 +1,56 @@
+"""Lesson 09's questions: the seed's published answers pass, every known wrong answer fails with
+its own feedback, and no answer is "not attempted"."""
+import numpy as np
+import pytest
+
+import gemmlab as gl
+from gemmlab.grading import judge
+from gemmlab.grading.bank import get_question, lesson_questions
+from gemmlab.grading.question import Function, evaluate
+
+
+def _rank_partial(X, W_up, W_down, p, r):
+    k = W_up.shape[1] // p
+    return gl.parallel.gelu(X @ W_up[:, r * k:(r + 1) * k]) @ W_down[r * k:(r + 1) * k]
+
+
+# The seed's reference answers (M = 16, D = 1024, p = 4) and the lesson's, as a student writes them.
+SOLUTIONS = {
+    "09.Wup_r_shape": (1024, 1024),
+    "09.Z_r_shape": (16, 1024),
+    "09.Wdown_r_shape": (1024, 1024),
+    "09.P_r_shape": (16, 1024),
+    "09.middle_comm": "none",
+    "09.exit_collective": "all-reduce",
+    "09.bias_error_copies": 3,
+    "09.gather_traffic_ratio": 3.0,
+    "09.train_step_allreduces": 2,
+    "09.swiglu_same_split": True,
+    "09.rank_partial": _rank_partial,
+}
+
+
+def test_every_question_has_a_solution_here():
+    assert sorted(lesson_questions("09")) == sorted(SOLUTIONS)
+
+
+@pytest.mark.parametrize("qid", sorted(SOLUTIONS))
+def test_solution_passes_and_missing_answer_is_not_attempted(qid):
+    assert judge(qid, SOLUTIONS[qid]).status == "pass"
+    assert judge(qid, ...).status == "not attempted"
+
+
+@pytest.mark.parametrize("qid,wrong", [(qid, w) for qid in sorted(SOLUTIONS)
+                                       for w in get_question(qid).wrong])
+def test_each_wrong_answer_fails_with_its_feedback(qid, wrong):
+    is_function = isinstance(get_question(qid).kind, Function)
+    result = judge(qid, wrong.value if is_function else evaluate(wrong.value))
+    assert result.status == "fail"
+    assert wrong.feedback in result.feedback
+
+
+def test_a_wrong_split_of_w_down_is_not_accepted():
+    def column_split_down(X, W_up, W_down, p, r):
+        k = W_up.shape[1] // p
+        return gl.parallel.gelu(X @ W_up[:, r * k:(r + 1) * k]) @ np.split(W_down, p, axis=1)[r][:k]
+    assert judge("09.rank_partial", column_split_down).status == "fail"

@@ -1,0 +1,50 @@
+"""Lesson 13's questions: the seed's published answers pass, every known wrong answer fails with
+its own feedback, and no answer is "not attempted"."""
+import pytest
+
+from gemmlab.grading import judge
+from gemmlab.grading.bank import get_question, lesson_questions
+from gemmlab.grading.question import Function, evaluate
+
+
+def _coords_of(rank, tp, cp, dp, pp):
+    i_tp, rest = rank % tp, rank // tp
+    i_cp, rest = rest % cp, rest // cp
+    return (i_tp, i_cp, rest % dp, rest // dp)
+
+
+# The seed's answers (DP = 4, PP = 2, CP = 2, TP = 8 -> 128 ranks, TP groups of 8) and the
+# lesson's, worked out by hand.
+SOLUTIONS = {
+    "13.total_ranks": 128,
+    "13.tp_group_size": 8,
+    "13.dp_group_members": [1, 5],
+    "13.rank_of_coords": 3 + 8 * (1 + 2 * (2 + 4 * 1)),
+    "13.pp_axis": "layers",
+    "13.cp_axis": "tokens",
+    "13.orthogonal_means_independent": False,
+    "13.coords_of": _coords_of,
+}
+
+
+def test_every_question_has_a_solution_here():
+    assert sorted(lesson_questions("13")) == sorted(SOLUTIONS)
+
+
+@pytest.mark.parametrize("qid", sorted(SOLUTIONS))
+def test_solution_passes_and_missing_answer_is_not_attempted(qid):
+    assert judge(qid, SOLUTIONS[qid]).status == "pass"
+    assert judge(qid, ...).status == "not attempted"
+
+
+@pytest.mark.parametrize("qid,wrong", [(qid, w) for qid in sorted(SOLUTIONS)
+                                       for w in get_question(qid).wrong])
+def test_each_wrong_answer_fails_with_its_feedback(qid, wrong):
+    is_function = isinstance(get_question(qid).kind, Function)
+    result = judge(qid, wrong.value if is_function else evaluate(wrong.value))
+    assert result.status == "fail"
+    assert wrong.feedback in result.feedback
+
+
+def test_a_group_in_the_wrong_order_fails():
+    assert judge("13.dp_group_members", [5, 1]).status == "fail"
