@@ -130,3 +130,10 @@ def test_a_cell_ending_in_check_shows_the_verdict_once(capsys):
     assert capsys.readouterr().out.count("[FAIL]") == 1
     r._ipython_display_()          # shown again later on request
     assert capsys.readouterr().out.count("[FAIL]") == 1
+
+
+def test_infinity_matches_only_the_same_infinity():
+    kind = Number(rtol=1e-3)
+    assert kind.same(float("inf"), float("inf"))
+    assert not kind.same(float("-inf"), float("inf"))
+    assert not kind.same(1e308, float("inf"))

@@ -1,0 +1,286 @@
+"""Lesson 03, parallel work and speedup: the grouping activity's time model, work and span of a
+reduction, races, message cost, granularity, speedup and efficiency, Amdahl's law."""
+import math
+
+from ...perfmodel import (amdahl, efficiency, group_sum_time, message_time, reduction_schedule,
+                          self_schedule, speedup)
+from ..question import Choice, Exact, Function, Number, Question, Wrong
+
+# The grouping activity: 32 numbers, 4 workers at 1 item per time unit.
+ITEMS, WORKERS = 32, 4
+ROUND_1 = (11, 9, 7, 5)                     # fixed columns of unequal length
+CHUNK = 4                                   # round 2: the first idle worker takes the next 4
+
+
+def round_2_shares(rates=(1, 1, 1, 1)):
+    """Round 2's items per worker: chunks of CHUNK handed to whoever is idle first."""
+    return self_schedule(ITEMS, CHUNK, rates)["work"]
+
+
+# Granularity: unequal speeds and a cost per chunk taken.
+GRAIN_RATES, GRAIN_COST, GRAIN_CHUNKS = (1.5, 1, 1, 0.5), 1.0, ("1", "4", "16")
+
+# Messages: L = 10 us, beta = 20 GB/s, 1 MB as 1000 x 1 KB or as one message (decimal units).
+LATENCY, BETA, MB = 10e-6, 20e9, 1e6
+
+# The inference pipeline: prepare 10 ms, GEMM 80 ms, post-process 10 ms.
+PREPARE, GEMM, POST = 10.0, 80.0, 10.0
+TOTAL = PREPARE + GEMM + POST
+UNACCELERATED = (PREPARE + POST) / TOTAL
+
+
+def _best_chunk():
+    times = {c: self_schedule(ITEMS, int(c), GRAIN_RATES, GRAIN_COST)["time"] for c in GRAIN_CHUNKS}
+    return min(times, key=times.get)
+
+
+def _amdahl_cases():
+    return [(0.2, 8.0), (0.05, 100.0), (0.5, 2.0), (0.0, 16.0), (1.0, 4.0), (0.3, 1.0)]
+
+
+QUESTIONS = [
+    Question(
+        id="03.round1_time",
+        prompt=f"Round 1: the four workers hold {ROUND_1} of the {ITEMS} numbers, rate 1 each, "
+               f"c = 2 per report. T = max W_i/r_i + 4c + 3, in time units.",
+        answer=lambda: group_sum_time(ROUND_1, 1, comm=2),
+        kind=Number(unit="time units"),
+        wrong=[
+            Wrong(max(ROUND_1), "that is when the slowest worker finishes its share. The partial "
+                                "sums still have to be reported (4 x c) and merged (3 additions)."),
+            Wrong(max(ROUND_1) + 2 + 3, "the four reports go one after another: 4 x c, not one c."),
+            Wrong(lambda: group_sum_time([ITEMS / WORKERS] * WORKERS, 1, comm=2),
+                  "that assumes an even split of 8 each; round 1's columns are unequal and "
+                  "everyone waits for the longest one (11)."),
+        ],
+        hint="The slowest share sets the compute time; then add the reports and the merges.",
+    ),
+    Question(
+        id="03.round2_time",
+        prompt="Round 2: chunks of 4 numbers go to whoever is idle first, rates all 1, c = 2. "
+               "The total time in units.",
+        answer=lambda: group_sum_time(round_2_shares(), 1, comm=2),
+        kind=Number(unit="time units"),
+        wrong=[
+            Wrong(ITEMS / WORKERS, "8 units is only the balanced compute. Reporting 4 partial "
+                                   "sums (4 x 2) and merging them (3) come on top."),
+            Wrong(ITEMS / WORKERS + 2 + 3, "the reports are sent one after another: 4 x c."),
+        ],
+        hint="With equal speeds the chunks split evenly: 8 items each.",
+    ),
+    Question(
+        id="03.round2_time_c6",
+        prompt="The same even split when each report costs c = 6. The total time in units.",
+        answer=lambda: group_sum_time(round_2_shares(), 1, comm=6),
+        kind=Number(unit="time units"),
+        wrong=[
+            Wrong(ITEMS / WORKERS + 6 + 3, "the reports are sent one after another: 4 x c."),
+            Wrong(ITEMS / WORKERS, "the compute is 8, but 4 reports at 6 and 3 merges follow."),
+        ],
+        hint="8 + 4 x 6 + 3.",
+    ),
+    Question(
+        id="03.split_beats_baseline_c6",
+        prompt=f"With c = 6, does the even split beat one worker summing all {ITEMS} numbers "
+               f"alone ({ITEMS} units)? True or False.",
+        answer=lambda: group_sum_time(round_2_shares(), 1, comm=6) < group_sum_time([ITEMS]),
+        kind=Exact(bool),
+        wrong=[
+            Wrong(True, "the split computes in 8 units but pays 4 x 6 + 3 = 27 to report and merge: "
+                        "35 > 32. Splitting only pays when communication is cheap compared with "
+                        "the work saved."),
+        ],
+    ),
+    Question(
+        id="03.gap_is_all_communication",
+        prompt="Is the time between the last worker finishing and the total being known all "
+               "communication time? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[
+            Wrong(True, "the gap also holds the merger's 3 additions and the queue of reports "
+                        "waiting their turn; only the 4 x c of transfers is communication. "
+                        "Name each part before optimising it."),
+        ],
+    ),
+    Question(
+        id="03.rounds_4_processors",
+        prompt="Summing 16 numbers with the balanced tree, level by level, on 4 processors: "
+               "how many rounds (one addition per processor per round)?",
+        answer=lambda: reduction_schedule(16, 4)["rounds"],
+        kind=Exact(int, unit="rounds"),
+        wrong=[
+            Wrong(lambda: reduction_schedule(16, 4)["lower_bound"],
+                  "4 is the lower bound max(W/p, D) = max(15/4, 4). The schedule cannot reach it: "
+                  "level 1 has 8 additions, which take 2 rounds on 4 processors, and the 3 later "
+                  "levels take one round each."),
+            Wrong(15, "15 is the work W, the time on ONE processor."),
+        ],
+        hint="Count rounds level by level: 8, 4, 2, 1 additions.",
+    ),
+    Question(
+        id="03.rounds_8_processors",
+        prompt="The same 16-number sum on 8 processors: how many rounds?",
+        answer=lambda: reduction_schedule(16, 8)["rounds"],
+        kind=Exact(int, unit="rounds"),
+        wrong=[
+            Wrong(2, "15/8 rounds would need every addition ready at once; each level waits for "
+                     "the one below, and there are 4 levels (the span D)."),
+        ],
+    ),
+    Question(
+        id="03.rounds_16_processors",
+        prompt="On 16 processors: how many rounds?",
+        answer=lambda: reduction_schedule(16, 16)["rounds"],
+        kind=Exact(int, unit="rounds"),
+        wrong=[
+            Wrong(1, "16 processors cannot do dependent additions at once: the span D = 4 "
+                     "levels is a floor no number of processors can break."),
+        ],
+    ),
+    Question(
+        id="03.shared_output_race",
+        prompt="Threads split the k loop of one C[i,j] and each does C[i,j] += acc directly, "
+               "without a reduction. What happens? 'a': C[i,j] gets the full sum; 'b': updates "
+               "can be lost (a data race); 'c': it does not compile.",
+        answer="b",
+        kind=Choice(["a", "b", "c"]),
+        wrong=[
+            Wrong("a", "+= is read, add, write. Two threads can read the same old value and the "
+                       "later write overwrites the earlier one. Split k only with a reduction "
+                       "(partial sums merged) or atomic adds."),
+            Wrong("c", "nothing stops it compiling; the bug appears only at run time, and only "
+                       "sometimes, which is what makes races hard to find."),
+        ],
+    ),
+    Question(
+        id="03.many_small_messages_ms",
+        prompt="1 MB sent as 1000 messages of 1 KB, one after another, L = 10 us, "
+               "beta = 20 GB/s (decimal units). Total time in ms.",
+        answer=lambda: message_time(MB, LATENCY, BETA, messages=1000) * 1e3,
+        kind=Number(unit="ms"),
+        wrong=[
+            Wrong(lambda: message_time(MB, LATENCY, BETA) * 1e3,
+                  "that is one message. Every message pays the start-up latency L again."),
+            Wrong(lambda: MB / BETA * 1e3, "that counts only the bytes; 1000 start-ups at 10 us "
+                                           "are 10 ms, 200 times more."),
+        ],
+        hint="1000 x (L + 1 KB / beta).",
+    ),
+    Question(
+        id="03.one_message_us",
+        prompt="The same 1 MB as a single message. Time in microseconds.",
+        answer=lambda: message_time(MB, LATENCY, BETA) * 1e6,
+        kind=Number(unit="us"),
+        wrong=[
+            Wrong(lambda: MB / BETA * 1e6, "the start-up latency L = 10 us is paid once here too."),
+            Wrong(lambda: LATENCY * 1e6, "the bytes take Q / beta = 1e6 / 20e9 s = 50 us on top."),
+            Wrong(lambda: message_time(8 * MB, LATENCY, BETA) * 1e6,
+                  "that treats 20 GB/s as gigabits: beta is in bytes per second here."),
+        ],
+    ),
+    Question(
+        id="03.best_chunk",
+        prompt=f"Granularity: {ITEMS} items, workers at rates {GRAIN_RATES} items/unit, each "
+               f"chunk taken costs {GRAIN_COST} unit. Which chunk size finishes first: "
+               f"'1', '4' or '16'?",
+        answer=_best_chunk,
+        kind=Choice(list(GRAIN_CHUNKS)),
+        wrong=[
+            Wrong("1", "one item per chunk balances well but pays the claim cost 32 times, more "
+                       "than the work each claim brings."),
+            Wrong("16", "chunks of 16 are cheap to hand out, but only two workers get one and the "
+                        "slow worker's tail decides the end."),
+        ],
+        hint="Use gl.perfmodel.self_schedule for each chunk size.",
+    ),
+    Question(
+        id="03.speedup_10_workers",
+        prompt="A task goes from 100 ms to 50 ms using 10 equal workers. The speedup.",
+        answer=lambda: speedup(100, 50),
+        kind=Number(unit="x"),
+        wrong=[Wrong(10, "10 is the number of workers, not the measured gain: 100 / 50 = 2.")],
+    ),
+    Question(
+        id="03.efficiency_10_workers",
+        prompt="The parallel efficiency of that run, as a fraction (0 to 1).",
+        answer=lambda: efficiency(100, 50, 10),
+        kind=Number(),
+        wrong=[
+            Wrong(lambda: efficiency(100, 50, 10) * 100, "give a fraction, not a percentage."),
+            Wrong(0.5, "0.5 is the time ratio 50/100. Efficiency divides the speedup (2) by the "
+                       "10 workers."),
+            Wrong(2, "2 is the speedup; efficiency is speedup per worker."),
+        ],
+        explain="Twice as fast can still waste 80% of the resources: latency and utilisation are "
+                "different goals.",
+    ),
+    Question(
+        id="03.gemm_8x_total_ms",
+        prompt="Prepare 10 ms, GEMM 80 ms, post-process 10 ms, in sequence. The GEMM becomes 8x "
+               "faster. The new total in ms.",
+        answer=lambda: PREPARE + GEMM / 8 + POST,
+        kind=Number(unit="ms"),
+        wrong=[
+            Wrong(TOTAL / 8, "only the GEMM got faster; the 20 ms around it stay."),
+            Wrong(GEMM / 8, "that is the GEMM alone; the user waits for all three stages."),
+        ],
+    ),
+    Question(
+        id="03.gemm_8x_speedup",
+        prompt="The overall speedup of that change.",
+        answer=lambda: amdahl(UNACCELERATED, 8),
+        kind=Number(unit="x"),
+        wrong=[
+            Wrong(8, "8x is the GEMM's speedup. The whole pipeline goes from 100 ms to 30 ms."),
+            Wrong(lambda: 1 / (1 - UNACCELERATED + UNACCELERATED / 8),
+                  "s is the part NOT accelerated (20%), the 80% is divided by 8."),
+        ],
+    ),
+    Question(
+        id="03.amdahl_limit",
+        prompt="If the GEMM took no time at all, the overall speedup.",
+        answer=lambda: amdahl(UNACCELERATED, math.inf),
+        kind=Number(unit="x"),
+        wrong=[
+            Wrong(lambda: 1 / (1 - UNACCELERATED), "that takes the GEMM's 80% as the part left "
+                                                    "over. The 20 ms of preparation and "
+                                                    "post-processing remain: 100 / 20 = 5."),
+        ],
+        explain="The part you do not accelerate sets the ceiling 1/s.",
+    ),
+    Question(
+        id="03.gemm_16x_overhead_ms",
+        prompt="Instead of 8x, the GEMM is made 16x faster, but this adds 5 ms of overhead. "
+               "The new total in ms.",
+        answer=lambda: TOTAL / amdahl(UNACCELERATED, 16, overhead=5 / TOTAL),
+        kind=Number(unit="ms"),
+        wrong=[
+            Wrong(PREPARE + GEMM / 16 + POST, "the 5 ms of added overhead count too."),
+        ],
+        hint="20 + 80/16 + 5.",
+    ),
+    Question(
+        id="03.gemm_16x_worth_it",
+        prompt="Is the 16x version with 5 ms overhead better than the 8x version? True or False.",
+        answer=lambda: TOTAL / amdahl(UNACCELERATED, 16, 5 / TOTAL) < PREPARE + GEMM / 8 + POST,
+        kind=Exact(bool),
+        wrong=[
+            Wrong(True, "it saves 5 ms on the GEMM (10 -> 5) and adds 5 ms of overhead: 30 ms both "
+                        "ways. Budget every added cost against the time saved."),
+        ],
+    ),
+    Question(
+        id="03.amdahl_function",
+        prompt="Write amdahl_speedup(s, p): the overall speedup when a fraction s of the time is "
+               "not accelerated and the rest runs p times faster.",
+        answer=lambda s, p: 1 / (s + (1 - s) / p),
+        kind=Function(cases=_amdahl_cases, compare=Number(rtol=1e-9)),
+        wrong=[
+            Wrong(lambda s, p: 1 / ((1 - s) + s / p),
+                  "s is the fraction NOT sped up; it is (1 - s) that gets divided by p."),
+            Wrong(lambda s, p: s + (1 - s) / p,
+                  "that is the new time as a fraction of the old one; the speedup is its inverse."),
+        ],
+    ),
+]

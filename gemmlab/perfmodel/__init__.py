@@ -1,0 +1,18 @@
+"""Performance models of the course: hardware peaks, FLOP and traffic counts, the roofline,
+parallel time (work/span, messages, Amdahl, pipelines) and an LRU cache simulator.
+
+Everything is reachable as ``gl.perfmodel.<name>``; the sub-modules group the names by topic:
+``hardware`` (the GPU table), ``traffic`` (what is counted), ``roofline`` (the two time bounds),
+``parallelism`` (how work is shared in time) and ``cache`` (why reuse depends on capacity).
+"""
+from .cache import LOOP_ORDERS, CacheResult, LRUCache, Step, gemm_trace, simulate
+from .hardware import (DATASHEET, DTYPES, HARDWARE, MEASURED, SPARSE_HALVED, Chip, Figure, chip,
+                       table)
+from .parallelism import (Interval, amdahl, efficiency, group_sum_time, group_sum_timeline,
+                          message_time, pipeline_schedule, pipeline_time, reduction_schedule,
+                          self_schedule, speedup)
+from .roofline import (attainable_flops, effective_bandwidth, intensity, limiting_resource,
+                       ridge_point, roofline_time)
+from .traffic import (TRAFFIC_MODELS, attention_scores_bytes, fusion_traffic, gemm_flops,
+                      gemm_flops_exact, gemm_storage_bytes, gemm_traffic, linear_intensity,
+                      tile_workspace_bytes, vector_add_counts)

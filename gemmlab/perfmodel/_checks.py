@@ -1,0 +1,30 @@
+"""Argument checks shared by the models: a wrong argument gets a message naming it and what it was."""
+import numbers
+
+
+def positive_int(name, value):
+    """``value`` as an int, if it is a whole number >= 1."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+    return int(value)
+
+
+def non_negative(name, value):
+    """``value`` as a float, if it is a real number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
+        raise ValueError(f"{name} must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+def positive(name, value):
+    """``value`` as a float, if it is a real number > 0."""
+    if non_negative(name, value) == 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return float(value)
+
+
+def fraction(name, value):
+    """``value`` as a float, if it lies in [0, 1]."""
+    if non_negative(name, value) > 1:
+        raise ValueError(f"{name} is a fraction of the time and must lie in [0, 1], got {value!r}")
+    return float(value)

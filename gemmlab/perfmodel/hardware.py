@@ -1,0 +1,117 @@
+"""Peak figures of three data-centre GPUs, each with its source and how it was obtained.
+
+Every number a roofline uses should say where it comes from. Vendor datasheets print some Tensor
+Core peaks only "with sparsity" (2:4 structured sparsity doubles the printed figure); this table
+stores the dense value and marks it as the sparse figure halved, so nobody mistakes it for a
+measurement. Values are in SI base units: FLOP/s, bytes/s, bytes (decimal prefixes, as vendors use).
+"""
+from dataclasses import dataclass
+
+DATASHEET = "datasheet"                       # printed as a dense peak
+SPARSE_HALVED = "datasheet sparse figure / 2"  # printed with sparsity; the dense peak is half
+MEASURED = "measured"                         # measured on a real device, e.g. in lesson 04
+
+_H200 = "NVIDIA H200 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h200), SXM column"
+_H100 = "NVIDIA H100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h100), SXM column"
+_A100 = ("NVIDIA A100 Tensor Core GPU datasheet "
+         "(nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf), 80GB SXM column")
+
+DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One hardware number: value in SI base units, its unit, where it comes from, and how."""
+    value: float
+    unit: str
+    source: str
+    basis: str = DATASHEET
+
+    @property
+    def is_measured(self):
+        return self.basis == MEASURED
+
+
+@dataclass(frozen=True)
+class Chip:
+    """A GPU: dense peak FLOP/s per data type, HBM bandwidth and HBM capacity."""
+    name: str
+    peaks: dict
+    bandwidth: Figure
+    capacity: Figure
+
+    def peak(self, dtype="fp32"):
+        """Dense peak FLOP/s for ``dtype`` (one of :data:`DTYPES`)."""
+        if dtype not in DTYPES:
+            raise ValueError(f"unknown data type {dtype!r}; expected one of {', '.join(DTYPES)}")
+        if dtype not in self.peaks:
+            raise ValueError(f"the {self.name} has no {dtype} peak (its hardware has no {dtype} path)")
+        return self.peaks[dtype].value
+
+    def ridge_point(self, dtype="fp32"):
+        """Intensity (FLOP/B) where the bandwidth roof meets the compute roof: P / B."""
+        return self.peak(dtype) / self.bandwidth.value
+
+
+def _tflops(value, source, basis=DATASHEET):
+    return Figure(value * 1e12, "FLOP/s", source, basis)
+
+
+def _sparse(printed_tflops, source):
+    return _tflops(printed_tflops / 2, source, SPARSE_HALVED)
+
+
+def _hopper_peaks(source):
+    # H100 SXM and H200 SXM share the GH100 compute; only their memory differs.
+    return {
+        "fp64": _tflops(34, source),
+        "fp32": _tflops(67, source),
+        "tf32": _sparse(989, source),
+        "fp16": _sparse(1979, source),
+        "bf16": _sparse(1979, source),
+        "fp8": _sparse(3958, source),
+    }
+
+
+HARDWARE = {
+    "H200 SXM": Chip(
+        "H200 SXM", _hopper_peaks(_H200),
+        bandwidth=Figure(4.8e12, "B/s", _H200), capacity=Figure(141e9, "B", _H200)),
+    "H100 SXM": Chip(
+        "H100 SXM", _hopper_peaks(_H100),
+        bandwidth=Figure(3.35e12, "B/s", _H100), capacity=Figure(80e9, "B", _H100)),
+    "A100 SXM": Chip(
+        "A100 SXM", {
+            "fp64": _tflops(9.7, _A100),
+            "fp32": _tflops(19.5, _A100),
+            "tf32": _tflops(156, _A100),
+            "fp16": _tflops(312, _A100),
+            "bf16": _tflops(312, _A100),
+        },
+        bandwidth=Figure(2.039e12, "B/s", _A100), capacity=Figure(80e9, "B", _A100)),
+}
+
+
+def chip(name):
+    """The :class:`Chip` called ``name`` ("H200 SXM", "H100", "a100"...: case and " SXM" optional)."""
+    wanted = str(name).strip().lower().removesuffix(" sxm")
+    for key, value in HARDWARE.items():
+        if key.lower().removesuffix(" sxm") == wanted:
+            return value
+    raise ValueError(f"unknown GPU {name!r}; the table has {', '.join(HARDWARE)}")
+
+
+def table(dtypes=DTYPES):
+    """The table as rows (dicts) for display: peaks in TFLOP/s, bandwidth in TB/s, capacity in GB.
+    A peak that is a halved sparse figure is marked with '*'."""
+    rows = []
+    for c in HARDWARE.values():
+        row = {"GPU": c.name}
+        for d in dtypes:
+            fig = c.peaks.get(d)
+            row[f"{d} TFLOP/s"] = "-" if fig is None else (
+                f"{fig.value / 1e12:g}" + ("*" if fig.basis == SPARSE_HALVED else ""))
+        row["HBM TB/s"] = f"{c.bandwidth.value / 1e12:g}"
+        row["HBM GB"] = f"{c.capacity.value / 1e9:g}"
+        rows.append(row)
+    return rows

@@ -1,0 +1,83 @@
+"""Lesson 02's questions: the references give the lesson's figures, every known wrong answer is
+recognised with its own feedback, and a missing answer is "not attempted"."""
+import numpy as np
+import pytest
+
+from gemmlab.grading import FAIL, NOT_ATTEMPTED, PASS, judge
+from gemmlab.grading.bank import get_question, lesson_questions
+from gemmlab.grading.question import Function, evaluate
+
+EXPECTED = {  # the lesson's figures written out (the seed's own numbers where it gives them)
+    "02.two_neurons": [[58, 64], [139, 154]],
+    "02.linear_weight_shape": (2048, 512),
+    "02.linear_layer_output": [[58, 64], [139, 154]],
+    "02.b_row_stride": 70,
+    "02.byte_address": 4096 + (2 * 10 + 7) * 4,
+    "02.transpose_strides": (4, 2048),
+}
+
+
+def _solution(qid):
+    q = get_question(qid)
+    return q.answer if isinstance(q.kind, Function) else evaluate(q.answer)
+
+
+def test_every_question_is_covered_here():
+    assert set(lesson_questions(2)) == set(EXPECTED) | {"02.row_major_index", "02.naive_matmul"}
+
+
+@pytest.mark.parametrize("qid", lesson_questions(2))
+def test_solution_passes_and_missing_answer_is_not_attempted(qid):
+    assert judge(qid, _solution(qid)).status == PASS
+    assert judge(qid, ...).status == NOT_ATTEMPTED
+    if qid in EXPECTED:
+        r = judge(qid, EXPECTED[qid])
+        assert r.status == PASS, r.feedback
+
+
+@pytest.mark.parametrize("qid", lesson_questions(2))
+def test_each_wrong_answer_fails_with_its_feedback(qid):
+    q = get_question(qid)
+    assert q.wrong, f"{qid} has no known wrong answer"
+    for wrong in q.wrong:
+        value = wrong.value if isinstance(q.kind, Function) else evaluate(wrong.value)
+        r = judge(qid, value)
+        assert r.status == FAIL and wrong.feedback in r.feedback
+
+
+def test_row_major_index_agrees_with_numpy():
+    rng = np.random.default_rng()
+    rows, cols = (int(v) for v in rng.integers(1, 20, size=2))
+    r, c = int(rng.integers(rows)), int(rng.integers(cols))
+    fn = get_question("02.row_major_index").answer
+    assert fn(r, c, rows, cols) == np.ravel_multi_index((r, c), (rows, cols))
+
+
+def test_naive_matmul_reference_matches_numpy_on_random_floats():
+    rng = np.random.default_rng()
+    A, B = rng.standard_normal((5, 7)), rng.standard_normal((7, 3))
+    np.testing.assert_allclose(get_question("02.naive_matmul").answer(A, B), A @ B, rtol=1e-12)
+
+
+def test_a_function_answer_that_raises_is_reported_not_raised():
+    def broken(A, B):
+        raise IndexError("k out of range")
+    r = judge("02.naive_matmul", broken)
+    assert r.status == FAIL and "IndexError" in r.feedback
+
+
+def test_solutions_notebook_passes_every_question(tmp_path, monkeypatch):
+    import json
+    import pathlib
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "02_gemm_from_neurons.ipynb"
+    log = tmp_path / "verdicts.jsonl"
+    monkeypatch.setenv("GEMMLAB_GRADE_LOG", str(log))
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(path.parent)}}).execute()
+    verdicts = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted(v["question"] for v in verdicts) == sorted(lesson_questions(2))
+    assert [v for v in verdicts if v["status"] != PASS] == []

@@ -1,0 +1,82 @@
+"""Lesson 03's questions: the references give the seed's figures, every known wrong answer is
+recognised with its own feedback, and a missing answer is "not attempted"."""
+import numpy as np
+import pytest
+
+from gemmlab.grading import FAIL, NOT_ATTEMPTED, PASS, judge
+from gemmlab.grading.bank import get_question, lesson_questions
+from gemmlab.grading.question import Function, evaluate
+
+EXPECTED = {  # the seed's figures (and this lesson's choices for round 1), written out
+    "03.round1_time": 11 + 4 * 2 + 3,
+    "03.round2_time": 8 + 4 * 2 + 3,
+    "03.round2_time_c6": 8 + 4 * 6 + 3,
+    "03.split_beats_baseline_c6": False,
+    "03.gap_is_all_communication": False,
+    "03.rounds_4_processors": 5,
+    "03.rounds_8_processors": 4,
+    "03.rounds_16_processors": 4,
+    "03.shared_output_race": "b",
+    "03.many_small_messages_ms": 10.05,
+    "03.one_message_us": 60,
+    "03.best_chunk": "4",
+    "03.speedup_10_workers": 2,
+    "03.efficiency_10_workers": 0.2,
+    "03.gemm_8x_total_ms": 30,
+    "03.gemm_8x_speedup": 100 / 30,
+    "03.amdahl_limit": 5,
+    "03.gemm_16x_overhead_ms": 30,
+    "03.gemm_16x_worth_it": False,
+}
+
+
+def _solution(qid):
+    q = get_question(qid)
+    return q.answer if isinstance(q.kind, Function) else evaluate(q.answer)
+
+
+def test_every_question_is_covered_here():
+    assert set(lesson_questions(3)) == set(EXPECTED) | {"03.amdahl_function"}
+
+
+@pytest.mark.parametrize("qid", lesson_questions(3))
+def test_solution_passes_and_missing_answer_is_not_attempted(qid):
+    assert judge(qid, _solution(qid)).status == PASS
+    assert judge(qid, ...).status == NOT_ATTEMPTED
+    if qid in EXPECTED:
+        r = judge(qid, EXPECTED[qid])
+        assert r.status == PASS, r.feedback
+
+
+@pytest.mark.parametrize("qid", lesson_questions(3))
+def test_each_wrong_answer_fails_with_its_feedback(qid):
+    q = get_question(qid)
+    assert q.wrong, f"{qid} has no known wrong answer"
+    for wrong in q.wrong:
+        value = wrong.value if isinstance(q.kind, Function) else evaluate(wrong.value)
+        r = judge(qid, value)
+        assert r.status == FAIL and wrong.feedback in r.feedback
+
+
+def test_amdahl_reference_matches_the_library_on_random_values():
+    rng = np.random.default_rng()
+    import gemmlab as gl
+    s, p = float(rng.uniform(0, 1)), float(rng.uniform(1, 100))
+    assert get_question("03.amdahl_function").answer(s, p) == pytest.approx(gl.perfmodel.amdahl(s, p))
+
+
+def test_solutions_notebook_passes_every_question(tmp_path, monkeypatch):
+    import json
+    import pathlib
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "03_parallel_work_and_speedup.ipynb"
+    log = tmp_path / "verdicts.jsonl"
+    monkeypatch.setenv("GEMMLAB_GRADE_LOG", str(log))
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(path.parent)}}).execute()
+    verdicts = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted(v["question"] for v in verdicts) == sorted(lesson_questions(3))
+    assert [v for v in verdicts if v["status"] != PASS] == []
