@@ -41,7 +41,8 @@ def parse_kernel(spec):
         if not eq or not value.strip().lstrip("-").isdigit():
             raise ValueError(f"kernel spec {spec!r}: expected name:KEY=INT,KEY=INT, got {item!r}")
         tiles[key.strip()] = int(value)
-    ladder.get(name)
+    if name != "wmma":                 # the Tensor Core GEMM (lesson 12) is not a numba rung
+        ladder.get(name)
     return name, tiles
 
 
@@ -260,6 +261,36 @@ def _bench_kernel(spec, dA, dB, dC, ref, repeats, warmup):
                 local_bytes=local, model_bytes=plan.dram_bytes(*dC.shape, dA.shape[1]))
 
 
+def _bench_wmma(A, B, repeats, warmup):
+    """The Tensor Core GEMM (lesson 12) on FP16 copies of A and B, checked against float64 on
+    those FP16 inputs: the CuPy/WMMA kernel on a GPU, its NumPy emulation on the simulator."""
+    from . import tensorcore
+    from .tensorcore import timing
+    A16, B16 = A.astype(np.float16), B.astype(np.float16)
+    ref16 = A16.astype(np.float64) @ B16.astype(np.float64)
+    if device.backend() == "sim":
+        out = tensorcore.emulate(A16, B16)
+        ms = _time_sim(lambda: tensorcore.emulate(A16, B16), repeats)
+        regs = smem = local = None
+        baseline_ms = None
+    else:
+        cp = _cupy()
+        problem = tensorcore.kernel.prepare(A16, B16)
+        problem.launch()
+        out = cp.asnumpy(problem.C_out)
+        sync = cp.cuda.Device().synchronize
+        ms = _time_gpu(problem.launch, repeats, warmup, _CupyEvent, sync)
+        attrs = tensorcore.kernel.kernel_attributes()
+        regs, smem, local = attrs["regs"], attrs["smem_bytes"], attrs["local_bytes"]
+        # Its fair baseline is cuBLAS on the same FP16 inputs with FP32 accumulation, not SGEMM.
+        dC = cp.empty(out.shape, dtype=cp.float32)
+        fp16 = timing.cublas_launcher("cublas_fp16", cp.asarray(A16), cp.asarray(B16), dC)
+        baseline_ms = _time_gpu(fp16, repeats, warmup, _CupyEvent, sync)
+    return dict(kernel="wmma", tiles={"tiling": tensorcore.DEFAULT.name}, ms=ms,
+                rel_err=_rel_err(out, ref16), regs=regs, smem_bytes=smem, local_bytes=local,
+                model_bytes=None, baseline_ms=baseline_ms)
+
+
 def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=True, seed=0,
         peak_tflops=None, bandwidth_gbs=None):
     """Validate and time ``kernels`` (names or 'name:KEY=INT,...' specs; default all rungs) on
@@ -297,12 +328,17 @@ def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=Tr
             done += 1
         for spec in specs:
             _progress(done, total, f"{spec} {M}x{N}x{K}", progress)
-            rows.append(_bench_kernel(spec, dA, dB, dC, ref, repeats, warmup))
+            if parse_kernel(spec)[0] == "wmma":
+                rows.append(_bench_wmma(A, B, repeats, warmup))
+            else:
+                rows.append(_bench_kernel(spec, dA, dB, dC, ref, repeats, warmup))
             done += 1
         for row in rows:
             row.update(M=M, N=N, K=K, timing=SIM_TIMING if sim else GPU_TIMING)
             row["tflops"] = flops / (row["ms"] * 1e-3) / 1e12
-            row["pct_of_cublas"] = 100 * cublas_ms / row["ms"] if cublas_ms else None
+            # wmma brings its own baseline (cuBLAS FP16 -> FP32); every other row is vs SGEMM
+            baseline = row.pop("baseline_ms", None) or cublas_ms
+            row["pct_of_cublas"] = 100 * baseline / row["ms"] if baseline else None
             _roofline(row, flops, row.pop("model_bytes"), peak, bandwidth)
         results.extend(rows)
     _progress(total, total, "done", progress)
@@ -331,6 +367,9 @@ def table(results, machine_info=None):
     if results and results[0]["timing"] == SIM_TIMING:
         notes.append("Times are the simulator's Python wall-clock, NOT GPU times; registers, "
                      "shared/local memory and the roofline are unavailable on the simulator.")
+    if any(r["kernel"] == "wmma" for r in results):
+        notes.append("wmma runs on FP16 copies of the inputs (FP32 accumulation); its %cuBLAS is "
+                     "against cuBLAS FP16 with FP32 compute timed in the same run, not SGEMM.")
     reason = cublas_unavailable_reason()
     if reason and not any(r["kernel"] == "cublas" for r in results):
         notes.append(f"%cuBLAS is empty: {reason}.")

@@ -83,7 +83,13 @@ def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
     ``T=16`` for "tiled"); blocks past 1024 threads or 48 KB of shared memory are refused.
     With ``beta == 0``, C is not read. Returns a NumPy array if no input is on the device,
     otherwise a numba device array.
+
+    ``kernel="wmma"`` is the Tensor Core GEMM of lesson 12 instead (FP16 or BF16 A and B; on a
+    GPU the CuPy/WMMA kernel, on the simulator its NumPy emulation): see ``gl.tensorcore.gemm``.
     """
+    if kernel == "wmma":
+        from . import tensorcore
+        return tensorcore.gemm(A, B, C, alpha, beta, **tiles)
     rung = kernels.get(kernel)
     tiles = rung.resolve(tiles)
     plan = rung.plan(**tiles)

@@ -72,3 +72,13 @@ def test_cli_writes_json(tmp_path, capsys):
     assert rows[1]["tiles"]["TM"] == 4
     assert "tiled" in capsys.readouterr().out
     assert np.isfinite([r["ms"] for r in rows]).all()
+
+
+def test_wmma_is_benchmarked_on_fp16_inputs():
+    from gemmlab import bench
+    rows = bench.run(["wmma"], sizes=[16], repeats=1, warmup=0, progress=False)
+    wmma = [r for r in rows if r["kernel"] == "wmma"]
+    assert len(wmma) == 1 and wmma[0]["M"] == 16
+    # error measured against float64 on the FP16-rounded inputs: FP32 accumulation only
+    assert wmma[0]["rel_err"] < 1e-5
+    assert "baseline_ms" not in wmma[0]

@@ -1,0 +1,192 @@
+"""Lesson 12, Tensor Cores: the pipeline around D = A B + C, the 128 / 32 / 16 hierarchy, why a
+warp (not a thread) holds the fragments, and what FP16 inputs with an FP32 accumulator do."""
+import numpy as np
+
+from ...perfmodel import pipeline_time
+from ...tensorcore import numerics, probes, tiling
+from ..question import Array, Exact, Function, Number, Question, Wrong
+
+# The seed's exercise: 4 MMAs along K, a fragment load takes 6, an MMA 10 (same unit).
+N_MMA, T_LOAD, T_MMA = 4, 6, 10
+GEMM_N, TILE, FRAG = 128, 32, 16
+HW_MODEL = numerics.AlignTruncate(block=16, extra_bits=0, final="rz")
+
+
+def _probe(name):
+    return next(p for p in probes.PROBES if p.name == name)
+
+
+def _mma_step(a, b, c):
+    """Reference: exact products, one rounding of the sum to FP32."""
+    exact = a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)
+    return exact.astype(np.float32)
+
+
+def _mma_cases():
+    rng = np.random.default_rng(12)
+    cases = []
+    for scale in (1.0, 0.5, 2.0):
+        a = (scale * rng.standard_normal((16, 16))).astype(np.float16)
+        b = (scale * rng.standard_normal((16, 16))).astype(np.float16)
+        c = rng.standard_normal((16, 16)).astype(np.float32)
+        cases.append((a, b, c))
+    return cases
+
+
+QUESTIONS = [
+    Question(
+        id="12.serial_time",
+        prompt=f"A Tensor Core micro-kernel needs {N_MMA} MMAs along K. Loading one set of "
+               f"fragments takes {T_LOAD}, one MMA takes {T_MMA} (same unit). With one register "
+               f"buffer nothing overlaps: the total time?",
+        answer=lambda: pipeline_time(N_MMA, T_LOAD, T_MMA, buffers=1),
+        kind=Number(rtol=1e-9, unit="time units"),
+        wrong=[
+            Wrong(lambda: pipeline_time(N_MMA, T_LOAD, T_MMA, buffers=2),
+                  "that is the double-buffered time. With a single buffer the next load cannot "
+                  "start until the MMA using the buffer is done, so every load waits."),
+            Wrong(N_MMA * T_MMA, "that counts only the MMAs, as if the loads were free. A faster "
+                                 "compute unit does not remove the data supply: loads still take "
+                                 "time and, serialised, add to it."),
+            Wrong(T_LOAD + T_MMA, "that is one load and one MMA; there are four of each."),
+        ],
+        hint="Serial: n (L + C).",
+        explain="Nothing overlaps, so each of the four steps pays its load and its MMA.",
+    ),
+    Question(
+        id="12.double_buffer_time",
+        prompt=f"The same {N_MMA} MMAs (load {T_LOAD}, MMA {T_MMA}) with ideal register double "
+               f"buffering: while one MMA runs, the next fragments load into the other buffer. "
+               f"The total time?",
+        answer=lambda: pipeline_time(N_MMA, T_LOAD, T_MMA, buffers=2),
+        kind=Number(rtol=1e-9, unit="time units"),
+        wrong=[
+            Wrong(lambda: pipeline_time(N_MMA, T_LOAD, T_MMA, buffers=1),
+                  "that is the serial time: double buffering exists to overlap the next load "
+                  "with the current MMA."),
+            Wrong(N_MMA * max(T_LOAD, T_MMA),
+                  "that counts only the steady state. The very first load has no MMA to hide "
+                  "under (the prologue), so it adds its full time."),
+            Wrong((N_MMA - 1) * max(T_LOAD, T_MMA),
+                  "that is the overlapped middle only: add the first load (prologue) and the "
+                  "last MMA (epilogue), which overlap with nothing."),
+            Wrong(T_LOAD + N_MMA * max(T_LOAD, T_MMA) + T_MMA,
+                  "the last MMA is counted twice: the overlapped phases are the n - 1 = 3 "
+                  "middle ones, then the final MMA runs alone."),
+        ],
+        hint="L + (n - 1) max(L, C) + C: a prologue load, the overlapped steps, a final MMA.",
+        explain="The slower stage (the MMA, 10) sets the pace; double buffering hides the loads "
+                "under it but cannot make the loop faster than n x max(L, C) plus the ends.",
+    ),
+    Question(
+        id="12.scalars_three_tiles",
+        prompt="If one thread kept whole 16 x 16 tiles of A, B and C in its own registers, how "
+               "many scalars would it hold?",
+        answer=lambda: tiling.scalars_per_thread(3, FRAG),
+        kind=Exact(int, unit="scalars"),
+        wrong=[
+            Wrong(FRAG * FRAG, "that is one tile. A, B and C are three tiles of 256 each."),
+            Wrong(2 * FRAG * FRAG, "that counts the inputs A and B; the C accumulator tile has "
+                                   "to live somewhere too."),
+            Wrong(3 * FRAG * FRAG // tiling.WARP,
+                  "that is each lane's share when a warp of 32 holds the three tiles together, "
+                  "which is what the hardware does; the question asks about one thread alone."),
+            Wrong(tiling.MAX_REGISTERS, "255 is the register limit the lesson compares against "
+                                        "(on current NVIDIA GPUs; it is not universal), not what "
+                                        "three tiles need."),
+        ],
+        hint="Three tiles of 16 x 16.",
+        explain="768 live scalars is three times the ~255-register limit of a thread: hence "
+                "warp-level fragments, spread over 32 lanes.",
+    ),
+    Question(
+        id="12.fragment_elements_per_lane",
+        prompt="A warp holds one 16 x 16 FP32 accumulator fragment spread evenly over its lanes. "
+               "How many of its elements does each lane keep?",
+        answer=lambda: tiling.elements_per_lane(FRAG, tiling.WARP),
+        kind=Exact(int, unit="elements"),
+        wrong=[
+            Wrong(FRAG * FRAG, "that would be a full copy of the fragment in every thread. The "
+                               "lanes of a warp share a fragment: each holds a part."),
+            Wrong(FRAG, "16 would be one row per lane, but a warp has 32 lanes, not 16."),
+            Wrong(3 * FRAG * FRAG // tiling.WARP, "that is the share of three fragments (A, B and "
+                                                  "C); the question asks about one."),
+        ],
+        hint="256 elements over 32 lanes.",
+        explain="Which lane holds which element is unspecified in WMMA (and differs between "
+                "architectures): code treats the fragment as a whole.",
+    ),
+    Question(
+        id="12.mma_count",
+        prompt=f"A {GEMM_N} x {GEMM_N} x {GEMM_N} GEMM (M = N = K = {GEMM_N}) is computed with "
+               f"16 x 16 x 16 MMAs. How many MMAs in total?",
+        answer=lambda: tiling.hierarchy(GEMM_N, TILE, FRAG)["mma_total"],
+        kind=Exact(int, unit="MMAs"),
+        wrong=[
+            Wrong((GEMM_N // FRAG) ** 2, "that counts the 16 x 16 fragments of C, one MMA each; "
+                                         "every fragment needs one MMA per 16-wide step of K."),
+            Wrong((GEMM_N // TILE) ** 2, "that is the number of 32 x 32 SRAM tiles of C. Each "
+                                         "tile holds 4 fragments, each updated K / 16 times."),
+        ],
+        hint="(M/16) x (N/16) fragments of C, each updated K/16 times.",
+        explain="The hierarchy only regroups the same (128/16)^3 MMAs: tiles decide what is in "
+                "shared memory, fragments what one warp multiplies.",
+    ),
+    Question(
+        id="12.fp16_acc_stall",
+        prompt="The FP16-accumulator mode adds 16 exact products per MMA step and rounds the "
+               "accumulator to FP16 after each step. Feeding it ones (every product is 1), at "
+               "which value does the accumulator stop growing?",
+        answer=lambda: numerics.ones_stall("fp16", block=FRAG),
+        kind=Number(rtol=1e-9),
+        wrong=[
+            Wrong(lambda: numerics.ones_stall("fp16", block=1),
+                  "2048 is the stall when ones are added one at a time (lesson 01). Here each "
+                  "step adds 16 at once, exactly: the sum only stalls where FP16's spacing is 32, "
+                  "so that + 16 is a tie that rounds back."),
+            Wrong(65504, "65504 is FP16's largest value; the accumulator stalls before it, where "
+                         "the spacing first reaches twice the step."),
+        ],
+        hint="Find the first power of two where FP16's spacing is 32.",
+        explain="Exact blocks of 16 postpone the stall, but FP16 accumulation still loses "
+                "everything above 2^15 + 16: Tensor Core GEMMs accumulate in FP32.",
+    ),
+    Question(
+        id="12.align_then_cancel",
+        prompt="One MMA step gets the products 2^30, -2^30 and 1 (and zeros). A Tensor Core that "
+               "aligns all products to the largest exponent, keeps 24 bits and truncates the rest "
+               "(no extra bits) before adding: what does it return?",
+        answer=lambda: probes.predict(_probe("align_then_cancel"), HW_MODEL),
+        kind=Number(atol=1e-12, rtol=0),
+        wrong=[
+            Wrong(lambda: probes.predict(_probe("align_then_cancel"), "rn"),
+                  "1 is the exact answer, which a chain of FP32 additions in this order also "
+                  "gives. Aligned to 2^30 with a 24-bit window, the 1 is 30 bits down and is "
+                  "shifted out before the two large products cancel."),
+            Wrong(2.0 ** 30, "the two large products cancel exactly; the question is what "
+                             "happens to the 1."),
+        ],
+        hint="Align 1 to the exponent of 2^30 with 24 significant bits: what is left of it?",
+        explain="Multi-term adders do not behave like a sequence of IEEE additions: "
+                "Fasi et al. (2021) describe this alignment loss on V100/T4/A100.",
+    ),
+    Question(
+        id="12.mma_step",
+        prompt="Write mma_step(a, b, c): one Tensor Core step D = A B + C on 16 x 16 fragments, "
+               "with a, b FP16 arrays and c a float32 array. Products exact, accumulation in "
+               "FP32 (return float32).",
+        answer=_mma_step,
+        kind=Function(cases=_mma_cases, compare=Array(rtol=1e-4, atol=1e-4)),
+        wrong=[
+            Wrong(lambda a, b, c: (a @ b).astype(np.float32) + c,
+                  "a @ b on FP16 arrays rounds the result to FP16 before it reaches the FP32 "
+                  "accumulator: that is FP16 arithmetic, not mixed precision. Widen the inputs "
+                  "first (a.astype(np.float32) or np.float64)."),
+            Wrong(lambda a, b, c: a.astype(np.float32) @ b.astype(np.float32),
+                  "that is A B without the accumulator: D = A B + C adds C."),
+        ],
+        hint="Convert a and b to a wider type, multiply, add c, return float32.",
+        explain="This is numerics.mma_update with the 'rn' model, the step the emulation repeats "
+                "K/16 times per fragment.",
+    ),
+]

@@ -1,0 +1,81 @@
+"""Lesson 12's questions: every reference passes, every known wrong answer fails with its own
+feedback, unanswered questions say "not attempted", and the seed's figures come out."""
+import json
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+from gemmlab.grading import FAIL, NOT_ATTEMPTED, PASS, judge
+from gemmlab.grading.bank import get_question, lesson_questions
+from gemmlab.grading.question import Function, evaluate
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+IDS = lesson_questions(12)
+# The seed lesson's own figures (lesson 08 of the unit): a drift in a reference shows here.
+SEED_FIGURES = {"12.serial_time": 64, "12.double_buffer_time": 46, "12.scalars_three_tiles": 768}
+
+
+def _value(q, v):
+    """Function questions take the function itself; other questions its (lazy) value."""
+    return v if isinstance(q.kind, Function) else evaluate(v)
+
+
+def test_the_issue_s_questions_are_there():
+    assert {"12.serial_time", "12.double_buffer_time", "12.scalars_three_tiles"} <= set(IDS)
+    assert 6 <= len(IDS) <= 10
+
+
+@pytest.mark.parametrize("qid, figure", sorted(SEED_FIGURES.items()))
+def test_seed_figures(qid, figure):
+    assert judge(qid, figure).status == PASS
+
+
+@pytest.mark.parametrize("qid", IDS)
+def test_reference_passes(qid):
+    q = get_question(qid)
+    r = judge(qid, _value(q, q.answer))
+    assert r.status == PASS and bool(r), r.feedback
+
+
+@pytest.mark.parametrize("qid", IDS)
+def test_known_wrong_answers_name_their_misconception(qid):
+    q = get_question(qid)
+    assert q.wrong, f"{qid} has no known wrong answer"
+    for w in q.wrong:
+        r = judge(qid, _value(q, w.value))
+        assert r.status == FAIL
+        assert w.feedback in r.feedback
+    assert len({w.feedback for w in q.wrong}) == len(q.wrong)
+
+
+@pytest.mark.parametrize("qid", IDS)
+def test_not_attempted_and_wrong_types(qid):
+    assert judge(qid, ...).status == NOT_ATTEMPTED
+    assert judge(qid, None).status == NOT_ATTEMPTED
+    r = judge(qid, object())
+    assert r.status == FAIL and "expected" in r.feedback
+
+
+def test_an_unlisted_wrong_answer_gets_the_hint():
+    r = judge("12.double_buffer_time", 50)
+    assert r.status == FAIL and "Hint" in r.feedback
+
+
+def test_mma_step_accepts_float32_and_float64_widening():
+    assert judge("12.mma_step", lambda a, b, c: a.astype(np.float32) @ b.astype(np.float32) + c)
+    assert judge("12.mma_step", lambda a, b, c: (a.astype(np.float64) @ b.astype(np.float64)
+                                                 + c).astype(np.float32))
+    assert judge("12.mma_step", lambda a, b, c: None).status == NOT_ATTEMPTED
+    r = judge("12.mma_step", lambda a, b, c: 1 / 0)
+    assert r.status == FAIL and "ZeroDivisionError" in r.feedback
+
+
+def test_solutions_notebook_checks_every_lesson_12_question():
+    path = ROOT / "solutions" / "12_tensor_cores.ipynb"
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    checked = re.findall(r'check\("(12\.[a-z0-9_]+)"', source)
+    assert sorted(checked) == sorted(IDS)
+    assert source.count("### BEGIN SOLUTION") == source.count("### END SOLUTION") >= len(checked) // 2
