@@ -67,12 +67,17 @@ def fit_alpha_beta(algorithm, n_ranks, sizes, seconds, model=None):
     return AlphaBetaFit(algorithm, model, int(n_ranks), float(alpha), float(beta))
 
 
+# The libraries' own all-reduces ("mpi": MPI's Allreduce, "nccl": NCCL's allReduce) are fitted
+# with the ring's step and byte counts, the shape of their large-message algorithms.
+LIBRARY_MODELS = {"mpi": "ring", "nccl": "ring"}
+
+
 def fit_records(records):
-    """One fit per (algorithm, ranks) in records of ``run_allreduce`` ("mpi", MPI's own
-    Allreduce, is fitted with the ring's model, the shape of its large-message algorithm)."""
+    """One fit per (algorithm, ranks) in records of ``run_allreduce`` or ``run_allreduce_nccl``
+    (a library's own all-reduce with the model of :data:`LIBRARY_MODELS`)."""
     groups = {}
     for r in records:
         groups.setdefault((r["algorithm"], r["n_ranks"]), []).append(r)
     return [fit_alpha_beta(name, n, [r["size_bytes"] for r in group],
-                           [r["seconds"] for r in group], model="ring" if name == "mpi" else name)
+                           [r["seconds"] for r in group], model=LIBRARY_MODELS.get(name, name))
             for (name, n), group in groups.items()]

@@ -19,6 +19,9 @@ import numpy as np
 from .cost import algbw, busbw
 
 MPI_ALGORITHMS = ("ring", "centralized", "mpi")
+BACKENDS = ("mpi", "nccl")            # --backend nccl: one process per GPU, see collectives.nccl
+SWEEPS = {"mpi": [1 << k for k in range(13, 27)],      # --sweep: 8 KiB .. 64 MiB on CPU cores,
+          "nccl": [1 << k for k in range(13, 31)]}     # 8 KiB .. 1 GiB on GPUs (nccl-tests' range)
 RESULT_TAG = "GEMMLAB_ALLREDUCE"      # rank 0 of the worker prefixes each JSON result line with it
 DTYPES = ("float32", "float64", "int32", "int64")
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9,
@@ -56,10 +59,11 @@ def mpiexec_path():
     return found
 
 
-def _check_request(sizes, algos, dtype):
-    unknown = [a for a in algos if a not in MPI_ALGORITHMS]
+def check_request(sizes, algos, dtype, known=MPI_ALGORITHMS):
+    """Raise ValueError unless ``algos`` are some of ``known`` and every size holds whole items."""
+    unknown = [a for a in algos if a not in known]
     if unknown or not algos:
-        raise ValueError(f"algorithms {list(algos)}: expected some of {', '.join(MPI_ALGORITHMS)}")
+        raise ValueError(f"algorithms {list(algos)}: expected some of {', '.join(known)}")
     if dtype not in DTYPES:
         raise ValueError(f"dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
     itemsize = np.dtype(dtype).itemsize
@@ -69,18 +73,19 @@ def _check_request(sizes, algos, dtype):
                              f"(the size of one {dtype})")
 
 
-def mpirun(n_ranks, program, timeout=300):
+def mpirun(n_ranks, program, timeout=300, env=None):
     """Run ``mpiexec -n n_ranks python -m mpi4py <program...>`` and return the finished process.
 
     ``program`` is what follows ``python -m mpi4py``: a script path or ``["-m", module, ...]``.
     ``MPIEXEC_TIMEOUT`` makes mpiexec kill a job that outlives ``timeout`` seconds (a deadlock
-    ends in an error rather than a wait forever). Raises RuntimeError if the job fails.
+    ends in an error rather than a wait forever). ``env``: variables added to every process's
+    environment. Raises RuntimeError if the job fails.
     """
     if isinstance(n_ranks, bool) or not isinstance(n_ranks, (int, np.integer)) or n_ranks < 1:
         raise ValueError(f"n_ranks={n_ranks!r}: expected a whole number of processes >= 1")
     command = [mpiexec_path(), "-n", str(int(n_ranks)), sys.executable, "-m", "mpi4py",
                *map(str, program)]
-    env = dict(os.environ, MPIEXEC_TIMEOUT=str(int(timeout)))
+    env = dict(os.environ, **(env or {}), MPIEXEC_TIMEOUT=str(int(timeout)))
     try:
         done = subprocess.run(command, capture_output=True, text=True, env=env,
                               timeout=timeout + 30)
@@ -104,14 +109,20 @@ def run_allreduce(n_ranks, sizes, algos=MPI_ALGORITHMS, dtype="float32", repeats
     """
     sizes = [parse_size(s) for s in sizes]
     algos = list(algos)
-    _check_request(sizes, algos, dtype)
+    check_request(sizes, algos, dtype)
     done = mpirun(n_ranks, ["-m", "gemmlab.collectives.worker", "--algos", ",".join(algos),
                             "--sizes", ",".join(map(str, sizes)), "--dtype", dtype,
                             "--repeats", repeats, "--warmup", warmup], timeout=timeout)
-    records = [_record(line) for line in done.stdout.splitlines() if line.startswith(RESULT_TAG)]
-    if len(records) != len(algos) * len(sizes):
-        raise RuntimeError(f"expected {len(algos) * len(sizes)} results from the MPI job, got "
-                           f"{len(records)}.\nstdout:\n{done.stdout[-3000:]}")
+    return parse_records(done.stdout, len(algos) * len(sizes))
+
+
+def parse_records(stdout, expected):
+    """The ``RESULT_TAG`` lines of a job's output as records with algbw and busbw added; a
+    RuntimeError unless there are ``expected`` of them."""
+    records = [_record(line) for line in stdout.splitlines() if line.startswith(RESULT_TAG)]
+    if len(records) != expected:
+        raise RuntimeError(f"expected {expected} results from the MPI job, got "
+                           f"{len(records)}.\nstdout:\n{stdout[-3000:]}")
     return records
 
 
@@ -136,12 +147,20 @@ def format_table(records):
 
 def add_arguments(parser):
     """The options of ``gemmlab allreduce``."""
+    parser.add_argument("--backend", choices=BACKENDS, default="mpi",
+                        help="mpi: processes on CPU cores; nccl: one process per GPU, our ring "
+                             "over NCCL send/recv against NCCL's own allReduce")
     parser.add_argument("--np", type=int, default=4, dest="n_ranks", help="number of processes")
-    parser.add_argument("--size", default="64MiB",
-                        help="bytes per rank, e.g. 64MiB; a comma-separated list for a sweep")
-    parser.add_argument("--algo", default=",".join(MPI_ALGORITHMS),
-                        help="comma-separated algorithms out of ring, centralized, mpi "
-                             "(mpi = MPI's own Allreduce, the reference)")
+    parser.add_argument("--size", default=None,
+                        help="bytes per rank, e.g. 64MiB (the default); a comma-separated list "
+                             "for a sweep")
+    parser.add_argument("--sweep", action="store_true",
+                        help="sizes in powers of two from 8 KiB to 64 MiB (mpi) or 1 GiB (nccl)")
+    parser.add_argument("--algo", default=None,
+                        help="comma-separated algorithms; mpi: ring, centralized, mpi (MPI's own "
+                             "Allreduce); nccl: ring, nccl (NCCL's own allReduce); default: all")
+    parser.add_argument("--iters", type=int, default=20,
+                        help="nccl: back-to-back calls per timed sample, as in nccl-tests")
     parser.add_argument("--dtype", default="float32", choices=DTYPES)
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per size (median)")
     parser.add_argument("--timeout", type=int, default=300, help="seconds before the job is killed")
@@ -150,15 +169,39 @@ def add_arguments(parser):
     parser.add_argument("--json", help="also write the records to this JSON file")
 
 
+def requested_sizes(args):
+    """The sizes ``--size`` or ``--sweep`` ask for (not both), as strings or byte counts."""
+    if args.sweep and args.size is not None:
+        raise ValueError(f"--size {args.size} and --sweep both given: --sweep runs its own sizes "
+                         f"(8 KiB to {format_size(SWEEPS[args.backend][-1])}); give one of them")
+    return SWEEPS[args.backend] if args.sweep else (args.size or "64MiB").split(",")
+
+
 def main(args):
-    """Run ``gemmlab allreduce`` with parsed arguments; exit status 1 if a result is wrong."""
-    records = run_allreduce(args.n_ranks, args.size.split(","), args.algo.split(","),
-                            dtype=args.dtype, repeats=args.repeats, timeout=args.timeout)
+    """Run ``gemmlab allreduce`` with parsed arguments; exit status 1 if a result is wrong, 2 if
+    the NCCL backend cannot run here (no CuPy, or fewer GPUs than --np)."""
+    sizes = requested_sizes(args)
+    if args.backend == "nccl":
+        from .nccl import NCCL_ALGORITHMS, BackendUnavailable, report_checks, run_allreduce_nccl
+        algos = args.algo.split(",") if args.algo else NCCL_ALGORITHMS
+        try:
+            records = run_allreduce_nccl(args.n_ranks, sizes, algos, dtype=args.dtype,
+                                         repeats=args.repeats, iters=args.iters,
+                                         timeout=args.timeout)
+        except BackendUnavailable as err:
+            print(f"gemmlab allreduce --backend nccl: {err}", file=sys.stderr)
+            return 2
+    else:
+        algos = args.algo.split(",") if args.algo else MPI_ALGORITHMS
+        records = run_allreduce(args.n_ranks, sizes, algos, dtype=args.dtype,
+                                repeats=args.repeats, timeout=args.timeout)
     print(format_table(records))
+    if args.backend == "nccl":
+        print(report_checks(records))
     if args.fit:
         from .fit import fit_records
         for fit in fit_records(records):
             print(fit)
     if args.json:
         Path(args.json).write_text(json.dumps(records, indent=1) + "\n")
-    return 0 if all(r["verified"] for r in records) else 1
+    return 0 if all(r["verified"] and r.get("checks_passed", True) for r in records) else 1

@@ -20,7 +20,8 @@ _HIDDEN = ("F", "Megatron's FFN gives each rank F/p of the F hidden features (W_
 
 
 def _as_float(x):
-    x = np.asarray(x)
+    if not hasattr(x, "dtype"):      # keep arrays as they are: CuPy refuses np.asarray
+        x = np.asarray(x)
     return x if x.dtype.kind == "f" else x.astype(np.float64)
 
 

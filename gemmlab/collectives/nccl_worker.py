@@ -1,0 +1,137 @@
+"""One GPU's process of ``gemmlab allreduce --backend nccl``: time our ring and NCCL's allReduce
+on each size and check every result against the exact sum.
+
+Run under ``mpiexec -n N python -m mpi4py -m gemmlab.collectives.nccl_worker ...`` (built by
+``nccl.run_allreduce_nccl``). The inputs are the MPI worker's (``a + rank * b`` with small random
+integers, so the float32 sum is exact and known without communication). Timing follows
+nccl-tests: after a barrier, ``iters`` calls back to back between two CUDA events, their mean per
+call, the slowest rank's; the median of ``repeats`` such samples is reported. Each size also checks
+our and NCCL's reduce-scatter and all-gather once. Rank 0 prints one ``RESULT_TAG`` JSON line per
+(algorithm, size).
+"""
+import argparse
+import json
+import statistics
+
+import numpy as np
+from mpi4py import MPI
+
+from .launch import RESULT_TAG
+from .nccl import (ALLREDUCE, RingPlan, connect, nccl_allgather, nccl_reduce_scatter,
+                   ring_allgather, ring_reduce_scatter)
+from .worker import _inputs
+
+POISON = -(1 << 22)    # written into outputs before a run: no exact sum here is that far from 0
+
+
+def time_calls(mpi, call, iters, repeats, warmup):
+    """Seconds per call of ``call()``: ``repeats`` samples, each the mean over ``iters`` calls
+    between two CUDA events on the current stream, the slowest rank's."""
+    import cupy
+    for _ in range(warmup):
+        call()
+    stream = cupy.cuda.get_current_stream()
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    samples = []
+    for _ in range(repeats):
+        stream.synchronize()
+        mpi.Barrier()
+        start.record(stream)
+        for _ in range(iters):
+            call()
+        end.record(stream)
+        end.synchronize()
+        seconds = cupy.cuda.get_elapsed_time(start, end) / 1e3 / iters
+        samples.append(mpi.allreduce(seconds, op=MPI.MAX))
+    return samples
+
+
+def _everywhere(mpi, ok):
+    return bool(mpi.allreduce(bool(ok), op=MPI.LAND))
+
+
+def check_partials(transport, mpi, mine, exact):
+    """Whether our and NCCL's reduce-scatter and all-gather give every GPU the exact result; None
+    for NCCL's when the item count does not divide by the ranks (NCCL needs equal blocks)."""
+    import cupy
+    n, rank = transport.size, transport.rank
+    plan = RingPlan.split(n, mine.size, mine.itemsize)
+    my_block = plan.views(exact)[rank]
+    checks = {
+        "ring reduce-scatter": _everywhere(mpi, cupy.array_equal(
+            ring_reduce_scatter(transport, mine), my_block)),
+        "ring all-gather": _everywhere(mpi, cupy.array_equal(
+            ring_allgather(transport, my_block, plan.counts), exact)),
+        "nccl reduce-scatter": None, "nccl all-gather": None}
+    if mine.size % n == 0:
+        checks["nccl reduce-scatter"] = _everywhere(mpi, cupy.array_equal(
+            nccl_reduce_scatter(transport, mine), my_block))
+        checks["nccl all-gather"] = _everywhere(mpi, cupy.array_equal(
+            nccl_allgather(transport, my_block), exact))
+    return checks
+
+
+def measure(transport, mpi, algos, size_bytes, dtype, args):
+    """The records of one size: per algorithm, its samples, whether every GPU got the exact sum
+    (and kept its input), and the reduce-scatter / all-gather checks."""
+    import cupy
+    n = transport.size
+    host_mine, host_exact = _inputs(size_bytes // dtype.itemsize, dtype, transport.rank, n,
+                                    args.seed)
+    mine, exact = cupy.asarray(host_mine), cupy.asarray(host_exact)
+    checks = check_partials(transport, mpi, mine, exact)
+    plan = RingPlan.split(n, mine.size, mine.itemsize)
+    records = []
+    for name in algos:
+        out = cupy.full_like(mine, POISON)
+        samples = time_calls(mpi, lambda: ALLREDUCE[name](transport, mine, out), args.iters,
+                             args.repeats, args.warmup)
+        verified = _everywhere(mpi, cupy.array_equal(out, exact)
+                               and cupy.array_equal(mine, cupy.asarray(host_mine)))
+        mine_checks = {k.split(" ", 1)[1]: ok for k, ok in checks.items() if k.startswith(name)}
+        records.append({
+            "algorithm": name, "backend": "nccl", "n_ranks": n, "size_bytes": size_bytes,
+            "dtype": dtype.name, "seconds": statistics.median(samples), "times": samples,
+            "iters": args.iters, "verified": verified, "checks": mine_checks,
+            "checks_passed": all(ok is not False for ok in mine_checks.values()),
+            "sent_bytes_per_rank": (plan.result(name, [None] * n).sent_bytes.tolist()
+                                    if name == "ring" else None)})
+    return records
+
+
+def describe(transport):
+    """The GPU, driver, CUDA runtime, NCCL and CuPy versions, for the records."""
+    cupy = transport.cupy
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    name = props["name"]
+    return {"gpu": name.decode() if isinstance(name, bytes) else str(name),
+            "driver": cupy.cuda.runtime.driverGetVersion(),
+            "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(),
+            "nccl_version": transport.nccl.get_version(), "cupy": cupy.__version__}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--algos", required=True, help="comma-separated: ring,nccl")
+    parser.add_argument("--sizes", required=True, help="comma-separated sizes in bytes")
+    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    mpi = MPI.COMM_WORLD
+    transport = connect(mpi)
+    machine = describe(transport)
+    dtype = np.dtype(args.dtype)
+    try:
+        for size in (int(s) for s in args.sizes.split(",")):
+            for record in measure(transport, mpi, args.algos.split(","), size, dtype, args):
+                if mpi.Get_rank() == 0:
+                    print(RESULT_TAG, json.dumps({**record, **machine}), flush=True)
+    finally:
+        transport.close()
+
+
+if __name__ == "__main__":
+    main()

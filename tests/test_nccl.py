@@ -1,0 +1,496 @@
+"""The ring collectives over NCCL (``gemmlab.collectives.nccl``) and Megatron's layers over NCCL
+(``gemmlab.parallel_nccl``).
+
+Everywhere: the ring's plan (chunk split, schedule, trace, byte ledger) agrees with the simulated
+ring for N = 1..8 and uneven sizes; the ring functions, run by N threads over a queue transport
+standing in for NCCL, give the simulated ring's bits and the ledger's byte counts; the launchers'
+argument checks, NVLS setting and records; the error without CuPy.
+
+On the gpu backend with CuPy: the same ring code on CuPy arrays of one GPU, a one-rank NCCL
+communicator (our ring, NCCL's collectives, a send to itself), the CLI and the layers at N = 1.
+With N GPUs, the same at N = 2, 4, 8; with fewer, those tests skip ("needs N GPUs, found M").
+"""
+import json
+import os
+import queue
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import gemmlab as gl
+import gemmlab.collectives as C
+from gemmlab import cli, parallel_nccl
+from gemmlab.collectives import launch, nccl
+from gemmlab.parallel import megatron_attention, megatron_ffn
+from gemmlab.parallel.mpi import make_inputs
+
+RANKS = range(1, 9)
+ITEMS = [3, 13, 64, 1001]      # fewer items than ranks, uneven splits, an even split
+
+
+def _gpus():
+    """GPUs the NCCL tests may use, and why there are none."""
+    if gl.device.backend() != "gpu":
+        return 0, "needs the gpu backend (GEMMLAB_BACKEND=gpu) and CuPy"
+    try:
+        return nccl.visible_gpus(), "no GPU visible"
+    except nccl.BackendUnavailable as err:
+        return 0, str(err)
+
+
+GPUS, NO_GPU = _gpus()
+needs_gpu = pytest.mark.skipif(GPUS == 0, reason=NO_GPU)
+
+
+def needs_gpus(n):
+    return pytest.mark.skipif(GPUS < n, reason=f"needs {n} GPUs, found {GPUS}" if GPUS else NO_GPU)
+
+
+class QueueRing:
+    """N ranks as threads. A message travels as a copy through one FIFO per (sender, receiver)
+    pair, which is what NCCL's grouped send/recv gives the ring: the i-th message a sends to b is
+    the i-th that b receives from a. Counts the bytes each rank sends and receives."""
+
+    def __init__(self, n):
+        self.n = n
+        self.boxes = {(a, b): queue.Queue() for a in range(n) for b in range(n)}
+        self.sent, self.received = [0] * n, [0] * n
+
+    def run(self, work):
+        """``work(transport)`` on every rank, each in its own thread; the per-rank results."""
+        with ThreadPoolExecutor(self.n) as pool:
+            futures = [pool.submit(work, QueueTransport(self, r)) for r in range(self.n)]
+            return [f.result(timeout=60) for f in futures]
+
+
+class QueueTransport:
+    def __init__(self, ring, rank):
+        self.ring, self.rank, self.size = ring, rank, ring.n
+
+    def sendrecv(self, send, dest, recv, source):
+        if send.size:
+            self.ring.boxes[(self.rank, dest)].put(send.copy())
+            self.ring.sent[self.rank] += send.nbytes
+        if recv.size:
+            got = self.ring.boxes[(source, self.rank)].get(timeout=20)
+            assert got.shape == recv.shape and got.dtype == recv.dtype, "mismatched message"
+            recv[...] = got
+            self.ring.received[self.rank] += got.nbytes
+
+
+def _random(n, shape, seed, dtype=np.float32):
+    return [np.random.default_rng([seed, r]).standard_normal(shape).astype(dtype)
+            for r in range(n)]
+
+
+# --- the plan agrees with the simulated ring ------------------------------------------------------
+
+@pytest.mark.parametrize("n", RANKS)
+@pytest.mark.parametrize("items", ITEMS)
+def test_allreduce_plan_is_the_simulated_ring(n, items):
+    simulated = C.ring_allreduce([np.zeros(items, np.float32)] * n)
+    plan = nccl.RingPlan.split(n, items, 4)
+    assert list(plan.counts) == [len(c) for c in np.array_split(np.arange(items), n)]
+    assert plan.trace() == simulated.steps
+    ledger = plan.result("ring", simulated.outputs)
+    np.testing.assert_array_equal(ledger.sent_bytes, simulated.sent_bytes)
+    np.testing.assert_array_equal(ledger.recv_bytes, simulated.recv_bytes)
+    if items % n == 0:
+        assert ledger.sent_bytes.tolist() == [C.ring_send_bytes(n, 4 * items)] * n
+
+
+@pytest.mark.parametrize("n", RANKS)
+def test_reduce_scatter_and_allgather_plans_are_the_simulated_ones(n):
+    rows = 11                                       # 11 rows of 3: unequal row blocks
+    simulated = C.ring_reduce_scatter([np.zeros((rows, 3))] * n)
+    plan = nccl.RingPlan.split(n, rows, 8, row_items=3)
+    assert plan.trace(("reduce-scatter",)) == simulated.steps
+    lengths = [r % 3 + 1 for r in range(n)]         # pieces of 1, 2, 3, 1, ... rows of 2
+    gathered = C.ring_allgather([np.zeros((k, 2), np.int32) for k in lengths])
+    assert nccl.RingPlan(tuple(2 * k for k in lengths), 4).trace(("all-gather",)) == gathered.steps
+
+
+@pytest.mark.parametrize("n", RANKS)
+def test_schedule_pairs_every_receive_with_its_sender(n):
+    plan = nccl.RingPlan.split(n, 5 * n + 3, 4)
+    schedules = [plan.schedule(r) for r in range(n)]
+    assert all(len(s) == 2 * (n - 1) for s in schedules)
+    for r in range(n):
+        for i, step in enumerate(schedules[r]):
+            sender = schedules[step.source][i]
+            assert (sender.dest, sender.send, sender.step) == (r, step.recv, step.step)
+        reduce = plan.steps(r, "reduce-scatter")
+        # after the first step a rank passes on what it received the step before (the out-of-place
+        # reduce-scatter sends from its output from then on)
+        assert all(b.send == a.recv for a, b in zip(reduce, reduce[1:]))
+        assert sorted(s.recv for s in reduce) == sorted(set(range(n)) - {(r - 1) % n})
+        assert not reduce or reduce[-1].recv == r     # the last addition completes chunk r
+        gather = plan.steps(r, "all-gather", first_step=n - 1)
+        assert sorted(s.recv for s in gather) == sorted(set(range(n)) - {r})
+
+
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_views_are_the_array_split_chunks(n):
+    flat = np.arange(29, dtype=np.float64)
+    plan = nccl.RingPlan.split(n, 29, 8)
+    assert plan.offsets[0] == 0 and plan.offsets[-1] == 29
+    for view, expected in zip(plan.views(flat), np.array_split(flat, n)):
+        assert np.shares_memory(view, flat) and np.array_equal(view, expected)
+    with pytest.raises(ValueError, match="1-D buffer of 29 items"):
+        plan.views(flat[:28])
+
+
+def test_bad_plans_are_refused():
+    with pytest.raises(ValueError, match="whole number of ranks"):
+        nccl.RingPlan.split(0, 10, 4)
+    with pytest.raises(ValueError, match="phase 'gossip'"):
+        nccl.RingPlan.split(2, 10, 4).steps(0, "gossip")
+
+
+# --- the ring functions over a stand-in transport give the simulated ring's bits -----------------
+
+@pytest.mark.parametrize("n", RANKS)
+@pytest.mark.parametrize("items", ITEMS)
+def test_ring_allreduce_gives_the_simulated_bits_and_the_ledgers_bytes(n, items):
+    everyone = _random(n, items, seed=items)
+    kept = [e.copy() for e in everyone]
+    ring = QueueRing(n)
+    outputs = ring.run(lambda t: nccl.ring_allreduce(t, everyone[t.rank]))
+    simulated = C.ring_allreduce(everyone)
+    for got, expected in zip(outputs, simulated.outputs):
+        np.testing.assert_array_equal(got, expected)
+    assert all(np.array_equal(a, b) for a, b in zip(everyone, kept)), "an input was changed"
+    assert ring.sent == simulated.sent_bytes.tolist()
+    assert ring.received == simulated.recv_bytes.tolist()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8])
+def test_ring_reduce_scatter_and_allgather_match_the_simulated_ones(n):
+    matrices = _random(n, (11, 3), seed=7, dtype=np.float64)
+    blocks = QueueRing(n).run(lambda t: nccl.ring_reduce_scatter(t, matrices[t.rank]))
+    for got, expected in zip(blocks, C.ring_reduce_scatter(matrices).outputs):
+        assert got.shape == expected.shape and np.array_equal(got, expected)
+    pieces = [np.arange(2 * (r % 3 + 1), dtype=np.int64).reshape(-1, 2) * (r + 1) for r in range(n)]
+    lengths = [len(p) for p in pieces]
+    gathered = QueueRing(n).run(lambda t: nccl.ring_allgather(t, pieces[t.rank], lengths))
+    for got in gathered:
+        np.testing.assert_array_equal(got, np.concatenate(pieces))
+
+
+def test_outputs_can_be_given_but_must_not_alias_the_input():
+    everyone = _random(3, (4, 5), seed=1)
+    outs = [np.full((4, 5), np.nan, np.float32) for _ in range(3)]
+    results = QueueRing(3).run(lambda t: nccl.ring_allreduce(t, everyone[t.rank], outs[t.rank]))
+    assert all(r is o for r, o in zip(results, outs))
+    np.testing.assert_array_equal(outs[2], C.ring_allreduce(everyone).outputs[2])
+    with pytest.raises(ValueError, match="must not share memory"):
+        QueueRing(1).run(lambda t: nccl.ring_allreduce(t, everyone[0], everyone[0]))
+    with pytest.raises(ValueError, match="float32 array of shape \\(4, 5\\)"):
+        QueueRing(1).run(lambda t: nccl.ring_allreduce(t, everyone[0], np.zeros(20, np.float32)))
+
+
+def test_bad_collective_inputs_are_refused():
+    with pytest.raises(ValueError, match="one length per rank"):
+        QueueRing(2).run(lambda t: nccl.ring_allgather(t, np.zeros(3), [3, 3, 3]))
+    with pytest.raises(ValueError, match="scalar"):
+        QueueRing(1).run(lambda t: nccl.ring_reduce_scatter(t, np.float32(1.0)))
+    with pytest.raises(TypeError, match="NumPy or CuPy array, got list"):
+        QueueRing(1).run(lambda t: nccl.ring_allreduce(t, [1.0, 2.0]))
+    two_ranks = SimpleNamespace(rank=0, size=2)
+    with pytest.raises(ValueError, match="must divide by the 2 ranks"):
+        nccl.nccl_reduce_scatter(two_ranks, np.zeros(5, np.float32))
+
+
+# --- Megatron's layers: the per-rank code over the stand-in transport ----------------------------
+
+@pytest.mark.parametrize("p", [1, 2, 4])
+def test_ffn_on_ranks_is_the_simulated_megatron_ffn(p):
+    inputs = make_inputs("ffn", 6, 8, seed=p)
+    shards = parallel_nccl.layer_shards("ffn", inputs, p)
+    outputs = QueueRing(p).run(lambda t: parallel_nccl.layer_on_rank(t, "ffn", inputs["X"],
+                                                                     shards[t.rank]))
+    simulated = megatron_ffn(inputs["X"], inputs["W_up"], inputs["W_down"], p)
+    for got, expected in zip(outputs, simulated.outputs):
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("p,kv_heads", [(1, None), (2, None), (4, 2), (4, 8)])
+def test_attention_on_ranks_is_the_simulated_megatron_attention(p, kv_heads):
+    inputs = make_inputs("attention", 5, 16, n_heads=8, n_kv_heads=kv_heads, seed=p)
+    shards = parallel_nccl.layer_shards("attention", inputs, p, 8, kv_heads)
+    outputs = QueueRing(p).run(lambda t: parallel_nccl.layer_on_rank(
+        t, "attention", inputs["X"], shards[t.rank]))
+    weights = [inputs[k] for k in ("Wq", "Wk", "Wv", "Wo")]
+    simulated = megatron_attention(inputs["X"], *weights, 8, p, kv_heads)
+    for got, expected in zip(outputs, simulated.outputs):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_layer_requests_are_checked_before_launching():
+    with pytest.raises(ValueError, match="F = 20 must be divisible by p = 3"):
+        parallel_nccl.run_layer_nccl("ffn", 3, tokens=2, d_model=5)
+    with pytest.raises(ValueError, match="n_heads = 6 must be divisible by p = 4"):
+        parallel_nccl.run_layer_nccl("attention", 4, tokens=2, d_model=12, n_heads=6)
+    with pytest.raises(ValueError, match="layer must be one of ffn, attention"):
+        parallel_nccl.run_layer_nccl("conv", 2)
+    with pytest.raises(ValueError, match="dtype 'int8'"):
+        parallel_nccl.run_layer_nccl("ffn", 2, dtype="int8")
+    with pytest.raises(ValueError, match="expected some of ring, nccl"):
+        parallel_nccl.run_layer_nccl("ffn", 2, algos=["centralized"])
+
+
+# --- launchers and CLI without a GPU ------------------------------------------------------------
+
+def _cli_args(*argv):
+    parser = cli.build_parser()
+    return parser.parse_args(["allreduce", *argv])
+
+
+def test_sweep_and_sizes():
+    assert launch.requested_sizes(_cli_args("--backend", "nccl", "--sweep")) == [
+        2**k for k in range(13, 31)]                                  # 8 KiB .. 1 GiB
+    assert launch.requested_sizes(_cli_args("--sweep"))[-1] == 64 * 2**20
+    assert launch.requested_sizes(_cli_args("--backend", "nccl")) == ["64MiB"]
+    with pytest.raises(ValueError, match="--size 1MiB and --sweep both given"):
+        launch.requested_sizes(_cli_args("--backend", "nccl", "--sweep", "--size", "1MiB"))
+
+
+def test_cli_argument_errors_come_before_any_gpu_is_needed():
+    with pytest.raises(ValueError, match="expected some of ring, nccl"):
+        cli.main(["allreduce", "--backend", "nccl", "--algo", "centralized", "--size", "4KiB"])
+    with pytest.raises(ValueError, match="multiple of 4"):
+        cli.main(["allreduce", "--backend", "nccl", "--size", "4098"])
+    with pytest.raises(ValueError, match="iters=0"):
+        nccl.run_allreduce_nccl(2, ["4KiB"], iters=0)
+    with pytest.raises(SystemExit):                                   # argparse: not a backend
+        cli.main(["allreduce", "--backend", "gloo"])
+
+
+def test_too_few_gpus_is_a_clear_error():
+    with pytest.raises(nccl.BackendUnavailable, match="--np 4 needs 4 GPUs, found 1"):
+        nccl.check_gpu_count(4, 1)
+    nccl.check_gpu_count(2, 8)
+    with pytest.raises(ValueError, match="whole number of GPUs"):
+        nccl.check_gpu_count(0, 8)
+
+
+def test_without_cupy_the_backend_says_what_it_needs(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "cupy", None)                    # `import cupy` now fails
+    with pytest.raises(nccl.BackendUnavailable, match="needs CuPy with NCCL.*pip install"):
+        nccl.require_cupy()
+    assert cli.main(["allreduce", "--backend", "nccl", "--np", "2", "--size", "1MiB"]) == 2
+    err = capsys.readouterr().err
+    assert "--backend nccl" in err and "CuPy" in err and "--backend mpi" in err
+    assert parallel_nccl.main(["--np", "2", "--tokens", "4", "--d-model", "8"]) == 2
+    assert "CuPy" in capsys.readouterr().err
+
+
+def _fake_job(monkeypatch, module, lines, gpus=8):
+    """Replace the GPU count and mpiexec in ``module``; return the list the calls land in."""
+    calls = []
+
+    def fake_mpirun(n_ranks, program, timeout=300, env=None):
+        calls.append({"n": n_ranks, "program": [str(a) for a in program], "env": env})
+        return SimpleNamespace(stdout="\n".join(lines) + "\n")
+
+    monkeypatch.setattr(module, "visible_gpus", lambda: gpus)
+    monkeypatch.setattr(module, "mpirun", fake_mpirun)
+    return calls
+
+
+def test_launcher_turns_nvls_off_and_reads_the_records(monkeypatch, tmp_path):
+    checks = {"reduce-scatter": True, "all-gather": None}
+    lines = [launch.RESULT_TAG + " " + json.dumps(
+        {"algorithm": a, "n_ranks": 4, "size_bytes": 2**20, "dtype": "float32", "seconds": 1e-4,
+         "times": [1e-4], "verified": True, "checks": checks, "checks_passed": True,
+         "sent_bytes_per_rank": None}) for a in ("ring", "nccl")]
+    calls = _fake_job(monkeypatch, nccl, lines)
+    out = tmp_path / "r.json"
+    assert cli.main(["allreduce", "--backend", "nccl", "--np", "4", "--size", "1MiB",
+                     "--json", str(out)]) == 0
+    (call,) = calls
+    assert call["env"] == {"NCCL_NVLS_ENABLE": "0"} and call["n"] == 4
+    assert call["program"][:2] == ["-m", "gemmlab.collectives.nccl_worker"]
+    records = json.loads(out.read_text())
+    assert [r["algorithm"] for r in records] == ["ring", "nccl"]
+    assert records[0]["busbw"] == pytest.approx(2**20 / 1e-4 / 1e9 * 2 * 3 / 4)
+    assert "NCCL's not run at 1048576 B" in nccl.report_checks(records)
+    _fake_job(monkeypatch, nccl, lines, gpus=4)
+    with pytest.raises(nccl.BackendUnavailable, match="needs 8 GPUs, found 4"):
+        nccl.run_allreduce_nccl(8, ["1MiB"])
+
+
+def test_a_wrong_reduce_scatter_fails_the_cli(monkeypatch, capsys):
+    line = launch.RESULT_TAG + " " + json.dumps(
+        {"algorithm": "ring", "n_ranks": 2, "size_bytes": 4096, "dtype": "float32",
+         "seconds": 1e-5, "times": [1e-5], "verified": True,
+         "checks": {"reduce-scatter": False, "all-gather": True}, "checks_passed": False,
+         "sent_bytes_per_rank": [4096, 4096]})
+    _fake_job(monkeypatch, nccl, [line])
+    assert cli.main(["allreduce", "--backend", "nccl", "--np", "2", "--algo", "ring",
+                     "--size", "4KiB"]) == 1
+    assert "WRONG: ring reduce-scatter at 4096 B" in capsys.readouterr().out
+
+
+def test_layer_launcher_passes_the_shape_and_turns_nvls_off(monkeypatch):
+    report = {"verified": True, "layer": "attention"}
+    calls = _fake_job(monkeypatch, parallel_nccl,
+                      [parallel_nccl.RESULT_TAG + " " + json.dumps(report)])
+    assert parallel_nccl.run_layer_nccl("attention", 4, n_kv_heads=2) == report
+    (call,) = calls
+    assert call["env"] == {"NCCL_NVLS_ENABLE": "0"}
+    program = call["program"]
+    assert program[:3] == ["-m", "gemmlab.parallel_nccl", "--worker"]
+    args = dict(zip(program[3::2], program[4::2]))
+    assert args == {**args, "--layer": "attention", "--tokens": "2048", "--d-model": "4096",
+                    "--heads": "32", "--kv-heads": "2", "--algos": "ring,nccl"}
+
+
+# --- on GPUs -----------------------------------------------------------------------------------
+
+@needs_gpu
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_ring_code_on_cupy_arrays_of_one_gpu(n):
+    import cupy
+    everyone = _random(n, 1001, seed=n)
+    outputs = QueueRing(n).run(lambda t: nccl.ring_allreduce(t, cupy.asarray(everyone[t.rank])))
+    cupy.cuda.runtime.deviceSynchronize()
+    for got, expected in zip(outputs, C.ring_allreduce(everyone).outputs):
+        np.testing.assert_array_equal(got.get(), expected)
+    matrices = [e[:21].reshape(7, 3) for e in everyone]
+    blocks = QueueRing(n).run(lambda t: nccl.ring_reduce_scatter(t, cupy.asarray(matrices[t.rank])))
+    for got, expected in zip(blocks, C.ring_reduce_scatter(matrices).outputs):
+        np.testing.assert_array_equal(got.get(), expected)
+
+
+@pytest.fixture(scope="module")
+def one_rank():
+    transport = nccl.connect()
+    yield transport
+    transport.close()
+
+
+@needs_gpu
+def test_one_rank_nccl_communicator(one_rank):
+    import cupy
+    assert os.environ["NCCL_NVLS_ENABLE"] == "0"
+    x = cupy.asarray(np.random.default_rng(3).integers(-1000, 1000, (257, 3)).astype(np.float32))
+    for algorithm in nccl.ALLREDUCE.values():
+        assert cupy.array_equal(algorithm(one_rank, x), x)      # the sum over one rank is x
+    assert cupy.array_equal(nccl.ring_reduce_scatter(one_rank, x), x)
+    assert cupy.array_equal(nccl.nccl_reduce_scatter(one_rank, x), x)
+    assert cupy.array_equal(nccl.ring_allgather(one_rank, x), x)
+    assert cupy.array_equal(nccl.nccl_allgather(one_rank, x), x)
+    received = cupy.full(x.size, -1.0, dtype=cupy.float32)
+    one_rank.sendrecv(x.reshape(-1), 0, received, 0)             # ncclSend/ncclRecv to itself
+    assert cupy.array_equal(received, x.reshape(-1))
+    with pytest.raises(TypeError, match="NCCL has no type for complex64"):
+        one_rank.allreduce(x.astype(cupy.complex64), x.astype(cupy.complex64))
+
+
+@needs_gpu
+def test_cli_on_one_gpu(tmp_path):
+    out = tmp_path / "np1.json"
+    assert cli.main(["allreduce", "--backend", "nccl", "--np", "1", "--size", "8KiB,4100",
+                     "--repeats", "2", "--iters", "2", "--json", str(out)]) == 0
+    records = json.loads(out.read_text())
+    assert {(r["algorithm"], r["size_bytes"]) for r in records} == {
+        (a, s) for a in ("ring", "nccl") for s in (8192, 4100)}
+    assert all(r["verified"] and r["checks_passed"] and r["busbw"] == 0 for r in records)
+    assert all(r["nccl_version"] > 0 and r["gpu"] for r in records)
+
+
+@pytest.mark.skipif(not 0 < GPUS < 2, reason="needs a machine with exactly one GPU")
+def test_cli_refuses_more_ranks_than_gpus(capsys):
+    assert cli.main(["allreduce", "--backend", "nccl", "--np", "2", "--size", "4KiB"]) == 2
+    assert f"needs 2 GPUs, found {GPUS}" in capsys.readouterr().err
+
+
+@needs_gpu
+@pytest.mark.parametrize("layer,shape", [("ffn", {"tokens": 64, "d_model": 128}),
+                                         ("attention", {"tokens": 48, "d_model": 64,
+                                                        "n_heads": 8, "n_kv_heads": 2})])
+def test_layers_on_one_gpu(layer, shape):
+    report = parallel_nccl.run_layer_nccl(layer, 1, **shape, repeats=2, iters=1, timeout=300)
+    assert report["verified"] and report["n_ranks"] == 1
+    assert set(report["allreduce_seconds"]) == {"ring", "nccl"}
+    assert all(0 <= share < 1 for share in report["comm_share"].values())
+
+
+BITS_PROGRAM = textwrap.dedent("""
+    import os, sys
+    from pathlib import Path
+    import cupy
+    import numpy as np
+    from mpi4py import MPI
+    import gemmlab.collectives as C
+    from gemmlab.collectives import nccl
+
+    assert os.environ["NCCL_NVLS_ENABLE"] == "0", "the launcher did not turn NVLS off"
+    comm = MPI.COMM_WORLD
+    t = nccl.connect(comm)
+    n, rank = comm.Get_size(), comm.Get_rank()
+    everyone = [np.random.default_rng([5, r]).standard_normal(1001).astype(np.float32)
+                for r in range(n)]
+    mine = cupy.asarray(everyone[rank])
+    ours = nccl.ring_allreduce(t, mine).get()
+    assert np.array_equal(ours, C.ring_allreduce(everyone).outputs[rank]), "ring differs"
+    exact = np.sum([e.astype(np.float64) for e in everyone], axis=0)
+    assert np.allclose(nccl.nccl_allreduce(t, mine).get(), exact, rtol=1e-5, atol=1e-5)
+    rows = [e[:21].reshape(7, 3) for e in everyone]
+    block = nccl.ring_reduce_scatter(t, cupy.asarray(rows[rank])).get()
+    assert np.array_equal(block, C.ring_reduce_scatter(rows).outputs[rank]), "blocks differ"
+    pieces = [np.arange(r + 2, dtype=np.int64) * (r + 1) for r in range(n)]
+    got = nccl.ring_allgather(t, cupy.asarray(pieces[rank]), [len(p) for p in pieces]).get()
+    assert np.array_equal(got, np.concatenate(pieces)), "all-gather differs"
+    t.close()
+    Path(sys.argv[1], f"rank{rank}.ok").write_text("ok")
+""")
+
+
+@pytest.mark.parametrize("n", [pytest.param(n, marks=needs_gpus(n)) for n in (2, 4, 8)])
+def test_ring_over_nccl_gives_the_simulated_bits(tmp_path, n):
+    script = tmp_path / "program.py"
+    script.write_text(BITS_PROGRAM)
+    launch.mpirun(n, [script, tmp_path], timeout=180, env=nccl.NVLS_OFF)
+    assert sorted(p.name for p in tmp_path.glob("*.ok")) == [f"rank{r}.ok" for r in range(n)]
+
+
+@pytest.mark.parametrize("n", [pytest.param(n, marks=needs_gpus(n)) for n in (2, 4, 8)])
+def test_cli_and_layers_on_n_gpus(n):
+    records = nccl.run_allreduce_nccl(n, ["8KiB", "4100"], repeats=2, iters=2, timeout=300)
+    assert all(r["verified"] and r["checks_passed"] for r in records)
+    for r in records:
+        if r["algorithm"] == "ring":
+            plan = nccl.RingPlan.split(n, r["size_bytes"] // 4, 4)
+            assert r["sent_bytes_per_rank"] == plan.result("ring", [None] * n).sent_bytes.tolist()
+    for layer, shape in (("ffn", {"tokens": 128, "d_model": 256}),
+                         ("attention", {"tokens": 64, "d_model": 128, "n_heads": 8})):
+        report = parallel_nccl.run_layer_nccl(layer, n, **shape, repeats=2, iters=1, timeout=300)
+        assert report["verified"] and report["n_ranks"] == n
+
+
+def test_sweep_summary_quotes_the_headline_ratio_and_the_fits():
+    alpha, beta = {"ring": 30e-6, "nccl": 10e-6}, {"ring": 1 / 200e9, "nccl": 1 / 360e9}
+    records = []
+    for name in ("ring", "nccl"):
+        for size in (2**13, 2**20, 2**28, 2**30):
+            seconds = C.allreduce_cost("ring", 8, size).time(alpha[name], beta[name])
+            records.append({"algorithm": name, "n_ranks": 8, "size_bytes": size,
+                            "seconds": seconds, "busbw": C.busbw("allreduce", 8, size, seconds),
+                            "verified": True, "checks_passed": True})
+    summary = nccl.sweep_summary(records)
+    at = summary["busbw_at_headline"]
+    assert summary["ring_fraction_of_nccl"] == pytest.approx(at["ring"] / at["nccl"])
+    assert 0.5 < summary["ring_fraction_of_nccl"] < 0.6 and summary["all_verified"]
+    fits = {f["algorithm"]: f for f in summary["fits"]}
+    assert fits["nccl"]["alpha_us"] == pytest.approx(10, rel=1e-3)
+    assert fits["ring"]["bandwidth_GBps"] == pytest.approx(200, rel=1e-3)
+    records[0]["checks_passed"] = False
+    assert not nccl.sweep_summary(records)["all_verified"]
+    with pytest.raises(ValueError, match="one number of ranks"):
+        nccl.sweep_summary(records + [{**records[0], "n_ranks": 4}])
