@@ -99,3 +99,11 @@ def test_sizes_and_requests_are_checked():
         launch.run_allreduce(2, ["4KiB"], algos=["gossip"])
     with pytest.raises(ValueError, match="processes"):
         launch.mpirun(0, ["x.py"])
+
+
+def test_a_rank_alone_in_its_world_stops_with_the_reason(monkeypatch):
+    # what mpiexec and mpi4py from different MPI libraries look like to a worker
+    from gemmlab.collectives import launch
+    monkeypatch.setenv(launch.WORLD_SIZE_VAR, "4")
+    with pytest.raises(SystemExit, match="different MPI libraries"):
+        launch.world()

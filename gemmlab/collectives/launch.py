@@ -73,6 +73,27 @@ def check_request(sizes, algos, dtype, known=MPI_ALGORITHMS):
                              f"(the size of one {dtype})")
 
 
+WORLD_SIZE_VAR = "GEMMLAB_MPI_RANKS"     # how many ranks mpirun asked for, read by the workers
+
+
+def world():
+    """A worker's ``MPI.COMM_WORLD``, checked against the rank count ``mpirun`` asked for.
+
+    When mpiexec and mpi4py come from different MPI libraries, each process starts alone, as rank
+    0 of a world of 1, and every rank would compute the whole job by itself: stop instead.
+    """
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    wanted = int(os.environ.get(WORLD_SIZE_VAR, comm.Get_size()))
+    if comm.Get_size() != wanted:
+        sys.exit(f"mpiexec started {wanted} processes, but each one sees an MPI world of "
+                 f"{comm.Get_size()}: mpiexec ({mpiexec_path()}) and mpi4py "
+                 f"({MPI.Get_library_version().splitlines()[0]}) use different MPI libraries. "
+                 f"Install mpi4py and mpich into the same environment (pip install mpi4py mpich), "
+                 f"or put the matching library first on LD_LIBRARY_PATH.")
+    return comm
+
+
 def mpirun(n_ranks, program, timeout=300, env=None):
     """Run ``mpiexec -n n_ranks python -m mpi4py <program...>`` and return the finished process.
 
@@ -85,7 +106,8 @@ def mpirun(n_ranks, program, timeout=300, env=None):
         raise ValueError(f"n_ranks={n_ranks!r}: expected a whole number of processes >= 1")
     command = [mpiexec_path(), "-n", str(int(n_ranks)), sys.executable, "-m", "mpi4py",
                *map(str, program)]
-    env = dict(os.environ, **(env or {}), MPIEXEC_TIMEOUT=str(int(timeout)))
+    env = dict(os.environ, **(env or {}), MPIEXEC_TIMEOUT=str(int(timeout)),
+               **{WORLD_SIZE_VAR: str(int(n_ranks))})
     try:
         done = subprocess.run(command, capture_output=True, text=True, env=env,
                               timeout=timeout + 30)

@@ -16,7 +16,7 @@ import statistics
 import numpy as np
 from mpi4py import MPI
 
-from .launch import RESULT_TAG
+from .launch import RESULT_TAG, world
 from .nccl import (ALLREDUCE, RingPlan, connect, nccl_allgather, nccl_reduce_scatter,
                    ring_allgather, ring_reduce_scatter)
 from .worker import _inputs
@@ -120,7 +120,7 @@ def main(argv=None):
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    mpi = MPI.COMM_WORLD
+    mpi = world()
     transport = connect(mpi)
     machine = describe(transport)
     dtype = np.dtype(args.dtype)

@@ -13,7 +13,7 @@ import statistics
 import numpy as np
 from mpi4py import MPI
 
-from .launch import RESULT_TAG
+from .launch import RESULT_TAG, world
 from .mpi import ALGORITHMS
 
 
@@ -61,7 +61,7 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    comm = MPI.COMM_WORLD
+    comm = world()
     dtype = np.dtype(args.dtype)
     algos = args.algos.split(",")
     for size in (int(s) for s in args.sizes.split(",")):

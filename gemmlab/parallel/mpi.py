@@ -144,8 +144,8 @@ def run_on_mpi(layer, n_ranks, tokens, d_model, n_heads=None, n_kv_heads=None, c
 
 
 def main(argv=None):
-    from mpi4py import MPI
-    report = rank_main(MPI.COMM_WORLD, _parser().parse_args(argv))
+    from ..collectives.launch import world
+    report = rank_main(world(), _parser().parse_args(argv))
     if report is not None:
         print(RESULT_TAG, json.dumps(report), flush=True)
 
