@@ -11,7 +11,11 @@ JOBS ?= auto
 # For `make gpu-test`: the venv when there is one, else the interpreter at hand (offline GPU boxes).
 GPU_PYTHON ?= $(if $(wildcard $(VPY)),$(VPY),$(PYTHON))
 
-.PHONY: venv lab test gpu-test assign
+# `make site` and `make e2e` add their optional dependencies (pyproject.toml) to .venv once.
+SITE_STAMP := $(VENV)/.site-stamp
+E2E_STAMP := $(VENV)/.e2e-stamp
+
+.PHONY: venv lab test gpu-test assign site e2e
 
 venv: $(STAMP)
 
@@ -37,3 +41,20 @@ gpu-test:
 
 assign: $(STAMP)
 	$(VENV)/bin/gemmlab assign
+
+$(SITE_STAMP): $(STAMP)
+	$(VPY) -m pip install -q -e '.[site]'
+	@touch $@
+
+$(E2E_STAMP): $(SITE_STAMP)
+	$(VPY) -m pip install -q -e '.[e2e]'
+	@touch $@
+
+# The course as static HTML in site/: lessons executed on the simulator, exercises as they are.
+site: $(SITE_STAMP)
+	$(VPY) docs/site/build.py --out site
+
+# Browser tests (JupyterLab started by `make lab`, Debian's /usr/bin/chromium headless) and the
+# site build test. Needs `apt-get install chromium`; artifacts in tests/e2e/artifacts/.
+e2e: $(E2E_STAMP)
+	GEMMLAB_BACKEND=sim $(VPY) -m pytest tests/e2e -n 0 --durations=10

@@ -83,7 +83,8 @@ def build_parser():
     p.set_defaults(run=_grade)
 
     p = sub.add_parser("allreduce", help="time ring, centralized and MPI's all-reduce over MPI "
-                                         "processes, checking every rank's sum")
+                                         "processes (--backend nccl: our ring and NCCL's over "
+                                         "GPUs), checking every rank's sum")
     from .collectives.launch import add_arguments
     add_arguments(p)
     p.set_defaults(run=_allreduce)

@@ -1,0 +1,173 @@
+"""Build the course as a static HTML site, for reading without Jupyter (``make site``).
+
+Every lesson in notebooks/ is executed on the simulator backend (nbclient) and rendered with
+nbconvert's JupyterLab template, extended in templates/gemmlab with a navigation bar; widgets
+become a static picture of their state (widget_snapshot.py). The exercise notebooks are rendered
+as they are, unexecuted. The home page holds the table of contents and the README's course map,
+and docs/glossary.md becomes docs/glossary.html. Links between notebooks and to .md pages are
+pointed at the rendered pages, so the site keeps the repository's layout:
+
+    site/index.html  site/notebooks/NN_*.html  site/exercises/NN_*.html  site/docs/glossary.html
+    site/static/mathjax/   (MathJax, so that the formulas render without a network)
+
+    python docs/site/build.py [--out site] [--jobs N] [--timeout SECONDS]
+"""
+import argparse
+import os
+import re
+import shutil
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import jupyter_server_mathjax
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from nbconvert import HTMLExporter
+
+from widget_snapshot import WidgetSnapshotPreprocessor
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+# MathJax 2 as jupyter-server-mathjax ships it, copied into the site so that formulas render offline
+MATHJAX = Path(jupyter_server_mathjax.__file__).parent / "static"
+MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
+# a relative link to a notebook or a markdown page: href="../exercises/01_x.ipynb#part"
+LOCAL_PAGE_LINK = re.compile(r'href="(?![a-z][a-z0-9+.-]*:|#|/)([^"#]*)\.(?:ipynb|md)(#[^"]*)?"')
+
+
+def lessons():
+    return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def exercises():
+    return sorted((ROOT / "exercises").glob("[0-9][0-9]_*.ipynb"))
+
+
+def title_of(nb, fallback):
+    """The notebook's first level-1 heading, or ``fallback``."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            found = re.search(r"^#\s+(.+?)\s*$", cell.source, re.M)
+            if found:
+                return found.group(1)
+    return fallback
+
+
+def execute(path, timeout):
+    """Run a notebook in its own folder; returns (notebook, None) or (None, the error)."""
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    start = time.perf_counter()
+    try:
+        client.execute()
+    except CellExecutionError as error:
+        return None, str(error)
+    finally:
+        print(f"ran {path.name} in {time.perf_counter() - start:.0f} s", flush=True)
+    return nb, None
+
+
+def render(nb, title, site_root):
+    """A page of the site: nbconvert's lab template, widgets as snapshots, links to .html."""
+    exporter = HTMLExporter(
+        template_name="gemmlab", extra_template_basedirs=[str(TEMPLATES)],
+        mathjax_url=f"{site_root}static/mathjax/MathJax.js?config={MATHJAX_CONFIG}")
+    exporter.register_preprocessor(WidgetSnapshotPreprocessor(), enabled=True)
+    nb.metadata["title"] = title
+    body, _ = exporter.from_notebook_node(nb, resources={"site_root": site_root})
+    return LOCAL_PAGE_LINK.sub(lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', body)
+
+
+def markdown_page(text):
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
+
+
+def course_map():
+    """The README's "The course map" section (its links are relative to the repository root,
+    as the home page is to the site's root)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"^## The course map\n.*?(?=^## |\Z)", readme, re.M | re.S)
+    return found.group(0) if found else ""
+
+
+def home_page(lesson_titles, exercise_titles):
+    """Markdown of the home page: the table of contents, then the course map."""
+    exercise_stems = {p.stem for p in exercise_titles}
+    lines = ["# gemmlab: the course, to read", "",
+             "Each lesson was run from top to bottom on the CPU simulator backend to make this "
+             "site; interactive widgets are shown as they were drawn then. To run the code and "
+             "use the widgets, open the notebooks in JupyterLab (`make lab`).", "",
+             "## Contents", "", "### Lessons", ""]
+    for path, title in lesson_titles.items():
+        extra = (f" ([exercises](exercises/{path.stem}.ipynb))"
+                 if path.stem in exercise_stems else "")
+        lines.append(f"* [{title}](notebooks/{path.name}){extra}")
+    lines += ["", "### Exercises (unexecuted: run them in JupyterLab)", ""]
+    lines += [f"* [{title}](exercises/{path.name})" for path, title in exercise_titles.items()]
+    lines += ["", "### Reference", "", "* [Glossary · 术语表](docs/glossary.md)", "",
+              course_map()]
+    return "\n".join(lines)
+
+
+def write(out, relative, text):
+    path = out / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def build(out, jobs, timeout):
+    """Build the site into ``out``; returns the list of lessons that failed to execute."""
+    os.environ["GEMMLAB_BACKEND"] = "sim"
+    os.environ.pop("MPLBACKEND", None)          # figures drawn inline, as in JupyterLab
+    for stale in ("notebooks", "exercises", "docs", "static", "index.html"):
+        target = out / stale
+        shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
+    shutil.copytree(MATHJAX, out / "static" / "mathjax")
+
+    paths = lessons()
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(execute, paths, [timeout] * len(paths)))
+    failed = []
+    lesson_titles = {}
+    for path, (nb, error) in zip(paths, results):
+        if error is not None:
+            failed.append(f"{path.name}:\n{error}")
+            continue
+        lesson_titles[path] = title_of(nb, path.stem)
+        write(out, f"notebooks/{path.stem}.html", render(nb, lesson_titles[path], "../"))
+
+    exercise_titles = {}
+    for path in exercises():
+        nb = nbformat.read(path, as_version=4)
+        exercise_titles[path] = title_of(nb, path.stem)
+        write(out, f"exercises/{path.stem}.html", render(nb, exercise_titles[path], "../"))
+
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    write(out, "docs/glossary.html", render(markdown_page(glossary), "Glossary", "../"))
+    write(out, "index.html", render(markdown_page(home_page(lesson_titles, exercise_titles)),
+                                    "gemmlab", ""))
+    return failed
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "site")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="lessons executed at once (default: one per core)")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    args = parser.parse_args(argv)
+    failed = build(args.out.resolve(), args.jobs, args.timeout)
+    if failed:
+        print(f"{len(failed)} lesson(s) failed to execute and are missing from the site:\n\n"
+              + "\n\n".join(failed), file=sys.stderr)
+        return 1
+    print(f"site written to {args.out}/index.html")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

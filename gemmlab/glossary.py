@@ -1,0 +1,214 @@
+"""The course's key terms in English and in Chinese, as the (Chinese) course material writes them.
+
+The lessons are in English and the material they follow is in Chinese; a student who reads both
+needs the pairs. Each Chinese term is spelled exactly as in the material (a test checks that it
+occurs there); a few terms the material keeps in English (All-Reduce, warp, SRAM) are listed with
+that spelling.
+
+    >>> import gemmlab as gl
+    >>> gl.glossary.lookup("tile").chinese
+    '分块'
+    >>> gl.glossary.lookup("部分和").english
+    'partial sum'
+
+``python -m gemmlab.glossary docs/glossary.md`` writes the glossary page from this table.
+"""
+import difflib
+import sys
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Term:
+    english: str
+    chinese: str
+    meaning: str
+    topic: str
+
+    def __str__(self):
+        return f"{self.english} · {self.chinese}: {self.meaning}"
+
+
+_TABLE = {
+    "Numbers and precision": [
+        ("floating point", "浮点", "a number stored as sign, significand and a power of two"),
+        ("exponent bits", "指数位", "the field that sets a float's range (its power of two)"),
+        ("significand", "有效数字", "the digits of a float; their count sets its precision"),
+        ("single precision (FP32)", "单精度", "the 32-bit float: 8 exponent bits, 23 mantissa bits"),
+        ("half precision (FP16)", "半精度", "the 16-bit float: 5 exponent bits, 10 mantissa bits"),
+        ("rounding", "舍入", "choosing a representable number for a result that does not fit"),
+        ("round to nearest, ties to even", "就近舍入、中点取偶",
+         "the default rule: the nearest number, and on a tie the one whose last bit is 0"),
+        ("spacing between neighbours", "相邻间隔", "the gap from one float to the next; it "
+         "doubles with every power of two (2 for FP16 in [2048, 4096))"),
+        ("overflow", "溢出", "a result too large for the format: it becomes inf"),
+        ("mixed precision", "混合精度", "low-precision inputs with a higher-precision accumulator"),
+        ("accumulator", "累加器", "the variable a sum is built in; its precision bounds the error"),
+        ("out of memory (OOM)", "显存不足", "weights, activations and optimizer state do not fit "
+         "in the GPU's memory"),
+    ],
+    "From neurons to GEMM": [
+        ("tensor", "张量", "a multi-dimensional array of numbers"),
+        ("token", "词元", "the unit of text a language model reads and writes"),
+        ("activation", "激活", "a layer's output, the next layer's input"),
+        ("GEMM (general matrix multiplication)", "通用矩阵乘法",
+         "C = alpha A B + beta C, the operation this course makes fast"),
+        ("matrix multiplication", "矩阵乘法", "C = A B: each output is a dot product"),
+        ("dot product", "点积", "the sum of the products of two vectors' elements"),
+        ("stride", "步长", "how many elements apart two neighbours along one dimension are stored"),
+        ("multiply-accumulate", "乘加", "one multiply and one add into an accumulator (2 FLOPs)"),
+        ("operator", "算子", "one operation of a model (a matrix product, an activation) as a "
+         "library runs it"),
+        ("kernel", "核函数", "a function that many GPU threads run at once"),
+    ],
+    "Parallel work and speedup": [
+        ("parallel", "并行", "work done at the same time by several workers"),
+        ("serial", "串行", "work done one step after the other"),
+        ("reduction", "归约", "combining many values into one (a sum, a maximum)"),
+        ("balanced tree", "平衡树", "the reduction order that adds pairs level by level"),
+        ("work", "工作量", "W: the total number of operations"),
+        ("span (critical path length)", "关键路径长度",
+         "D: the longest chain of dependent operations; no number of workers beats it"),
+        ("speedup", "加速比", "old time divided by new time"),
+        ("Amdahl's law", "阿姆达尔定律",
+         "the part left unaccelerated bounds the overall speedup: 1 / (s + (1 - s) / p)"),
+        ("throughput", "吞吐量", "work completed per unit of time"),
+        ("latency", "延迟", "the time one operation or message takes from start to end"),
+    ],
+    "Roofline and data movement": [
+        ("bandwidth", "带宽", "bytes moved per second between two levels of memory"),
+        ("peak", "峰值", "the most FLOP/s (or bytes/s) the hardware can deliver"),
+        ("arithmetic intensity", "计算强度", "FLOPs per byte moved: I = F / Q"),
+        ("roofline model", "屋顶线模型",
+         "attainable FLOP/s = min(peak, I x bandwidth): which of the two limits bites"),
+        ("compute-bound", "计算受限", "limited by arithmetic: F / P is the larger time"),
+        ("memory-bound", "访存受限", "limited by data movement: Q / B is the larger time"),
+        ("high-bandwidth memory (HBM)", "高带宽内存", "the GPU's main memory, beside the chip"),
+        ("device memory", "显存", "the GPU's own memory, distinct from the CPU's main memory"),
+        ("on-chip", "片上", "inside the GPU chip: registers, shared memory, caches"),
+        ("cache", "缓存", "a small fast memory that keeps recently used data"),
+        ("data reuse", "数据复用", "using a value loaded once for many operations"),
+        ("operator fusion", "算子融合",
+         "running two operators in one kernel so the intermediate never goes to memory"),
+    ],
+    "Tiled GEMM and the GPU": [
+        ("tile", "分块", "a block of a matrix loaded once and reused for many products"),
+        ("contraction dimension (K)", "收缩维",
+         "the dimension summed over in C = A B, shared by A's columns and B's rows"),
+        ("partial sum", "部分和", "a sum over part of the contraction dimension"),
+        ("thread", "线程", "one of the many workers that run a kernel"),
+        ("thread block", "线程块", "threads that run together and share one shared memory"),
+        ("warp", "warp", "32 threads that execute in lockstep (kept in English in the material)"),
+        ("shared memory", "共享内存", "on-chip memory shared by the threads of one block"),
+        ("SRAM", "SRAM", "the fast on-chip memory (shared memory) tiles are staged in"),
+        ("register", "寄存器", "a thread's own fastest storage; accumulators live here"),
+        ("synchronization", "同步", "making threads wait for each other (a barrier)"),
+    ],
+    "Pipelines and micro-kernels": [
+        ("pipeline", "流水线", "stages that overlap: loading the next piece while computing this one"),
+        ("prefetch", "预取", "loading data before it is needed"),
+        ("double buffering", "双缓冲",
+         "two buffers: compute from one while the other is filled"),
+        ("buffer slot", "槽位", "one of the places a tile can be loaded into; double buffering "
+         "has two (the material calls them ping and pong)"),
+        ("steady state", "稳态", "the middle of a pipeline, where loading and computing overlap"),
+        ("pipeline prologue", "流水线序幕", "the first load, before anything can be computed"),
+        ("two-level double buffering", "两级双缓冲",
+         "double buffering at both the shared-memory and the register level"),
+        ("outer product", "外积", "a column times a row: every pair multiplied, a whole block of "
+         "outputs updated at once"),
+        ("inner product", "内积", "a row times a column: one output, summed along K"),
+        ("micro-kernel", "微内核", "the innermost loop of a GEMM: one thread's block of outputs"),
+        ("Tensor Core", "张量核心", "a unit that multiplies small matrices in one instruction"),
+    ],
+    "Distributed parallelism": [
+        ("shard", "分片", "the part of a tensor one rank holds"),
+        ("column parallel", "列并行",
+         "split the weight along its output dimension N: each rank computes some output columns"),
+        ("row parallel", "行并行",
+         "split the weight along its contraction dimension K: each rank computes a partial sum"),
+        ("output dimension (N)", "输出维", "the dimension of the weight that becomes the output's"),
+        ("hidden dimension", "隐藏维", "the model width D that layers read and write"),
+        ("element-wise", "逐元素", "applied to each element on its own (GELU): works on shards"),
+        ("concatenation", "拼接", "putting output shards side by side"),
+        ("collective communication", "集合通信",
+         "an exchange in which every rank of a group takes part"),
+        ("communication volume", "通信量", "the bytes a rank sends and receives"),
+        ("All-Reduce", "All-Reduce", "every rank ends with the sum of all ranks' data "
+         "(kept in English in the material, which calls it a global sum, 全局求和)"),
+        ("Reduce-Scatter", "Reduce-Scatter", "every rank ends with one summed chunk"),
+        ("All-Gather", "All-Gather", "every rank ends with every rank's chunk"),
+        ("logical ring", "逻辑环", "ranks ordered in a cycle; each sends only to the next"),
+        ("tensor parallelism (TP)", "张量并行", "splitting the weights within each layer"),
+        ("context parallelism (CP)", "上下文并行", "splitting one long sequence's tokens"),
+        ("data parallelism (DP)", "数据并行", "splitting the batch; each replica holds all weights"),
+        ("pipeline parallelism (PP)", "流水线并行", "splitting the layers into stages"),
+        ("orthogonal", "正交", "independent axes: a rank has one coordinate on each"),
+        ("up projection", "上投影", "the FFN's first matrix, D to 4D (column parallel)"),
+        ("down projection", "下投影", "the FFN's second matrix, 4D to D (row parallel)"),
+        ("attention head", "注意力头", "one of the independent attention computations of a layer"),
+    ],
+}
+
+TERMS = tuple(Term(english, chinese, meaning, topic)
+              for topic, rows in _TABLE.items() for english, chinese, meaning in rows)
+
+
+def _key(text):
+    return " ".join(text.casefold().split())
+
+
+def _index():
+    index = {}
+    for term in TERMS:
+        short, _, abbreviation = term.english.partition(" (")
+        for name in (term.english, term.chinese, short, abbreviation.rstrip(")")):
+            if name:
+                index.setdefault(_key(name), term)
+    return index
+
+
+_INDEX = _index()
+
+
+def lookup(text):
+    """The :class:`Term` for ``text``, given in English or in Chinese ("tile", "分块", "Tiles").
+
+    Raises KeyError naming the closest known terms when there is no such entry."""
+    key = _key(text)
+    for candidate in (key, key[:-1] if key.endswith("s") else None):
+        if candidate in _INDEX:
+            return _INDEX[candidate]
+    close = difflib.get_close_matches(key, list(_INDEX), n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise KeyError(f"{text!r} is not in the glossary{hint}")
+
+
+def markdown():
+    """The glossary page, one table per topic, in course order."""
+    lines = ["# Glossary · 术语表", "",
+             "The key terms of the course, with the Chinese term exactly as the course material "
+             "writes it. Look one up in a notebook with `gl.glossary.lookup(\"tile\")` or "
+             "`gl.glossary.lookup(\"分块\")`.", "",
+             "<!-- Generated from gemmlab/glossary.py by `python -m gemmlab.glossary "
+             "docs/glossary.md`; edit the table there, not this page. -->"]
+    for topic in _TABLE:
+        lines += ["", f"## {topic}", "", "| English | 中文 | meaning |", "|---|---|---|"]
+        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in
+                                 (t.english, t.chinese, t.meaning)) + " |"
+                  for t in TERMS if t.topic == topic]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    """Write the glossary page to the path given (or print it)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv:
+        with open(argv[0], "w", encoding="utf-8") as page:
+            page.write(markdown())
+    else:
+        sys.stdout.write(markdown())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""End-to-end tests of the course in JupyterLab and headless Chromium (``make e2e``)."""
