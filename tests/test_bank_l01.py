@@ -40,19 +40,6 @@ def test_reference_and_lesson_figure_pass(qid):
 
 
 @pytest.mark.parametrize("qid", sorted(EXPECTED))
-def test_known_wrong_answers_name_their_misconception(qid):
-    q = get_question(qid)
-    assert q.wrong, f"{qid} has no known wrong answer"
-    feedbacks = set()
-    for w in q.wrong:
-        r = judge(qid, evaluate(w.value))
-        assert r.status == FAIL
-        assert w.feedback in r.feedback and "known wrong answer" in r.feedback
-        feedbacks.add(w.feedback)
-    assert len(feedbacks) == len(q.wrong)
-
-
-@pytest.mark.parametrize("qid", sorted(EXPECTED))
 def test_not_attempted_and_wrong_types(qid):
     assert judge(qid, None).status == NOT_ATTEMPTED
     assert judge(qid, ...).status == NOT_ATTEMPTED
@@ -87,16 +74,3 @@ def test_options_reject_unknown_letters():
     assert r.status == FAIL and "Hint" in r.feedback
     assert judge("01.mixed_precision_contract", "B").status == PASS
     assert "expected one of" in judge("01.mixed_precision_contract", "e").feedback
-
-
-def test_solutions_notebook_checks_every_lesson_01_question():
-    import json
-    import pathlib
-    import re
-
-    path = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "01_numbers_and_precision.ipynb"
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    checked = re.findall(r'check\("(01\.[a-z0-9_]+)"', source)
-    assert sorted(checked) == sorted(lesson_questions(1))
-    assert source.count("### BEGIN SOLUTION") == source.count("### END SOLUTION") == len(checked)

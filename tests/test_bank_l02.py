@@ -35,16 +35,6 @@ def test_solution_passes_and_missing_answer_is_not_attempted(qid):
         assert r.status == PASS, r.feedback
 
 
-@pytest.mark.parametrize("qid", lesson_questions(2))
-def test_each_wrong_answer_fails_with_its_feedback(qid):
-    q = get_question(qid)
-    assert q.wrong, f"{qid} has no known wrong answer"
-    for wrong in q.wrong:
-        value = wrong.value if isinstance(q.kind, Function) else evaluate(wrong.value)
-        r = judge(qid, value)
-        assert r.status == FAIL and wrong.feedback in r.feedback
-
-
 def test_row_major_index_agrees_with_numpy():
     rng = np.random.default_rng()
     rows, cols = (int(v) for v in rng.integers(1, 20, size=2))
@@ -64,20 +54,3 @@ def test_a_function_answer_that_raises_is_reported_not_raised():
         raise IndexError("k out of range")
     r = judge("02.naive_matmul", broken)
     assert r.status == FAIL and "IndexError" in r.feedback
-
-
-def test_solutions_notebook_passes_every_question(tmp_path, monkeypatch):
-    import json
-    import pathlib
-
-    import nbformat
-    from nbclient import NotebookClient
-
-    path = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "02_gemm_from_neurons.ipynb"
-    log = tmp_path / "verdicts.jsonl"
-    monkeypatch.setenv("GEMMLAB_GRADE_LOG", str(log))
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(path.parent)}}).execute()
-    verdicts = [json.loads(line) for line in log.read_text().splitlines()]
-    assert sorted(v["question"] for v in verdicts) == sorted(lesson_questions(2))
-    assert [v for v in verdicts if v["status"] != PASS] == []

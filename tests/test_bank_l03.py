@@ -3,7 +3,7 @@ recognised with its own feedback, and a missing answer is "not attempted"."""
 import numpy as np
 import pytest
 
-from gemmlab.grading import FAIL, NOT_ATTEMPTED, PASS, judge
+from gemmlab.grading import NOT_ATTEMPTED, PASS, judge
 from gemmlab.grading.bank import get_question, lesson_questions
 from gemmlab.grading.question import Function, evaluate
 
@@ -48,35 +48,8 @@ def test_solution_passes_and_missing_answer_is_not_attempted(qid):
         assert r.status == PASS, r.feedback
 
 
-@pytest.mark.parametrize("qid", lesson_questions(3))
-def test_each_wrong_answer_fails_with_its_feedback(qid):
-    q = get_question(qid)
-    assert q.wrong, f"{qid} has no known wrong answer"
-    for wrong in q.wrong:
-        value = wrong.value if isinstance(q.kind, Function) else evaluate(wrong.value)
-        r = judge(qid, value)
-        assert r.status == FAIL and wrong.feedback in r.feedback
-
-
 def test_amdahl_reference_matches_the_library_on_random_values():
     rng = np.random.default_rng()
     import gemmlab as gl
     s, p = float(rng.uniform(0, 1)), float(rng.uniform(1, 100))
     assert get_question("03.amdahl_function").answer(s, p) == pytest.approx(gl.perfmodel.amdahl(s, p))
-
-
-def test_solutions_notebook_passes_every_question(tmp_path, monkeypatch):
-    import json
-    import pathlib
-
-    import nbformat
-    from nbclient import NotebookClient
-
-    path = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "03_parallel_work_and_speedup.ipynb"
-    log = tmp_path / "verdicts.jsonl"
-    monkeypatch.setenv("GEMMLAB_GRADE_LOG", str(log))
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(path.parent)}}).execute()
-    verdicts = [json.loads(line) for line in log.read_text().splitlines()]
-    assert sorted(v["question"] for v in verdicts) == sorted(lesson_questions(3))
-    assert [v for v in verdicts if v["status"] != PASS] == []

@@ -1,0 +1,57 @@
+"""Every question of the bank, whatever its lesson: its reference passes, each known wrong answer
+fails with its own feedback, and `...` is "not attempted". Then the notebooks: graded by
+`gemmlab grade`, each solutions notebook passes every question of its lesson, and each exercise
+notebook runs through with every question "not attempted"."""
+from pathlib import Path
+
+import pytest
+
+from gemmlab.grading import judge
+from gemmlab.grading.bank import lesson_questions, questions
+from gemmlab.grading.grade import grade_notebook
+from gemmlab.grading.question import Function, evaluate
+
+ROOT = Path(__file__).resolve().parent.parent
+BANK = questions()
+
+
+def _reference(q):
+    return q.answer if isinstance(q.kind, Function) else evaluate(q.answer)
+
+
+@pytest.mark.parametrize("qid", sorted(BANK))
+def test_reference_passes_and_missing_answer_is_not_attempted(qid):
+    assert judge(qid, _reference(BANK[qid])).status == "pass"
+    assert judge(qid, ...).status == "not attempted"
+
+
+@pytest.mark.parametrize("qid,index", [(qid, i) for qid in sorted(BANK)
+                                       for i in range(len(BANK[qid].wrong))])
+def test_each_known_wrong_answer_fails_with_its_own_feedback(qid, index):
+    wrong = BANK[qid].wrong[index]
+    answer = wrong.value if isinstance(BANK[qid].kind, Function) else evaluate(wrong.value)
+    result = judge(qid, answer)
+    assert result.status == "fail"
+    assert wrong.feedback in result.feedback, "an earlier Wrong shadows this one, or it equals the answer"
+
+
+def _notebooks(folder):
+    return sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.mark.parametrize("path", _notebooks("solutions"), ids=lambda p: p.stem)
+def test_graded_solutions_pass_every_question_of_their_lesson(path):
+    grade = grade_notebook("solution", path, timeout=300)
+    assert not grade.error, grade.error
+    wanted = lesson_questions(path.name[:2])
+    assert wanted, f"lesson {path.name[:2]} has no questions in the bank"
+    failing = {q: grade.feedback[q] for q in wanted if grade.results[q] != "pass"}
+    assert not failing, failing
+
+
+@pytest.mark.parametrize("path", _notebooks("exercises"), ids=lambda p: p.stem)
+def test_graded_exercises_run_through_unanswered(path):
+    grade = grade_notebook("student", path, timeout=300)
+    assert not grade.error, grade.error
+    answered = {q: s for q, s in grade.results.items() if s != "not attempted"}
+    assert not answered, answered
