@@ -7,7 +7,7 @@ exact value, a choice, a shape, an array, a function) knows how to reject the wr
 message a student understands, and how to compare a well-typed answer with the reference.
 """
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
