@@ -58,7 +58,8 @@ SIZES = {
         "tiles_tiled": {"T": 32},
         "tiles_outer": {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
         "tiles_pingpong": {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
-        "tiles_twolevel": {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
+        # BK = 16: twolevel gains most over pingpong where few warps share an SM (lesson 11).
+        "tiles_twolevel": {"BM": 128, "BN": 128, "BK": 16, "TM": 8, "TN": 8},
         "gemm_shapes": [(1031, 997, 1043), (4096, 4096, 4096)],
         "gemm_n": 4096,
         "bench_sizes": [1024, 2048, 4096],

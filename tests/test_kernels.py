@@ -74,6 +74,27 @@ def test_rung_with_other_tiles(name):
     _assert_close(got, A, B, C, alpha, beta, f"{name} {OTHER_TILES[name]} seed {seed}")
 
 
+# 16 x 4 thread tiles in two warps: each warp owns a 4 x 8 patch (warp tiling), not a row of 16.
+WARP_TILED = {"BM": 16, "BN": 64, "BK": 4, "TM": 4, "TN": 4}
+
+
+@pytest.mark.parametrize("name", ["outer", "pingpong", "twolevel"])
+def test_warp_tiled_rungs_mix_inside_and_edge_tiles(name):
+    """Blocks wholly inside the matrices take the unchecked loads, the others the checked ones;
+    M, N and K all end mid-tile so both paths run in one launch."""
+    assert kernels.warp_patch(**{k: WARP_TILED[k] for k in ("BM", "BN", "TM", "TN")}) == (4, 8)
+    seed, A, B, C, alpha, beta = _problem((37, 150, 9))
+    got = _launch(name, WARP_TILED, A, B, C, alpha, beta)
+    _assert_close(got, A, B, C, alpha, beta, f"{name} {WARP_TILED} seed {seed}")
+
+
+def test_warp_patch_falls_back_to_row_major_order():
+    assert kernels.warp_patch(128, 128, 8, 8) == (4, 8)     # 16 x 16 threads: warp tiling
+    assert kernels.warp_patch(128, 32, 8, 8) == (8, 4)      # 4 threads per row: 8 rows of 4
+    assert kernels.warp_patch(16, 16, 8, 8) == (2, 2)       # a block smaller than a warp
+    assert kernels.warp_patch(8, 512, 8, 8) == (1, 32)      # 64 threads per row
+
+
 @pytest.mark.parametrize("name", kernels.names())
 def test_beta_zero_does_not_read_c(name):
     """BLAS convention: with beta = 0, C_in is not read, so NaN there must not leak out."""

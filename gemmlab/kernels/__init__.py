@@ -15,6 +15,7 @@ import numbers
 from dataclasses import dataclass
 
 from .. import device
+from ._common import warp_patch  # noqa: F401  (public: lesson 11's shared-memory model uses it)
 
 
 @dataclass(frozen=True)

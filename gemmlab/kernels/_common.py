@@ -68,3 +68,17 @@ def require(condition, message):
 
 def is_power_of_two(n):
     return n > 0 and n & (n - 1) == 0
+
+
+def warp_tiled(NTX, NTY):
+    """Whether 8 x 4 warp patches tile an NTY x NTX thread grid of whole warps exactly."""
+    return (NTX * NTY) % 32 == 0 and NTX % 8 == 0 and NTY % 4 == 0
+
+
+def warp_patch(BM, BN, TM, TN):
+    """(rows, cols): the patch of thread tiles that the 32 lanes of one warp own (rows along M,
+    cols along N): 4 x 8 with warp tiling, else 32 consecutive thread ids in row-major order."""
+    NTX, NTY = BN // TN, BM // TM
+    if warp_tiled(NTX, NTY):
+        return 4, 8
+    return min(NTY, max(32 // NTX, 1)), min(NTX, 32)

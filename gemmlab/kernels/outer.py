@@ -27,7 +27,7 @@ def plan(BM, BN, BK, TM, TN):
 def kernel(BM, BN, BK, TM, TN):
     """The compiled kernel for a BM x BN block tile, depth BK, TM x TN per thread (cached)."""
     g = _blocked.blocks(BM, BN, BK, TM, TN)
-    NTX, LA, LB, BMP, ALIGN = g.NTX, g.LA, g.LB, g.BMP, _blocked.ALIGN
+    coords, LA, LB, BMP, ALIGN = g.coords, g.LA, g.LB, g.BMP, _blocked.ALIGN
     fetch_a, fetch_b, stash_a, stash_b = g.fetch_a, g.fetch_b, g.stash_a, g.stash_b
     read_a, read_b, outer_update, clear, write_c = (
         g.read_a, g.read_b, g.outer_update, g.clear, g.write_c)
@@ -42,8 +42,7 @@ def kernel(BM, BN, BK, TM, TN):
         ra = cuda.local.array(LA, float32)
         rb = cuda.local.array(LB, float32)
         tid = cuda.threadIdx.x
-        tx = tid & (NTX - 1)
-        ty = tid // NTX
+        ty, tx = coords(tid)
         m0 = cuda.blockIdx.y * BM
         n0 = cuda.blockIdx.x * BN
         K = A.shape[1]

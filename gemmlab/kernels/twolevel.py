@@ -33,7 +33,7 @@ def plan(BM, BN, BK, TM, TN):
 def kernel(BM, BN, BK, TM, TN):
     """The compiled kernel (cached per tile constants)."""
     g = _blocked.blocks(BM, BN, BK, TM, TN)
-    NTX, LA, LB, BMP, ALIGN = g.NTX, g.LA, g.LB, g.BMP, _blocked.ALIGN
+    coords, LA, LB, BMP, ALIGN = g.coords, g.LA, g.LB, g.BMP, _blocked.ALIGN
     fetch_a, fetch_b, stash_a, stash_b = g.fetch_a, g.fetch_b, g.stash_a, g.stash_b
     read_a, read_b, outer_update, clear, write_c = (
         g.read_a, g.read_b, g.outer_update, g.clear, g.write_c)
@@ -48,14 +48,17 @@ def kernel(BM, BN, BK, TM, TN):
             fetch_b(B, (t + 1) * BK, n0, tid, rb)
         read_a(As, cur, 0, ty, a0)      # register prologue: the fragments of k = 0
         read_b(Bs, cur, 0, tx, b0)
-        for k in range(0, BK, 2):
+        for k in range(0, BK - 2, 2):
             read_a(As, cur, k + 1, ty, a1)      # prefetch k+1 into the pong set ...
             read_b(Bs, cur, k + 1, tx, b1)
             outer_update(acc, a0, b0)           # ... while the ping set feeds the FMAs
-            if k + 2 < BK:
-                read_a(As, cur, k + 2, ty, a0)  # prefetch k+2 into the ping set ...
-                read_b(Bs, cur, k + 2, tx, b0)
+            read_a(As, cur, k + 2, ty, a0)      # prefetch k+2 into the ping set ...
+            read_b(Bs, cur, k + 2, tx, b0)
             outer_update(acc, a1, b1)           # ... while the pong set feeds the FMAs
+        read_a(As, cur, BK - 1, ty, a1)         # register epilogue: the last pair of k,
+        read_b(Bs, cur, BK - 1, tx, b1)         # with nothing left to prefetch after it
+        outer_update(acc, a0, b0)
+        outer_update(acc, a1, b1)
         if more:
             stash_a(As, 1 - cur, tid, ra)
             stash_b(Bs, 1 - cur, tid, rb)
@@ -73,8 +76,7 @@ def kernel(BM, BN, BK, TM, TN):
         ra = cuda.local.array(LA, float32)
         rb = cuda.local.array(LB, float32)
         tid = cuda.threadIdx.x
-        tx = tid & (NTX - 1)
-        ty = tid // NTX
+        ty, tx = coords(tid)
         m0 = cuda.blockIdx.y * BM
         n0 = cuda.blockIdx.x * BN
         K = A.shape[1]
