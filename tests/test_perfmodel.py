@@ -292,3 +292,34 @@ def test_a_small_cache_favours_the_reordered_loop():
     ijk = pm.simulate(pm.gemm_trace(n, n, n, "ijk"), record=False, **small)
     ikj = pm.simulate(pm.gemm_trace(n, n, n, "ikj"), record=False, **small)
     assert ikj.misses < ijk.misses / 2
+
+
+# --- occupancy: blocks per SM from registers, threads and shared memory -----------------------
+
+def test_registers_bind_the_ladder_kernels_on_hopper():
+    # 256 threads: 128 registers fill exactly half of the 65536-entry register file ...
+    assert pm.blocks_per_sm(128, 256, 16640) == (2, "registers")
+    # ... one more register per thread (rounded up to 8 per thread by the per-warp unit of 256)
+    # leaves room for one block only.
+    assert pm.blocks_per_sm(129, 256, 16640) == (1, "registers")
+    assert pm.blocks_per_sm(136, 256, 16640) == (1, "registers")
+
+
+def test_other_limits_of_an_sm():
+    # 32 registers x 1024 threads = 32768: registers allow 2 blocks, and so do threads (2048/SM).
+    blocks, _ = pm.blocks_per_sm(32, 1024, 0)
+    assert blocks == 2
+    # Tiny blocks hit the 32-blocks-per-SM cap; 64 KB of shared memory per block allows 3 in 227 KB.
+    assert pm.blocks_per_sm(16, 32, 0) == (32, "blocks")
+    assert pm.blocks_per_sm(16, 64, 64 * 1024) == (3, "shared memory")
+
+
+def test_blocks_per_sm_rejects_nonsense():
+    with pytest.raises(ValueError, match="threads >= 1"):
+        pm.blocks_per_sm(32, 0, 0)
+
+
+def test_every_chip_says_how_many_sms_it_has():
+    for chip in pm.HARDWARE.values():
+        assert chip.sms.unit == "SMs" and chip.sms.value > 0 and chip.sms.source
+    assert pm.chip("H200").sms.is_measured

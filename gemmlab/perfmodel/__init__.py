@@ -1,13 +1,15 @@
 """Performance models of the course: hardware peaks, FLOP and traffic counts, the roofline,
-parallel time (work/span, messages, Amdahl, pipelines) and an LRU cache simulator.
+parallel time (work/span, messages, Amdahl, pipelines), SM occupancy and an LRU cache simulator.
 
 Everything is reachable as ``gl.perfmodel.<name>``; the sub-modules group the names by topic:
 ``hardware`` (the GPU table), ``traffic`` (what is counted), ``roofline`` (the two time bounds),
-``parallelism`` (how work is shared in time) and ``cache`` (why reuse depends on capacity).
+``parallelism`` (how work is shared in time), ``occupancy`` (how many blocks share an SM) and
+``cache`` (why reuse depends on capacity).
 """
 from .cache import LOOP_ORDERS, CacheResult, LRUCache, Step, gemm_trace, simulate
 from .hardware import (DATASHEET, DTYPES, HARDWARE, MEASURED, SPARSE_HALVED, Chip, Figure, chip,
                        table)
+from .occupancy import HOPPER, SMResources, blocks_per_sm
 from .parallelism import (Interval, amdahl, efficiency, group_sum_time, group_sum_timeline,
                           message_time, pipeline_schedule, pipeline_time, reduction_schedule,
                           self_schedule, speedup)

@@ -13,6 +13,9 @@ MEASURED = "measured"                         # measured on a real device, e.g. 
 
 _H200 = "NVIDIA H200 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h200), SXM column"
 _H100 = "NVIDIA H100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h100), SXM column"
+_HOPPER_WP = "NVIDIA H100 Tensor Core GPU Architecture whitepaper (H100 SXM5: 132 SMs)"
+_H200_SMS = "Nsight Compute ('# SMs') on the course's H200, 2026-11-29"
+_A100_WP = "NVIDIA A100 Tensor Core GPU Architecture whitepaper (A100: 108 SMs)"
 _A100 = ("NVIDIA A100 Tensor Core GPU datasheet "
          "(nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf), 80GB SXM column")
 
@@ -34,11 +37,12 @@ class Figure:
 
 @dataclass(frozen=True)
 class Chip:
-    """A GPU: dense peak FLOP/s per data type, HBM bandwidth and HBM capacity."""
+    """A GPU: dense peak FLOP/s per data type, HBM bandwidth, HBM capacity, number of SMs."""
     name: str
     peaks: dict
     bandwidth: Figure
     capacity: Figure
+    sms: Figure
 
     def peak(self, dtype="fp32"):
         """Dense peak FLOP/s for ``dtype`` (one of :data:`DTYPES`)."""
@@ -76,10 +80,12 @@ def _hopper_peaks(source):
 HARDWARE = {
     "H200 SXM": Chip(
         "H200 SXM", _hopper_peaks(_H200),
-        bandwidth=Figure(4.8e12, "B/s", _H200), capacity=Figure(141e9, "B", _H200)),
+        bandwidth=Figure(4.8e12, "B/s", _H200), capacity=Figure(141e9, "B", _H200),
+        sms=Figure(132, "SMs", _H200_SMS, MEASURED)),
     "H100 SXM": Chip(
         "H100 SXM", _hopper_peaks(_H100),
-        bandwidth=Figure(3.35e12, "B/s", _H100), capacity=Figure(80e9, "B", _H100)),
+        bandwidth=Figure(3.35e12, "B/s", _H100), capacity=Figure(80e9, "B", _H100),
+        sms=Figure(132, "SMs", _HOPPER_WP)),
     "A100 SXM": Chip(
         "A100 SXM", {
             "fp64": _tflops(9.7, _A100),
@@ -88,7 +94,8 @@ HARDWARE = {
             "fp16": _tflops(312, _A100),
             "bf16": _tflops(312, _A100),
         },
-        bandwidth=Figure(2.039e12, "B/s", _A100), capacity=Figure(80e9, "B", _A100)),
+        bandwidth=Figure(2.039e12, "B/s", _A100), capacity=Figure(80e9, "B", _A100),
+        sms=Figure(108, "SMs", _A100_WP)),
 }
 
 
