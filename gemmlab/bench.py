@@ -397,9 +397,13 @@ def main(args):
 
 
 def recorded(path=None):
-    """A saved ``gemmlab bench`` JSON ({"machine", "results"}) from ``benchmarks/``, or None."""
+    """A saved ``gemmlab bench`` JSON ({"machine", "results"}), or None if there is none yet.
+    ``path`` defaults to ``benchmarks/gpu_ladder.json``; a bare file name ("gpu_tiles.json") is
+    looked up in ``benchmarks/`` too."""
     from pathlib import Path
-    path = Path(path) if path else Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_ladder.json"
+    path = Path(path or "gpu_ladder.json")
+    if len(path.parts) == 1:
+        path = Path(__file__).resolve().parents[1] / "benchmarks" / path
     if not path.exists():
         return None
     with open(path, encoding="utf-8") as f:

@@ -50,3 +50,31 @@ def test_outer_product_counts_follow_the_slot_model():
     c = ladder.outer_product_counts(32, 4, 4)
     assert (c["reads"], c["fmas"], c["slots"]) == (256, 512, 24)
     assert c["ratio"] == pytest.approx(16 / 8)
+
+
+def _row(kernel, bk, tflops, regs):
+    return {"kernel": kernel, "tiles": {"BM": 128, "BN": 128, "BK": bk, "TM": 8, "TN": 8},
+            "tflops": tflops, "regs": regs, "smem_bytes": 2 * bk * (132 + 128) * 4,
+            "M": 4096, "N": 4096, "K": 4096}
+
+
+def test_tile_pairs_keep_only_tiles_both_kernels_ran_and_derive_blocks_per_sm():
+    results = [_row("pingpong", 8, 31.9, 120), _row("twolevel", 8, 31.9, 148),
+               _row("pingpong", 16, 29.6, 164), _row("twolevel", 16, 36.6, 187),
+               _row("twolevel", 32, 30.0, 200), _row("outer", 8, 27.7, 120)]
+    rows = ladder.tile_pairs(results)
+    assert [r["tiles"]["BK"] for r in rows] == [8, 16]          # BK=32 has no pingpong partner
+    assert rows[0]["pingpong"]["blocks_per_sm"] == 2            # 120 registers: two blocks
+    assert rows[0]["twolevel"]["blocks_per_sm"] == 1            # 148: one
+    fig = ladder.draw_tile_pairs(rows)
+    text = _texts(fig)
+    assert "36.6" in text and "187 reg" in text and "2 blk/SM" in text
+    assert len(fig.axes[0].patches) == 4
+
+
+def test_tile_pairs_on_the_simulator_have_no_registers():
+    rows = ladder.tile_pairs([_row("pingpong", 8, 1e-4, None), _row("twolevel", 8, 2e-4, None)])
+    assert rows[0]["twolevel"]["blocks_per_sm"] is None
+    assert "reg" not in _texts(ladder.draw_tile_pairs(rows))
+    with pytest.raises(ValueError, match="every kernel"):
+        ladder.draw_tile_pairs([])

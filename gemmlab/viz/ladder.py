@@ -1,5 +1,6 @@
 """Figures of the GEMM-ladder lessons (05, 08, 10, 11): the output-tile grid, the single vs double
-buffer timeline with its widget, and the ladder bar chart of benchmark results."""
+buffer timeline with its widget, the ladder bar chart of benchmark results, and two kernels
+compared at equal tiles."""
 from ..perfmodel import pipeline_schedule, pipeline_time
 
 COLOURS = {"load": "#4c72b0", "compute": "#dd8452"}
@@ -106,6 +107,55 @@ def draw_ladder(results, shape, ax=None, note=""):
     ax.set_ylim(0, 1.25 * max(values + [r["tflops"] for r in cublas]))
     ax.set_ylabel("TFLOP/s (FP32)")
     ax.set_title(f"GEMM ladder at {shape[0]} x {shape[1]} x {shape[2]}" + (f" ({note})" if note else ""))
+    return ax.figure
+
+
+def tile_pairs(results, kernels=("pingpong", "twolevel")):
+    """Rows for comparing ``kernels`` at equal tiles: one dict per tile set that every kernel was
+    run with, {"tiles", kernel: {"tflops", "regs", "blocks_per_sm"} for each kernel}. Blocks per
+    SM come from the registers and shared memory the GPU run reported (None on the simulator)."""
+    from .. import perfmodel
+
+    by_tiles = {}
+    for r in results:
+        if r["kernel"] in kernels:
+            key = tuple(sorted(r["tiles"].items()))
+            threads = (r["tiles"]["BM"] // r["tiles"]["TM"]) * (r["tiles"]["BN"] // r["tiles"]["TN"])
+            blocks = (perfmodel.blocks_per_sm(r["regs"], threads, r["smem_bytes"])[0]
+                      if r.get("regs") else None)
+            by_tiles.setdefault(key, {"tiles": dict(key)})[r["kernel"]] = {
+                "tflops": r["tflops"], "regs": r.get("regs"), "blocks_per_sm": blocks}
+    return [row for row in by_tiles.values() if all(k in row for k in kernels)]
+
+
+def draw_tile_pairs(rows, kernels=("pingpong", "twolevel"), ax=None, note=""):
+    """Grouped bars of TFLOP/s, one group per tile set of :func:`tile_pairs`, each bar labelled
+    with its registers per thread and the blocks per SM they allow."""
+    import matplotlib.pyplot as plt
+
+    if not rows:
+        raise ValueError("no tile set was run with every kernel")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 3.6))
+    width = 0.8 / len(kernels)
+    colors = ("#4c72b0", "#dd8452", "#55a868")
+    for i, kernel in enumerate(kernels):
+        xs = [g + (i - (len(kernels) - 1) / 2) * width for g in range(len(rows))]
+        values = [row[kernel]["tflops"] for row in rows]
+        ax.bar(xs, values, width, label=kernel, color=colors[i % len(colors)])
+        for x, row in zip(xs, rows):
+            cell = row[kernel]
+            label = f"{cell['tflops']:.3g}"
+            if cell["regs"]:
+                label += f"\n{cell['regs']} reg\n{cell['blocks_per_sm']} blk/SM"
+            ax.text(x, cell["tflops"], label, ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([f"BM={r['tiles']['BM']} BN={r['tiles']['BN']} BK={r['tiles']['BK']}\n"
+                        f"TM={r['tiles']['TM']} TN={r['tiles']['TN']}" for r in rows], fontsize=8)
+    ax.set_ylim(0, 1.45 * max(row[k]["tflops"] for row in rows for k in kernels))
+    ax.set_ylabel("TFLOP/s (FP32)")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.set_title("Equal tiles, one kernel against the other" + (f" ({note})" if note else ""))
     return ax.figure
 
 
