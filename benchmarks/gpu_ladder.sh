@@ -18,7 +18,7 @@ step() { echo; echo "=== $1 ($(date -u +%H:%M:%S))" | tee -a "$LOG"; }
 : > "$LOG"
 
 step "1. correctness at full size"
-$PY -m pytest -n 0 -q -p no:cacheprovider tests/test_kernels.py tests/test_gemm.py tests/test_bench.py \
+$PY -m pytest -n 4 --dist loadfile -q -p no:cacheprovider tests/test_kernels.py tests/test_gemm.py tests/test_bench.py \
   2>&1 | tee -a "$LOG" | tail -5 || status=1
 
 step "2. ladder benchmark"
@@ -29,10 +29,10 @@ step "3. tile sweep at 4096"
 $PY -m gemmlab.cli bench --sizes 4096 --quiet --out "$OUT/gpu_tiles.json" --kernels \
   tiled:T=16 tiled:T=32 \
   outer:BM=128,BN=128,BK=8,TM=8,TN=8 outer:BM=128,BN=128,BK=16,TM=8,TN=8 \
-  outer:BM=128,BN=64,BK=8,TM=8,TN=4 outer:BM=64,BN=64,BK=16,TM=4,TN=4 \
   pingpong:BM=128,BN=128,BK=8,TM=8,TN=8 pingpong:BM=128,BN=128,BK=16,TM=8,TN=8 \
-  pingpong:BM=128,BN=64,BK=8,TM=8,TN=4 pingpong:BM=64,BN=128,BK=8,TM=8,TN=8 \
   twolevel:BM=128,BN=128,BK=8,TM=8,TN=8 twolevel:BM=128,BN=128,BK=16,TM=8,TN=8 \
+  outer:BM=128,BN=64,BK=8,TM=8,TN=8 pingpong:BM=128,BN=64,BK=8,TM=8,TN=8 \
+  twolevel:BM=128,BN=64,BK=8,TM=8,TN=8 twolevel:BM=128,BN=64,BK=16,TM=8,TN=8 \
   2>&1 | tee -a "$LOG" || status=1
 
 SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
