@@ -10,6 +10,8 @@ SOLUTIONS = {
     "11.slots_4x8": 56,
     "11.k_steps": 32,
     "11.register_switch": "one k position",
+    "11.blocks_185": 1,
+    "11.blocks_123": 2,
 }
 
 

@@ -1,6 +1,8 @@
-"""Lesson 11, two-level double buffering: the register budget of doubled fragments, and the two
-granularities (a K-tile in shared memory, one k in registers)."""
-from ..question import Choice, Exact, Question, Wrong
+"""Lesson 11, two-level double buffering: the register budget of doubled fragments, the two
+granularities (a K-tile in shared memory, one k in registers), and how registers per thread set
+the blocks per SM (why the register level pays when few warps are resident)."""
+from ...perfmodel.occupancy import HOPPER, blocks_per_sm
+from ..question import Choice, Exact, Number, Question, Wrong
 
 GRANULARITY = ("one k position", "one K-tile")
 
@@ -63,5 +65,41 @@ QUESTIONS = [
         kind=Choice(GRANULARITY),
         wrong=[Wrong("one K-tile", "that is the shared-memory level. The register level swaps at "
                                    "every k: vectors for k+1 load while k's outer product runs.")],
+    ),
+    Question(
+        id="11.blocks_185",
+        prompt="twolevel with BK = 16 needs 185 registers per thread in blocks of 256 threads. An "
+               "H200 SM has 65536 registers, allocated per warp in units of 256. How many such "
+               "blocks fit on one SM at once (by registers)?",
+        answer=lambda: blocks_per_sm(185, 256, 0)[0],
+        kind=Number(rtol=0.01),
+        wrong=[
+            Wrong(HOPPER.registers // 185,
+                  "that counts threads whose registers fit; a block needs all 256 threads' "
+                  "registers at once, so divide by the block's registers."),
+            Wrong(HOPPER.registers / (185 * 256),
+                  "blocks are whole: the fraction left over holds no block."),
+            Wrong(2, "two blocks need 2 x 256 x 185 = 94720 registers (more after rounding per "
+                     "warp), beyond the SM's 65536."),
+            Wrong(8, "8 is the warps of one block; the question asks for blocks per SM."),
+        ],
+        hint="Registers per warp: 185 x 32 rounded up to a multiple of 256; a block has 8 warps.",
+        explain="One block means 8 warps per SM: while one warp waits for shared memory, few "
+                "others can issue, so the kernel must overlap within the warp (register ping-pong).",
+    ),
+    Question(
+        id="11.blocks_123",
+        prompt="pingpong with BK = 8 needs 123 registers per thread, same blocks of 256 threads. "
+               "How many blocks fit on one SM by registers?",
+        answer=lambda: blocks_per_sm(123, 256, 0)[0],
+        kind=Number(rtol=0.01),
+        wrong=[
+            Wrong(HOPPER.registers // 123, "that counts threads, not blocks of 256 threads."),
+            Wrong(HOPPER.registers / (123 * 256), "blocks are whole: round down."),
+            Wrong(1, "123 x 32 = 3936 rounds up to 4096 per warp, 32768 per block: exactly two "
+                     "blocks fit in 65536."),
+        ],
+        explain="Two blocks, 16 warps: enough other warps to hide a warp's waits, which is why "
+                "pingpong and twolevel tie at BK = 8.",
     ),
 ]
