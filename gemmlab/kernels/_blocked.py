@@ -81,6 +81,28 @@ def plan(rung, stages, BM, BN, BK, TM, TN, even_bk=False):
     return Plan(block=(threads, 1), tile_m=BM, tile_n=BN, smem_bytes=smem)
 
 
+def _fetcher(ROWS, COLS, L, V, NT):
+    """Global -> registers for one operand: each of NT threads loads L elements of the ROWS x COLS
+    tile at (r0, c0), in runs of V consecutive columns (one row address per run), zeros outside."""
+    RUNS = COLS // V                # runs per tile row
+
+    @cuda.jit(device=True, **INLINE)
+    def fetch(X, r0, c0, tid, regs):
+        R = X.shape[0]
+        CN = X.shape[1]
+        inside = r0 + ROWS <= R and c0 + COLS <= CN     # the same answer for the whole block
+        for l in range(L):
+            q = tid + (l // V) * NT
+            r = r0 + q // RUNS
+            c = c0 + (q % RUNS) * V + l % V
+            if inside or (r < R and c < CN):
+                regs[l] = X[uint64(r), uint64(c)]
+            else:
+                regs[l] = float32(0)
+
+    return fetch
+
+
 @lru_cache(maxsize=None)
 def blocks(BM, BN, BK, TM, TN):
     """Inlined device functions for one set of tile constants, and the constants themselves."""
@@ -108,37 +130,8 @@ def blocks(BM, BN, BK, TM, TN):
             return (warp // WXN) * 4 + (lane >> 3), (warp & (WXN - 1)) * 8 + (lane & 7)
         return tid // NTX, tid & (NTX - 1)
 
-    @cuda.jit(device=True, **INLINE)
-    def fetch_a(A, m0, k0, tid, ra):
-        """Global -> registers: this thread's LA elements of the BM x BK tile of A at (m0, k0),
-        in runs of VA consecutive k (one row address per run)."""
-        M = A.shape[0]
-        K = A.shape[1]
-        inside = m0 + BM <= M and k0 + BK <= K      # the same answer for the whole block
-        for l in range(LA):
-            q = tid + (l // VA) * NT
-            r = m0 + q // CA
-            c = k0 + (q % CA) * VA + l % VA
-            if inside or (r < M and c < K):
-                ra[l] = A[uint64(r), uint64(c)]
-            else:
-                ra[l] = float32(0)
-
-    @cuda.jit(device=True, **INLINE)
-    def fetch_b(B, k0, n0, tid, rb):
-        """Global -> registers: this thread's LB elements of the BK x BN tile of B at (k0, n0),
-        in runs of VB consecutive n."""
-        K = B.shape[0]
-        N = B.shape[1]
-        inside = k0 + BK <= K and n0 + BN <= N
-        for l in range(LB):
-            q = tid + (l // VB) * NT
-            r = k0 + q // CB
-            c = n0 + (q % CB) * VB + l % VB
-            if inside or (r < K and c < N):
-                rb[l] = B[uint64(r), uint64(c)]
-            else:
-                rb[l] = float32(0)
+    fetch_a = _fetcher(BM, BK, LA, VA, NT)   # A tile at (m0, k0), in runs along k
+    fetch_b = _fetcher(BK, BN, LB, VB, NT)   # B tile at (k0, n0), in runs along n
 
     @cuda.jit(device=True, **INLINE)
     def stash_a(As, s, tid, ra):
