@@ -102,6 +102,10 @@ _TABLE = {
         ("shared memory", "共享内存", "on-chip memory shared by the threads of one block"),
         ("SRAM", "SRAM", "the fast on-chip memory (shared memory) tiles are staged in"),
         ("register", "寄存器", "a thread's own fastest storage; accumulators live here"),
+        ("occupancy", "占用率", "the warps an SM holds at once, of its maximum; the registers and "
+         "shared memory each block needs set it"),
+        ("bank conflict", "存储冲突", "lanes of a warp reading different addresses in one "
+         "shared-memory bank: the reads are served one after another"),
         ("synchronization", "同步", "making threads wait for each other (a barrier)"),
     ],
     "Pipelines and micro-kernels": [
