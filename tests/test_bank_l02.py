@@ -1,11 +1,11 @@
-"""Lesson 02's questions: the references give the lesson's figures, every known wrong answer is
-recognised with its own feedback, and a missing answer is "not attempted"."""
+"""Lesson 02's questions: the figures the lesson works out, written here by hand, pass. Every
+reference, known wrong answer and unanswered question of the bank is checked once, in
+test_bank.py."""
 import numpy as np
 import pytest
 
-from gemmlab.grading import FAIL, NOT_ATTEMPTED, PASS, judge
+from gemmlab.grading import FAIL, PASS, judge
 from gemmlab.grading.bank import get_question, lesson_questions
-from gemmlab.grading.question import Function, evaluate
 
 EXPECTED = {  # the lesson's figures written out (the seed's own numbers where it gives them)
     "02.two_neurons": [[58, 64], [139, 154]],
@@ -17,22 +17,14 @@ EXPECTED = {  # the lesson's figures written out (the seed's own numbers where i
 }
 
 
-def _solution(qid):
-    q = get_question(qid)
-    return q.answer if isinstance(q.kind, Function) else evaluate(q.answer)
-
-
 def test_every_question_is_covered_here():
     assert set(lesson_questions(2)) == set(EXPECTED) | {"02.row_major_index", "02.naive_matmul"}
 
 
-@pytest.mark.parametrize("qid", lesson_questions(2))
-def test_solution_passes_and_missing_answer_is_not_attempted(qid):
-    assert judge(qid, _solution(qid)).status == PASS
-    assert judge(qid, ...).status == NOT_ATTEMPTED
-    if qid in EXPECTED:
-        r = judge(qid, EXPECTED[qid])
-        assert r.status == PASS, r.feedback
+@pytest.mark.parametrize("qid", sorted(EXPECTED))
+def test_lesson_figure_passes(qid):
+    r = judge(qid, EXPECTED[qid])
+    assert r.status == PASS, r.feedback
 
 
 def test_row_major_index_agrees_with_numpy():

@@ -1,5 +1,6 @@
-"""Lesson 06's questions: the seed's published answers pass, every known wrong answer fails with
-its own feedback, and no answer is "not attempted"."""
+"""Lesson 06's questions: the figures the lesson works out, written here by hand, pass. Every
+reference, known wrong answer and unanswered question of the bank is checked once, in
+test_bank.py."""
 import numpy as np
 import pytest
 
@@ -28,6 +29,5 @@ def test_every_question_has_a_solution_here():
 
 
 @pytest.mark.parametrize("qid", sorted(SOLUTIONS))
-def test_solution_passes_and_missing_answer_is_not_attempted(qid):
+def test_lesson_figure_passes(qid):
     assert judge(qid, SOLUTIONS[qid]).status == "pass"
-    assert judge(qid, ...).status == "not attempted"
