@@ -61,9 +61,9 @@ def _row(kernel, bk, tflops, regs):
 def test_tile_pairs_keep_only_tiles_both_kernels_ran_and_derive_blocks_per_sm():
     results = [_row("pingpong", 8, 31.9, 120), _row("twolevel", 8, 31.9, 148),
                _row("pingpong", 16, 29.6, 164), _row("twolevel", 16, 36.6, 187),
-               _row("twolevel", 32, 30.0, 200), _row("outer", 8, 27.7, 120)]
+               _row("twolevel", 4, 30.0, 140), _row("outer", 8, 27.7, 120)]
     rows = ladder.tile_pairs(results)
-    assert [r["tiles"]["BK"] for r in rows] == [8, 16]          # BK=32 has no pingpong partner
+    assert [r["tiles"]["BK"] for r in rows] == [8, 16]          # BK=4 has no pingpong partner
     assert rows[0]["pingpong"]["blocks_per_sm"] == 2            # 120 registers: two blocks
     assert rows[0]["twolevel"]["blocks_per_sm"] == 1            # 148: one
     fig = ladder.draw_tile_pairs(rows)

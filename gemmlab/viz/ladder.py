@@ -114,13 +114,13 @@ def tile_pairs(results, kernels=("pingpong", "twolevel")):
     """Rows for comparing ``kernels`` at equal tiles: one dict per tile set that every kernel was
     run with, {"tiles", kernel: {"tflops", "regs", "blocks_per_sm"} for each kernel}. Blocks per
     SM come from the registers and shared memory the GPU run reported (None on the simulator)."""
-    from .. import perfmodel
+    from .. import kernels as ladder, perfmodel
 
     by_tiles = {}
     for r in results:
         if r["kernel"] in kernels:
             key = tuple(sorted(r["tiles"].items()))
-            threads = (r["tiles"]["BM"] // r["tiles"]["TM"]) * (r["tiles"]["BN"] // r["tiles"]["TN"])
+            threads = ladder.get(r["kernel"]).plan(**r["tiles"]).threads
             blocks = (perfmodel.blocks_per_sm(r["regs"], threads, r["smem_bytes"])[0]
                       if r.get("regs") else None)
             by_tiles.setdefault(key, {"tiles": dict(key)})[r["kernel"]] = {
