@@ -4,19 +4,20 @@ fails with its own feedback, and `...` is "not attempted". Then the notebooks: g
 notebook runs through with every question "not attempted"."""
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gemmlab.grading import judge
 from gemmlab.grading.bank import lesson_questions, questions
 from gemmlab.grading.grade import grade_notebook
-from gemmlab.grading.question import Function, evaluate
+from gemmlab.grading.question import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 BANK = questions()
 
 
 def _reference(q):
-    return q.answer if isinstance(q.kind, Function) else evaluate(q.answer)
+    return q.answer if q.is_code else evaluate(q.answer)
 
 
 @pytest.mark.parametrize("qid", sorted(BANK))
@@ -29,10 +30,25 @@ def test_reference_passes_and_missing_answer_is_not_attempted(qid):
                                        for i in range(len(BANK[qid].wrong))])
 def test_each_known_wrong_answer_fails_with_its_own_feedback(qid, index):
     wrong = BANK[qid].wrong[index]
-    answer = wrong.value if isinstance(BANK[qid].kind, Function) else evaluate(wrong.value)
+    answer = wrong.value if BANK[qid].is_code else evaluate(wrong.value)
     result = judge(qid, answer)
     assert result.status == "fail"
     assert wrong.feedback in result.feedback, "an earlier Wrong shadows this one, or it equals the answer"
+
+
+CODE = sorted(qid for qid, q in BANK.items() if q.is_code)
+
+
+@pytest.mark.parametrize("qid", CODE)
+def test_code_questions_judge_hidden_cases_that_differ_from_the_public_ones(qid):
+    q = BANK[qid]
+    public = [repr(case) for case in q.kind.cases()]
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        assert judge(qid, q.answer, rng).status == "pass"
+        for wrong in q.wrong:
+            assert wrong.feedback in judge(qid, wrong.value, np.random.default_rng(seed)).feedback
+        assert not set(map(repr, q.kind.hidden(np.random.default_rng(seed)))) & set(public)
 
 
 def _notebooks(folder):
