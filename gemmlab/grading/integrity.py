@@ -6,8 +6,8 @@ the bank's references withheld) and, after each submission, puts the installed p
 it was (:meth:`PackageSnapshot.restore`): a cell that patched ``gemmlab/grading/checker.py``
 changes nothing and leaves no trace, and its submission is marked.
 
-:class:`EnvironmentWatch` notices a submission that modified this Python's files (NumPy, the
-standard library, ...): those cannot be put back from memory, so the grader stops trusting the run.
+:class:`EnvironmentWatch` notices that this Python's files (NumPy, the standard library, ...)
+changed during the run: those cannot be put back from memory, so the grader distrusts the run.
 With ``--sandbox`` both are mounted read-only and neither can happen.
 """
 import json
@@ -48,7 +48,7 @@ class PackageSnapshot:
                 self.files[rel] = path.read_bytes()
 
     def write_copy(self, dest, public_questions=None):
-        """Write the package under ``dest/gemmlab`` (read-only files); with ``public_questions``
+        """Write the package under ``dest/gemmlab``; with ``public_questions``
         ([{"id", "prompt", "answer_name"}]) the bank's lesson modules are replaced by stubs that
         know only those fields (see :mod:`gemmlab.grading.withheld_bank`). Returns ``dest``."""
         target = Path(dest) / "gemmlab"
@@ -65,8 +65,6 @@ class PackageSnapshot:
                     f'"""Lesson {lesson} without its references (see grading/withheld_bank.py)."""\n'
                     f"from ..withheld_bank import questions_of\n\n"
                     f'QUESTIONS = questions_of("{lesson}")\n').encode())
-        for folder, dirs, _files in os.walk(target):
-            os.chmod(folder, 0o555)
         return Path(dest)
 
     def restore(self):
@@ -89,7 +87,7 @@ class PackageSnapshot:
             except OSError:
                 same = False
             if not same:
-                _write(path, data, mode=0o644)
+                _write(path, data)
                 changed.append(rel)
         return sorted(set(changed))
 
@@ -99,7 +97,7 @@ def _stat(path):
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
-def _write(path, data, mode=0o444):
+def _write(path, data, mode=0o644):
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists() or path.is_symlink():
         path.unlink()
