@@ -284,6 +284,8 @@ def describe_exit(returncode):
     """Why a process ended, from its return code, in words."""
     if returncode is None:
         return "still running"
+    if 128 < returncode < 128 + 65:     # a shell's or bubblewrap's way to report a signal
+        return f"exit status {returncode} ({describe_exit(128 - returncode)})"
     if returncode >= 0:
         return f"exit status {returncode}"
     sig = -returncode

@@ -132,7 +132,7 @@ def find_submissions(root):
             data, problem = read_notebook_file(path)
             found.append(Submission(student, str(rel), path, data, problem))
         dirs[:] = [d for d in dirs if not d.endswith(".ipynb")]
-    return found
+    return sorted(found, key=lambda s: s.notebook)
 
 
 def lesson_of(sub, forced=None):
@@ -256,8 +256,7 @@ class Grader:
             run = _read_small(workdir / "run.json", 1 << 20) or {}
             for error in (run.get("errors") or [])[:3]:
                 if isinstance(error, dict):
-                    grade.notes.append(f"cell {error.get('cell')} raised {error.get('ename')}: "
-                                       f"{error.get('evalue')}"[:200])
+                    grade.notes.append(_error_note(error))
             printed = run.get("output_bytes")
             if isinstance(printed, int) and printed > 1 << 20:
                 grade.notes.append(f"printed {printed >> 20} MiB of output (not kept)")
@@ -364,6 +363,14 @@ class Grader:
                          "and distrusts the run if one modifies the Python environment. Use "
                          "--sandbox (bubblewrap) to close this.")
         return lines
+
+
+def _error_note(error):
+    """'cell 3 raised ValueError: ...' (or 'cell 3 ran past 10 s: interrupted') from run.json."""
+    cell, name, value = error.get("cell"), str(error.get("ename")), str(error.get("evalue") or "")
+    if name == "Timeout":
+        return f"cell {cell} {value}"[:200]
+    return (f"cell {cell} raised {name}" + (f": {value}" if value else ""))[:200]
 
 
 def grade_notebook(path, student="student", settings=Settings()):

@@ -81,7 +81,7 @@ class Run:
                     return f"cell {index} ran past {timeout:g} s and did not stop when interrupted"
                 self._note(index, "Timeout", f"ran past {timeout:g} s: interrupted")
                 self.km.interrupt_kernel()
-                deadline, interrupted = time.monotonic() + 10, True
+                deadline, interrupted = time.monotonic() + min(10, timeout), True
         content = reply["content"]
         if content.get("status") == "error" and not interrupted:
             self._note(index, content.get("ename"), content.get("evalue"))
