@@ -1,7 +1,9 @@
-"""The ``gemmlab`` command: ``doctor``, ``assign``, ``grade`` (and, as lessons add them, ``bench``
-and ``allreduce``). Each subcommand is a small function taking the parsed arguments."""
+"""The ``gemmlab`` command: ``doctor``, ``bench``, ``allreduce``, ``work`` (students' copies),
+``assign`` and ``grade`` (instructors). Each subcommand is a small function taking the parsed
+arguments."""
 import argparse
 import sys
+from pathlib import Path
 
 
 def _doctor(args):
@@ -17,8 +19,15 @@ def _doctor(args):
 
 
 def _assign(args):
-    from .grading import assign
-    return assign.main(args.solutions, args.exercises, check_only=args.check)
+    from .grading import assign, handout
+    if args.release:
+        return handout.release_main(args.release, root=Path(args.solutions).resolve().parent)
+    return assign.main(args.solutions, args.exercises, check_only=args.check, force=args.force)
+
+
+def _work(args):
+    from .grading import handout
+    return handout.work_main(args.exercises, args.to)
 
 
 def _grade(args):
@@ -98,12 +107,23 @@ def build_parser():
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=_bench)
 
-    p = sub.add_parser("assign", help="regenerate exercises/ from solutions/")
+    p = sub.add_parser("assign", help="instructors: regenerate exercises/ from solutions/ "
+                                      "(never over a notebook changed since), or --release")
     p.add_argument("--solutions", default="solutions")
     p.add_argument("--exercises", default="exercises")
     p.add_argument("--check", action="store_true",
                    help="change nothing; exit 1 if exercises/ is not what solutions/ generates")
+    p.add_argument("--force", action="store_true",
+                   help="also replace exercise notebooks changed since assign wrote them")
+    p.add_argument("--release", metavar="DIR",
+                   help="write a student copy of the course (no solutions/) into the new DIR")
     p.set_defaults(run=_assign)
+
+    p = sub.add_parser("work", help="copy the exercise notebooks you do not have yet into work/ "
+                                    "(never over yours; `make lab` runs it)")
+    p.add_argument("--exercises", default="exercises")
+    p.add_argument("--to", default="work", help="your folder of exercise notebooks")
+    p.set_defaults(run=_work)
 
     p = sub.add_parser("grade", help="run a folder of student notebooks in isolation and "
                                      "judge their answers")
