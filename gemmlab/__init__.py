@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 
 _SUBMODULES = {
     "precision", "perfmodel", "kernels", "bench", "tensorcore", "collectives", "parallel",
-    "grading", "viz", "accumulate_kernels", "glossary",
+    "grading", "viz", "accumulate_kernels", "glossary", "measure",
 }
 
 

@@ -12,22 +12,18 @@ wall-clock, NOT GPU times, and resources and peaks are reported as unavailable (
     results = gl.bench.run(["naive", "tiled", "outer:BM=64,BN=64"], [1024, 2048])
     print(gl.bench.table(results))
 """
-import datetime
 import json
-import math
 import os
 import statistics
 import sys
-import time
 
 import numpy as np
 
-from . import device
+from . import device, measure
 from . import kernels as ladder
 
 SIM_TIMING = "simulator wall-clock (NOT GPU time)"
 GPU_TIMING = "CUDA events"
-BATCH_SECONDS = 1e-3
 FP32_LANES_PER_SM = {7: 64, 8: 64, 9: 128, 10: 128, 12: 128}   # by major compute capability
 FP32_LANES_SM86_89 = 128                                          # 8.6 and 8.9 double Ampere's 64
 
@@ -82,66 +78,15 @@ def _progress(done, total, label, enabled):
           file=sys.stderr, flush=True)
 
 
-def _time_gpu(launch, repeats, warmup, event, sync):
-    """Median milliseconds per launch over ``repeats`` batches timed with CUDA events."""
-    for _ in range(warmup):
-        launch()
-    sync()
-    start, end = event(), event()
-    start.record()
-    launch()
-    end.record()
-    end.synchronize()
-    single = max(start.elapsed_ms(end), 1e-3)
-    per_batch = max(1, math.ceil(BATCH_SECONDS * 1e3 / single))
-    times = []
-    for _ in range(repeats):
-        start.record()
-        for _ in range(per_batch):
-            launch()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_ms(end) / per_batch)
-    return statistics.median(times)
-
-
 def _time_sim(launch, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        launch()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+    """Median milliseconds of ``launch()`` on the host clock: the simulator has no GPU time."""
+    return statistics.median(measure.wall_seconds(launch, repeats)) * 1e3
 
 
-class _NumbaEvent:
-    """numba's CUDA event with the small interface _time_gpu uses."""
-
-    def __init__(self):
-        self._e = device.cuda().event()
-
-    def record(self):
-        self._e.record()
-
-    def synchronize(self):
-        self._e.synchronize()
-
-    def elapsed_ms(self, end):
-        return device.cuda().event_elapsed_time(self._e, end._e)
-
-
-class _CupyEvent:
-    def __init__(self):
-        self._e = _cupy().cuda.Event()
-
-    def record(self):
-        self._e.record()
-
-    def synchronize(self):
-        self._e.synchronize()
-
-    def elapsed_ms(self, end):
-        return _cupy().cuda.get_elapsed_time(self._e, end._e)
+def _time_gpu(launch, repeats, warmup, events):
+    """Median milliseconds per launch, in batches long enough to hide the launch overhead."""
+    return statistics.median(measure.cuda_event_ms(launch, repeats, warmup, events=events,
+                                                   batch=measure.AUTO))
 
 
 def _resources(kern):
@@ -174,26 +119,18 @@ def copy_bandwidth_gbs(nbytes=1 << 28, repeats=10):
     cuda = device.cuda()
     src = cuda.device_array(nbytes // 4, dtype=np.float32)
     dst = cuda.device_array(nbytes // 4, dtype=np.float32)
-    ms = _time_gpu(lambda: dst.copy_to_device(src), repeats, 2, _NumbaEvent, cuda.synchronize)
+    ms = _time_gpu(lambda: dst.copy_to_device(src), repeats, 2, "numba")
     return 2 * nbytes / (ms * 1e-3) / 1e9
 
 
 def machine():
-    """What the numbers were measured on: backend, GPU, versions, peaks, date."""
-    info = device.info()
-    info.update(
-        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    """What the numbers were measured on (``gl.measure.machine``), with the peaks and baseline."""
+    return measure.machine(
         timing=SIM_TIMING if device.backend() == "sim" else GPU_TIMING,
         peak_fp32_tflops=peak_fp32_tflops(),
         copy_bandwidth_gbs=copy_bandwidth_gbs(),
         cublas="cupy.matmul, CUPY_TF32=0 (FP32 SGEMM, no TF32)",
-        cublas_unavailable=cublas_unavailable_reason(),
-    )
-    if device.backend() == "gpu":
-        from numba.cuda.cudadrv import driver, runtime
-        info["cuda_driver"] = ".".join(map(str, driver.driver.get_version()))
-        info["cuda_runtime"] = ".".join(map(str, runtime.runtime.get_version()))
-    return info
+        cublas_unavailable=cublas_unavailable_reason())
 
 
 def _inputs(M, N, K, seed):
@@ -234,7 +171,7 @@ def _bench_cublas(A, B, ref, repeats, warmup):
 
     def launch():
         cp.matmul(dA, dB, out=dC)
-    ms = _time_gpu(launch, repeats, warmup, _CupyEvent, cp.cuda.Device().synchronize)
+    ms = _time_gpu(launch, repeats, warmup, "cupy")
     return ms, _rel_err(cp.asnumpy(dC), ref)
 
 
@@ -255,7 +192,7 @@ def _bench_kernel(spec, dA, dB, dC, ref, repeats, warmup):
     if device.backend() == "sim":
         ms = _time_sim(launch, repeats)
     else:
-        ms = _time_gpu(launch, repeats, warmup, _NumbaEvent, device.cuda().synchronize)
+        ms = _time_gpu(launch, repeats, warmup, "numba")
     regs, smem, local = _resources(kern)
     return dict(kernel=name, tiles=tiles, ms=ms, rel_err=rel_err, regs=regs, smem_bytes=smem,
                 local_bytes=local, model_bytes=plan.dram_bytes(*dC.shape, dA.shape[1]))
@@ -278,14 +215,13 @@ def _bench_wmma(A, B, repeats, warmup):
         problem = tensorcore.kernel.prepare(A16, B16)
         problem.launch()
         out = cp.asnumpy(problem.C_out)
-        sync = cp.cuda.Device().synchronize
-        ms = _time_gpu(problem.launch, repeats, warmup, _CupyEvent, sync)
+        ms = _time_gpu(problem.launch, repeats, warmup, "cupy")
         attrs = tensorcore.kernel.kernel_attributes()
         regs, smem, local = attrs["regs"], attrs["smem_bytes"], attrs["local_bytes"]
         # Its fair baseline is cuBLAS on the same FP16 inputs with FP32 accumulation, not SGEMM.
         dC = cp.empty(out.shape, dtype=cp.float32)
         fp16 = timing.cublas_launcher("cublas_fp16", cp.asarray(A16), cp.asarray(B16), dC)
-        baseline_ms = _time_gpu(fp16, repeats, warmup, _CupyEvent, sync)
+        baseline_ms = _time_gpu(fp16, repeats, warmup, "cupy")
     return dict(kernel="wmma", tiles={"tiling": tensorcore.DEFAULT.name}, ms=ms,
                 rel_err=_rel_err(out, ref16), regs=regs, smem_bytes=smem, local_bytes=local,
                 model_bytes=None, baseline_ms=baseline_ms)
@@ -394,17 +330,3 @@ def main(args):
             json.dump({"machine": info, "results": results}, f, indent=1)
         print(f"wrote {args.out}")
     return 0
-
-
-def recorded(path=None):
-    """A saved ``gemmlab bench`` JSON ({"machine", "results"}), or None if there is none yet.
-    ``path`` defaults to ``benchmarks/gpu_ladder.json``; a bare file name ("gpu_tiles.json") is
-    looked up in ``benchmarks/`` too."""
-    from pathlib import Path
-    path = Path(path or "gpu_ladder.json")
-    if len(path.parts) == 1:
-        path = Path(__file__).resolve().parents[1] / "benchmarks" / path
-    if not path.exists():
-        return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)

@@ -5,18 +5,14 @@ once to warm up (the first call also compiles it) and timed ``repeats`` times; t
 reported, as GFLOP/s with the 2MNK convention. NumPy is timed twice: limited to one BLAS thread
 (the fair comparison with the single-thread versions) and with all its threads.
 """
-import datetime
-import importlib.metadata
 import json
-import os
-import platform
 import statistics
 import sys
-import time
 
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
+from . import measure
 from .kernels import cpu
 from .perfmodel import gemm_flops
 
@@ -42,17 +38,6 @@ def _validate(name, C, A, B):
     return float(np.max(np.abs(C - reference) / np.maximum(np.abs(reference), 1e-30)))
 
 
-def time_once(fn, A, B, repeats=5):
-    """Seconds of ``repeats`` timed calls, after one warm-up call."""
-    fn(A, B)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn(A, B)
-        times.append(time.perf_counter() - start)
-    return times
-
-
 def run(sizes=DEFAULT_SIZES, repeats=5, progress=print, seed=0):
     """Validate and time every version on square n x n FP32 matrices; one dict per (version, n)."""
     if repeats < 1:
@@ -71,7 +56,7 @@ def run(sizes=DEFAULT_SIZES, repeats=5, progress=print, seed=0):
                 progress(f"[{done:>2}/{total}] {name:<20} n={n:<5}", end="", flush=True)
             with threadpool_limits(limits=blas_threads, user_api="blas"):
                 rel_err = _validate(name, fn(A, B), A, B)
-                times = time_once(fn, A, B, repeats)
+                times = measure.wall_seconds(lambda: fn(A, B), repeats, warmup=1)
             median = statistics.median(times)
             gflops = gemm_flops(n, n, n) / median / 1e9
             results.append({"kernel": name, "n": int(n), "ms": median * 1e3,
@@ -82,32 +67,11 @@ def run(sizes=DEFAULT_SIZES, repeats=5, progress=print, seed=0):
     return results
 
 
-def cpu_model():
-    """The CPU's model name as the operating system reports it."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def machine():
-    """Where the numbers come from: CPU, cores, OS, versions, BLAS, date."""
+    """Where the numbers come from (``gl.measure.machine``), with the BLAS NumPy calls."""
     blas = [f"{i.get('internal_api')} {i.get('version')} ({i.get('num_threads')} threads)"
             for i in threadpool_info() if i.get("user_api") == "blas"]
-    return {
-        "cpu": cpu_model(),
-        "logical_cores": os.cpu_count(),
-        "os": platform.platform(),
-        "python": platform.python_version(),
-        "numpy": importlib.metadata.version("numpy"),
-        "numba": importlib.metadata.version("numba"),
-        "blas": "; ".join(blas) or "unknown",
-        "date": datetime.date.today().isoformat(),
-    }
+    return measure.machine(gpu=None, blas="; ".join(blas) or "unknown")
 
 
 def format_table(results):

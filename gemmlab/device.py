@@ -146,7 +146,8 @@ def sizes():
     return dict(SIZES[backend()])
 
 
-def _version(dist):
+def package_version(dist):
+    """The installed version of distribution ``dist``, or "not installed"."""
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
@@ -155,25 +156,22 @@ def _version(dist):
 
 def _cupy_version():
     for dist in ("cupy", "cupy-cuda13x", "cupy-cuda12x", "cupy-cuda11x"):
-        v = _version(dist)
+        v = package_version(dist)
         if v != "not installed":
             return f"{v} ({dist})"
     return "not installed"
 
 
+def versions():
+    """Python's version and those of the packages the course computes with."""
+    packages = ("numpy", "numba", "numba-cuda", "ml_dtypes")
+    return {"python": platform.python_version(), **{d: package_version(d) for d in packages},
+            "cupy": _cupy_version()}
+
+
 def info():
     """What the course runs on: backend, GPU, compute capability, and package versions."""
-    result = {
-        "backend": backend(),
-        "gpu": None,
-        "compute_capability": None,
-        "python": platform.python_version(),
-        "numpy": _version("numpy"),
-        "numba": _version("numba"),
-        "numba-cuda": _version("numba-cuda"),
-        "ml_dtypes": _version("ml_dtypes"),
-        "cupy": _cupy_version(),
-    }
+    result = {"backend": backend(), "gpu": None, "compute_capability": None, **versions()}
     if result["backend"] == "gpu":
         dev = cuda().get_current_device()
         name = dev.name

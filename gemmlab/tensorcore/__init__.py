@@ -8,8 +8,8 @@
 
 Modules: ``tiling`` (block / warp / fragment sizes shared by kernel and emulation), ``kernel``
 (C++ source, compilation with CuPy, launch), ``emulation``, ``numerics`` (models of one MMA step,
-error experiments), ``probes`` (inputs that reveal how the hardware adds), ``timing`` (CUDA-event
-timing and cuBLAS baselines) and ``records`` (benchmark results recorded on a GPU).
+error experiments), ``probes`` (inputs that reveal how the hardware adds), ``timing`` (cuBLAS
+baselines, timing summaries) and ``records`` (benchmark results recorded on a GPU).
 The kernel needs CuPy and an NVIDIA GPU of compute capability 8.0 or newer; everything else is
 NumPy and runs anywhere.
 """
