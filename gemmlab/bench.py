@@ -21,11 +21,10 @@ import numpy as np
 
 from . import device, measure
 from . import kernels as ladder
+from .perfmodel.hardware import fp32_lanes_per_sm
 
 SIM_TIMING = "simulator wall-clock (NOT GPU time)"
 GPU_TIMING = "CUDA events"
-FP32_LANES_PER_SM = {7: 64, 8: 64, 9: 128, 10: 128, 12: 128}   # by major compute capability
-FP32_LANES_SM86_89 = 128                                          # 8.6 and 8.9 double Ampere's 64
 
 
 def parse_kernel(spec):
@@ -106,9 +105,7 @@ def peak_fp32_tflops():
     if device.backend() == "sim":
         return None
     dev = device.cuda().get_current_device()
-    major, minor = dev.compute_capability
-    lanes = FP32_LANES_SM86_89 if (major, minor) in ((8, 6), (8, 7), (8, 9)) else \
-        FP32_LANES_PER_SM.get(major, 128)
+    lanes = fp32_lanes_per_sm(*dev.compute_capability)
     return dev.MULTIPROCESSOR_COUNT * lanes * 2 * dev.CLOCK_RATE * 1e3 / 1e12
 
 

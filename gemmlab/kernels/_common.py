@@ -7,10 +7,10 @@ into the result), so ``C_in`` may then be any array of the right shape, ``C_out`
 """
 from dataclasses import dataclass
 
+from ..perfmodel.hardware import MAX_STATIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK
+
 SIGNATURE = ("void(float32[:, ::1], float32[:, ::1], float32[:, ::1], float32[:, ::1], "
              "float32, float32)")
-MAX_THREADS_PER_BLOCK = 1024
-MAX_STATIC_SHARED_BYTES = 48 * 1024   # numba-cuda allocates shared arrays statically
 FLOAT32_BYTES = 4
 
 

@@ -1,6 +1,6 @@
 """Lesson 05, tiled GEMM: alpha/beta, the idealised traffic of naive vs tiled, tile counts, and the
 shared-memory and thread budgets of one tile."""
-from ...kernels._common import MAX_STATIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK
+from ...perfmodel.hardware import MAX_STATIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK
 from ..question import Exact, Number, Question, Wrong
 
 N_EX, T_EX = 64, 16                       # the seed's exercise: 64 x 64 matrices, T = 16
