@@ -88,7 +88,10 @@ def test_bad_options_are_refused_with_a_reason(kwargs, error, words):
         gl.gemm(A, B, **kwargs)
 
 
-def test_gemm_stays_callable_after_its_module_is_imported():
-    import gemmlab.gemm  # noqa: F401  (binds gl.gemm to the module; it must still be callable)
+def test_gl_gemm_is_the_entry_function_of_the_ladder():
+    import inspect
+
+    from gemmlab.kernels import launch
+    assert inspect.isfunction(gl.gemm) and gl.gemm is launch.gemm is gl.kernels.gemm
     A, B, _ = _mats(3, 2, 4)
     np.testing.assert_allclose(gl.gemm(A, B), A.astype(np.float64) @ B, rtol=1e-5, atol=1e-5)

@@ -108,7 +108,48 @@ def test_registry_lists_the_ladder_in_course_order():
     assert kernels.names() == ["naive", "tiled", "outer", "pingpong", "twolevel"]
     for rung in kernels.LADDER:
         assert rung.lesson.isdigit() and rung.description
+        assert rung.module.__name__ == f"gemmlab.kernels.{rung.name}"
         assert set(rung.default_tiles()) == set(rung.params)
+
+
+@pytest.mark.parametrize("name", kernels.names())
+def test_default_tiles_of_both_backends_are_in_the_rung_file_and_launchable(name):
+    rung = kernels.get(name)
+    assert rung.default_tiles() == rung.module.TILES[gl.device.backend()]
+    for backend in ("sim", "gpu"):
+        tiles = rung.default_tiles(backend)
+        assert set(tiles) == set(rung.params)
+        rung.plan(**tiles)                       # within a GPU block's limits
+    assert not any(key.startswith("tiles_") for key in gl.device.sizes())
+    with pytest.raises(ValueError, match="expected one of gpu, sim"):
+        rung.default_tiles("tpu")
+
+
+def test_a_named_step_is_read_from_the_kernel_source(capsys):
+    k_tile = kernels.get("pingpong").step_source("k_tile")
+    assert k_tile.startswith("@cuda.jit(device=True") and k_tile.endswith("cuda.syncthreads()")
+    assert k_tile.count("cuda.syncthreads()") == 1           # two buffers, one barrier per tile
+    assert "# ---- " not in k_tile                           # nested markers are left out
+    prefetch = kernels.get("pingpong").step_source("prefetch")
+    assert prefetch.startswith("if more:") and "fetch_b(B, (t + 1) * BK" in prefetch
+    assert prefetch.replace("    ", "") in k_tile.replace("    ", "")
+    kernels.show_step("twolevel", "register_pingpong")
+    shown = capsys.readouterr().out
+    assert "outer_update(acc, a0, b0)" in shown and "outer_update(acc, a1, b1)" in shown
+
+
+def test_an_unknown_step_names_the_marked_ones():
+    with pytest.raises(ValueError, match="no step 'epilogue'; its steps are k_tile, prefetch"):
+        kernels.get("pingpong").step_source("epilogue")
+    with pytest.raises(ValueError, match="its steps are none"):
+        kernels.show_step("naive", "k_tile")
+
+
+@pytest.mark.parametrize("name", kernels.names())
+def test_every_marked_step_is_closed(name):
+    rung = kernels.get(name)
+    for step in rung.steps():
+        assert rung.step_source(step).strip()
 
 
 def test_compiled_kernels_are_cached_per_tile_constants():

@@ -16,6 +16,7 @@ from ._common import SIGNATURE, Plan, require
 cuda = device.cuda()   # a module global: the simulator swaps it for its fake module
 
 PARAMS = ("BX", "BY")
+TILES = {"sim": {"BX": 8, "BY": 4}, "gpu": {"BX": 32, "BY": 8}}   # default threads per block
 
 
 def plan(BX, BY):

@@ -8,12 +8,11 @@ The input ``C`` is never overwritten: the result is a new array (NumPy in, NumPy
 device array in, a numba device array out).
 """
 import numbers
-import sys
-import types
 
 import numpy as np
 
-from . import device, kernels
+from .. import device
+from .ladder import get
 
 NAMES = ("A", "B", "C")
 
@@ -88,9 +87,9 @@ def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
     GPU the CuPy/WMMA kernel, on the simulator its NumPy emulation): see ``gl.tensorcore.gemm``.
     """
     if kernel == "wmma":
-        from . import tensorcore
+        from .. import tensorcore
         return tensorcore.gemm(A, B, C, alpha, beta, **tiles)
-    rung = kernels.get(kernel)
+    rung = get(kernel)
     tiles = rung.resolve(tiles)
     plan = rung.plan(**tiles)
     for name, x in zip(NAMES, (A, B, C)):
@@ -110,14 +109,3 @@ def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
         dC = out if C is None else _to_device(cuda, C)
         rung.kernel(**tiles)[plan.grid(M, N), plan.block](dA, dB, dC, out, alpha, beta)
     return out if on_device else out.copy_to_host()
-
-
-class _CallableModule(types.ModuleType):
-    """Importing ``gemmlab.gemm`` binds the package attribute ``gl.gemm`` to this module, not to
-    the function; making the module callable keeps ``gl.gemm(A, B)`` working either way."""
-
-    def __call__(self, *args, **kwargs):
-        return gemm(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
