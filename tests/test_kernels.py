@@ -161,3 +161,23 @@ def test_compiled_kernels_are_cached_per_tile_constants():
 def test_unknown_rung_names_the_valid_ones():
     with pytest.raises(ValueError, match="Did you mean 'tiled'"):
         kernels.get("tilde")
+
+
+@pytest.mark.skipif(gl.device.backend() != "sim", reason="counts blocks inside the simulator")
+def test_naive_launches_one_block_per_bx_by_outputs(monkeypatch):
+    """The grid covers C with BY x BX blocks of outputs (one per thread), not one block per output
+    (which would launch BX*BY times too many, nearly all idle)."""
+    from numba.cuda.simulator import kernel as simulated
+    launched = []
+    run = simulated.BlockManager.run
+    monkeypatch.setattr(simulated.BlockManager, "run",
+                        lambda self, point, *args: launched.append(point) or run(self, point, *args))
+    M, N, K = 10, 12, 3
+    seed, A, B, C, alpha, beta = _problem((M, N, K))
+    tiles = {"BX": 8, "BY": 4}
+    got = _launch("naive", tiles, A, B, C, alpha, beta)
+    _assert_close(got, A, B, C, alpha, beta, f"naive {tiles} seed {seed}")
+    assert len(launched) == -(-N // 8) * -(-M // 4) == 6
+    plan = kernels.get("naive").plan(**tiles)
+    # the traffic model keeps the naive kernel's reuse of 1: every output reads its row and column
+    assert plan.dram_bytes(M, N, K) == 4 * (2 * M * N * K + M * N)

@@ -18,13 +18,17 @@ FLOAT32_BYTES = 4
 class Plan:
     """How one rung with given tiles is launched and what one block of it costs.
 
-    ``tile_m x tile_n`` is the block of C one thread block computes (the unit of reuse: every
-    element of A it loads serves ``tile_n`` outputs, every element of B ``tile_m``).
+    ``tile_m x tile_n`` is the block of C one thread block computes; the grid covers C with them.
+    ``reuse_m x reuse_n`` is the unit of reuse in the traffic model: every element of A a block
+    loads serves ``reuse_n`` outputs, every element of B ``reuse_m``. It is the tile itself,
+    except where the block shares nothing on chip (``naive``: 1 x 1).
     """
     block: tuple          # threads per block, (x, y)
     tile_m: int
     tile_n: int
     smem_bytes: int       # static shared memory per block
+    reuse_m: int = None   # None: tile_m
+    reuse_n: int = None   # None: tile_n
 
     @property
     def threads(self):
@@ -47,11 +51,11 @@ class Plan:
                              f"{MAX_STATIC_SHARED_BYTES} bytes (48 KB): use smaller tiles")
 
     def dram_bytes(self, M, N, K, reads_c=False):
-        """Bytes moved to and from DRAM in the ideal tiling model: each block streams its
-        tile_m x K strip of A and K x tile_n strip of B once, and C is written once (read too
+        """Bytes moved to and from DRAM in the ideal tiling model: each reuse unit streams its
+        reuse_m x K strip of A and K x reuse_n strip of B once, and C is written once (read too
         when beta != 0). Caches make real traffic lower for the small-tile rungs."""
-        a = M * K * ceil_div(N, self.tile_n)
-        b = K * N * ceil_div(M, self.tile_m)
+        a = M * K * ceil_div(N, self.reuse_n or self.tile_n)
+        b = K * N * ceil_div(M, self.reuse_m or self.tile_m)
         c = M * N * (2 if reads_c else 1)
         return FLOAT32_BYTES * (a + b + c)
 
