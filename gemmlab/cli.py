@@ -38,7 +38,7 @@ def _bench(args):
     if args.sizes:
         args.sizes = [n for group in args.sizes for n in group]
     if args.cpu:
-        from . import cpubench
+        from .kernels import cpubench
         return cpubench.main(args)
     from . import bench
     return bench.main(args)

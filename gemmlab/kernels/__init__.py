@@ -3,8 +3,9 @@
 Each rung computes ``C_out = alpha A B + beta C_in`` on float32 row-major matrices of any shape;
 its file holds the kernel, its tile constants and their defaults (``TILES``: small on the
 simulator, large on a GPU). ``ladder`` lists the rungs in course order; ``launch.gemm`` (also
-``gl.gemm``) checks inputs, picks a rung and launches it. ``cpu`` holds the CPU baselines; they
-are not rungs.
+``gl.gemm``) checks inputs, picks a rung and launches it. Beside the ladder, not rungs: ``cpu``
+(the CPU baselines of lessons 02 and 04) and ``cpubench`` (``gemmlab bench --cpu``), and
+``accumulate`` (lesson 01's device kernel summing in FP16 or FP32).
 
     >>> gl.kernels.names()
     ['naive', 'tiled', 'outer', 'pingpong', 'twolevel']

@@ -4,7 +4,8 @@ import json
 import numpy as np
 import pytest
 
-from gemmlab import cli, cpubench
+from gemmlab import cli
+from gemmlab.kernels import cpubench
 
 
 def test_run_reports_every_version_at_every_size():

@@ -16,8 +16,8 @@ import warnings
 
 import numpy as np
 
-from . import device
-from .precision import get_format, round_to
+from .. import device
+from ..precision import get_format, round_to
 
 DEVICE_ACCUMULATORS = {"fp16": np.float16, "fp32": np.float32}
 DEVICE_INPUTS = {"fp16": np.float16, "fp32": np.float32}

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import gemmlab as gl
-from gemmlab import accumulate_kernels as K
+from gemmlab.kernels import accumulate as K
 from gemmlab.precision import accumulate, round_to
 
 

@@ -12,9 +12,9 @@ import sys
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from . import measure
-from .kernels import cpu
-from .perfmodel import gemm_flops
+from .. import measure
+from ..perfmodel import gemm_flops
+from . import cpu
 
 DEFAULT_SIZES = (256, 512, 1024)
 NUMPY_1T, NUMPY_ALL = "numpy (1 thread)", "numpy (all threads)"
