@@ -11,7 +11,7 @@
 #
 # Writes into OUT_DIR:
 #   machine.json, topology.txt             GPUs, driver, versions, date; `nvidia-smi topo -m`
-#   nccl_multi_tests.txt                   tests/test_nccl.py on the gpu backend (TESTS=1)
+#   nccl_multi_tests.txt                   tests/test_collectives_nccl.py on the gpu backend (TESTS=1)
 #   allreduce_nccl_npN.{json,txt}          `gemmlab allreduce --backend nccl --sweep`: 8 KiB .. 1 GiB,
 #                                          time, algbw, busbw, exact on every GPU, ours and NCCL's
 #   megatron_{ffn,ffn_fp16,attention}_nccl_npN.json   local GEMM time vs all-reduce time
@@ -43,8 +43,8 @@ json.dump(info, open(sys.argv[1], "w"), indent=1)
 PY
 
 if [ "$TESTS" = 1 ]; then
-    echo "== tests/test_nccl.py on the gpu backend"
-    $PY -m pytest -q -rs -p no:cacheprovider tests/test_nccl.py 2>&1 | tee "$OUT_DIR/nccl_multi_tests.txt"
+    echo "== tests/test_collectives_nccl.py on the gpu backend"
+    $PY -m pytest -q -rs -p no:cacheprovider tests/test_collectives_nccl.py 2>&1 | tee "$OUT_DIR/nccl_multi_tests.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 

@@ -1,22 +1,22 @@
-"""Lesson 10's questions: the figures the lesson works out, written here by hand, pass. Every
+"""Lesson 05's questions: the figures the lesson works out, written here by hand, pass. Every
 reference, known wrong answer and unanswered question of the bank is checked once, in
-test_bank.py."""
+test_grading_bank.py."""
 import pytest
 
 from gemmlab.grading import judge
 from gemmlab.grading.bank import lesson_questions
 
 SOLUTIONS = {
-    "10.baseline_reads": 64,
-    "10.outer_reads": 256,
-    "10.ratio_gain": 4.0,
-    "10.four_x_faster": False,
-    "10.slots_m_n": lambda m, n: m * n + m + n,
+    "05.gemm_entry": 2.0 * (1 * 4 + 2 * 5 + 3 * 6) + 0.5 * 10.0,
+    "05.tile_reuse_factor": 16,
+    "05.output_tiles": 16,
+    "05.smem_bytes": 8192,
+    "05.max_tile_side": 32,
 }
 
 
 def test_every_question_has_a_solution_here():
-    assert sorted(lesson_questions("10")) == sorted(SOLUTIONS)
+    assert sorted(lesson_questions("05")) == sorted(SOLUTIONS)
 
 
 @pytest.mark.parametrize("qid", sorted(SOLUTIONS))

@@ -1,6 +1,6 @@
 """Lesson 04's questions: the figures the lesson works out, written here by hand, pass. Every
 reference, known wrong answer and unanswered question of the bank is checked once, in
-test_bank.py."""
+test_grading_bank.py."""
 import numpy as np
 import pytest
 

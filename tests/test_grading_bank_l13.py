@@ -1,6 +1,6 @@
 """Lesson 13's questions: the figures the lesson works out, written here by hand, pass. Every
 reference, known wrong answer and unanswered question of the bank is checked once, in
-test_bank.py."""
+test_grading_bank.py."""
 import pytest
 
 from gemmlab.grading import judge

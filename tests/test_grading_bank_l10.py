@@ -1,22 +1,22 @@
-"""Lesson 08's questions: the figures the lesson works out, written here by hand, pass. Every
+"""Lesson 10's questions: the figures the lesson works out, written here by hand, pass. Every
 reference, known wrong answer and unanswered question of the bank is checked once, in
-test_bank.py."""
+test_grading_bank.py."""
 import pytest
 
 from gemmlab.grading import judge
 from gemmlab.grading.bank import lesson_questions
 
 SOLUTIONS = {
-    "08.serial_us": 80.0,
-    "08.double_buffer_us": 56.0,
-    "08.stage_us": 12.0,
-    "08.buffers_hold": "input tiles",
-    "08.pingpong_smem_bytes": 16384,
+    "10.baseline_reads": 64,
+    "10.outer_reads": 256,
+    "10.ratio_gain": 4.0,
+    "10.four_x_faster": False,
+    "10.slots_m_n": lambda m, n: m * n + m + n,
 }
 
 
 def test_every_question_has_a_solution_here():
-    assert sorted(lesson_questions("08")) == sorted(SOLUTIONS)
+    assert sorted(lesson_questions("10")) == sorted(SOLUTIONS)
 
 
 @pytest.mark.parametrize("qid", sorted(SOLUTIONS))
