@@ -1,4 +1,4 @@
-"""The device functions shared by the register-blocked rungs (``outer``, ``pingpong``, ``twolevel``).
+"""The device functions shared by the register-blocked rungs ``outer``, ``pingpong``, ``twolevel``.
 
 A block of ``(BM/TM) x (BN/TN)`` threads owns a BM x BN tile of C; each thread owns TM x TN
 outputs held in registers. Per K-tile of depth BK the block stages A (BM x BK) and B (BK x BN)

@@ -57,7 +57,8 @@ def show_recorded(shape=RECORDED_SHAPE, name=LADDER_RECORD):
     it (a :class:`RecordedRun`); print how to record one and return None when there is none."""
     run = recorded_run(name, shape)
     if run is None:
-        print(f"No recorded GPU run in benchmarks/{name} yet: run benchmarks/gpu_ladder.sh on a GPU.")
+        print(f"No recorded GPU run in benchmarks/{name} yet: "
+              f"run benchmarks/gpu_ladder.sh on a GPU.")
         return None
     M, N, K = run.shape
     print(f"Recorded on {run.machine['gpu']} ({run.machine['date'][:10]}), "
