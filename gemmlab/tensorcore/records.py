@@ -13,7 +13,8 @@ SECTIONS = ("machine", "performance")   # what ``gl.measure.recorded(RECORD_NAME
 def label(record):
     """One line naming where and when a record was measured."""
     m = record["machine"]
-    return (f"recorded on {m.get('gpu', '?')} (driver {m.get('driver', '?')}, CUDA runtime "
+    driver = m.get("driver") or m.get("cuda_driver_api", "?")
+    return (f"recorded on {m.get('gpu', '?')} (driver {driver}, CUDA runtime "
             f"{m.get('cuda_runtime', '?')}, CuPy {m.get('cupy', '?')}) on {m.get('date', '?')}")
 
 
