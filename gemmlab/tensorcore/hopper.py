@@ -442,9 +442,52 @@ def prepare(A, B, C=None, alpha=1.0, beta=0.0, stage=DEFAULT_STAGE):
 def gemm(A, B, C=None, alpha=1.0, beta=0.0, stage=DEFAULT_STAGE):
     """C_out = alpha A B + beta C on the Hopper Tensor Cores (FP32 result). NumPy inputs give a
     NumPy result, CuPy inputs a CuPy one."""
+    _require()
     import cupy
     problem = prepare(A, B, C, alpha, beta, stage)
     if problem.plan.M and problem.plan.N:
         problem.launch()
     host = all(isinstance(x, np.ndarray) for x in (A, B))
     return cupy.asnumpy(problem.C_out) if host else problem.C_out
+
+
+# ---- the pipeline model of the TMA ring, and the kernel's source --------------------------------
+
+@dataclass(frozen=True)
+class SlotEvent:
+    """One use of a ring buffer: K slice ``slice`` in slot ``slot`` (its ``phase``-th use, so the
+    mbarriers' parity is ``phase % 2``). The TMA fills it from ``load_start`` to ``full_at`` (the
+    "full" barrier's phase completes), wgmma reads it until ``empty_at`` (the consumers arrive on
+    the "empty" barrier and the producer may refill the slot)."""
+    slice: int
+    slot: int
+    phase: int
+    load_start: float
+    full_at: float
+    compute_start: float
+    empty_at: float
+
+
+def ring_events(n, t_load, t_compute, stages, latency=0.0):
+    """The slot-by-slot story of ``n`` K slices through a ring of ``stages`` buffers, from the
+    course's load/compute pipeline model (``gl.perfmodel.pipeline_schedule``): the copy engine
+    issues a slice in ``t_load`` and it lands ``latency`` later, one consumer computes slices in
+    order, a slot is refilled only after its last slice has been computed."""
+    from ..perfmodel import pipeline_schedule
+    bars = pipeline_schedule(n, t_load, t_compute, buffers=stages, latency=latency)
+    loads = [b for b in bars if b.kind == "load"]
+    computes = [b for b in bars if b.kind == "compute"]
+    return [SlotEvent(i, i % stages, i // stages, ld.start, ld.end + latency, cp.start, cp.end)
+            for i, (ld, cp) in enumerate(zip(loads, computes))]
+
+
+def source_of(function):
+    """The text of one function of hopper_gemm.cu (from its signature to its closing brace at the
+    start of a line), e.g. ``source_of("produce")``, so a lesson can show a named step."""
+    text = _SOURCE.read_text()
+    at = text.find(f" {function}(")
+    if at < 0:
+        raise ValueError(f"hopper_gemm.cu has no function {function!r}")
+    start = text.rfind("\n\n", 0, at) + 2
+    end = text.index("\n}\n", at) + 3
+    return text[start:end]
