@@ -14,6 +14,7 @@ measured in the same process.
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -63,8 +64,7 @@ def check_stage(stage, fmt):
 
 
 def _median_ms(launch, repeats, warmup=5):
-    times = timing.time_launch(launch, repeats=repeats, warmup=warmup)
-    return statistics.median(times)
+    return statistics.median(gl.measure.cuda_event_ms(launch, repeats, warmup, events="cupy"))
 
 
 def time_size(n, fmt, stages, repeats):
@@ -116,23 +116,9 @@ def group_m_sweep(n, repeats):
 
 
 def machine():
-    import cupy
-    info = gl.device.info()
-    dev = cupy.cuda.Device()
-    info.update(date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                sms=dev.attributes["MultiProcessorCount"],
-                driver=cupy.cuda.runtime.driverGetVersion(),
-                cuda_runtime=cupy.cuda.runtime.runtimeGetVersion(),
-                nvcc=subprocess.run(["nvcc", "--version"], capture_output=True,
-                                    text=True).stdout.strip().splitlines()[-1:],
-                timing="CUDA events around each launch, median after 5 warm-ups")
-    try:
-        info["nvidia_smi"] = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,power.limit",
-             "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    except OSError:
-        pass
-    return info
+    nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout
+    return gl.measure.machine(gpu="cupy", nvcc=nvcc.strip().splitlines()[-1:],
+                              timing="CUDA events around each launch, median after 5 warm-ups")
 
 
 def child(stage, fmt):
@@ -161,8 +147,40 @@ def run_children(timeout):
     return results
 
 
+NCU_METRIC = re.compile(r"^\s*(\S+)\s+(\S+)?\s+([0-9][0-9,.]*)\s*$")
+
+
+def parse_ncu(path):
+    """{metric: value} from an ``ncu --metrics ...`` text report of one kernel launch."""
+    found = {}
+    for line in open(path, encoding="utf-8", errors="replace"):
+        m = NCU_METRIC.match(line)
+        if m and "__" in m.group(1):
+            found[m.group(1)] = float(m.group(3).replace(",", ""))
+    return found
+
+
+def merge(record_path, folder):
+    """Add the Nsight Compute metrics (ncu_stall_<kernel>.txt) and the sanitizer summaries
+    (san_<tool>.txt) found in ``folder`` to the record."""
+    with open(record_path) as f:
+        record = json.load(f)
+    record["profile"] = {
+        name[len("ncu_stall_"):-4]: parse_ncu(os.path.join(folder, name))
+        for name in sorted(os.listdir(folder)) if name.startswith("ncu_stall_")}
+    record["sanitizer"] = {}
+    for tool in ("memcheck", "racecheck"):
+        path = os.path.join(folder, f"san_{tool}.txt")
+        if os.path.exists(path):
+            lines = [ln.strip("= \n") for ln in open(path) if "SUMMARY" in ln]
+            record["sanitizer"][tool] = lines[-1] if lines else "no summary"
+    with open(record_path, "w") as f:
+        json.dump(record, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--merge", nargs=2, metavar=("RECORD", "FOLDER"))
     ap.add_argument("--out")
     ap.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192])
     ap.add_argument("--repeats", type=int, default=30)
@@ -171,6 +189,8 @@ def main():
     ap.add_argument("--profile-launch")
     ap.add_argument("--stages", nargs="+", default=list(hopper.STAGES))
     args = ap.parse_args()
+    if args.merge:
+        return merge(*args.merge)
     if args.child:
         return child(*args.child)
     if args.sanitize_launch:

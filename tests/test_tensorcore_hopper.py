@@ -164,3 +164,20 @@ def test_kernel_matches_float64_at_odd_shapes(stage, fmt, shape):
     ref = 0.5 * (A.astype(np.float64) @ B.astype(np.float64)) - 2.0 * C
     assert not np.isnan(out).any()                  # the output was poisoned with NaN
     assert np.linalg.norm(out - ref) / np.linalg.norm(ref) < 1e-5
+
+
+def test_gemm_kernel_hopper_on_the_simulator_emulates_the_tensor_core_sums():
+    if gl.device.backend() == "gpu":
+        pytest.skip("the simulator path")
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((33, 40)).astype(np.float16)
+    B = rng.standard_normal((40, 29)).astype(np.float16)
+    C = rng.standard_normal((33, 29)).astype(np.float32)
+    out = gl.gemm(A, B, C, alpha=2.0, beta=-1.0, kernel="hopper", stage="tma")
+    assert np.array_equal(out, gl.tensorcore.emulate_steps(A, B, C, 2.0, -1.0))
+    ref = 2.0 * (A.astype(np.float64) @ B.astype(np.float64)) - C
+    assert np.abs(out - ref).max() < 1e-4
+    with pytest.raises(ValueError, match="unknown Hopper stage"):
+        gl.gemm(A, B, kernel="hopper", stage="fast")
+    with pytest.raises(TypeError, match="FP16 or BF16"):
+        gl.gemm(A.astype(np.float32), B, kernel="hopper")
