@@ -101,7 +101,9 @@ def judge(question_id, answer):
     if _not_attempted(answer):
         return Result(q.id, NOT_ATTEMPTED, f"no answer yet. {q.prompt}")
     try:
-        if isinstance(q.kind, Function):
+        if hasattr(q.kind, "judge"):        # code questions (the labs): the kind judges itself
+            status, feedback = q.kind.judge(q, q.kind.coerce(answer))
+        elif isinstance(q.kind, Function):
             status, feedback = _judge_function(q, q.kind.coerce(answer))
         else:
             status, feedback = _judge_value(q, answer)

@@ -1,7 +1,10 @@
 """Lesson 12, Tensor Cores: the pipeline around D = A B + C, the 128 / 32 / 16 hierarchy, why a
-warp (not a thread) holds the fragments, and what FP16 inputs with an FP32 accumulator do."""
+warp (not a thread) holds the fragments, what FP16 inputs with an FP32 accumulator do; and the
+fragment-loop lab."""
 import numpy as np
 
+from ...labs.solutions import solution
+from ...labs.wmma import LAB as WMMA_LAB
 from ...perfmodel import HOPPER, pipeline_time
 from ...tensorcore import hopper, numerics, probes, tiling
 from ..question import Array, Choice, Exact, Function, Number, Question, Wrong
@@ -289,5 +292,18 @@ QUESTIONS = [
         hint="Which unit is near 100%? If none is, look at what the warps wait for.",
         explain="WMMA is synchronous and per warp: each mma_sync waits for its fragments in "
                 "registers. wgmma reads shared memory directly and runs asynchronously.",
+    ),
+    Question(
+        id="12.lab_wmma",
+        prompt="Write lab_wmma(A, B, C) with gemmlab.labs.wmma: C (M x N, float32) = A (M x K, "
+               "FP16) @ B (K x N, FP16), one 16 x 16 C fragment at a time: fill an accumulator "
+               "with zeros, mma_sync along K, store it once.",
+        answer=lambda: solution("12.lab_wmma"),
+        kind=WMMA_LAB,
+        hint="for i in range(0, M, 16), for j in range(0, N, 16): acc = fill_fragment(0.0); "
+             "for k in range(0, K, 16): acc = mma_sync(load A at (i, k), load B at (k, j), acc); "
+             "then store acc at (i, j).",
+        explain="The accumulator fragment lives in registers for the whole K loop and reaches "
+                "memory once: the same rule as the scalar accumulators of the CUDA-core ladder.",
     ),
 ]
