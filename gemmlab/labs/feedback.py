@@ -139,9 +139,9 @@ def _where(lab, case, elements):
     if on_edge.all() and (edge_rows is not None or edge_cols is not None):
         return (", all in the blocks on the edge of C, which reach past the matrix: an edge "
                 "guard that is missing or wrong?")
-    if case.K % lab.tile and len(elements) == case.M * case.N:
-        return (f" (K = {case.K} is not a multiple of the tile: does the last K tile hold zeros "
-                f"where A and B end?)")
+    if case.K % 16 and len(elements) == case.M * case.N:
+        return (f" (K = {case.K} is not a multiple of the K tile: is the last, partial K tile "
+                f"computed, with zeros where A and B end?)")
     return ""
 
 
@@ -211,7 +211,7 @@ def _traffic(lab, case, C, trace):
     a, b, ideal_a, ideal_b = traffic(lab, case, trace)
     for name, mean, ideal, other, side in (("A", a, ideal_a, case.N, "N"),
                                            ("B", b, ideal_b, case.M, "M")):
-        if mean > 2 * ideal and mean > ideal + 1:
+        if mean > 1.5 * ideal:
             naive = (f": this is the naive kernel's access pattern (every thread reads its "
                      f"whole {'row of A' if name == 'A' else 'column of B'} from global memory)"
                      if mean >= 0.8 * other else "")
@@ -291,7 +291,7 @@ def summary(lab, runs):
     shapes = ", ".join(case.shape for case, _, _ in runs)
     parts = [f"right at {shapes}, with no race, no out-of-bounds access and every barrier "
              f"reached by all threads"]
-    case, _, trace = max(runs, key=lambda r: r[0].N)
+    case, _, trace = max(runs, key=lambda r: r[0].M * r[0].N)
     if lab.tiled:
         a, b, ideal_a, ideal_b = traffic(lab, case, trace)
         parts.append(f"at {case.shape} each element of A was read {a:.1f} times and each of B "
@@ -307,6 +307,7 @@ def summary(lab, runs):
         if ratios:
             parts.append(f"{max(ratios):.2f} shared-memory reads per FMA")
     if lab.register_prefetch:
-        prefetched = sum(t.observer.prefetch_steps()[0] for _, _, t in runs)
-        parts.append(f"the fragments of k+1 read before the FMAs of k in all {prefetched} steps")
+        steps = sum(t.observer.prefetch_steps()[1] for _, _, t in runs)
+        parts.append(f"every thread read the fragments of k+1 before the FMAs of k used those of "
+                     f"k ({steps} thread-steps)")
     return "; ".join(parts) + "."

@@ -33,6 +33,13 @@ def ladder_arguments(A, B, C):
             ("beta", np.float32(0))]
 
 
+def _three_parameters(fn, what):
+    count = fn.__code__.co_argcount
+    if count != 3:
+        raise AnswerTypeError(f"your {what} takes {count} parameters; the lab calls it as "
+                              f"{what}(A, B, C)")
+
+
 @dataclass(frozen=True)
 class KernelLab:
     """A code-question kind (``coerce``, ``judge``) for a ``kernel(A, B, C)`` GEMM kernel.
@@ -69,6 +76,7 @@ class KernelLab:
             what = "a plain Python function" if callable(answer) else type(answer).__name__
             raise AnswerTypeError(f"expected a @cuda.jit kernel, got {what}: put @cuda.jit on "
                                   f"the line above `def`, and pass the kernel without calling it")
+        _three_parameters(answer.py_func, "kernel")
         return answer
 
     def judge(self, question, fn, rng=None):
@@ -137,10 +145,10 @@ PINGPONG = KernelLab("pingpong", 16, (16, 16), 1, ((19, 19, 19), (37, 35, 40), (
                      seed=8, rung=("tiled", {"T": 16}), fixed_owner=True, tiled=True,
                      one_barrier=True)
 _MICRO = {"BM": 32, "BN": 32, "BK": 8, "TM": 4, "TN": 4}
-OUTER = KernelLab("outer", 32, (64,), 4, ((23, 23, 23), (45, 37, 64), (70, 33, 21)),
+OUTER = KernelLab("outer", 32, (64,), 4, ((33, 33, 33), (45, 37, 64), (70, 33, 21)),
                   seed=10, rung=("outer", _MICRO), tiled=True, reads_per_fma=True,
                   k_multiple=32)
-TWOLEVEL = KernelLab("twolevel", 32, (64,), 4, ((23, 23, 23), (45, 37, 64), (70, 33, 40)),
+TWOLEVEL = KernelLab("twolevel", 32, (64,), 4, ((33, 33, 33), (45, 37, 64), (70, 33, 40)),
                      seed=11, rung=("twolevel", _MICRO), tiled=True, one_barrier=True,
                      reads_per_fma=True, register_prefetch=True, k_multiple=32)
 LABS = {lab.name: lab for lab in (NAIVE, TILED, PINGPONG, OUTER, TWOLEVEL)}

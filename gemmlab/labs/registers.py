@@ -10,8 +10,9 @@ thread and per k:
 
 - when the thread first read a value of depth k from shared memory, and in which barrier
   interval (a K tile);
-- when it last read a value of depth k from a local array: the last use of a fragment of step
-  k by the multiply-adds.
+- when it last read a value of depth k from a local array after that: the last use of a
+  fragment of step k by the multiply-adds (values staged in registers on their way from global
+  to shared memory are read before any shared read of their depth, and do not count).
 
 A step k is *prefetched* when the first shared read of depth k+1 comes before the last use of
 depth k, both in the same K tile. Fragments held in scalar variables instead of local arrays
@@ -38,13 +39,16 @@ class FragmentObserver:
             self.first_read.setdefault((thread.gid, k), (self.clock, interval))
 
     def local_read(self, launch, value):
+        """A fragment use: a value this thread has already read from shared memory (values on
+        their way from global to shared memory, staged in registers, are not fragments)."""
         if isinstance(value, np.ndarray):       # a slice, not one register
             return
         k = self.depth.get(float(value))
-        if k is not None:
+        key = (launch.current.gid, k)
+        if k is not None and key in self.first_read:
             self.clock += 1
             self.uses += 1
-            self.last_use[(launch.current.gid, k)] = self.clock
+            self.last_use[key] = self.clock
 
     def local_array(self, launch, data):
         return _WatchedLocal(self, launch, data)

@@ -22,18 +22,25 @@ cuda = gl.device.cuda()
 
 def solution(question_id, folder=None):
     """The object the solutions notebook of the question's lesson defines under its name
-    ("05.lab_tiled" -> ``lab_tiled`` of ``solutions/05_*.ipynb``)."""
+    ("05.lab_tiled" -> ``lab_tiled`` of ``solutions/05_*.ipynb``); ``folder="exercises"`` gives
+    the student's skeleton instead."""
+    source, name, filename = cell(question_id, folder)
+    return run_cell(source, name, filename)
+
+
+def cell(question_id, folder=None):
+    """(source, name, label) of the notebook cell that defines the question's answer."""
     lesson, name = question_id.split(".", 1)
-    folder = Path(folder) if folder else ROOT / "solutions"
+    folder = ROOT / (folder or "solutions")
     paths = sorted(folder.glob(f"{lesson}_*.ipynb"))
     if not paths:
-        raise FileNotFoundError(f"no solutions notebook for lesson {lesson} in {folder}")
+        raise FileNotFoundError(f"no notebook for lesson {lesson} in {folder}")
     cells = json.loads(paths[0].read_text(encoding="utf-8"))["cells"]
     defines = re.compile(rf"^def {re.escape(name)}\(", re.M)
-    for number, cell in enumerate(cells, 1):
-        source = "".join(cell["source"])
-        if cell["cell_type"] == "code" and defines.search(source):
-            return run_cell(source, name, f"<{paths[0].name}, cell {number}>")
+    for number, c in enumerate(cells, 1):
+        source = "".join(c["source"])
+        if c["cell_type"] == "code" and defines.search(source):
+            return source, name, f"<{folder.name}/{paths[0].name}, cell {number}>"
     raise LookupError(f"{paths[0].name} has no cell that defines {name}()")
 
 

@@ -24,6 +24,7 @@ import ml_dtypes
 import numpy as np
 
 from ..grading.question import AnswerTypeError
+from .kernel_lab import _three_parameters
 from .watchdog import Stop, Watchdog, where
 
 FRAG = 16
@@ -171,9 +172,10 @@ class WmmaLab:
         if getattr(answer, "py_func", None) is not None:
             raise AnswerTypeError("this lab's function is plain Python (NumPy fragments), not "
                                   "a @cuda.jit kernel: remove the decorator")
-        if not callable(answer):
+        if not callable(answer) or not hasattr(answer, "__code__"):
             raise AnswerTypeError(f"expected a function, got {type(answer).__name__}: pass its "
                                   f"name without calling it")
+        _three_parameters(answer, "function")
         return answer
 
     def judge(self, question, fn, rng=None):
@@ -275,16 +277,9 @@ def _problem(A, B, C0, C, record):
         i, j = np.argwhere(unstored)[0]
         return (f"C[{i}, {j}] was never stored (it holds the poison {C[i, j]:.6g}): "
                 f"{int(unstored.sum())} of {C.size} elements were not written.")
-    for name, other in (("(A @ B).T", lambda: (A64 @ B64).T), ("A @ B.T", lambda: A64 @ B64.T),
-                        ("A.T @ B", lambda: A64.T @ B64), ("B @ A", lambda: B64 @ A64)):
-        try:
-            value = other()
-        except ValueError:
-            continue
-        if value.shape == C.shape and np.allclose(C, value, rtol=1e-3, atol=1e-3):
-            return (f"the result equals {name}: the fragments are loaded from the wrong places "
-                    f"(A's fragment at (row of C, k), B's at (k, column of C)) or stored at the "
-                    f"transposed position.")
+    if A.shape == B.shape and np.allclose(C, B64 @ A64, rtol=1e-3, atol=1e-3):
+        return ("the result equals B @ A: A and B swapped roles. The A fragment of C's tile at "
+                "(i, j) comes from A at (i, k), the B fragment from B at (k, j).")
     i, j = np.argwhere(wrong)[0]
     return (f"C[{i}, {j}] is {C[i, j]:.6g}, expected {ref[i, j]:.6g} (the C fragment at "
             f"({i // FRAG * FRAG}, {j // FRAG * FRAG})); {int(wrong.sum())} of {C.size} elements "
