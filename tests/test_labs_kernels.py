@@ -16,6 +16,8 @@ from gemmlab.labs import kernel_lab
 from gemmlab.labs.solutions import cell, run_cell, solution
 
 cuda = gl.device.cuda()
+pytestmark = pytest.mark.skipif(gl.device.backend() != "sim",
+                                reason="the instrumented simulator runs on the simulator backend")
 LAB_QUESTIONS = ["05.lab_naive", "05.lab_tiled", "08.lab_pingpong", "10.lab_outer",
                  "11.lab_twolevel"]
 
@@ -81,6 +83,11 @@ BROKEN = [
      ["raised ZeroDivisionError", "`acc += A[row, k] * B[k, col] + k // (k - 3)`"]),
     ("a float index", "05.lab_naive", [("A[row, k]", "A[row, k * 1.0]")],
      ["indices must be whole numbers"]),
+    ("one index for a matrix", "05.lab_naive", [("A[row, k]", "A[row * K + k]")],
+     ["indexed A with 1 index(es), but A has 2 dimensions: write A[i, j]"]),
+    ("two writers of one element", "05.lab_tiled", [("sA[ty, tx] = a", "sA[ty, tx // 2] = a")],
+     ["thread (0,0) and thread (1,0) of block (0,0) both wrote sA[0, 0] with different values",
+      "Give every element of the tile one writer"]),
     ("missing barrier before the compute", "05.lab_tiled",
      [("        cuda.syncthreads()              # the tiles are complete before anyone reads them\n", "")],
      ["thread (0,0) of block (0,0) read sA[0, 1] in the same barrier interval in which "
@@ -113,6 +120,9 @@ BROKEN = [
      [("                a[i] = sA[ty * TM + i, k]\n", "                a[i] = sA[ty * TM + i, k]\n"
                                                      "                a[i] = sA[ty * TM + i, k]\n")],
      ["0.75 shared-memory reads per FMA, more than a 4 x 4 outer product needs"]),
+    ("accumulators not cleared", "10.lab_outer",
+     [("    for i in range(TM):\n        for j in range(TN):\n            acc[i, j] = float32(0)\n", "")],
+     ["C[0, 0] is NaN (a value read from memory nobody wrote?)"]),
     ("blocks swapped", "10.lab_outer", [("m0 = cuda.blockIdx.y * BM\n    n0 = cuda.blockIdx.x * BN",
                                          "m0 = cuda.blockIdx.x * BM\n    n0 = cuda.blockIdx.y * BN")],
      ["C[0, 32] was written by thread", "of block (0,1), but with the lab's launch a thread of "

@@ -8,7 +8,10 @@ import pytest
 from numba import float32
 
 import gemmlab as gl
-from gemmlab.labs.simulator import simulate
+
+if gl.device.backend() != "sim":
+    pytest.skip("the instrumented simulator runs on the simulator backend", allow_module_level=True)
+from gemmlab.labs.simulator import simulate  # noqa: E402
 
 cuda = gl.device.cuda()
 RNG = np.random.default_rng(3)

@@ -35,6 +35,24 @@ def test_fragments_compute_a_gemm_with_zeros_past_the_edges():
         wmma.mma_sync(a, a, a)
 
 
+A16 = np.ones((20, 20), np.float16)
+ACC = wmma.fill_fragment(0.0)
+
+
+@pytest.mark.parametrize("call,words", [
+    (lambda: wmma.load_matrix_sync([[1.0]], 0, 0), "load_matrix_sync needs a 2-D matrix"),
+    (lambda: wmma.load_matrix_sync(A16, 0.5, 0), "row must be a whole number"),
+    (lambda: wmma.load_matrix_sync(A16.astype(np.float64), 0, 0), "got float64"),
+    (lambda: wmma.mma_sync(A16, ACC, ACC), "mma_sync: a must be a fragment, got ndarray"),
+    (lambda: wmma.mma_sync(ACC, ACC, ACC), "a must be an input fragment"),
+    (lambda: wmma.store_matrix_sync(np.zeros((4, 4), np.float32), 0, 0,
+                                    wmma.load_matrix_sync(A16, 0, 0)), "must be an accumulator"),
+])
+def test_fragment_calls_with_wrong_arguments_say_what_was_expected(call, words):
+    with pytest.raises(wmma.FragmentError, match=words.replace("(", r"\(")):
+        call()
+
+
 LOOP_K = ("            for k in range(0, K, 16):\n                a = wmma.load_matrix_sync(A, i, k)\n"
           "                b = wmma.load_matrix_sync(B, k, j)\n                acc = wmma.mma_sync(a, b, acc)\n"
           "            wmma.store_matrix_sync(C, i, j, acc)  # once, after the K loop")

@@ -12,9 +12,8 @@ import linecache
 import numpy as np
 
 from .. import bench, device
+from ..grading.checker import FAIL, PASS
 from . import ladder
-
-PASS, FAIL = "pass", "fail"
 MAX_REL_ERR = 1e-4          # float32 GEMM at 4096^3 on random inputs stays far below this
 
 

@@ -10,16 +10,15 @@ check runs in a subprocess on the simulator and then times the kernel on the GPU
 """
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import device
+from ..grading.checker import FAIL, NOT_ATTEMPTED, PASS
 from ..grading.question import AnswerTypeError
 from . import cases as cases_
 from . import feedback
-
-PASS, FAIL, NOT_ATTEMPTED = "pass", "fail", "not attempted"   # gemmlab.grading.checker's
 
 
 def student_arguments(A, B, C):
@@ -64,7 +63,7 @@ class KernelLab:
     reads_per_fma: bool = False
     register_prefetch: bool = False
     time_limit: float = 60.0            # for the whole check: an endless loop ends as a FAIL
-    k_multiple: int = field(default=None)   # hidden cases: one K a multiple of this
+    k_multiple: int = None              # hidden cases: one K a multiple of this
 
     # -- the code-question protocol -----------------------------------------------------------
     def coerce(self, answer):
