@@ -87,8 +87,11 @@ class KernelLab:
             from . import gpu
             return gpu.judge_on_gpu(self, question, kernel, rng)
         status, text = self.verdict(kernel, rng)
-        if status == PASS and question.explain:
-            text += " " + question.explain
+        if status == PASS:
+            text += f" {question.explain}" if question.explain else ""
+            if rng is None:
+                text += (f" (On a GPU this check also times your kernel beside the course's "
+                         f"`{self.rung[0]}` and cuBLAS.)")
         return status, text
 
     # -- the checks ---------------------------------------------------------------------------

@@ -162,11 +162,11 @@ class _Indexer:
 
 class GlobalArray(_Indexer):
     """A kernel argument in global memory, counting reads and writes per element and per thread."""
-    __slots__ = ("data", "_flat_data", "reads", "writes", "writer", "thread_reads",
+    __slots__ = ("_flat_data", "reads", "writes", "writer", "thread_reads",
                  "thread_writes", "read_before_write", "ndim", "size", "dtype")
 
     def __init__(self, launch, name, data):
-        self.launch, self.name, self.data = launch, name, data
+        self.launch, self.name = launch, name
         self.shape, self.ndim, self.size, self.dtype = data.shape, data.ndim, data.size, data.dtype
         self._flat_data = data.reshape(-1)
         self.reads = [0] * data.size
@@ -202,15 +202,15 @@ class GlobalArray(_Indexer):
 
 class SharedArray(_Indexer):
     """One block's shared array: every access tagged with the thread and its barrier interval."""
-    __slots__ = ("data", "_flat_data", "w_interval", "w_thread", "first_w", "r_interval",
+    __slots__ = ("dtype", "_flat_data", "w_interval", "w_thread", "first_w", "r_interval",
                  "r_thread", "r_other")
 
     def __init__(self, launch, name, shape, dtype):
         self.launch, self.name = launch, name
-        self.data = np.full(shape, np.nan, dtype=dtype)       # shared memory starts as garbage
-        self.shape = self.data.shape
-        self._flat_data = self.data.reshape(-1)
-        n = self.data.size
+        data = np.full(shape, np.nan, dtype=dtype)            # shared memory starts as garbage
+        self.shape, self.dtype = data.shape, data.dtype
+        self._flat_data = data.reshape(-1)
+        n = data.size
         self.w_interval = [-1] * n      # interval of the last write
         self.w_thread = [-1] * n        # block-local id of the last writer
         self.first_w = [-1] * n         # interval of the first write
@@ -247,7 +247,7 @@ class SharedArray(_Indexer):
                 launch.race(self, e, reader=other, writer=t, kind="read-write",
                             had_value=self.first_w[e] != -1 and self.first_w[e] < now)
         if (self.w_interval[e] == now and self.w_thread[e] != t
-                and self._flat_data[e] != np.asarray(value, self.data.dtype)):
+                and self._flat_data[e] != np.asarray(value, self.dtype)):
             launch.race(self, e, reader=self.w_thread[e], writer=t, kind="write-write",
                         had_value=self.first_w[e] < now)
         self.w_interval[e], self.w_thread[e] = now, t
@@ -421,6 +421,8 @@ class Launch:
         self.args, arrays = [], {}
         for name, value in args:
             if isinstance(value, np.ndarray):
+                if not value.flags.c_contiguous:
+                    raise ValueError(f"{name} must be C-contiguous: the run writes into it")
                 value = arrays[name] if name in arrays else GlobalArray(self, name, value)
                 arrays[name] = value
             self.args.append(value)
