@@ -8,10 +8,11 @@ course's kernel and cuBLAS measured in the same call, and keeps the figures for 
 own ladder (:mod:`gemmlab.labs.ladder`).
 """
 import linecache
+import statistics
 
 import numpy as np
 
-from .. import bench, device
+from .. import bench, device, measure
 from ..grading.checker import FAIL, PASS
 from . import ladder
 MAX_REL_ERR = 1e-4          # float32 GEMM at 4096^3 on random inputs stays far below this
@@ -66,7 +67,7 @@ def measure(lab, kernel, n=None, repeats=10):
         configured(dA, dB, dC)
     launch()
     rel_err = bench._rel_err(dC.copy_to_host(), ref)
-    ms = bench._time_gpu(launch, repeats, 2, bench._NumbaEvent, cuda.synchronize)
+    ms = statistics.median(measure.cuda_event_ms(launch, repeats, 2, batch=measure.AUTO))
     rung, tiles = lab.rung
     spec = f"{rung}:" + ",".join(f"{k}={v}" for k, v in tiles.items())
     rows = {r["kernel"]: r for r in bench.run([spec], [n], repeats=repeats, progress=False)}
