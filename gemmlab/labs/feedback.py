@@ -9,15 +9,9 @@ shared reads per FMA and register prefetch.
 """
 import numpy as np
 
-FAULT_HINTS = {
-    "out of bounds": (" At this shape the last blocks reach past the edges of the matrices: "
-                      "guard every global access (row < M, col < N, k < K) and, for a tile, "
-                      "store a zero where the matrix ends."),
-    "barrier": "",
-    "exception": "",
-    "index": "",
-    "timeout": "",
-}
+OUT_OF_BOUNDS_HINT = (" When M, N or K is not a multiple of the tile, the last blocks and K tiles "
+                      "reach past the matrices: guard every global access (row < M, col < N, "
+                      "k < K) and, for a tile, store a zero where the matrix ends.")
 
 
 def untouched(trace):
@@ -37,7 +31,8 @@ def first_problem(lab, case, C, trace):
 
 def _fault(lab, case, C, trace):
     if trace.fault is not None:
-        return str(trace.fault) + "." + FAULT_HINTS.get(trace.fault.kind, "")
+        hint = OUT_OF_BOUNDS_HINT if trace.fault.kind == "out of bounds" else ""
+        return f"{trace.fault}.{hint}"
 
 
 def _inputs_written(lab, case, C, trace):
