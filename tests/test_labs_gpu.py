@@ -77,6 +77,7 @@ def test_the_ladder_plot_shows_the_records_or_says_how_to_get_them(tmp_path, mon
     assert len(ax.patches) == 0 and "No lab measured on a GPU yet" in ax.texts[0].get_text()
     ladder.record("tiled", ROW)
     ladder.record("naive", dict(ROW, lab="naive", tflops=1.1, course="naive", course_tflops=1.2))
+    ladder.record("outer", {"tflops": 3.0})              # an entry missing fields is left out
     ax = ladder.plot()
     assert [t.get_text() for t in ax.get_xticklabels()] == ["naive", "tiled"]
     assert len(ax.patches) == 4 and ax.get_lines()[0].get_ydata()[0] == 49.3

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 ORDER = ("naive", "tiled", "pingpong", "outer", "twolevel")
+FIELDS = ("tflops", "n", "gpu", "course", "course_tiles", "course_tflops", "cublas_tflops")
 
 
 def path():
@@ -17,13 +18,17 @@ def path():
 
 
 def load():
-    """{lab: figures} of the labs measured so far ({} when none, or the file is unreadable)."""
+    """{lab: figures} of the labs measured so far ({} when none or the file is unreadable; an
+    entry without every field is left out)."""
     try:
         with open(path(), encoding="utf-8") as f:
             data = json.load(f)
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    return {lab: row for lab, row in data.items()
+            if isinstance(row, dict) and all(key in row for key in FIELDS)}
 
 
 def record(lab, row):
