@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU run of the kernel ladder, in one call, from the repository root on a machine with an
 # NVIDIA GPU (made for the H200; about 6-8 minutes there):
-#   1. correctness: tests/test_kernels.py, test_gemm.py, test_bench.py with GEMMLAB_BACKEND=gpu
-#      (GPU tiles, shapes up to 4096^3 from gl.device.sizes());
+#   1. correctness: tests/test_kernels.py, test_kernels_launch.py, test_bench.py, test_measure.py
+#      with GEMMLAB_BACKEND=gpu (GPU tiles, shapes up to 4096^3 from gl.device.sizes());
 #   2. the ladder benchmark at 1024/2048/4096 and two non-square shapes -> benchmarks/gpu_ladder.json
 #   3. a tile sweep of the register-blocked rungs at 4096^3 -> benchmarks/gpu_tiles.json
 #   4. compute-sanitizer memcheck and racecheck on every rung at a small odd shape.
@@ -18,7 +18,8 @@ step() { echo; echo "=== $1 ($(date -u +%H:%M:%S))" | tee -a "$LOG"; }
 : > "$LOG"
 
 step "1. correctness at full size"
-$PY -m pytest -n 4 --dist loadfile -q -p no:cacheprovider tests/test_kernels.py tests/test_gemm.py tests/test_bench.py \
+$PY -m pytest -n 4 --dist loadfile -q -p no:cacheprovider tests/test_kernels.py \
+  tests/test_kernels_launch.py tests/test_bench.py tests/test_measure.py \
   2>&1 | tee -a "$LOG" | tail -5 || status=1
 
 step "2. ladder benchmark"

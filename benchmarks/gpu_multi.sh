@@ -10,8 +10,9 @@
 # rebuilt each time from every result in OUT_DIR.
 #
 # Writes into OUT_DIR:
-#   machine.json, topology.txt             GPUs, driver, versions, date; `nvidia-smi topo -m`
-#   nccl_multi_tests.txt                   tests/test_nccl.py on the gpu backend (TESTS=1)
+#   machine.json, topology.txt             gl.measure.machine() with every GPU and the topology;
+#                                          `nvidia-smi topo -m`
+#   nccl_multi_tests.txt                   tests/test_collectives_nccl.py, gpu backend (TESTS=1)
 #   allreduce_nccl_npN.{json,txt}          `gemmlab allreduce --backend nccl --sweep`: 8 KiB .. 1 GiB,
 #                                          time, algbw, busbw, exact on every GPU, ours and NCCL's
 #   megatron_{ffn,ffn_fp16,attention}_nccl_npN.json   local GEMM time vs all-reduce time
@@ -31,20 +32,19 @@ status=0
 GPUS=$($PY -c "from gemmlab.collectives.nccl import visible_gpus; print(visible_gpus())") || exit 2
 echo "== $GPUS GPUs visible"
 nvidia-smi topo -m > "$OUT_DIR/topology.txt" 2>&1
-$PY - "$OUT_DIR/machine.json" <<'PY'
-import datetime, json, subprocess, sys
+$PY - "$OUT_DIR/machine.json" "$OUT_DIR/topology.txt" <<'PY'
+import json, subprocess, sys
 import gemmlab as gl
-info = gl.device.info()
-info["date"] = datetime.date.today().isoformat()
-info["nvidia_smi"] = subprocess.run(
+gpus = subprocess.run(
     ["nvidia-smi", "--query-gpu=index,name,driver_version,memory.total", "--format=csv,noheader"],
     capture_output=True, text=True).stdout.strip().splitlines()
-json.dump(info, open(sys.argv[1], "w"), indent=1)
+topology = open(sys.argv[2], encoding="utf-8").read()
+json.dump(gl.measure.machine(nvidia_smi=gpus, topology=topology), open(sys.argv[1], "w"), indent=1)
 PY
 
 if [ "$TESTS" = 1 ]; then
-    echo "== tests/test_nccl.py on the gpu backend"
-    $PY -m pytest -q -rs -p no:cacheprovider tests/test_nccl.py 2>&1 | tee "$OUT_DIR/nccl_multi_tests.txt"
+    echo "== tests/test_collectives_nccl.py on the gpu backend"
+    $PY -m pytest -q -rs -p no:cacheprovider tests/test_collectives_nccl.py 2>&1 | tee "$OUT_DIR/nccl_multi_tests.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 

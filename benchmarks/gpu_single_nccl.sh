@@ -5,10 +5,10 @@
 #
 #   bash benchmarks/gpu_single_nccl.sh [OUT_DIR]     # default: $OUT, else benchmarks/
 #
-#   1. tests/test_nccl.py on the gpu backend: the CPU tests; the ring code on CuPy arrays of one
-#      GPU; a one-rank NCCL communicator (our ring, NCCL's allReduce / reduceScatter / allGather,
-#      an ncclSend/ncclRecv to itself); the CLI and both layers at N = 1; the refusal of --np 2.
-#      The N = 2, 4, 8 tests skip with "needs N GPUs, found 1".
+#   1. tests/test_collectives_nccl.py on the gpu backend: the CPU tests; the ring code on CuPy
+#      arrays of one GPU; a one-rank NCCL communicator (our ring, NCCL's allReduce / reduceScatter /
+#      allGather, an ncclSend/ncclRecv to itself); the CLI and both layers at N = 1; the refusal
+#      of --np 2. The N = 2, 4, 8 tests skip with "needs N GPUs, found 1".
 #   2. gemmlab allreduce --backend nccl --np 1 from 8 KiB to 256 MiB: both give the exact sum
 #      (busbw is 0 at N = 1 by nccl-tests' convention; algbw is the device copy rate).
 #   3. Megatron's FFN and attention at full size on one GPU over a one-rank communicator.
@@ -22,8 +22,8 @@ PY="${PYTHON:-python}"
 export GEMMLAB_BACKEND=gpu NCCL_NVLS_ENABLE=0     # NVLink multicast stays off, always
 status=0
 
-echo "== (1) tests/test_nccl.py on the gpu backend"
-$PY -m pytest -q -rs -p no:cacheprovider tests/test_nccl.py 2>&1 | tee "$OUT_DIR/nccl_single_tests.txt"
+echo "== (1) tests/test_collectives_nccl.py on the gpu backend"
+$PY -m pytest -q -rs -p no:cacheprovider tests/test_collectives_nccl.py 2>&1 | tee "$OUT_DIR/nccl_single_tests.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 echo "== (2) all-reduce over NCCL at N = 1"

@@ -8,12 +8,9 @@ Run it through ``benchmarks/gpu_tensorcore.sh`` (which also runs the tests and t
     python benchmarks/tensorcore_gpu.py --merge-sanitizer DIR      # sanitizer logs -> the JSON
 """
 import argparse
-import datetime
 import json
 import os
-import platform
 import re
-import subprocess
 import sys
 import traceback
 from pathlib import Path
@@ -40,31 +37,6 @@ def log(*args):
 def _cupy():
     import cupy
     return cupy
-
-
-def machine():
-    cupy = _cupy()
-    rt = cupy.cuda.runtime
-    props = rt.getDeviceProperties(cupy.cuda.Device().id)
-    name = props["name"]
-    driver = "?"
-    try:
-        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                capture_output=True, text=True, timeout=30).stdout.strip().splitlines()[0]
-    except Exception:  # noqa: BLE001 - nvidia-smi missing: fall back to the API version number
-        driver = f"CUDA driver API {rt.driverGetVersion()}"
-    info = gl.device.info()
-    return {
-        "gpu": name.decode() if isinstance(name, bytes) else str(name),
-        "compute_capability": f"{props['major']}.{props['minor']}",
-        "sm_count": props["multiProcessorCount"],
-        "driver": driver,
-        "cuda_runtime": rt.runtimeGetVersion(),
-        "cupy": cupy.__version__,
-        "numba": info.get("numba"), "numba-cuda": info.get("numba-cuda"),
-        "numpy": np.__version__, "python": platform.python_version(),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-    }
 
 
 # ------------------------------------------------------------------------------------- checks
@@ -192,7 +164,7 @@ def _wmma_rows(n, A16, B16, Abf, Bbf):
         fmt, name = ("bf16", "fast") if tiling == "bf16:fast" else ("fp16", tiling)
         A, B = (Abf, Bbf) if fmt == "bf16" else (A16, B16)
         problem = kernel.prepare(A, B, tiling=name, bits_as=fmt)
-        times = timing.time_launch(problem.launch, repeats=REPEATS)
+        times = gl.measure.cuda_event_ms(problem.launch, REPEATS, events="cupy")
         row = {"n": n, "kernel": f"wmma_{fmt}_{name}", **timing.summary(times, n, n, n),
                **kernel.kernel_attributes(name, fmt)}
         row["spot_check_max_err_over_scale"] = _spot_check(problem, A, B)
@@ -222,7 +194,8 @@ def _cublas_rows(n, A16, B16, Abf, Bbf):
     for name in timing.BASELINES:
         src = (Abf, Bbf) if name == "cublas_bf16" else (A16, B16)
         A, B, C = timing.baseline_operands(name, *src)
-        times = timing.time_launch(timing.cublas_launcher(name, A, B, C), repeats=REPEATS)
+        times = gl.measure.cuda_event_ms(timing.cublas_launcher(name, A, B, C), REPEATS,
+                                         events="cupy")
         rows.append({"n": n, "kernel": name, **timing.summary(times, n, n, n)})
         log(f"n={n} {name:22s} {rows[-1]['tflops']:8.1f} TFLOP/s")
     return rows
@@ -250,7 +223,7 @@ def _ladder_rows(n, A16, B16):
 
             def launch(kern=kern, plan=plan):
                 kern[plan.grid(n, n), plan.block](dA, dB, dOut, dOut, one, zero)
-            times = timing.time_launch(launch, repeats=20, warmup=2)
+            times = gl.measure.cuda_event_ms(launch, 20, 2, events="cupy")
             row = {"n": n, "kernel": f"ladder_{name}", "tiles": tiles,
                    **timing.summary(times, n, n, n)}
         except Exception as exc:  # noqa: BLE001
@@ -314,7 +287,7 @@ def headline(rows):
 
 def main_bench(out_path):
     rng = np.random.default_rng(2024)
-    record = {"issue": 5, "machine": machine()}
+    record = {"issue": 5, "machine": gl.measure.machine(gpu="cupy")}
     log(f"machine: {record['machine']}")
     record["correctness"] = _guard(lambda: correctness(rng))
     probe_result = _guard(run_probes)

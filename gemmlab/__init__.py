@@ -2,8 +2,9 @@
 
 Import this package before anything that imports ``numba.cuda``: ``gemmlab.device`` picks the
 backend (real GPU or Numba's CUDA simulator) and Numba reads that choice only once, on its first
-import. Submodules load lazily on first attribute access, so ``import gemmlab`` stays fast and
-a lesson pays only for what it uses.
+import. Submodules load on first attribute access (``gl.kernels`` imports Numba's CUDA module, about
+half a second), so ``import gemmlab`` stays fast and a lesson pays only for what it uses.
+``gl.gemm`` is :func:`gemmlab.kernels.launch.gemm`, the entry point to the kernel ladder.
 """
 import importlib
 
@@ -12,16 +13,17 @@ from . import device
 __version__ = "0.1.0"
 
 _SUBMODULES = {
-    "precision", "perfmodel", "kernels", "bench", "tensorcore", "collectives", "parallel",
-    "grading", "viz", "accumulate_kernels", "glossary",
+    "precision", "perfmodel", "kernels", "bench", "measure", "tensorcore", "collectives",
+    "parallel", "grading", "viz", "glossary", "labs",
 }
 
 
 def __getattr__(name):
+    if name == "gemm":
+        from .kernels.launch import gemm
+        return gemm
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
-    if name == "gemm":
-        return importlib.import_module(".gemm", __name__).gemm
     raise AttributeError(f"module 'gemmlab' has no attribute {name!r}")
 
 

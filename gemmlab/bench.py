@@ -12,29 +12,31 @@ wall-clock, NOT GPU times, and resources and peaks are reported as unavailable (
     results = gl.bench.run(["naive", "tiled", "outer:BM=64,BN=64"], [1024, 2048])
     print(gl.bench.table(results))
 """
-import datetime
 import json
-import math
 import os
 import statistics
 import sys
-import time
 
 import numpy as np
 
-from . import device
+from . import device, measure
 from . import kernels as ladder
+from .perfmodel.hardware import fp32_lanes_per_sm
 
 SIM_TIMING = "simulator wall-clock (NOT GPU time)"
 GPU_TIMING = "CUDA events"
-BATCH_SECONDS = 1e-3
-FP32_LANES_PER_SM = {7: 64, 8: 64, 9: 128, 10: 128, 12: 128}   # by major compute capability
-FP32_LANES_SM86_89 = 128                                          # 8.6 and 8.9 double Ampere's 64
 
 
 def parse_kernel(spec):
-    """'outer:BM=64,BN=64' -> ('outer', {'BM': 64, 'BN': 64}); 'tiled' -> ('tiled', {})."""
+    """'outer:BM=64,BN=64' -> ('outer', {'BM': 64, 'BN': 64}); 'tiled' -> ('tiled', {});
+    'hopper:stage=ws' -> ('hopper', {'stage': 'ws'}) (the Hopper ladder's steps are named)."""
     name, _, rest = spec.partition(":")
+    if name == "hopper":
+        from .tensorcore import hopper
+        key, _, stage = rest.partition("=")
+        if rest and key.strip() != "stage":
+            raise ValueError(f"kernel spec {spec!r}: expected hopper or hopper:stage=NAME")
+        return name, {"stage": hopper.get_stage(stage.strip() or hopper.DEFAULT_STAGE).name}
     tiles = {}
     for item in filter(None, rest.split(",")):
         key, eq, value = item.partition("=")
@@ -82,66 +84,15 @@ def _progress(done, total, label, enabled):
           file=sys.stderr, flush=True)
 
 
-def _time_gpu(launch, repeats, warmup, event, sync):
-    """Median milliseconds per launch over ``repeats`` batches timed with CUDA events."""
-    for _ in range(warmup):
-        launch()
-    sync()
-    start, end = event(), event()
-    start.record()
-    launch()
-    end.record()
-    end.synchronize()
-    single = max(start.elapsed_ms(end), 1e-3)
-    per_batch = max(1, math.ceil(BATCH_SECONDS * 1e3 / single))
-    times = []
-    for _ in range(repeats):
-        start.record()
-        for _ in range(per_batch):
-            launch()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_ms(end) / per_batch)
-    return statistics.median(times)
-
-
 def _time_sim(launch, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        launch()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+    """Median milliseconds of ``launch()`` on the host clock: the simulator has no GPU time."""
+    return statistics.median(measure.wall_seconds(launch, repeats)) * 1e3
 
 
-class _NumbaEvent:
-    """numba's CUDA event with the small interface _time_gpu uses."""
-
-    def __init__(self):
-        self._e = device.cuda().event()
-
-    def record(self):
-        self._e.record()
-
-    def synchronize(self):
-        self._e.synchronize()
-
-    def elapsed_ms(self, end):
-        return device.cuda().event_elapsed_time(self._e, end._e)
-
-
-class _CupyEvent:
-    def __init__(self):
-        self._e = _cupy().cuda.Event()
-
-    def record(self):
-        self._e.record()
-
-    def synchronize(self):
-        self._e.synchronize()
-
-    def elapsed_ms(self, end):
-        return _cupy().cuda.get_elapsed_time(self._e, end._e)
+def _time_gpu(launch, repeats, warmup, events):
+    """Median milliseconds per launch, in batches long enough to hide the launch overhead."""
+    return statistics.median(measure.cuda_event_ms(launch, repeats, warmup, events=events,
+                                                   batch=measure.AUTO))
 
 
 def _resources(kern):
@@ -161,9 +112,7 @@ def peak_fp32_tflops():
     if device.backend() == "sim":
         return None
     dev = device.cuda().get_current_device()
-    major, minor = dev.compute_capability
-    lanes = FP32_LANES_SM86_89 if (major, minor) in ((8, 6), (8, 7), (8, 9)) else \
-        FP32_LANES_PER_SM.get(major, 128)
+    lanes = fp32_lanes_per_sm(*dev.compute_capability)
     return dev.MULTIPROCESSOR_COUNT * lanes * 2 * dev.CLOCK_RATE * 1e3 / 1e12
 
 
@@ -174,26 +123,18 @@ def copy_bandwidth_gbs(nbytes=1 << 28, repeats=10):
     cuda = device.cuda()
     src = cuda.device_array(nbytes // 4, dtype=np.float32)
     dst = cuda.device_array(nbytes // 4, dtype=np.float32)
-    ms = _time_gpu(lambda: dst.copy_to_device(src), repeats, 2, _NumbaEvent, cuda.synchronize)
+    ms = _time_gpu(lambda: dst.copy_to_device(src), repeats, 2, "numba")
     return 2 * nbytes / (ms * 1e-3) / 1e9
 
 
 def machine():
-    """What the numbers were measured on: backend, GPU, versions, peaks, date."""
-    info = device.info()
-    info.update(
-        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    """What the numbers were measured on (``gl.measure.machine``), with the peaks and baseline."""
+    return measure.machine(
         timing=SIM_TIMING if device.backend() == "sim" else GPU_TIMING,
         peak_fp32_tflops=peak_fp32_tflops(),
         copy_bandwidth_gbs=copy_bandwidth_gbs(),
         cublas="cupy.matmul, CUPY_TF32=0 (FP32 SGEMM, no TF32)",
-        cublas_unavailable=cublas_unavailable_reason(),
-    )
-    if device.backend() == "gpu":
-        from numba.cuda.cudadrv import driver, runtime
-        info["cuda_driver"] = ".".join(map(str, driver.driver.get_version()))
-        info["cuda_runtime"] = ".".join(map(str, runtime.runtime.get_version()))
-    return info
+        cublas_unavailable=cublas_unavailable_reason())
 
 
 def _inputs(M, N, K, seed):
@@ -234,7 +175,7 @@ def _bench_cublas(A, B, ref, repeats, warmup):
 
     def launch():
         cp.matmul(dA, dB, out=dC)
-    ms = _time_gpu(launch, repeats, warmup, _CupyEvent, cp.cuda.Device().synchronize)
+    ms = _time_gpu(launch, repeats, warmup, "cupy")
     return ms, _rel_err(cp.asnumpy(dC), ref)
 
 
@@ -255,18 +196,18 @@ def _bench_kernel(spec, dA, dB, dC, ref, repeats, warmup):
     if device.backend() == "sim":
         ms = _time_sim(launch, repeats)
     else:
-        ms = _time_gpu(launch, repeats, warmup, _NumbaEvent, device.cuda().synchronize)
+        ms = _time_gpu(launch, repeats, warmup, "numba")
     regs, smem, local = _resources(kern)
     return dict(kernel=name, tiles=tiles, ms=ms, rel_err=rel_err, regs=regs, smem_bytes=smem,
                 local_bytes=local, model_bytes=plan.dram_bytes(*dC.shape, dA.shape[1]))
 
 
-def _bench_wmma(A, B, repeats, warmup):
-    """The Tensor Core GEMM (lesson 12) on FP16 copies of A and B, checked against float64 on
-    those FP16 inputs: the CuPy/WMMA kernel on a GPU, its NumPy emulation on the simulator."""
+def _tensorcore_row(kernel, tiles, A16, B16, gpu_launch, attributes, repeats, warmup):
+    """Time a Tensor Core kernel on FP16 copies of A and B against cuBLAS FP16 -> FP32 on the
+    same inputs (its fair baseline, not SGEMM), checked against float64 on those inputs. On the
+    simulator: the NumPy emulation of the same arithmetic, wall-clock."""
     from . import tensorcore
     from .tensorcore import timing
-    A16, B16 = A.astype(np.float16), B.astype(np.float16)
     ref16 = A16.astype(np.float64) @ B16.astype(np.float64)
     if device.backend() == "sim":
         out = tensorcore.emulate(A16, B16)
@@ -275,20 +216,45 @@ def _bench_wmma(A, B, repeats, warmup):
         baseline_ms = None
     else:
         cp = _cupy()
-        problem = tensorcore.kernel.prepare(A16, B16)
-        problem.launch()
-        out = cp.asnumpy(problem.C_out)
-        sync = cp.cuda.Device().synchronize
-        ms = _time_gpu(problem.launch, repeats, warmup, _CupyEvent, sync)
-        attrs = tensorcore.kernel.kernel_attributes()
+        launch, result = gpu_launch()
+        launch()
+        out = cp.asnumpy(result)
+        ms = _time_gpu(launch, repeats, warmup, "cupy")
+        attrs = attributes()
         regs, smem, local = attrs["regs"], attrs["smem_bytes"], attrs["local_bytes"]
-        # Its fair baseline is cuBLAS on the same FP16 inputs with FP32 accumulation, not SGEMM.
         dC = cp.empty(out.shape, dtype=cp.float32)
         fp16 = timing.cublas_launcher("cublas_fp16", cp.asarray(A16), cp.asarray(B16), dC)
-        baseline_ms = _time_gpu(fp16, repeats, warmup, _CupyEvent, sync)
-    return dict(kernel="wmma", tiles={"tiling": tensorcore.DEFAULT.name}, ms=ms,
-                rel_err=_rel_err(out, ref16), regs=regs, smem_bytes=smem, local_bytes=local,
-                model_bytes=None, baseline_ms=baseline_ms)
+        baseline_ms = _time_gpu(fp16, repeats, warmup, "cupy")
+    return dict(kernel=kernel, tiles=tiles, ms=ms, rel_err=_rel_err(out, ref16), regs=regs,
+                smem_bytes=smem, local_bytes=local, model_bytes=None, baseline_ms=baseline_ms)
+
+
+def _bench_wmma(A, B, repeats, warmup):
+    """The WMMA kernel of lesson 12 (see :func:`_tensorcore_row`)."""
+    from . import tensorcore
+    A16, B16 = A.astype(np.float16), B.astype(np.float16)
+
+    def gpu_launch():
+        problem = tensorcore.kernel.prepare(A16, B16)
+        return problem.launch, problem.C_out
+    return _tensorcore_row("wmma", {"tiling": tensorcore.DEFAULT.name}, A16, B16, gpu_launch,
+                           tensorcore.kernel.kernel_attributes, repeats, warmup)
+
+
+def _bench_hopper(stage, A, B, repeats, warmup):
+    """One step of the Hopper ladder (lesson 12, part 2; see :func:`_tensorcore_row`)."""
+    from .tensorcore import hopper
+    A16, B16 = A.astype(np.float16), B.astype(np.float16)
+    if device.backend() == "gpu":
+        ok, reason = hopper.available()
+        if not ok:
+            raise RuntimeError(f"hopper:stage={stage} cannot run here: {reason}")
+
+    def gpu_launch():
+        problem = hopper.prepare(A16, B16, stage=stage)
+        return problem.launch, problem.C_out
+    return _tensorcore_row(f"hopper:{stage}", {"stage": stage}, A16, B16, gpu_launch,
+                           lambda: hopper.kernel_attributes(stage), repeats, warmup)
 
 
 def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=True, seed=0,
@@ -328,15 +294,18 @@ def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=Tr
             done += 1
         for spec in specs:
             _progress(done, total, f"{spec} {M}x{N}x{K}", progress)
-            if parse_kernel(spec)[0] == "wmma":
+            name, options = parse_kernel(spec)
+            if name == "wmma":
                 rows.append(_bench_wmma(A, B, repeats, warmup))
+            elif name == "hopper":
+                rows.append(_bench_hopper(options["stage"], A, B, repeats, warmup))
             else:
                 rows.append(_bench_kernel(spec, dA, dB, dC, ref, repeats, warmup))
             done += 1
         for row in rows:
             row.update(M=M, N=N, K=K, timing=SIM_TIMING if sim else GPU_TIMING)
             row["tflops"] = flops / (row["ms"] * 1e-3) / 1e12
-            # wmma brings its own baseline (cuBLAS FP16 -> FP32); every other row is vs SGEMM
+            # Tensor Core rows bring their own baseline (cuBLAS FP16 -> FP32); the rest: SGEMM
             baseline = row.pop("baseline_ms", None) or cublas_ms
             row["pct_of_cublas"] = 100 * baseline / row["ms"] if baseline else None
             _roofline(row, flops, row.pop("model_bytes"), peak, bandwidth)
@@ -352,13 +321,13 @@ def _fmt(value, spec):
 
 def table(results, machine_info=None):
     """The results as a fixed-width text table, with the caveats that apply written under it."""
-    head = (f"{'kernel':<10} {'M x N x K':>16} {'ms':>9} {'TFLOP/s':>8} {'%cuBLAS':>8} "
+    head = (f"{'kernel':<18} {'M x N x K':>16} {'ms':>9} {'TFLOP/s':>8} {'%cuBLAS':>8} "
             f"{'rel.err':>8} {'regs':>5} {'smem B':>7} {'local B':>7} {'roof %':>6} {'bound':>7}")
     lines = [head, "-" * len(head)]
     for r in results:
         shape = f"{r['M']}x{r['N']}x{r['K']}"
         lines.append(
-            f"{r['kernel']:<10} {shape:>16} "
+            f"{r['kernel']:<18} {shape:>16} "
             f"{r['ms']:>9.3f} {r['tflops']:>8.3g} {_fmt(r['pct_of_cublas'], '>8.1f')} "
             f"{r['rel_err']:>8.1e} {_fmt(r['regs'], '>5d')} {_fmt(r['smem_bytes'], '>7d')} "
             f"{_fmt(r['local_bytes'], '>7d')} {_fmt(r['pct_of_roofline'], '>6.1f')} "
@@ -367,9 +336,10 @@ def table(results, machine_info=None):
     if results and results[0]["timing"] == SIM_TIMING:
         notes.append("Times are the simulator's Python wall-clock, NOT GPU times; registers, "
                      "shared/local memory and the roofline are unavailable on the simulator.")
-    if any(r["kernel"] == "wmma" for r in results):
-        notes.append("wmma runs on FP16 copies of the inputs (FP32 accumulation); its %cuBLAS is "
-                     "against cuBLAS FP16 with FP32 compute timed in the same run, not SGEMM.")
+    if any(r["kernel"] == "wmma" or r["kernel"].startswith("hopper") for r in results):
+        notes.append("wmma and hopper run on FP16 copies of the inputs (FP32 accumulation); "
+                     "their %cuBLAS is against cuBLAS FP16 with FP32 compute timed in the same "
+                     "run, not SGEMM.")
     reason = cublas_unavailable_reason()
     if reason and not any(r["kernel"] == "cublas" for r in results):
         notes.append(f"%cuBLAS is empty: {reason}.")
@@ -394,17 +364,3 @@ def main(args):
             json.dump({"machine": info, "results": results}, f, indent=1)
         print(f"wrote {args.out}")
     return 0
-
-
-def recorded(path=None):
-    """A saved ``gemmlab bench`` JSON ({"machine", "results"}), or None if there is none yet.
-    ``path`` defaults to ``benchmarks/gpu_ladder.json``; a bare file name ("gpu_tiles.json") is
-    looked up in ``benchmarks/`` too."""
-    from pathlib import Path
-    path = Path(path or "gpu_ladder.json")
-    if len(path.parts) == 1:
-        path = Path(__file__).resolve().parents[1] / "benchmarks" / path
-    if not path.exists():
-        return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)

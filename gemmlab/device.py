@@ -23,12 +23,7 @@ SIZES = {
         "tp_d_model": 64,            # lessons 06, 09, 15: hidden width D (FFN: D -> 4D -> D)
         "attn_seq": 32,              # lesson 14: tokens of one sequence
         "attn_d_model": 64,          # lesson 14: model width (16 heads of 4)
-        # GEMM ladder (lessons 05, 08, 10, 11): tile constants per rung, and problem shapes.
-        "tiles_naive": {"BX": 8, "BY": 4},
-        "tiles_tiled": {"T": 8},
-        "tiles_outer": {"BM": 16, "BN": 16, "BK": 4, "TM": 8, "TN": 8},
-        "tiles_pingpong": {"BM": 16, "BN": 16, "BK": 4, "TM": 8, "TN": 8},
-        "tiles_twolevel": {"BM": 16, "BN": 16, "BK": 4, "TM": 8, "TN": 8},
+        # GEMM ladder (lessons 05, 08, 10, 11): problem shapes (each rung's tiles are in its file).
         "gemm_shapes": [(23, 17, 19), (5, 19, 3)],   # (M, N, K): edges off the tiles on purpose
         "gemm_n": 16,                # square size the GEMM lessons run and time
         "bench_sizes": [16, 24],     # `gemmlab bench` default square sizes
@@ -54,12 +49,6 @@ SIZES = {
         "tp_d_model": 1024,
         "attn_seq": 256,
         "attn_d_model": 1024,
-        "tiles_naive": {"BX": 32, "BY": 8},
-        "tiles_tiled": {"T": 32},
-        "tiles_outer": {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
-        "tiles_pingpong": {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
-        # BK = 16: twolevel gains most over pingpong where few warps share an SM (lesson 11).
-        "tiles_twolevel": {"BM": 128, "BN": 128, "BK": 16, "TM": 8, "TN": 8},
         "gemm_shapes": [(1031, 997, 1043), (4096, 4096, 4096)],
         "gemm_n": 4096,
         "bench_sizes": [1024, 2048, 4096],
@@ -146,7 +135,8 @@ def sizes():
     return dict(SIZES[backend()])
 
 
-def _version(dist):
+def package_version(dist):
+    """The installed version of distribution ``dist``, or "not installed"."""
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
@@ -155,25 +145,22 @@ def _version(dist):
 
 def _cupy_version():
     for dist in ("cupy", "cupy-cuda13x", "cupy-cuda12x", "cupy-cuda11x"):
-        v = _version(dist)
+        v = package_version(dist)
         if v != "not installed":
             return f"{v} ({dist})"
     return "not installed"
 
 
+def versions():
+    """Python's version and those of the packages the course computes with."""
+    packages = ("numpy", "numba", "numba-cuda", "ml_dtypes")
+    return {"python": platform.python_version(), **{d: package_version(d) for d in packages},
+            "cupy": _cupy_version()}
+
+
 def info():
     """What the course runs on: backend, GPU, compute capability, and package versions."""
-    result = {
-        "backend": backend(),
-        "gpu": None,
-        "compute_capability": None,
-        "python": platform.python_version(),
-        "numpy": _version("numpy"),
-        "numba": _version("numba"),
-        "numba-cuda": _version("numba-cuda"),
-        "ml_dtypes": _version("ml_dtypes"),
-        "cupy": _cupy_version(),
-    }
+    result = {"backend": backend(), "gpu": None, "compute_capability": None, **versions()}
     if result["backend"] == "gpu":
         dev = cuda().get_current_device()
         name = dev.name

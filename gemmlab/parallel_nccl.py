@@ -65,7 +65,8 @@ def rank_report(transport, mpi, args):
     import cupy
     from mpi4py import MPI
 
-    from .collectives.nccl_worker import describe, time_calls
+    from . import measure
+    from .collectives.nccl_worker import slowest_rank_seconds
     inputs = make_inputs(args.layer, args.tokens, args.d_model, args.heads, args.kv_heads,
                          seed=args.seed)
     dtype, p = np.dtype(args.dtype), transport.size
@@ -76,7 +77,8 @@ def rank_report(transport, mpi, args):
                        dtype)
 
     def seconds(call):
-        return statistics.median(time_calls(mpi, call, args.iters, args.repeats, warmup=1))
+        return statistics.median(slowest_rank_seconds(mpi, call, args.iters, args.repeats,
+                                                         warmup=1))
 
     reference = local_partial(args.layer, X, whole)         # the unsharded layer on one GPU
     scale = float(cupy.abs(reference).max())
@@ -96,7 +98,9 @@ def rank_report(transport, mpi, args):
         report["comm_share"][name] = t_comm / (t_comm + report["gemm_seconds"])
         report["max_rel_error"][name] = mpi.allreduce(error, op=MPI.MAX)
     report["verified"] = all(e <= report["tolerance"] for e in report["max_rel_error"].values())
-    return {**report, **describe(transport)} if transport.rank == 0 else None
+    if transport.rank != 0:
+        return None
+    return {**measure.machine(gpu="cupy", nccl_version=transport.nccl.get_version()), **report}
 
 
 def layer_shape(layer, tokens=None, d_model=None, n_heads=None):

@@ -84,12 +84,23 @@ def test_wmma_is_benchmarked_on_fp16_inputs():
     assert "baseline_ms" not in wmma[0]
 
 
-def test_recorded_finds_bare_names_in_benchmarks_and_reads_paths(tmp_path):
-    ladder = gl.bench.recorded()
-    tiles = gl.bench.recorded("gpu_tiles.json")
-    assert ladder is not None and tiles is not None      # both are committed in benchmarks/
-    assert {"machine", "results"} <= set(tiles) and tiles["results"] != ladder["results"]
-    saved = tmp_path / "mine.json"
-    saved.write_text('{"machine": {}, "results": [1]}')
-    assert gl.bench.recorded(saved)["results"] == [1]
-    assert gl.bench.recorded(tmp_path / "absent.json") is None
+def test_hopper_specs_name_a_stage():
+    assert bench.parse_kernel("hopper") == ("hopper", {"stage": "persistent"})
+    assert bench.parse_kernel("hopper:stage=tma") == ("hopper", {"stage": "tma"})
+    with pytest.raises(ValueError, match="unknown Hopper stage"):
+        bench.parse_kernel("hopper:stage=fast")
+    with pytest.raises(ValueError, match="hopper:stage=NAME"):
+        bench.parse_kernel("hopper:BM=64")
+
+
+def test_cli_rejects_a_bad_kernel_spec_in_one_line(capsys):
+    from gemmlab import cli
+    assert cli.main(["bench", "--kernels", "hopper:stage=fast", "--sizes", "16"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gemmlab bench: unknown Hopper stage") and "Traceback" not in err
+
+
+def test_hopper_rows_are_checked_against_their_fp16_inputs():
+    rows = bench.run(["hopper:stage=ws"], sizes=[16], progress=False)
+    row = next(r for r in rows if r["kernel"] == "hopper:ws")
+    assert row["tiles"] == {"stage": "ws"} and row["rel_err"] < 1e-6 and row["ms"] > 0

@@ -108,7 +108,48 @@ def test_registry_lists_the_ladder_in_course_order():
     assert kernels.names() == ["naive", "tiled", "outer", "pingpong", "twolevel"]
     for rung in kernels.LADDER:
         assert rung.lesson.isdigit() and rung.description
+        assert rung.module.__name__ == f"gemmlab.kernels.{rung.name}"
         assert set(rung.default_tiles()) == set(rung.params)
+
+
+@pytest.mark.parametrize("name", kernels.names())
+def test_default_tiles_of_both_backends_are_in_the_rung_file_and_launchable(name):
+    rung = kernels.get(name)
+    assert rung.default_tiles() == rung.module.TILES[gl.device.backend()]
+    for backend in ("sim", "gpu"):
+        tiles = rung.default_tiles(backend)
+        assert set(tiles) == set(rung.params)
+        rung.plan(**tiles)                       # within a GPU block's limits
+    assert not any(key.startswith("tiles_") for key in gl.device.sizes())
+    with pytest.raises(ValueError, match="expected one of gpu, sim"):
+        rung.default_tiles("tpu")
+
+
+def test_a_named_step_is_read_from_the_kernel_source(capsys):
+    k_tile = kernels.get("pingpong").step_source("k_tile")
+    assert k_tile.startswith("@cuda.jit(device=True") and k_tile.endswith("cuda.syncthreads()")
+    assert k_tile.count("cuda.syncthreads()") == 1           # two buffers, one barrier per tile
+    assert "# ---- " not in k_tile                           # nested markers are left out
+    prefetch = kernels.get("pingpong").step_source("prefetch")
+    assert prefetch.startswith("if more:") and "fetch_b(B, (t + 1) * BK" in prefetch
+    assert prefetch.replace("    ", "") in k_tile.replace("    ", "")
+    kernels.show_step("twolevel", "register_pingpong")
+    shown = capsys.readouterr().out
+    assert "outer_update(acc, a0, b0)" in shown and "outer_update(acc, a1, b1)" in shown
+
+
+def test_an_unknown_step_names_the_marked_ones():
+    with pytest.raises(ValueError, match="no step 'epilogue'; its steps are k_tile, prefetch"):
+        kernels.get("pingpong").step_source("epilogue")
+    with pytest.raises(ValueError, match="its steps are none"):
+        kernels.show_step("naive", "k_tile")
+
+
+@pytest.mark.parametrize("name", kernels.names())
+def test_every_marked_step_is_closed(name):
+    rung = kernels.get(name)
+    for step in rung.steps():
+        assert rung.step_source(step).strip()
 
 
 def test_compiled_kernels_are_cached_per_tile_constants():
@@ -120,3 +161,23 @@ def test_compiled_kernels_are_cached_per_tile_constants():
 def test_unknown_rung_names_the_valid_ones():
     with pytest.raises(ValueError, match="Did you mean 'tiled'"):
         kernels.get("tilde")
+
+
+@pytest.mark.skipif(gl.device.backend() != "sim", reason="counts blocks inside the simulator")
+def test_naive_launches_one_block_per_bx_by_outputs(monkeypatch):
+    """The grid covers C with BY x BX blocks of outputs (one per thread), not one block per output
+    (which would launch BX*BY times too many, nearly all idle)."""
+    from numba.cuda.simulator import kernel as simulated
+    launched = []
+    run = simulated.BlockManager.run
+    monkeypatch.setattr(simulated.BlockManager, "run",
+                        lambda self, point, *args: launched.append(point) or run(self, point, *args))
+    M, N, K = 10, 12, 3
+    seed, A, B, C, alpha, beta = _problem((M, N, K))
+    tiles = {"BX": 8, "BY": 4}
+    got = _launch("naive", tiles, A, B, C, alpha, beta)
+    _assert_close(got, A, B, C, alpha, beta, f"naive {tiles} seed {seed}")
+    assert len(launched) == -(-N // 8) * -(-M // 4) == 6
+    plan = kernels.get("naive").plan(**tiles)
+    # the traffic model keeps the naive kernel's reuse of 1: every output reads its row and column
+    assert plan.dram_bytes(M, N, K) == 4 * (2 * M * N * K + M * N)

@@ -323,3 +323,19 @@ def test_every_chip_says_how_many_sms_it_has():
     for chip in pm.HARDWARE.values():
         assert chip.sms.unit == "SMs" and chip.sms.value > 0 and chip.sms.source
     assert pm.chip("H200").sms.is_measured
+
+
+def test_fp32_lanes_per_sm_by_compute_capability():
+    assert pm.fp32_lanes_per_sm(9, 0) == pm.HOPPER.fp32_lanes == 128
+    assert pm.fp32_lanes_per_sm(8, 0) == 64          # A100: 64 FP32 lanes per SM
+    assert pm.fp32_lanes_per_sm(8, 6) == pm.fp32_lanes_per_sm(8, 9) == 128
+    assert pm.fp32_lanes_per_sm(7, 5) == 64
+
+
+def test_block_limits_live_with_the_hardware_facts():
+    from gemmlab.kernels import _common
+    from gemmlab.perfmodel import hardware
+    assert (pm.MAX_THREADS_PER_BLOCK, pm.MAX_STATIC_SHARED_BYTES) == (1024, 48 * 1024)
+    # the kernels' plans check against the same objects, not copies
+    assert _common.MAX_THREADS_PER_BLOCK is hardware.MAX_THREADS_PER_BLOCK
+    assert pm.HOPPER is hardware.HOPPER

@@ -1,4 +1,5 @@
-"""Repository rules: notebooks stored without outputs, conda and pip dependency lists in sync."""
+"""Repository rules: notebooks stored without outputs, conda and pip dependency lists in sync, each
+test file named after what it tests, the README's course map naming modules that exist."""
 import json
 import re
 import subprocess
@@ -42,3 +43,54 @@ def test_doctor_prints_backend_versions_and_sizes():
     assert out.returncode == 0, out.stderr
     for word in ("backend", "numba-cuda", "ml_dtypes", "cupy", "problem sizes"):
         assert word in out.stdout
+
+
+def _names_code(base, words):
+    """Whether ``words`` start with the path of a module or folder under ``base``, parts joined by
+    "_" (a part may hold "_" itself): ["kernels", "launch"] is kernels/launch.py. Words after a
+    module are free (a topic: test_viz_cache_tiling.py); after a folder they must go on inside it."""
+    for cut in range(1, len(words) + 1):
+        part = "_".join(words[:cut])
+        if (base / f"{part}.py").is_file():
+            return True
+        if (base / part).is_dir() and not part.startswith(("_", ".")):
+            if cut == len(words) or _names_code(base / part, words[cut:]):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "tests").glob("test_*.py")), ids=lambda p: p.name)
+def test_a_test_file_is_named_after_the_code_it_tests(path):
+    """The rule of README's "Where a test goes": tests/test_<path>.py for gemmlab/<path>.py (or a
+    sub-package), or for <path> from the repository root when the code is outside the package."""
+    words = path.stem.split("_")[1:]
+    if path.name == "test_repository.py":
+        return
+    assert _names_code(ROOT / "gemmlab", words) or _names_code(ROOT, words), (
+        f"{path.name} names no module: call it test_<path of the module it tests>.py, e.g. "
+        f"test_kernels_launch.py for gemmlab/kernels/launch.py (see README, 'Where a test goes')")
+
+
+def test_the_course_map_names_modules_that_exist():
+    rows = [line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+            if re.match(r"\| \d\d \| \[", line)]
+    assert len(rows) == len(list((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")))
+    for row in rows:
+        modules = re.findall(r"`([^`]+)`", row.rstrip(" |").rsplit("|", 1)[1])
+        assert modules, f"the course map row {row[:8]} names no module"
+        for entry in modules:
+            head, _, alternatives = entry.partition("{")
+            for name in alternatives.rstrip("}").split(",") if alternatives else [""]:
+                target = ROOT / "gemmlab" / (head + name).rstrip("/")
+                assert target.with_suffix(".py").is_file() or target.is_dir(), (
+                    f"the course map names {head + name}, which is not in gemmlab/")
+
+
+def test_the_naming_rule_tells_module_paths_from_other_words():
+    package = ROOT / "gemmlab"
+    assert _names_code(package, ["grading", "bank", "l05"])           # grading/bank/l05.py
+    assert _names_code(package, ["viz", "cache", "tiling"])           # a module, then a topic
+    assert _names_code(package, ["kernels"])                          # a sub-package as a whole
+    assert not _names_code(package, ["grade", "hostile"])             # grade.py is in grading/
+    assert not _names_code(package, ["kernels", "gemm"])              # no kernels/gemm.py
+    assert _names_code(ROOT, ["docs", "site", "widget", "snapshot"])  # outside the package

@@ -333,16 +333,21 @@ def test_probes_tell_the_candidate_models_apart():
 # ---------------------------------------------------------------------------- records, source
 
 def test_records_missing_and_present(tmp_path):
-    assert records.load(tmp_path / "none.json") is None
+    assert gl.measure.recorded(tmp_path / "none.json", records.SECTIONS) is None
     path = tmp_path / "r.json"
     path.write_text('{"machine": {"gpu": "X", "driver": "1", "date": "d"}, "performance": '
                     '[{"n": 8, "kernel": "a", "tflops": 1.0}, {"n": 8, "kernel": "b", "tflops": 2.0}]}')
-    rec = records.load(path)
+    rec = gl.measure.recorded(path, records.SECTIONS)
     assert "X" in records.label(rec) and "driver 1" in records.label(rec)
     assert [r["kernel"] for r in records.performance_rows(rec, 8)] == ["b", "a"]
     path.write_text('{"something": 1}')
-    with pytest.raises(ValueError, match="not a Tensor Core benchmark record"):
-        records.load(path)
+    with pytest.raises(ValueError, match="no 'machine', 'performance' section"):
+        gl.measure.recorded(path, records.SECTIONS)
+
+
+def test_the_recorded_h200_run_is_a_tensor_core_record():
+    record = gl.measure.recorded(records.RECORD_NAME, records.SECTIONS)
+    assert record is not None and "H200" in records.label(record)
 
 
 def test_kernel_source_carries_the_tiling():

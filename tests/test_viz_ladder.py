@@ -1,10 +1,11 @@
 """Figures and the pipeline widget of the GEMM-ladder lessons."""
 import matplotlib
+import numpy as np
 import pytest
 
 matplotlib.use("Agg")
 
-from gemmlab import perfmodel  # noqa: E402
+from gemmlab import device, perfmodel  # noqa: E402
 from gemmlab.viz import ladder  # noqa: E402
 
 
@@ -78,3 +79,31 @@ def test_tile_pairs_on_the_simulator_have_no_registers():
     assert "reg" not in _texts(ladder.draw_tile_pairs(rows))
     with pytest.raises(ValueError, match="every kernel"):
         ladder.draw_tile_pairs([])
+
+
+def test_lesson_setup_gives_the_backend_sizes_and_a_seeded_generator(capsys):
+    sizes, on_gpu, n, rng = ladder.lesson_setup(seed=3)
+    assert sizes == device.sizes() and n == sizes["gemm_n"]
+    assert on_gpu == (device.backend() == "gpu")
+    assert rng.integers(1 << 30) == np.random.default_rng(3).integers(1 << 30)
+    assert f"n = {n}" in capsys.readouterr().out
+
+
+def test_show_recorded_prints_the_recorded_ladder_and_returns_it(capsys):
+    run = ladder.show_recorded((4096, 4096, 4096))       # benchmarks/gpu_ladder.json is committed
+    out = capsys.readouterr().out
+    assert out.startswith(f"Recorded on {run.machine['gpu']} ({run.machine['date'][:10]})")
+    assert "4096 x 4096 x 4096" in out and "'twolevel'" in out
+    assert {r["kernel"] for r in run.rows} == set(run.tflops) >= {"cublas", "naive", "twolevel"}
+    assert all((r["M"], r["N"], r["K"]) == (4096, 4096, 4096) for r in run.rows)
+    assert len(run.results) > len(run.rows)               # other shapes stay in .results
+    assert run.note == f"recorded on {run.machine['gpu']}, {run.machine['date'][:10]}"
+
+
+def test_show_recorded_says_how_to_record_when_nothing_is(tmp_path, capsys):
+    assert ladder.show_recorded(name=str(tmp_path / "none.json")) is None
+    assert "run benchmarks/gpu_ladder.sh on a GPU" in capsys.readouterr().out
+    broken = tmp_path / "tiles.json"
+    broken.write_text('{"results": []}')
+    with pytest.raises(ValueError, match="no 'machine' section"):
+        ladder.recorded_run(str(broken))

@@ -7,17 +7,12 @@ writes the raw records, the fits and the machine description (CPU, cores, MPI li
 date) to the JSON file and prints a summary.
 """
 import argparse
-import datetime
-import importlib.metadata
 import json
-import os
-import platform
 import statistics
-import time
 
 import numpy as np
 
-from ..cpubench import cpu_model
+from .. import device, measure
 from . import ALLREDUCE
 from .fit import fit_records
 from .launch import format_table, mpirun, parse_size, run_allreduce
@@ -32,16 +27,10 @@ def mpi_library():
 
 
 def machine():
-    """CPU, cores, MPI and package versions, date."""
-    def version(dist):
-        try:
-            return importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            return "not installed"
-    return {"cpu": cpu_model(), "logical_cores": os.cpu_count(), "os": platform.platform(),
-            "python": platform.python_version(), "numpy": version("numpy"),
-            "mpi4py": version("mpi4py"), "mpich wheel": version("mpich"),
-            "mpi_library": mpi_library(), "date": datetime.date.today().isoformat()}
+    """CPU, cores, versions and date (``gl.measure.machine``), with the MPI library."""
+    return measure.machine(gpu=None, mpi4py=device.package_version("mpi4py"),
+                           **{"mpich wheel": device.package_version("mpich")},
+                           mpi_library=mpi_library())
 
 
 def simulator_seconds(n_ranks=128, size_bytes=2**20, repeats=3):
@@ -50,12 +39,7 @@ def simulator_seconds(n_ranks=128, size_bytes=2**20, repeats=3):
     buffers = [rng.standard_normal(size_bytes // 4).astype(np.float32) for _ in range(n_ranks)]
     result = {}
     for name, fn in ALLREDUCE.items():
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            fn(buffers)
-            times.append(time.perf_counter() - start)
-        result[name] = statistics.median(times)
+        result[name] = statistics.median(measure.wall_seconds(lambda: fn(buffers), repeats))
     return result
 
 

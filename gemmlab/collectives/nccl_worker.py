@@ -16,6 +16,7 @@ import statistics
 import numpy as np
 from mpi4py import MPI
 
+from .. import measure
 from .launch import RESULT_TAG, world
 from .nccl import (ALLREDUCE, RingPlan, connect, nccl_allgather, nccl_reduce_scatter,
                    ring_allgather, ring_reduce_scatter)
@@ -24,26 +25,13 @@ from .worker import _inputs
 POISON = -(1 << 22)    # written into outputs before a run: no exact sum here is that far from 0
 
 
-def time_calls(mpi, call, iters, repeats, warmup):
-    """Seconds per call of ``call()``: ``repeats`` samples, each the mean over ``iters`` calls
-    between two CUDA events on the current stream, the slowest rank's."""
-    import cupy
-    for _ in range(warmup):
-        call()
-    stream = cupy.cuda.get_current_stream()
-    start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    samples = []
-    for _ in range(repeats):
-        stream.synchronize()
-        mpi.Barrier()
-        start.record(stream)
-        for _ in range(iters):
-            call()
-        end.record(stream)
-        end.synchronize()
-        seconds = cupy.cuda.get_elapsed_time(start, end) / 1e3 / iters
-        samples.append(mpi.allreduce(seconds, op=MPI.MAX))
-    return samples
+def slowest_rank_seconds(mpi, call, iters, repeats, warmup):
+    """Seconds per call of ``call()``, one value per sample: ``gl.measure``'s CUDA-event timer
+    with ``iters`` calls per sample and the ranks meeting at a barrier before each, then the
+    slowest rank's time of that sample (nccl-tests' convention)."""
+    samples = measure.cuda_event_ms(call, repeats, warmup, events="cupy", batch=iters,
+                                    before_sample=mpi.Barrier)
+    return [mpi.allreduce(ms / 1e3, op=MPI.MAX) for ms in samples]
 
 
 def _everywhere(mpi, ok):
@@ -71,7 +59,7 @@ def check_partials(transport, mpi, mine, exact):
     return checks
 
 
-def measure(transport, mpi, algos, size_bytes, dtype, args):
+def measure_size(transport, mpi, algos, size_bytes, dtype, args):
     """The records of one size: per algorithm, its samples, whether every GPU got the exact sum
     (and kept its input), and the reduce-scatter / all-gather checks."""
     import cupy
@@ -84,8 +72,8 @@ def measure(transport, mpi, algos, size_bytes, dtype, args):
     records = []
     for name in algos:
         out = cupy.full_like(mine, POISON)
-        samples = time_calls(mpi, lambda: ALLREDUCE[name](transport, mine, out), args.iters,
-                             args.repeats, args.warmup)
+        samples = slowest_rank_seconds(mpi, lambda: ALLREDUCE[name](transport, mine, out),
+                                       args.iters, args.repeats, args.warmup)
         verified = _everywhere(mpi, cupy.array_equal(out, exact)
                                and cupy.array_equal(mine, cupy.asarray(host_mine)))
         mine_checks = {k.split(" ", 1)[1]: ok for k, ok in checks.items() if k.startswith(name)}
@@ -97,17 +85,6 @@ def measure(transport, mpi, algos, size_bytes, dtype, args):
             "sent_bytes_per_rank": (plan.result(name, [None] * n).sent_bytes.tolist()
                                     if name == "ring" else None)})
     return records
-
-
-def describe(transport):
-    """The GPU, driver, CUDA runtime, NCCL and CuPy versions, for the records."""
-    cupy = transport.cupy
-    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-    name = props["name"]
-    return {"gpu": name.decode() if isinstance(name, bytes) else str(name),
-            "driver": cupy.cuda.runtime.driverGetVersion(),
-            "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(),
-            "nccl_version": transport.nccl.get_version(), "cupy": cupy.__version__}
 
 
 def main(argv=None):
@@ -122,13 +99,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     mpi = world()
     transport = connect(mpi)
-    machine = describe(transport)
+    machine = measure.machine(gpu="cupy", nccl_version=transport.nccl.get_version())
     dtype = np.dtype(args.dtype)
     try:
         for size in (int(s) for s in args.sizes.split(",")):
-            for record in measure(transport, mpi, args.algos.split(","), size, dtype, args):
+            for record in measure_size(transport, mpi, args.algos.split(","), size, dtype, args):
                 if mpi.Get_rank() == 0:
-                    print(RESULT_TAG, json.dumps({**record, **machine}), flush=True)
+                    print(RESULT_TAG, json.dumps({**machine, **record}), flush=True)
     finally:
         transport.close()
 

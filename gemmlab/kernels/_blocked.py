@@ -1,33 +1,22 @@
-"""Building blocks of the register-blocked rungs (``outer``, ``pingpong``, ``twolevel``).
+"""The device functions shared by the register-blocked rungs ``outer``, ``pingpong``, ``twolevel``.
 
 A block of ``(BM/TM) x (BN/TN)`` threads owns a BM x BN tile of C; each thread owns TM x TN
 outputs held in registers. Per K-tile of depth BK the block stages A (BM x BK) and B (BK x BN)
 in shared memory; per k each thread reads a TM-vector of A and a TN-vector of B and adds their
 outer product to its accumulators.
 
-Layout choices (found by reading the PTX and SASS that numba-cuda emits and timing the result on
-the H200; none of them changes the arithmetic):
+The layout, in short (each choice leaves the arithmetic alone; how it was found and what it
+gained on the H200 is in ``benchmarks/RESULTS.md``, "Layout of the register-blocked rungs"):
 
-- The A tile is stored transposed, ``As[k, m]``, so a thread's TM values for one k are
-  contiguous, like its TN values of ``Bs[k, n]``.
-- A thread's rows (and columns) come in chunks of V = 4 consecutive indices, chunks spaced
-  V * (threads along that side) apart. With 16-byte aligned shared arrays and a padded A row
-  (BM + 4), NVVM turns each chunk into one 128-bit shared load (``ld.shared.v4.f32``): 4x fewer
-  load instructions than scalar loads. The padding also spreads the transposed stores over banks.
-- Warp tiling: the 32 lanes of a warp own an 8 (along N) x 4 (along M) patch of thread tiles
-  rather than one row of 32 (``coords``), so one 128-bit load instruction of the warp touches
-  8 x 16 = 128 contiguous bytes of B and 4 chunks of A: one shared-memory wavefront each
-  instead of two. Measured on ``outer``: +12% at 4096^3.
-- Global loads go through registers (``fetch_*``) before shared memory (``stash_*``): the
-  single-buffer rung does both back to back; the ping-pong rungs issue the fetch of tile t+1
-  before computing tile t and stash it afterwards, which is how the overlap is obtained without
-  cp.async.
-- Each thread fetches *runs* of up to 4 consecutive elements of a row, so one row address
-  serves the whole run, and a block whose tile lies wholly inside the matrices (``inside``, the
-  same answer for every thread) skips the per-element bounds checks. Indices are cast to
-  unsigned before indexing, which spares Numba's negative-index wraparound code. Together these
-  took ``pingpong`` from 43% to over 60% of cuBLAS and, with the warp tiling, cut registers per
-  thread from 156 / 154 / 167 to 120 / 123 / 150 (outer / pingpong / twolevel at BK = 8).
+- the A tile is stored transposed, ``As[k, m]``, with rows padded by ``A_ROW_PAD``, so a thread's
+  TM values for one k are contiguous like its TN values of ``Bs[k, n]``;
+- a thread's rows (and columns) come in chunks of V = 4 consecutive indices, so each chunk is one
+  128-bit shared load;
+- warp tiling: the 32 lanes of a warp own a 4 (along M) x 8 (along N) patch of thread tiles
+  (``coords``);
+- global loads go through registers (``fetch_*``) before shared memory (``stash_*``), in runs of
+  up to 4 consecutive elements of a row; a block wholly inside the matrices (``inside``) skips
+  the bounds checks, and indices are unsigned.
 
 Device functions are inlined (``forceinline`` on the GPU) so that the small local arrays stay in
 registers.
@@ -105,7 +94,7 @@ def _fetcher(ROWS, COLS, L, V, NT):
 
 
 @lru_cache(maxsize=None)
-def blocks(BM, BN, BK, TM, TN):
+def device_functions(BM, BN, BK, TM, TN):
     """Inlined device functions for one set of tile constants, and the constants themselves."""
     NTX = BN // TN                  # threads along N (a power of two)
     NTY = BM // TM                  # threads along M

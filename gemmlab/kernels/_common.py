@@ -7,10 +7,10 @@ into the result), so ``C_in`` may then be any array of the right shape, ``C_out`
 """
 from dataclasses import dataclass
 
+from ..perfmodel.hardware import MAX_STATIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK
+
 SIGNATURE = ("void(float32[:, ::1], float32[:, ::1], float32[:, ::1], float32[:, ::1], "
              "float32, float32)")
-MAX_THREADS_PER_BLOCK = 1024
-MAX_STATIC_SHARED_BYTES = 48 * 1024   # numba-cuda allocates shared arrays statically
 FLOAT32_BYTES = 4
 
 
@@ -18,13 +18,17 @@ FLOAT32_BYTES = 4
 class Plan:
     """How one rung with given tiles is launched and what one block of it costs.
 
-    ``tile_m x tile_n`` is the block of C one thread block computes (the unit of reuse: every
-    element of A it loads serves ``tile_n`` outputs, every element of B ``tile_m``).
+    ``tile_m x tile_n`` is the block of C one thread block computes; the grid covers C with them.
+    ``reuse_m x reuse_n`` is the unit of reuse in the traffic model: every element of A a block
+    loads serves ``reuse_n`` outputs, every element of B ``reuse_m``. It is the tile itself,
+    except where the block shares nothing on chip (``naive``: 1 x 1).
     """
     block: tuple          # threads per block, (x, y)
     tile_m: int
     tile_n: int
     smem_bytes: int       # static shared memory per block
+    reuse_m: int = None   # None: tile_m
+    reuse_n: int = None   # None: tile_n
 
     @property
     def threads(self):
@@ -47,11 +51,11 @@ class Plan:
                              f"{MAX_STATIC_SHARED_BYTES} bytes (48 KB): use smaller tiles")
 
     def dram_bytes(self, M, N, K, reads_c=False):
-        """Bytes moved to and from DRAM in the ideal tiling model: each block streams its
-        tile_m x K strip of A and K x tile_n strip of B once, and C is written once (read too
+        """Bytes moved to and from DRAM in the ideal tiling model: each reuse unit streams its
+        reuse_m x K strip of A and K x reuse_n strip of B once, and C is written once (read too
         when beta != 0). Caches make real traffic lower for the small-tile rungs."""
-        a = M * K * ceil_div(N, self.tile_n)
-        b = K * N * ceil_div(M, self.tile_m)
+        a = M * K * ceil_div(N, self.reuse_n or self.tile_n)
+        b = K * N * ceil_div(M, self.reuse_m or self.tile_m)
         c = M * N * (2 if reads_c else 1)
         return FLOAT32_BYTES * (a + b + c)
 

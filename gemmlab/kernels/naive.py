@@ -16,11 +16,13 @@ from ._common import SIGNATURE, Plan, require
 cuda = device.cuda()   # a module global: the simulator swaps it for its fake module
 
 PARAMS = ("BX", "BY")
+TILES = {"sim": {"BX": 8, "BY": 4}, "gpu": {"BX": 32, "BY": 8}}   # default threads per block
 
 
 def plan(BX, BY):
     require(BX >= 1 and BY >= 1, f"naive needs BX >= 1 and BY >= 1 threads, got BX={BX}, BY={BY}")
-    return Plan(block=(BX, BY), tile_m=1, tile_n=1, smem_bytes=0)
+    # A block computes BY x BX outputs, but shares nothing on chip: reuse 1 x 1 in the model.
+    return Plan(block=(BX, BY), tile_m=BY, tile_n=BX, smem_bytes=0, reuse_m=1, reuse_n=1)
 
 
 @lru_cache(maxsize=None)

@@ -17,6 +17,8 @@ from ._common import SIGNATURE
 cuda = device.cuda()   # a module global: the simulator swaps it for its fake module
 
 PARAMS = _blocked.PARAMS
+TILES = {"sim": {"BM": 16, "BN": 16, "BK": 4, "TM": 8, "TN": 8},
+         "gpu": {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}}
 
 
 def plan(BM, BN, BK, TM, TN):
@@ -26,7 +28,7 @@ def plan(BM, BN, BK, TM, TN):
 @lru_cache(maxsize=None)
 def kernel(BM, BN, BK, TM, TN):
     """The compiled kernel for a BM x BN block tile, depth BK, TM x TN per thread (cached)."""
-    g = _blocked.blocks(BM, BN, BK, TM, TN)
+    g = _blocked.device_functions(BM, BN, BK, TM, TN)
     coords, LA, LB, BMP, ALIGN = g.coords, g.LA, g.LB, g.BMP, _blocked.ALIGN
     fetch_a, fetch_b, stash_a, stash_b = g.fetch_a, g.fetch_b, g.stash_a, g.stash_b
     read_a, read_b, outer_update, clear, write_c = (

@@ -23,6 +23,8 @@ from ._common import SIGNATURE
 cuda = device.cuda()   # a module global: the simulator swaps it for its fake module
 
 PARAMS = _blocked.PARAMS
+TILES = {"sim": {"BM": 16, "BN": 16, "BK": 4, "TM": 8, "TN": 8},
+         "gpu": {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}}
 
 
 def plan(BM, BN, BK, TM, TN):
@@ -32,21 +34,24 @@ def plan(BM, BN, BK, TM, TN):
 @lru_cache(maxsize=None)
 def kernel(BM, BN, BK, TM, TN):
     """The compiled kernel (cached per tile constants); same tiles as ``outer`` twice in shared."""
-    g = _blocked.blocks(BM, BN, BK, TM, TN)
+    g = _blocked.device_functions(BM, BN, BK, TM, TN)
     coords, LA, LB, BMP, ALIGN = g.coords, g.LA, g.LB, g.BMP, _blocked.ALIGN
     fetch_a, fetch_b, stash_a, stash_b = g.fetch_a, g.fetch_b, g.stash_a, g.stash_b
     read_a, read_b, outer_update, clear, write_c = (
         g.read_a, g.read_b, g.outer_update, g.clear, g.write_c)
 
+    # ---- step: k_tile
     @cuda.jit(device=True, **_blocked.INLINE)
     def step(A, B, As, Bs, t, tiles, cur, m0, n0, tid, ty, tx, acc, a, b, ra, rb):
         """K-tile t: prefetch tile t+1 into registers, compute tile t from buffer ``cur``, park
         tile t+1 in buffer 1 - cur, barrier. ``cur`` is a constant at each call site, so the
         buffer is a fixed offset into the shared arrays: no branch, no runtime address math."""
         more = t + 1 < tiles
+        # ---- step: prefetch
         if more:                        # issue the loads of tile t+1; they land in registers
             fetch_a(A, m0, (t + 1) * BK, tid, ra)
             fetch_b(B, (t + 1) * BK, n0, tid, rb)
+        # ---- end: prefetch
         for k in range(BK):             # steady state: compute tile t meanwhile
             read_a(As, cur, k, ty, a)
             read_b(Bs, cur, k, tx, b)
@@ -55,6 +60,7 @@ def kernel(BM, BN, BK, TM, TN):
             stash_a(As, 1 - cur, tid, ra)
             stash_b(Bs, 1 - cur, tid, rb)
         cuda.syncthreads()
+    # ---- end: k_tile
 
     @cuda.jit(SIGNATURE)
     def pingpong(A, B, C_in, C_out, alpha, beta):

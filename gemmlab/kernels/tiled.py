@@ -16,6 +16,7 @@ from ._common import FLOAT32_BYTES, SIGNATURE, Plan, require
 cuda = device.cuda()   # a module global: the simulator swaps it for its fake module
 
 PARAMS = ("T",)
+TILES = {"sim": {"T": 8}, "gpu": {"T": 32}}   # default tile side
 
 
 def plan(T):

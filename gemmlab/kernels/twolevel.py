@@ -23,6 +23,9 @@ from ._common import SIGNATURE
 cuda = device.cuda()   # a module global: the simulator swaps it for its fake module
 
 PARAMS = _blocked.PARAMS
+# BK = 16 on a GPU: twolevel gains most over pingpong where few warps share an SM (lesson 11).
+TILES = {"sim": {"BM": 16, "BN": 16, "BK": 4, "TM": 8, "TN": 8},
+         "gpu": {"BM": 128, "BN": 128, "BK": 16, "TM": 8, "TN": 8}}
 
 
 def plan(BM, BN, BK, TM, TN):
@@ -32,7 +35,7 @@ def plan(BM, BN, BK, TM, TN):
 @lru_cache(maxsize=None)
 def kernel(BM, BN, BK, TM, TN):
     """The compiled kernel (cached per tile constants)."""
-    g = _blocked.blocks(BM, BN, BK, TM, TN)
+    g = _blocked.device_functions(BM, BN, BK, TM, TN)
     coords, LA, LB, BMP, ALIGN = g.coords, g.LA, g.LB, g.BMP, _blocked.ALIGN
     fetch_a, fetch_b, stash_a, stash_b = g.fetch_a, g.fetch_b, g.stash_a, g.stash_b
     read_a, read_b, outer_update, clear, write_c = (
@@ -46,6 +49,7 @@ def kernel(BM, BN, BK, TM, TN):
         if more:
             fetch_a(A, m0, (t + 1) * BK, tid, ra)
             fetch_b(B, (t + 1) * BK, n0, tid, rb)
+        # ---- step: register_pingpong
         read_a(As, cur, 0, ty, a0)      # register prologue: the fragments of k = 0
         read_b(Bs, cur, 0, tx, b0)
         for k in range(0, BK - 2, 2):
@@ -59,6 +63,7 @@ def kernel(BM, BN, BK, TM, TN):
         read_b(Bs, cur, BK - 1, tx, b1)         # with nothing left to prefetch after it
         outer_update(acc, a0, b0)
         outer_update(acc, a1, b1)
+        # ---- end: register_pingpong
         if more:
             stash_a(As, 1 - cur, tid, ra)
             stash_b(Bs, 1 - cur, tid, rb)

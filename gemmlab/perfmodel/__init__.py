@@ -2,14 +2,16 @@
 parallel time (work/span, messages, Amdahl, pipelines), SM occupancy and an LRU cache simulator.
 
 Everything is reachable as ``gl.perfmodel.<name>``; the sub-modules group the names by topic:
-``hardware`` (the GPU table), ``traffic`` (what is counted), ``roofline`` (the two time bounds),
-``parallelism`` (how work is shared in time), ``occupancy`` (how many blocks share an SM) and
-``cache`` (why reuse depends on capacity).
+``hardware`` (the one home of hardware facts: the GPU table, what an SM holds, a block's limits),
+``traffic`` (what is counted), ``roofline`` (the two time bounds), ``parallelism`` (how work is
+shared in time), ``occupancy`` (how many blocks share an SM) and ``cache`` (why reuse depends on
+capacity).
 """
 from .cache import LOOP_ORDERS, CacheResult, LRUCache, Step, gemm_trace, simulate
-from .hardware import (DATASHEET, DTYPES, HARDWARE, MEASURED, SPARSE_HALVED, Chip, Figure, chip,
-                       table)
-from .occupancy import HOPPER, SMResources, blocks_per_sm
+from .hardware import (DATASHEET, DTYPES, HARDWARE, HOPPER, MAX_STATIC_SHARED_BYTES,
+                       MAX_THREADS_PER_BLOCK, MEASURED, SPARSE_HALVED, Chip, Figure, SMResources,
+                       chip, fp32_lanes_per_sm, table)
+from .occupancy import blocks_per_sm
 from .parallelism import (Interval, amdahl, efficiency, group_sum_time, group_sum_timeline,
                           message_time, pipeline_schedule, pipeline_time, reduction_schedule,
                           self_schedule, speedup)

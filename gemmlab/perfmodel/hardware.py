@@ -1,4 +1,7 @@
-"""Peak figures of three data-centre GPUs, each with its source and how it was obtained.
+"""The one home of hardware facts: peak figures of three data-centre GPUs (each with its source
+and how it was obtained), what one streaming multiprocessor (SM) holds, and the limits one thread
+block must respect. Kernels, the bench, the occupancy model and the question bank import them
+from here.
 
 Every number a roofline uses should say where it comes from. Vendor datasheets print some Tensor
 Core peaks only "with sparsity" (2:4 structured sparsity doubles the printed figure); this table
@@ -18,6 +21,8 @@ _H200_SMS = "Nsight Compute ('# SMs') on the course's H200, 2026-11-29"
 _A100_WP = "NVIDIA A100 Tensor Core GPU Architecture whitepaper (A100: 108 SMs)"
 _A100 = ("NVIDIA A100 Tensor Core GPU datasheet "
          "(nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf), 80GB SXM column")
+_CUDA_GUIDE = ("CUDA C++ Programming Guide, 'Technical Specifications per Compute Capability' "
+               "(compute capability 9.0)")
 
 DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8")
 
@@ -122,3 +127,41 @@ def table(dtypes=DTYPES):
         row["HBM GB"] = f"{c.capacity.value / 1e9:g}"
         rows.append(row)
     return rows
+
+
+# ------------------------------------------------------------------ one thread block, one SM
+
+MAX_THREADS_PER_BLOCK = 1024           # every compute capability since 2.0
+MAX_STATIC_SHARED_BYTES = 48 * 1024    # per block; numba-cuda allocates shared arrays statically
+
+
+def fp32_lanes_per_sm(major, minor=0):
+    """FP32 FMA lanes per SM of compute capability ``major.minor`` (the CUDA guide's "32-bit
+    floating-point add, multiply, multiply-add" results per clock per SM): 64 on Volta, Turing
+    and the A100 (8.0), 128 on 8.6/8.7/8.9 and on Hopper and Blackwell."""
+    if major == 8 and minor in (6, 7, 9):
+        return 128
+    return {7: 64, 8: 64, 9: 128, 10: 128, 12: 128}.get(major, 128)
+
+
+@dataclass(frozen=True)
+class SMResources:
+    """Per-SM limits of one architecture (from ``source``)."""
+    name: str
+    registers: int            # 32-bit registers per SM
+    max_threads: int
+    max_blocks: int
+    shared_bytes: int         # shared memory per SM that blocks can use
+    reserved_shared_per_block: int   # the driver's own shared memory per block
+    register_unit: int        # registers are allocated per warp in multiples of this
+    shared_bytes_per_clock: int      # 32 banks x 4 bytes
+    fp32_lanes: int
+    source: str
+
+
+# What an SM's shared memory holds (the 227 / 228 KB question: the configurable carve-out, the
+# part blocks may use, the driver's reservation per block) is decided here and nowhere else.
+HOPPER = SMResources(
+    name="Hopper (sm_90: H100, H200)", registers=65536, max_threads=2048, max_blocks=32,
+    shared_bytes=227 * 1024, reserved_shared_per_block=1024, register_unit=256,
+    shared_bytes_per_clock=128, fp32_lanes=fp32_lanes_per_sm(9, 0), source=_CUDA_GUIDE)

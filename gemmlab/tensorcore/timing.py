@@ -1,4 +1,5 @@
-"""Timing on a GPU with CUDA events, and the cuBLAS baselines the WMMA kernel is measured against.
+"""The cuBLAS baselines the WMMA kernel is measured against, and the summary of its timings
+(taken with ``gl.measure.cuda_event_ms(launch, events="cupy")``).
 
 Needs CuPy and a GPU (imported when called). cuBLAS is called through ``cupy.cuda.cublas.gemmEx``
 with explicit data and compute types, so each baseline is exactly what its name says:
@@ -32,28 +33,8 @@ BASELINES = {
 }
 
 
-def time_launch(launch, repeats=20, warmup=3):
-    """Run ``launch()`` ``warmup`` times, then ``repeats`` times, each bracketed by CUDA events on
-    the current stream. Returns the list of times in milliseconds."""
-    import cupy
-    if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
-    for _ in range(warmup):
-        launch()
-    cupy.cuda.get_current_stream().synchronize()
-    start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    times = []
-    for _ in range(repeats):
-        start.record()
-        launch()
-        end.record()
-        end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, end))
-    return times
-
-
 def summary(times, M, N, K):
-    """Median time and TFLOP/s (2 M N K flops) of a list of milliseconds."""
+    """Median time and TFLOP/s (2 M N K flops) of a list of milliseconds per launch."""
     ms = statistics.median(times)
     return {"ms_median": ms, "ms_min": min(times), "runs": len(times),
             "tflops": 2.0 * M * N * K / (ms * 1e-3) / 1e12}

@@ -1,9 +1,70 @@
-"""Figures of the GEMM-ladder lessons (05, 08, 10, 11): the output-tile grid, the single vs double
-buffer timeline with its widget, the ladder bar chart of benchmark results, and two kernels
-compared at equal tiles."""
+"""What the GEMM-ladder lessons (05, 08, 10, 11) share: their set-up, the GPU run recorded in
+``benchmarks/``, and their figures (the output-tile grid, the single vs double buffer timeline with
+its widget, the ladder bar chart of benchmark results, two kernels compared at equal tiles)."""
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import device, measure
 from ..perfmodel import pipeline_schedule, pipeline_time
 
 COLOURS = {"load": "#4c72b0", "compute": "#dd8452"}
+LADDER_RECORD = "gpu_ladder.json"       # written by benchmarks/gpu_ladder.sh
+RECORDED_SHAPE = (4096, 4096, 4096)     # the shape the lessons quote from it
+
+
+def lesson_setup(seed=5):
+    """(sizes, on_gpu, n, rng): this backend's problem sizes, whether it is a GPU, the square size
+    the ladder lessons run and time (16 on the simulator, 4096 on a GPU) and a seeded generator.
+    Prints the backend and n."""
+    sizes = device.sizes()
+    n = sizes["gemm_n"]
+    print(f"backend: {device.backend()}, n = {n}")
+    return sizes, device.backend() == "gpu", n, np.random.default_rng(seed)
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """A ``gemmlab bench`` run saved in ``benchmarks/``, read at one (M, N, K) shape."""
+    machine: dict
+    results: list
+    shape: tuple
+
+    @property
+    def rows(self):
+        """The result rows at :attr:`shape`."""
+        return [r for r in self.results if (r["M"], r["N"], r["K"]) == self.shape]
+
+    @property
+    def tflops(self):
+        """{kernel: TFLOP/s} at :attr:`shape`."""
+        return speedups(self.results, self.shape)
+
+    @property
+    def note(self):
+        """Where and when it was measured, for a figure's title."""
+        return f"recorded on {self.machine['gpu']}, {self.machine['date'][:10]}"
+
+
+def recorded_run(name=LADDER_RECORD, shape=RECORDED_SHAPE):
+    """The run saved as ``benchmarks/<name>``, or None when none has been recorded yet."""
+    data = measure.recorded(name, required=("machine", "results"))
+    return None if data is None else RecordedRun(data["machine"], data["results"], tuple(shape))
+
+
+def show_recorded(shape=RECORDED_SHAPE, name=LADDER_RECORD):
+    """Print the TFLOP/s the recorded GPU run measured at ``shape``, with its machine, and return
+    it (a :class:`RecordedRun`); print how to record one and return None when there is none."""
+    run = recorded_run(name, shape)
+    if run is None:
+        print(f"No recorded GPU run in benchmarks/{name} yet: "
+              f"run benchmarks/gpu_ladder.sh on a GPU.")
+        return None
+    M, N, K = run.shape
+    print(f"Recorded on {run.machine['gpu']} ({run.machine['date'][:10]}), "
+          f"{run.machine['timing']}, TFLOP/s at {M} x {N} x {K}:")
+    print({k: round(v, 2) for k, v in run.tflops.items()})
+    return run
 
 
 def draw_tile_grid(n, T, I=0, J=0, ax=None):

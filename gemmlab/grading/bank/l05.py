@@ -1,6 +1,8 @@
 """Lesson 05, tiled GEMM: alpha/beta, the idealised traffic of naive vs tiled, tile counts, and the
-shared-memory and thread budgets of one tile."""
-from ...kernels._common import MAX_STATIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK
+shared-memory and thread budgets of one tile; and the two kernel labs (naive, tiled)."""
+from ...labs.kernel_lab import NAIVE, TILED
+from ...labs.solutions import solution
+from ...perfmodel.hardware import MAX_STATIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK
 from ..question import Exact, Number, Question, Wrong
 
 N_EX, T_EX = 64, 16                       # the seed's exercise: 64 x 64 matrices, T = 16
@@ -106,5 +108,29 @@ QUESTIONS = [
         ],
         hint="Check both limits: T^2 threads and 8 T^2 bytes.",
         explain="Past T = 32 the kernel needs more work per thread (lesson 10) to grow the tile.",
+    ),
+    Question(
+        id="05.lab_naive",
+        prompt="Write lab_naive(A, B, C), a @cuda.jit kernel computing C = A @ B (float32, "
+               "row-major): thread (threadIdx.x, threadIdx.y) of block (blockIdx.x, blockIdx.y) "
+               "computes C[blockIdx.y*16 + threadIdx.y, blockIdx.x*16 + threadIdx.x] as one dot "
+               "product. The lab launches blocks of 16 x 16 threads, grid (ceil(N/16), ceil(M/16)).",
+        answer=lambda: solution("05.lab_naive"),
+        kind=NAIVE,
+        hint="Guard with row < M and col < N, sum in a local variable, write C once.",
+        explain="Each thread reads its whole row of A and column of B from global memory: 2K "
+                "loads for K multiply-adds, the O(N^3) traffic of section 3.",
+    ),
+    Question(
+        id="05.lab_tiled",
+        prompt="Write lab_tiled(A, B, C): the launch and ownership of lab_naive, but the block "
+               "copies 16 x 16 tiles of A and B into shared memory (one element of each per "
+               "thread, zeros past the edges), waits, multiplies from shared memory, waits, and "
+               "moves to the next K tile.",
+        answer=lambda: solution("05.lab_tiled"),
+        kind=TILED,
+        hint="Two cuda.syncthreads() per K tile: after the loads, and after the compute.",
+        explain="Each element loaded from global memory now serves 16 threads: reads of A drop "
+                "from N to about N/16 per element.",
     ),
 ]

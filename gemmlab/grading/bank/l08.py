@@ -1,5 +1,8 @@
 """Lesson 08, ping-pong double buffering: serial vs overlapped timelines, the steady-state stage,
-what the two buffers hold, and what the second buffer costs in shared memory."""
+what the two buffers hold, what the second buffer costs in shared memory; and the ping-pong
+kernel lab."""
+from ...labs.kernel_lab import PINGPONG
+from ...labs.solutions import solution
 from ...perfmodel import pipeline_time
 from ..question import Choice, Exact, Number, Question, Wrong
 
@@ -87,5 +90,19 @@ QUESTIONS = [
             Wrong(lambda: pingpong_smem_bytes(BM, BN, BK) // 4, "that counts elements, not bytes."),
         ],
         hint="2 buffers x (BM*BK + BK*BN) x 4 bytes.",
+    ),
+    Question(
+        id="08.lab_pingpong",
+        prompt="Write lab_pingpong(A, B, C): lesson 05's tiled kernel (same launch: 16 x 16 "
+               "threads, one output each, grid (ceil(N/16), ceil(M/16))) with two shared buffers "
+               "per operand: compute tile t from buffer t % 2 while tile t+1 goes into the other, "
+               "with at most one syncthreads per K tile plus one after the prologue.",
+        answer=lambda: solution("08.lab_pingpong"),
+        kind=PINGPONG,
+        hint="Load tile 0 into buffer 0 and sync; then per tile: read the next tile's values "
+             "from global memory, compute from the current buffer, store them into the other "
+             "buffer, sync.",
+        explain="One barrier per tile suffices because, between two barriers, the compute reads "
+                "one buffer and the load writes the other.",
     ),
 ]

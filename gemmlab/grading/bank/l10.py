@@ -1,5 +1,7 @@
 """Lesson 10, the outer-product micro-kernel: reads vs FMAs, the 4x ratio and what it does not
-mean, and the scalar register slots of an m x n micro-tile."""
+mean, the scalar register slots of an m x n micro-tile; and the outer-product kernel lab."""
+from ...labs.kernel_lab import OUTER
+from ...labs.solutions import solution
 from ..question import Exact, Function, Number, Question, Wrong
 
 K_STEPS, M_T, N_T = 32, 4, 4
@@ -94,5 +96,19 @@ QUESTIONS = [
         hint="Accumulators m n, plus m values of A and n of B.",
         explain="For 4 x 4 that is 16 + 4 + 4 = 24 slots; compilers may use more registers "
                 "(addresses, indices), so it is a model, not a register count.",
+    ),
+    Question(
+        id="10.lab_outer",
+        prompt="Write lab_outer(A, B, C): blocks of 64 threads (threadIdx.x = 0..63) compute a "
+               "32 x 32 tile of C, block (blockIdx.x, blockIdx.y) the one at rows blockIdx.y*32 "
+               "and columns blockIdx.x*32, grid (ceil(N/32), ceil(M/32)); each thread owns a "
+               "4 x 4 micro-tile and updates it with outer products of 4 values of A and 4 of B "
+               "held in registers.",
+        answer=lambda: solution("10.lab_outer"),
+        kind=OUTER,
+        hint="Per k: read a[0..3] and b[0..3] from shared memory into local arrays, then 16 "
+             "FMAs acc[i, j] += a[i] * b[j].",
+        explain="8 shared-memory reads feed 16 FMAs: 0.5 reads per FMA instead of the tiled "
+                "kernel's 2.",
     ),
 ]

@@ -1,6 +1,9 @@
 """Lesson 11, two-level double buffering: the register budget of doubled fragments, the two
 granularities (a K-tile in shared memory, one k in registers), and how registers per thread set
-the blocks per SM (why the register level pays when few warps are resident)."""
+the blocks per SM (why the register level pays when few warps are resident); and the two-level
+kernel lab."""
+from ...labs.kernel_lab import TWOLEVEL
+from ...labs.solutions import solution
 from ...perfmodel.occupancy import HOPPER, blocks_per_sm
 from ..question import Choice, Exact, Number, Question, Wrong
 
@@ -101,5 +104,18 @@ QUESTIONS = [
         ],
         explain="Two blocks, 16 warps: enough other warps to hide a warp's waits, which is why "
                 "pingpong and twolevel tie at BK = 8.",
+    ),
+    Question(
+        id="11.lab_twolevel",
+        prompt="Write lab_twolevel(A, B, C): lab_outer's launch and 4 x 4 micro-tiles, with two "
+               "shared buffers (at most one syncthreads per K tile plus the prologue's) and two "
+               "register sets of fragments in local arrays: read the fragments of k+1 from "
+               "shared memory before the FMAs of k use those of k.",
+        answer=lambda: solution("11.lab_twolevel"),
+        kind=TWOLEVEL,
+        hint="Read k = 0 into set 0 before the k loop; in the loop read k+1 into the other set, "
+             "then do the FMAs of k.",
+        explain="Each level hides the latency of the one above it: the shared buffers hide "
+                "DRAM, the register sets hide shared memory.",
     ),
 ]

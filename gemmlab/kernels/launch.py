@@ -1,0 +1,116 @@
+"""``gemm()``: the one entry point to the kernel ladder. It checks its inputs, picks the rung and
+its tiles, launches, and hands the result back in the form the inputs came in.
+
+    C_out = gl.gemm(A, B)                               # A @ B, with the default rung "tiled"
+    C_out = gl.gemm(A, B, C, alpha=2.0, beta=0.5, kernel="outer", BM=64, BN=64)
+
+The input ``C`` is never overwritten: the result is a new array (NumPy in, NumPy out; a CUDA
+device array in, a numba device array out).
+"""
+import numbers
+
+import numpy as np
+
+from .. import device
+from .ladder import get
+
+NAMES = ("A", "B", "C")
+
+
+def _is_device_array(x):
+    """A numba device array (real or simulated) or another CUDA array (CuPy, PyTorch)."""
+    return bool(getattr(x, "__cuda_ndarray__", False)) or hasattr(x, "__cuda_array_interface__")
+
+
+def _check_matrix(name, x):
+    """Reject what the kernels cannot read, with the fix in the message."""
+    if not (isinstance(x, np.ndarray) or _is_device_array(x)):
+        raise TypeError(f"{name} must be a NumPy array or a CUDA device array, got "
+                        f"{type(x).__name__}: convert it with np.asarray({name}, dtype=np.float32)")
+    if x.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D matrix, got {x.ndim}-D with shape {tuple(x.shape)}")
+    if np.dtype(x.dtype) != np.float32:
+        raise TypeError(f"{name} has dtype {np.dtype(x.dtype).name}; these kernels compute in "
+                        f"float32: convert it with {name}.astype(np.float32)")
+    if not _c_contiguous(x):
+        raise ValueError(f"{name} is not C-contiguous (row-major), as a transpose or a strided "
+                         f"slice is: pass np.ascontiguousarray({name}) (or a contiguous copy on "
+                         f"the device)")
+
+
+def _c_contiguous(x):
+    if isinstance(x, np.ndarray) or getattr(x, "__cuda_ndarray__", False):
+        return x.is_c_contiguous() if hasattr(x, "is_c_contiguous") else x.flags.c_contiguous
+    cai = x.__cuda_array_interface__
+    strides = cai.get("strides")
+    if strides is None:
+        return True
+    itemsize = np.dtype(cai["typestr"]).itemsize
+    rows, cols = cai["shape"]
+    return (cols <= 1 or strides[1] == itemsize) and (rows <= 1 or strides[0] == cols * itemsize)
+
+
+def _check_scalar(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    return np.float32(value)
+
+
+def _check_shapes(A, B, C):
+    (M, K), (K2, N) = A.shape, B.shape
+    if K != K2:
+        raise ValueError(f"inner dimensions differ: A is {M} x {K} (M x K) and B is {K2} x {N}; "
+                         f"B must have K = {K} rows")
+    if C is not None and tuple(C.shape) != (M, N):
+        raise ValueError(f"C must have the shape of A B, ({M}, {N}) (M x N), got {tuple(C.shape)}")
+    return M, N, K
+
+
+def _to_device(cuda, x):
+    if isinstance(x, np.ndarray):
+        return cuda.to_device(x)
+    if getattr(x, "__cuda_ndarray__", False):
+        return x
+    return cuda.as_cuda_array(x)      # CuPy and friends, through __cuda_array_interface__
+
+
+def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
+    """C_out = alpha A B + beta C_in with the rung ``kernel`` (see ``gl.kernels.names()``).
+
+    A (M x K), B (K x N) and C (M x N, optional) are C-contiguous float32 NumPy or CUDA device
+    arrays. ``tiles`` override the rung's default tile constants for this backend (for example
+    ``T=16`` for "tiled"); blocks past 1024 threads or 48 KB of shared memory are refused.
+    With ``beta == 0``, C is not read. Returns a NumPy array if no input is on the device,
+    otherwise a numba device array.
+
+    ``kernel="wmma"`` is the Tensor Core GEMM of lesson 12 instead (FP16 or BF16 A and B; on a
+    GPU the CuPy/WMMA kernel, on the simulator its NumPy emulation): see ``gl.tensorcore.gemm``.
+    ``kernel="hopper"`` (optionally ``stage="wgmma"|"tma"|"ws"|"persistent"``) is the Hopper
+    ladder of lesson 12's second part on an H100/H200: see ``gl.tensorcore.hopper_gemm``.
+    """
+    if kernel == "wmma":
+        from .. import tensorcore
+        return tensorcore.gemm(A, B, C, alpha, beta, **tiles)
+    if kernel == "hopper":
+        from .. import tensorcore
+        return tensorcore.hopper_gemm(A, B, C, alpha, beta, **tiles)
+    rung = get(kernel)
+    tiles = rung.resolve(tiles)
+    plan = rung.plan(**tiles)
+    for name, x in zip(NAMES, (A, B, C)):
+        if x is not None:
+            _check_matrix(name, x)
+    alpha = _check_scalar("alpha", alpha)
+    beta = _check_scalar("beta", beta)
+    if C is None and beta != 0:
+        raise ValueError(f"beta={float(beta)} scales C_in, but no C was given: pass C, or beta=0")
+    M, N, K = _check_shapes(A, B, C)
+
+    on_device = any(x is not None and not isinstance(x, np.ndarray) for x in (A, B, C))
+    cuda = device.cuda()
+    out = cuda.device_array((M, N), dtype=np.float32)
+    if M and N:
+        dA, dB = _to_device(cuda, A), _to_device(cuda, B)
+        dC = out if C is None else _to_device(cuda, C)
+        rung.kernel(**tiles)[plan.grid(M, N), plan.block](dA, dB, dC, out, alpha, beta)
+    return out if on_device else out.copy_to_host()

@@ -1,0 +1,47 @@
+"""Lesson 03's questions: the figures the lesson works out, written here by hand, pass. Every
+reference, known wrong answer and unanswered question of the bank is checked once, in
+test_grading_bank.py."""
+import numpy as np
+import pytest
+
+from gemmlab.grading import PASS, judge
+from gemmlab.grading.bank import get_question, lesson_questions
+
+EXPECTED = {  # the seed's figures (and this lesson's choices for round 1), written out
+    "03.round1_time": 11 + 4 * 2 + 3,
+    "03.round2_time": 8 + 4 * 2 + 3,
+    "03.round2_time_c6": 8 + 4 * 6 + 3,
+    "03.split_beats_baseline_c6": False,
+    "03.gap_is_all_communication": False,
+    "03.rounds_4_processors": 5,
+    "03.rounds_8_processors": 4,
+    "03.rounds_16_processors": 4,
+    "03.shared_output_race": "b",
+    "03.many_small_messages_ms": 10.05,
+    "03.one_message_us": 60,
+    "03.best_chunk": "4",
+    "03.speedup_10_workers": 2,
+    "03.efficiency_10_workers": 0.2,
+    "03.gemm_8x_total_ms": 30,
+    "03.gemm_8x_speedup": 100 / 30,
+    "03.amdahl_limit": 5,
+    "03.gemm_16x_overhead_ms": 30,
+    "03.gemm_16x_worth_it": False,
+}
+
+
+def test_every_question_is_covered_here():
+    assert set(lesson_questions(3)) == set(EXPECTED) | {"03.amdahl_function"}
+
+
+@pytest.mark.parametrize("qid", sorted(EXPECTED))
+def test_lesson_figure_passes(qid):
+    r = judge(qid, EXPECTED[qid])
+    assert r.status == PASS, r.feedback
+
+
+def test_amdahl_reference_matches_the_library_on_random_values():
+    rng = np.random.default_rng()
+    import gemmlab as gl
+    s, p = float(rng.uniform(0, 1)), float(rng.uniform(1, 100))
+    assert get_question("03.amdahl_function").answer(s, p) == pytest.approx(gl.perfmodel.amdahl(s, p))

@@ -1,0 +1,67 @@
+"""Lesson 04's questions: the figures the lesson works out, written here by hand, pass. Every
+reference, known wrong answer and unanswered question of the bank is checked once, in
+test_grading_bank.py."""
+import numpy as np
+import pytest
+
+from gemmlab.grading import PASS, judge
+from gemmlab.grading.bank import get_question, lesson_questions
+from gemmlab.grading.question import evaluate
+
+EXPECTED = {  # the seed's figures, written out: a drift in a reference shows here
+    "04.rate_tflops": 1,
+    "04.vector_add_intensity": 1 / 12,
+    "04.vector_add_time_ms": 0.25,
+    "04.vector_add_tflops": 0.4,
+    "04.double_peak_time_ms": 0.25,
+    "04.double_bandwidth_time_ms": 0.125,
+    "04.gemm_gflop": 2.147,
+    "04.gemm_storage_mib": 12,
+    "04.no_reuse_traffic_gb": 8.594,
+    "04.gemm_ideal_time_us": 32.05,
+    "04.gemm_no_reuse_time_ms": 1.790,
+    "04.gemm_ideal_intensity": 170.7,
+    "04.ridge_point": 13.96,
+    "04.measured_fraction_of_roof": 0.4,
+    "04.reported_bandwidth_tbs": 9.6,
+    "04.report_is_consistent": False,
+    "04.lru_two_lines_bytes": 24,
+    "04.lru_three_lines_bytes": 12,
+    "04.reorder_changes_k_order": False,
+    "04.tile_loads": 32,
+    "04.largest_tile_in_budget": 64,
+    "04.smallest_tile_over_ridge": 64,
+    "04.fused_traffic_gb": 1.6,
+    "04.fusion_speedup_bound": 1.5,
+    "04.fusion_guaranteed": False,
+    "04.linear_intensity_m128": 60.24,
+    "04.smallest_m_over_ridge": 29,
+    "04.attention_scores_gib": 4,
+    "04.pipeline_single_ms": 28,
+    "04.pipeline_double_ms": 22,
+    "04.pipeline_dependent": "b",
+}
+
+
+def test_every_question_is_covered_here_and_the_required_ones_exist():
+    ids = set(lesson_questions(4))
+    assert ids == set(EXPECTED) | {"04.tile_output", "04.roofline_function"}
+    assert {"04.vector_add_intensity", "04.ridge_point"} <= ids
+
+
+@pytest.mark.parametrize("qid", sorted(EXPECTED))
+def test_lesson_figure_passes(qid):
+    r = judge(qid, EXPECTED[qid])
+    assert r.status == PASS, r.feedback
+
+
+def test_tile_block_reference_is_the_block_of_the_full_product():
+    A, B = np.arange(1, 33).reshape(4, 8), np.arange(1, 33).reshape(8, 4)
+    block = sum(A[:2, k:k + 2] @ B[k:k + 2, :2] for k in range(0, 8, 2))
+    np.testing.assert_array_equal(evaluate(get_question("04.tile_output").answer), block)
+
+
+def test_roofline_reference_is_the_larger_bound_on_random_values():
+    rng = np.random.default_rng()
+    F, Q, P, B = (float(v) for v in rng.uniform(1, 1e6, size=4))
+    assert get_question("04.roofline_function").answer(F, Q, P, B) == max(F / P, Q / B)

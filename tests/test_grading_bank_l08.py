@@ -1,0 +1,24 @@
+"""Lesson 08's questions: the figures the lesson works out, written here by hand, pass. Every
+reference, known wrong answer and unanswered question of the bank is checked once, in
+test_grading_bank.py."""
+import pytest
+
+from gemmlab.grading import judge
+from gemmlab.grading.bank import lesson_questions
+
+SOLUTIONS = {
+    "08.serial_us": 80.0,
+    "08.double_buffer_us": 56.0,
+    "08.stage_us": 12.0,
+    "08.buffers_hold": "input tiles",
+    "08.pingpong_smem_bytes": 16384,
+}
+
+
+def test_every_question_has_a_solution_here():
+    assert sorted(lesson_questions("08")) == sorted(SOLUTIONS)
+
+
+@pytest.mark.parametrize("qid", sorted(SOLUTIONS))
+def test_lesson_figure_passes(qid):
+    assert judge(qid, SOLUTIONS[qid]).status == "pass"

@@ -1,0 +1,24 @@
+"""Lesson 10's questions: the figures the lesson works out, written here by hand, pass. Every
+reference, known wrong answer and unanswered question of the bank is checked once, in
+test_grading_bank.py."""
+import pytest
+
+from gemmlab.grading import judge
+from gemmlab.grading.bank import lesson_questions
+
+SOLUTIONS = {
+    "10.baseline_reads": 64,
+    "10.outer_reads": 256,
+    "10.ratio_gain": 4.0,
+    "10.four_x_faster": False,
+    "10.slots_m_n": lambda m, n: m * n + m + n,
+}
+
+
+def test_every_question_has_a_solution_here():
+    assert sorted(lesson_questions("10")) == sorted(SOLUTIONS)
+
+
+@pytest.mark.parametrize("qid", sorted(SOLUTIONS))
+def test_lesson_figure_passes(qid):
+    assert judge(qid, SOLUTIONS[qid]).status == "pass"

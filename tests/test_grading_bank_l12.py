@@ -1,0 +1,68 @@
+"""Lesson 12's questions: every reference passes, every known wrong answer fails with its own
+feedback, unanswered questions say "not attempted", and the seed's figures come out."""
+import pathlib
+
+import numpy as np
+import pytest
+
+from gemmlab.grading import FAIL, NOT_ATTEMPTED, PASS, judge
+from gemmlab.grading.bank import get_question, lesson_questions
+from gemmlab.grading.question import Function, evaluate
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+IDS = lesson_questions(12)
+# The seed lesson's own figures (lesson 08 of the unit): a drift in a reference shows here.
+SEED_FIGURES = {"12.serial_time": 64, "12.double_buffer_time": 46, "12.scalars_three_tiles": 768}
+
+
+def _value(q, v):
+    """Function questions take the function itself; other questions its (lazy) value."""
+    return v if isinstance(q.kind, Function) else evaluate(v)
+
+
+def test_the_issue_s_questions_are_there():
+    assert {"12.serial_time", "12.double_buffer_time", "12.scalars_three_tiles"} <= set(IDS)
+    # part 2 (the Hopper ladder): bytes per stage, stages that fit, ring depth, the profile
+    assert {"12.hopper_stage_bytes", "12.hopper_stages_fit", "12.ring_stages_needed",
+            "12.wmma_bottleneck"} <= set(IDS)
+
+
+@pytest.mark.parametrize("qid, figure", sorted(SEED_FIGURES.items()))
+def test_seed_figures(qid, figure):
+    assert judge(qid, figure).status == PASS
+
+
+@pytest.mark.parametrize("qid", IDS)
+def test_reference_passes(qid):
+    q = get_question(qid)
+    r = judge(qid, _value(q, q.answer))
+    assert r.status == PASS and bool(r), r.feedback
+
+
+@pytest.mark.parametrize("qid", IDS)
+def test_not_attempted_and_wrong_types(qid):
+    assert judge(qid, ...).status == NOT_ATTEMPTED
+    assert judge(qid, None).status == NOT_ATTEMPTED
+    r = judge(qid, object())
+    assert r.status == FAIL and "expected" in r.feedback
+
+
+def test_an_unlisted_wrong_answer_gets_the_hint():
+    r = judge("12.double_buffer_time", 50)
+    assert r.status == FAIL and "Hint" in r.feedback
+
+
+def test_mma_step_accepts_float32_and_float64_widening():
+    assert judge("12.mma_step", lambda a, b, c: a.astype(np.float32) @ b.astype(np.float32) + c)
+    assert judge("12.mma_step", lambda a, b, c: (a.astype(np.float64) @ b.astype(np.float64)
+                                                 + c).astype(np.float32))
+    assert judge("12.mma_step", lambda a, b, c: None).status == NOT_ATTEMPTED
+    r = judge("12.mma_step", lambda a, b, c: 1 / 0)
+    assert r.status == FAIL and "ZeroDivisionError" in r.feedback
+
+
+def test_ring_questions_compute_what_the_kernels_use():
+    from gemmlab.tensorcore import hopper
+    assert judge("12.hopper_stage_bytes", hopper.get_stage("tma").stage_bytes).status == PASS
+    assert judge("12.hopper_stages_fit", hopper.PIPELINE_STAGES).status == PASS
+    assert judge("12.ring_stages_needed", 4).status == PASS     # 1 + ceil((0.2 + 1.0) / 0.55)

@@ -1,0 +1,40 @@
+"""Lesson 13's questions: the figures the lesson works out, written here by hand, pass. Every
+reference, known wrong answer and unanswered question of the bank is checked once, in
+test_grading_bank.py."""
+import pytest
+
+from gemmlab.grading import judge
+from gemmlab.grading.bank import lesson_questions
+
+
+def _coords_of(rank, tp, cp, dp, pp):
+    i_tp, rest = rank % tp, rank // tp
+    i_cp, rest = rest % cp, rest // cp
+    return (i_tp, i_cp, rest % dp, rest // dp)
+
+
+# The seed's answers (DP = 4, PP = 2, CP = 2, TP = 8 -> 128 ranks, TP groups of 8) and the
+# lesson's, worked out by hand.
+SOLUTIONS = {
+    "13.total_ranks": 128,
+    "13.tp_group_size": 8,
+    "13.dp_group_members": [1, 5],
+    "13.rank_of_coords": 3 + 8 * (1 + 2 * (2 + 4 * 1)),
+    "13.pp_axis": "layers",
+    "13.cp_axis": "tokens",
+    "13.orthogonal_means_independent": False,
+    "13.coords_of": _coords_of,
+}
+
+
+def test_every_question_has_a_solution_here():
+    assert sorted(lesson_questions("13")) == sorted(SOLUTIONS)
+
+
+@pytest.mark.parametrize("qid", sorted(SOLUTIONS))
+def test_lesson_figure_passes(qid):
+    assert judge(qid, SOLUTIONS[qid]).status == "pass"
+
+
+def test_a_group_in_the_wrong_order_fails():
+    assert judge("13.dp_group_members", [5, 1]).status == "fail"
