@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gemmlab.grading import judge
+from gemmlab.grading import judge, sandbox
 from gemmlab.grading.bank import lesson_questions, questions
 from gemmlab.grading.grade import Settings, grade_notebook
 from gemmlab.grading.question import evaluate
@@ -51,13 +51,17 @@ def test_code_questions_judge_hidden_cases_that_differ_from_the_public_ones(qid)
         assert not set(map(repr, q.kind.hidden(np.random.default_rng(seed)))) & set(public)
 
 
+# The sandbox where bubblewrap works (faster too: no environment watch), else without.
+GRADING = Settings(timeout=300, seed=1, sandbox=sandbox.bwrap() is not None)
+
+
 def _notebooks(folder):
     return sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb"))
 
 
 @pytest.mark.parametrize("path", _notebooks("solutions"), ids=lambda p: p.stem)
 def test_graded_solutions_pass_every_question_of_their_lesson(path):
-    grade = grade_notebook(path, settings=Settings(timeout=300, seed=1))
+    grade = grade_notebook(path, settings=GRADING)
     assert not grade.notes, grade.notes
     wanted = lesson_questions(path.name[:2])
     assert wanted, f"lesson {path.name[:2]} has no questions in the bank"
@@ -67,7 +71,7 @@ def test_graded_solutions_pass_every_question_of_their_lesson(path):
 
 @pytest.mark.parametrize("path", _notebooks("exercises"), ids=lambda p: p.stem)
 def test_graded_exercises_run_through_unanswered(path):
-    grade = grade_notebook(path, settings=Settings(timeout=300, seed=1))
+    grade = grade_notebook(path, settings=GRADING)
     assert not grade.notes, grade.notes
     answered = {q: s for q, s in grade.results.items() if s != "not attempted"}
     assert not answered, answered

@@ -143,6 +143,8 @@ def test_a_memory_hog_is_stopped_by_its_limit():
 def _kernel_question(monkeypatch):
     """A code question whose kind launches the student's CUDA kernel, made here."""
     class Doubling:
+        proxy_judge = True
+
         def coerce(self, answer):
             return answer
 
@@ -170,6 +172,8 @@ def test_call_runs_a_package_helper_where_the_function_lives(monkeypatch):
     seen = {}
 
     class ByHelper:
+        proxy_judge = True
+
         def coerce(self, answer):
             return answer
 
@@ -183,6 +187,45 @@ def test_call_runs_a_package_helper_where_the_function_lives(monkeypatch):
     assert seen == {"source": RIGHT, "name": "naive_matmul"}
     with pytest.raises(ValueError, match="module-level function of gemmlab"):
         call(isolate.RemoteFunction(None, "function", False, ""), np.sum)
+
+
+LAB_NAIVE = """TILE = 16
+
+
+@cuda.jit
+def lab_naive(A, B, C):
+    M, K = A.shape
+    N = B.shape[1]
+    row = cuda.blockIdx.y * TILE + cuda.threadIdx.y
+    col = cuda.blockIdx.x * TILE + cuda.threadIdx.x
+    if row < M and col < N:
+        acc = float32(0)
+        for k in range(K):
+            acc += A[row, k] * B[k, col]
+        C[row, col] = acc
+"""
+
+
+def test_a_lab_kind_judges_next_to_the_code_on_hidden_cases(withheld):
+    iso = Isolation(package_root=withheld)
+    result = judge_code("05.lab_naive", LAB_NAIVE, "lab_naive", seed=4, isolation=iso)
+    assert result.status == PASS, result.feedback
+    unguarded = LAB_NAIVE.replace("if row < M and col < N:", "if True:")
+    result = judge_code("05.lab_naive", unguarded, "lab_naive", seed=4, isolation=iso)
+    assert result.status == FAIL and "outside the 27 x 27 array B" in result.feedback, result.feedback
+    plain = "def lab_naive(A, B, C):\n    pass\n"
+    result = judge_code("05.lab_naive", plain, "lab_naive", seed=4, isolation=iso)
+    assert result.status == FAIL and "expected a @cuda.jit kernel" in result.feedback
+
+
+def test_a_kind_judged_next_to_the_code_must_be_findable_there():
+    with pytest.raises(ValueError, match="not a module-level constant"):
+        isolate.kind_spec(object())
+    from gemmlab.labs.kernel_lab import TILED
+    assert isolate.kind_spec(TILED) == "gemmlab.labs.kernel_lab:TILED"
+    for q in questions().values():
+        if q.is_code and not getattr(q.kind, "proxy_judge", False):
+            isolate.kind_spec(q.kind)
 
 
 def test_code_of_gives_the_cell_of_a_live_function():

@@ -1,16 +1,24 @@
-"""Judge a student's code without letting it near the references: ``judge_code``.
+"""Judge a student's code in a process of its own: ``judge_code``.
 
     result = judge_code("02.naive_matmul", source, "naive_matmul", seed=1234)
 
 runs the cell ``source`` in a fresh, limited Python process (:mod:`gemmlab.grading.worker`,
 after the fixed preamble ``import math; import numpy as np; import gemmlab as gl; from numba
-import float32, int32; cuda = gl.device.cuda()``, with ``check`` a no-op), and judges the function
-``name`` it defines with the question's kind, here, in the calling process: the kind's
-``judge(question, fn, rng)`` gets a :class:`RemoteFunction` that forwards each call to that
-process. References, hidden cases and comparisons never enter the process that runs the student's
-code, and whatever the code does there (raise, loop, crash, print, exit, patch the package) ends as
-a FAIL with the reason. ``seed`` None judges the public cases (what the notebook's ``check()``
-shows), an integer the hidden cases drawn from ``np.random.default_rng(seed)``.
+import float32, int32; cuda = gl.device.cuda()``, with ``check`` a no-op) and judges the function
+``name`` it defines with the question's kind. Whatever the code does there (raise, loop, crash,
+print, exit, patch the package) ends as a FAIL with the reason. ``seed`` None judges the public
+cases (what the notebook's ``check()`` shows), an integer the hidden cases drawn from
+``np.random.default_rng(seed)``. Where the judging happens depends on the kind:
+
+* a kind with ``proxy_judge = True`` (``Function``: it only calls the function on data and
+  compares) judges here, in the calling process: its ``judge(question, fn, rng)`` gets a
+  :class:`RemoteFunction` that forwards each call to the worker, so references, hidden cases and
+  comparisons never enter the process that runs the student's code;
+* any other kind (the labs: a kernel on the instrumented simulator, per-rank programs on
+  simulated ranks) is looked up in the worker's own copy of the package (it must be a
+  module-level constant, :func:`kind_spec`) and judges there, next to the code, without the
+  question's reference. A cell that deliberately tampers with that judging, in its own process,
+  can only change its own verdict.
 
 In a notebook, :func:`code_of` gives the (cell source, name) of a live function, so a check can
 run on the simulator in a subprocess while the notebook's own process uses a GPU:
@@ -36,7 +44,7 @@ import numpy as np
 from . import answers, confine, sandbox
 from .answers import code_of
 from .bank import get_question
-from .checker import FAIL, NOT_ATTEMPTED, Result, judge_question
+from .checker import FAIL, NOT_ATTEMPTED, PASS, Result, judge_question
 from .worker import frame, read_frame
 
 # Starts Python on a given copy of gemmlab: -I ignores PYTHONPATH and user site-packages; the
@@ -234,7 +242,7 @@ def call(fn, helper, *args, **kwargs):
     return fn._request(args, kwargs, helper=spec)
 
 
-def judge_code(question_id, source, name, seed=None, timeout=60.0, *, isolation=None):
+def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation=None):
     """The verdict (a :class:`~gemmlab.grading.checker.Result`) on the function ``name`` defined
     by the cell ``source``, for the code question ``question_id``: its public cases when ``seed``
     is None, else hidden cases drawn from ``np.random.default_rng(seed)``. ``timeout``: seconds
@@ -262,6 +270,8 @@ def judge_code(question_id, source, name, seed=None, timeout=60.0, *, isolation=
         if state in ("missing", "none", "ellipsis"):
             missing = "no " + name if state == "missing" else f"{name} is {state}"
             return Result(q.id, NOT_ATTEMPTED, f"{missing} yet. {q.prompt}")
+        if not getattr(q.kind, "proxy_judge", False):
+            return _judge_next_to_the_code(worker, q, seed)
         text = str(loaded.get("repr", ""))[:200]
         if loaded.get("callable"):
             answer = RemoteFunction(worker, str(loaded.get("type"))[:60],
@@ -271,6 +281,37 @@ def judge_code(question_id, source, name, seed=None, timeout=60.0, *, isolation=
         return judge_question(q, answer, rng)
     finally:
         worker.close()
+
+
+def kind_spec(kind):
+    """"module:NAME" of the module-level constant a question kind is bound to (how the worker
+    finds the same kind in its own copy of the package); ValueError if there is none."""
+    module = sys.modules.get(type(kind).__module__)
+    for name, value in vars(module or {}).items():
+        if value is kind and module.__name__.startswith("gemmlab."):
+            return f"{module.__name__}:{name}"
+    raise ValueError(f"the kind {kind!r} is not a module-level constant of a gemmlab module, "
+                     f"so a worker cannot find it")
+
+
+def _judge_next_to_the_code(worker, q, seed):
+    public = {"id": q.id, "prompt": q.prompt, "hint": q.hint, "explain": q.explain,
+              "answer_name": q.answer_name}
+    try:
+        reply = worker.request({"op": "judge", "kind": kind_spec(q.kind), "question": public,
+                                "seed": seed})
+    except TimeoutError as exc:
+        return Result(q.id, FAIL, f"the check of your code did not finish: {exc}.")
+    except StudentCodeError as exc:
+        return Result(q.id, FAIL, f"your code could not be checked: {exc}")
+    if not reply["ok"]:
+        error = reply.get("error") or {}
+        return Result(q.id, FAIL, f"checking your code raised {str(error.get('type'))[:60]}: "
+                                  f"{str(error.get('message'))[:300]}")
+    status = reply.get("status")
+    if status not in (PASS, FAIL, NOT_ATTEMPTED):
+        return Result(q.id, FAIL, "the check of your code gave no verdict")
+    return Result(q.id, status, str(reply.get("feedback"))[:4000])
 
 
 __all__ = ["judge_code", "code_of", "call", "RemoteFunction", "Isolation", "StudentCodeError",

@@ -7,7 +7,7 @@ exact value, a choice, a shape, an array, a function) knows how to reject the wr
 message a student understands, and how to compare a well-typed answer with the reference.
 """
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 
@@ -161,6 +161,8 @@ class Function:
     cases: Callable[[], Sequence[tuple]]
     compare: Any = field(default_factory=Array)
     hidden: Callable[[np.random.Generator], Sequence[tuple]] = None
+    proxy_judge: ClassVar[bool] = True  # judge() only calls fn on data: the grader may pass a
+                                        # proxy to the student's process (see grading.isolate)
 
     def coerce(self, answer):
         if not callable(answer):

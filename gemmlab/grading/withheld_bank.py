@@ -22,12 +22,13 @@ class Withheld:
                                "and judges it itself.")
 
 
-def _withheld(*args, **kwargs):
+def withheld(*args, **kwargs):
+    """A question's ``answer`` where the references are kept away from students' code."""
     raise RuntimeError("the reference answers are not available while a notebook is graded")
 
 
 def questions_of(lesson):
     """The questions of ``lesson`` ("01") from ``bank/public.json``, without references."""
     public = json.loads((Path(__file__).parent / "bank" / "public.json").read_text())
-    return [Question(id=q["id"], prompt=q["prompt"], answer=_withheld, kind=Withheld(),
+    return [Question(id=q["id"], prompt=q["prompt"], answer=withheld, kind=Withheld(),
                      answer_name=q["answer_name"]) for q in public if q["id"][:2] == lesson]

@@ -14,6 +14,10 @@ prints cannot mix with it): frames of an 8-byte big-endian length and a JSON obj
   ``function(fn, *args, **kwargs)`` instead (a run helper of the package: instrumented simulator,
   simulated ranks). Replies ``{"ok": true, "value": encoded, "args": [encoded array or null]}``
   (array arguments as the call left them) or ``{"ok": false, "error": {"type", "message"}}``.
+* ``{"op": "judge", "kind": "gemmlab.module:NAME", "question": {id, prompt, hint, explain,
+  answer_name}, "seed": int or null}`` runs that kind's ``coerce`` and ``judge`` here (for kinds
+  that must run the code in their own instrumented setting); replies ``{"ok": true, "status",
+  "feedback"}``.
 """
 import importlib
 import json
@@ -73,11 +77,12 @@ def _error(exc):
     return {"type": type(exc).__name__, "message": message[:500]}
 
 
-def helper_target(spec):
-    """The package function a ``helper`` spec names; ValueError unless it is gemmlab's."""
+def package_object(spec):
+    """The object ``"gemmlab.module:name"`` names (a run helper, a question kind); ValueError
+    unless it lies in the gemmlab package."""
     module, _, qualname = str(spec).partition(":")
     if not module.startswith("gemmlab.") or not qualname or "<" in qualname:
-        raise ValueError(f"not a module-level function of gemmlab: {spec!r}")
+        raise ValueError(f"not a module-level object of gemmlab: {spec!r}")
     target = importlib.import_module(module)
     for part in qualname.split("."):
         target = getattr(target, part)
@@ -112,7 +117,7 @@ class _Served:
         args = [answers.decode(a) for a in request.get("args", [])]
         kwargs = {k: answers.decode(v) for k, v in request.get("kwargs", {}).items()}
         if request.get("helper"):
-            result = helper_target(request["helper"])(fn, *args, **kwargs)
+            result = package_object(request["helper"])(fn, *args, **kwargs)
         elif request.get("launch"):
             grid, block = (answers.decode(c) for c in request["launch"])
             result = fn[grid, block](*args, **kwargs)
@@ -121,6 +126,24 @@ class _Served:
         import numpy as np
         returned = [answers.encode(a) if type(a) is np.ndarray else None for a in args]
         return {"ok": True, "value": answers.encode(result), "args": returned}
+
+
+    def judge(self, request):
+        """The question kind's own verdict, here, next to the code (kinds that must run it in
+        their own instrumented setting: kernels on the simulator, ranks)."""
+        import numpy as np
+
+        from gemmlab.grading.question import FAIL, AnswerTypeError, Question
+        from gemmlab.grading.withheld_bank import withheld
+        kind = package_object(request["kind"])
+        q = Question(answer=withheld, kind=kind, **request["question"])
+        seed = request.get("seed")
+        rng = None if seed is None else np.random.default_rng(seed)
+        try:
+            status, feedback = kind.judge(q, kind.coerce(self.namespace[self.name]), rng)
+        except AnswerTypeError as exc:
+            status, feedback = FAIL, f"{exc}."
+        return {"ok": True, "status": str(status), "feedback": str(feedback)[:4000]}
 
 
 def main():
@@ -139,10 +162,11 @@ def main():
     out.write(frame(served.load(request)))
     while True:
         request = read_frame(inp)
-        if request is None or request.get("op") != "call":
+        if request is None or request.get("op") not in ("call", "judge"):
             return
         try:
-            reply = served.call(request, answers)
+            reply = served.call(request, answers) if request["op"] == "call" \
+                else served.judge(request)
         except BaseException as exc:  # noqa: B036 the student's code may raise anything
             reply = {"ok": False, "error": _error(exc)}
         try:
