@@ -90,7 +90,11 @@ def _bench(args):
 
 def _allreduce(args):
     from .collectives import launch
-    return launch.main(args)
+    try:
+        return launch.main(args)
+    except (ValueError, RuntimeError) as exc:
+        print(f"gemmlab allreduce: {exc}", file=sys.stderr)
+        return 2
 
 
 def build_parser():
