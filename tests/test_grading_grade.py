@@ -167,6 +167,15 @@ def test_a_cell_that_ignores_the_interrupt_stops_the_run_with_the_reason(tmp_pat
 
 
 @pytest.mark.slow
+def test_a_cell_past_its_cpu_time_stops_its_kernel(tmp_path):
+    _write(tmp_path / "01_x.ipynb", "weights_gib = 7e9 * 2 / 2**30",
+           "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass")
+    result = grade_notebook(tmp_path / "01_x.ipynb",
+                            settings=Settings(timeout=3, notebook_timeout=60, seed=1))
+    assert result.notes[0] == "cell 2 used more than 3 s of CPU: its kernel was stopped"
+
+
+@pytest.mark.slow
 def test_a_notebook_past_its_total_time_is_stopped(tmp_path):
     _write(tmp_path / "01_x.ipynb", *["import time\ntime.sleep(2)"] * 5)
     result = grade_notebook(tmp_path / "01_x.ipynb",

@@ -12,6 +12,7 @@ runs in it and writes ``WORKDIR/answers.json``. What happened goes to ``WORKDIR/
 import json
 import os
 import resource
+import signal
 import sys
 import time
 from pathlib import Path
@@ -34,7 +35,9 @@ def _kernel_manager(workdir):
     (spec_dir / "kernel.json").write_text(json.dumps(
         {"argv": argv, "display_name": "gemmlab grade", "language": "python"}))
     specs = KernelSpecManager(kernel_dirs=[str(spec_dir.parent)], ensure_native_kernel=False)
-    return KernelManager(kernel_name="gemmlab-grade", kernel_spec_manager=specs)
+    # Unix sockets in the work folder, not TCP ports on localhost that any local user can reach.
+    return KernelManager(kernel_name="gemmlab-grade", kernel_spec_manager=specs, transport="ipc",
+                         ip=str(Path(workdir) / "kernel"))
 
 
 def _cpu_seconds(pid):
@@ -75,7 +78,7 @@ class Run:
                 pass
             self._drain(msg_id, wait=0)
             if not self.km.is_alive():
-                return f"the kernel died during cell {index}"
+                return self._death(index, timeout)
             if time.monotonic() > deadline:
                 if interrupted:
                     return f"cell {index} ran past {timeout:g} s and did not stop when interrupted"
@@ -87,6 +90,13 @@ class Run:
             self._note(index, content.get("ename"), content.get("evalue"))
         self._drain(msg_id, wait=2)
         return ""
+
+    def _death(self, index, timeout):
+        process = getattr(self.km.provisioner, "process", None)
+        code = process.poll() if process is not None else None
+        if code == -signal.SIGXCPU:
+            return f"cell {index} used more than {timeout:g} s of CPU: its kernel was stopped"
+        return f"the kernel died during cell {index}"
 
     def _note(self, index, ename, evalue):
         if len(self.errors) < NOTED_ERRORS:
