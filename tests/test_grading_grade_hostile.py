@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from gemmlab.grading import sandbox
+from test_grading_isolate import processes_with
 
 pytestmark = pytest.mark.slow
 
@@ -44,18 +45,6 @@ def _hashes(folder):
         elif path.is_file():
             found[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
     return found
-
-
-def _processes_mentioning(text):
-    hits = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if text.encode() in f.read():
-                    hits.append(pid)
-        except OSError:
-            pass
-    return hits
 
 
 def _make_submissions(folder, students):
@@ -170,8 +159,8 @@ def test_submissions_and_package_are_unchanged_afterwards(run):
 
 
 def test_no_process_is_left_and_the_reports_stay_as_written(run):
-    assert not _processes_mentioning(MARKER)
-    assert not _processes_mentioning("gemmlab-grade-")
+    assert not processes_with(MARKER)
+    assert not processes_with("gemmlab-grade-")
     assert run.reports_later == run.reports_at_exit
 
 

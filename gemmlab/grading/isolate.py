@@ -255,17 +255,10 @@ def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation
     rng = None if seed is None else np.random.default_rng(seed)
     worker = Worker(isolation or Isolation(), timeout)
     try:
-        try:
-            loaded = worker.request({"op": "load", "source": str(source), "name": str(name)})
-        except TimeoutError:
-            return Result(q.id, FAIL, f"your cell did not finish within {timeout:g} s (with "
-                                      f"the start of its process).")
-        except StudentCodeError as exc:
-            return Result(q.id, FAIL, f"your code could not be run: {exc}")
-        if not loaded["ok"]:
-            error = loaded.get("error") or {}
-            return Result(q.id, FAIL, f"your cell raised {str(error.get('type'))[:60]}: "
-                                      f"{str(error.get('message'))[:300]}")
+        loaded, failure = _ask(worker, q, {"op": "load", "source": str(source),
+                                           "name": str(name)}, "your cell")
+        if failure is not None:
+            return failure
         state = loaded.get("state")
         if state in ("missing", "none", "ellipsis"):
             missing = "no " + name if state == "missing" else f"{name} is {state}"
@@ -294,20 +287,28 @@ def kind_spec(kind):
                      f"so a worker cannot find it")
 
 
+def _ask(worker, q, message, doing):
+    """(reply, None), or (None, a FAIL Result saying how ``doing`` went wrong in the worker)."""
+    try:
+        reply = worker.request(message)
+    except TimeoutError as exc:
+        return None, Result(q.id, FAIL, f"{doing} did not finish: {exc}.")
+    except StudentCodeError as exc:
+        return None, Result(q.id, FAIL, f"{doing} could not be run: {exc}")
+    if not reply["ok"]:
+        error = reply.get("error") or {}
+        return None, Result(q.id, FAIL, f"{doing} raised {str(error.get('type'))[:60]}: "
+                                        f"{str(error.get('message'))[:300]}")
+    return reply, None
+
+
 def _judge_next_to_the_code(worker, q, seed):
     public = {"id": q.id, "prompt": q.prompt, "hint": q.hint, "explain": q.explain,
               "answer_name": q.answer_name}
-    try:
-        reply = worker.request({"op": "judge", "kind": kind_spec(q.kind), "question": public,
-                                "seed": seed})
-    except TimeoutError as exc:
-        return Result(q.id, FAIL, f"the check of your code did not finish: {exc}.")
-    except StudentCodeError as exc:
-        return Result(q.id, FAIL, f"your code could not be checked: {exc}")
-    if not reply["ok"]:
-        error = reply.get("error") or {}
-        return Result(q.id, FAIL, f"checking your code raised {str(error.get('type'))[:60]}: "
-                                  f"{str(error.get('message'))[:300]}")
+    reply, failure = _ask(worker, q, {"op": "judge", "kind": kind_spec(q.kind),
+                                      "question": public, "seed": seed}, "checking your code")
+    if failure is not None:
+        return failure
     status = reply.get("status")
     if status not in (PASS, FAIL, NOT_ATTEMPTED):
         return Result(q.id, FAIL, "the check of your code gave no verdict")
