@@ -1,0 +1,125 @@
+"""Our ring recorded as a CUDA graph (``gemmlab.collectives.nccl_graph``).
+
+Everywhere: how chunks are cut into pieces, the programs' names, the error without CuPy. On the
+gpu backend: a one-rank graph (a copy) replayed; with N GPUs, the graph ring, whole chunks and in
+pieces, gives the simulated ring's bits on every GPU at uneven sizes, again on every replay, into
+poisoned outputs, leaving the input alone. With fewer GPUs those tests skip ("needs N GPUs").
+"""
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from queue_ring import QueueRing
+
+import gemmlab as gl
+from gemmlab.collectives import jobs, nccl, nccl_graph
+
+
+def _gpus():
+    if gl.device.backend() != "gpu":
+        return 0, "needs the gpu backend (GEMMLAB_BACKEND=gpu) and CuPy"
+    try:
+        return nccl.visible_gpus(), "no GPU visible"
+    except nccl.BackendUnavailable as err:
+        return 0, str(err)
+
+
+GPUS, NO_GPU = _gpus()
+
+
+def needs_gpus(n):
+    return pytest.mark.skipif(GPUS < n, reason=f"needs {n} GPUs, found {GPUS}" if GPUS else NO_GPU)
+
+
+@pytest.mark.parametrize("n,items,piece_bytes,expected", [
+    (2, 1000, None, 1),              # whole chunks
+    (2, 1000, 4000, 1),              # a chunk of 2000 B fits one piece
+    (2, 1000, 1000, 2),              # 2000 B in pieces of about 1000 B
+    (3, 1001, 300, 5),               # the largest chunk, 334 items = 1336 B: ceil(1336 / 300)
+    (2, 2**20, 1, nccl_graph.MAX_PIECES),
+])
+def test_piece_count(n, items, piece_bytes, expected):
+    plan = nccl.RingPlan.split(n, items, 4)
+    assert nccl_graph.piece_count(plan, piece_bytes) == expected
+    with pytest.raises(ValueError, match="positive size or None"):
+        nccl_graph.piece_count(plan, 0)
+
+
+def test_the_default_pieces_keep_large_chunks_in_flight():
+    plan = nccl.RingPlan.split(2, 2**28 // 4, 4)            # 256 MiB on 2 GPUs
+    assert nccl_graph.piece_count(plan) == 4                 # 128 MiB chunks, 32 MiB pieces
+    assert nccl_graph.piece_count(nccl.RingPlan.split(2, 2**20, 4)) == 1     # 4 MiB: whole
+
+
+def test_programs_are_named():
+    assert nccl_graph.ALLREDUCE_ALGORITHMS == ("ring", "ring_stepwise", "nccl")
+    with pytest.raises(ValueError, match="all-reduce 'tree': expected one of ring, ring_stepw"):
+        nccl_graph.allreduce_program("tree", None, None, None)
+    # ring_stepwise and nccl are plain calls of the ring functions: one run on two ranks
+    everyone = [np.arange(7, dtype=np.float32) * (r + 1) for r in range(2)]
+    outs = QueueRing(2).run(lambda t: nccl_graph.allreduce_program(
+        "ring_stepwise", t, everyone[t.rank], np.zeros(7, np.float32))())
+    assert all(np.array_equal(o, everyone[0] + everyone[1]) for o in outs)
+
+
+def test_without_cupy_the_graph_says_what_it_needs(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    with pytest.raises(nccl.BackendUnavailable, match="needs CuPy with NCCL"):
+        nccl_graph.RingGraph(None, [], None)
+
+
+@needs_gpus(1)
+def test_a_one_rank_graph_copies_on_every_replay():
+    import cupy
+    transport = nccl.connect()
+    try:
+        x = cupy.arange(1001, dtype=cupy.float32).reshape(7, 143)
+        out = cupy.full_like(x, np.nan)
+        ring = nccl_graph.graph_ring(transport, x, out)
+        for _ in range(3):
+            out.fill(np.nan)
+            assert ring() is out and cupy.array_equal(out, x)
+    finally:
+        transport.close()
+
+
+GRAPH_PROGRAM = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    import cupy
+    import numpy as np
+    import gemmlab.collectives as C
+    from gemmlab.collectives import jobs, nccl, nccl_graph
+
+    comm = jobs.world()
+    t = nccl.connect(comm)
+    n, rank = comm.Get_size(), comm.Get_rank()
+    for items, piece_bytes, dtype in ((1001, None, np.float32), (1001, 100, np.float32),
+                                      (5 * n + 3, 4, np.float32), (3000, 512, np.float16)):
+        everyone = [np.random.default_rng([9, r]).standard_normal(items).astype(dtype)
+                    for r in range(n)]
+        expected = C.ring_allreduce(everyone).outputs[rank]
+        mine = cupy.asarray(everyone[rank])
+        out = cupy.full_like(mine, np.nan)
+        ring = nccl_graph.graph_ring(t, mine, out, piece_bytes)
+        assert ring.pieces == nccl_graph.piece_count(
+            nccl.RingPlan.split(n, items, mine.itemsize), piece_bytes)
+        assert piece_bytes is None or piece_bytes > 100 or ring.pieces > 1
+        for replay in range(3):
+            out.fill(np.nan)
+            ring()
+            got = out.get()
+            assert np.array_equal(got, expected), (items, piece_bytes, replay)
+        assert np.array_equal(mine.get(), everyone[rank]), "the input was changed"
+    t.close()
+    Path(sys.argv[1], f"rank{rank}.ok").write_text("ok")
+""")
+
+
+@pytest.mark.parametrize("n", [pytest.param(n, marks=needs_gpus(n)) for n in (2, 4, 8)])
+def test_graph_ring_gives_the_simulated_bits_on_every_replay(tmp_path, n):
+    script = tmp_path / "program.py"
+    script.write_text(GRAPH_PROGRAM)
+    jobs.mpirun(n, [script, tmp_path], timeout=180)
+    assert sorted(p.name for p in tmp_path.glob("*.ok")) == [f"rank{r}.ok" for r in range(n)]
