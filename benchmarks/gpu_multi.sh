@@ -8,7 +8,8 @@
 #
 # Steps, each switched by a variable (1 = run): TESTS, BREAKDOWN, SWEEP, LAYERS; NS lists the
 # rank counts (default "2 4 8"; an N above the GPU count is skipped, saying so). ALGOS: the sweep's
-# algorithms. Every multi-rank step runs under the launcher's timeout and an outer `timeout`.
+# algorithms; LAYER_ALGOS: the all-reduces timed in the layers. Every multi-rank step runs under
+# the launcher's timeout and an outer `timeout`.
 # About 4-5 minutes for N = 2 on two H200s, everything included.
 #
 # Writes into OUT_DIR:
@@ -33,6 +34,7 @@ export GEMMLAB_BACKEND=gpu NCCL_NVLS_ENABLE=0
 NS="${NS:-2 4 8}"
 TESTS="${TESTS:-1}" BREAKDOWN="${BREAKDOWN:-1}" SWEEP="${SWEEP:-1}" LAYERS="${LAYERS:-1}"
 ALGOS="${ALGOS:-ring,ring_stepwise,nccl,nccl_reduce_scatter,nccl_allgather}"
+LAYER_ALGOS="${LAYER_ALGOS:-ring,ring_stepwise,nccl}"
 status=0
 
 GPUS=$($PY -c "from gemmlab.collectives.nccl import visible_gpus; print(visible_gpus())") || exit 2
@@ -68,8 +70,8 @@ for N in $NS; do
     fi
     if [ "$SWEEP" = 1 ]; then
         echo "== N = $N: all-reduce sweep, ours and NCCL's"
-        timeout 570 $PY -m gemmlab.cli allreduce --backend nccl --np "$N" --sweep --fit \
-            --algo "$ALGOS" --timeout 540 --json "$OUT_DIR/allreduce_nccl_np$N.json" 2>&1 \
+        timeout 270 $PY -m gemmlab.cli allreduce --backend nccl --np "$N" --sweep --fit \
+            --algo "$ALGOS" --timeout 240 --json "$OUT_DIR/allreduce_nccl_np$N.json" 2>&1 \
             | tee "$OUT_DIR/allreduce_nccl_np$N.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     fi
@@ -77,8 +79,9 @@ for N in $NS; do
         for run in "ffn float32" "ffn float16" "attention float32" "attention float16"; do
             set -- $run
             echo "== N = $N: $1 $2"
-            timeout 330 $PY -m gemmlab.cli tp --backend nccl --np "$N" --layer "$1" --dtype "$2" \
-                --timeout 300 --json "$OUT_DIR/layer_$1_$2_np$N.json" || status=1
+            timeout 150 $PY -m gemmlab.cli tp --backend nccl --np "$N" --layer "$1" --dtype "$2" \
+                --algo "$LAYER_ALGOS" --timeout 120 --json "$OUT_DIR/layer_$1_$2_np$N.json" \
+                || status=1
         done
     fi
 done

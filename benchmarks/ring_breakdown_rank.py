@@ -22,10 +22,6 @@ from gemmlab.collectives.nccl_graph import RingGraph
 from gemmlab.collectives.nccl_worker import POISON, slowest_rank_seconds
 from gemmlab.collectives.worker import _inputs
 
-PIECES = (2, 4, 8, 16)
-PIECES_FROM = 16 * 2**20      # sizes from which the piece counts are tried
-
-
 def host_us(mpi, call, iters, repeats):
     """Host microseconds per call to issue ``iters`` calls back to back (no waiting inside),
     median over ``repeats`` samples of the slowest rank's."""
@@ -53,10 +49,6 @@ def variants(transport, mine, out, plan):
         lambda: lambda: nccl.run_ops(transport, transfers), False
     yield "CUDA graph, whole chunks", lambda: RingGraph(transport, ops, out), True
     yield "CUDA graph, transfers only", lambda: RingGraph(transport, transfers, out), False
-    if mine.nbytes >= PIECES_FROM:
-        for k in PIECES:
-            yield f"CUDA graph, {k} pieces per chunk", lambda k=k: RingGraph(
-                transport, nccl.ring_ops(plan, rank, plan.views(mine), plan.views(out), k), out), True
     yield "NCCL allReduce", lambda: lambda: nccl.nccl_allreduce(transport, mine, out), True
 
 
@@ -99,7 +91,6 @@ def measure_size(transport, mpi, size, args):
                 if kind == "variant":
                     record["exact"] = (bool(mpi.allreduce(bool(cupy.array_equal(out, exact)),
                                                           op=MPI.LAND)) if checked else None)
-                record["pieces"] = getattr(call, "pieces", None)
             except Exception as err:        # noqa: BLE001 - one failing variant must not hide the rest
                 record["error"] = f"{type(err).__name__}: {err}"
                 cupy.cuda.get_current_stream().synchronize()

@@ -161,14 +161,12 @@ class RingPlan:
 
 
 class RingOp(NamedTuple):
-    """One message of a rank's ring run and what the rank does with it: send ``send`` to rank
-    ``dest`` while receiving ``recv`` from rank ``source``, then, in the reduce-scatter, add
-    ``addend`` (the rank's own input for the items that arrived) into ``recv``; ``addend`` is None
-    in the all-gather. ``piece`` numbers the part of the chunk the message carries (0 when whole
-    chunks travel; see :func:`ring_ops`)."""
+    """One step of a rank's ring run on its buffers: send ``send`` to rank ``dest`` while
+    receiving ``recv`` from rank ``source``, then, in the reduce-scatter, add ``addend`` (the
+    rank's own input for the chunk that arrived) into ``recv``; ``addend`` is None in the
+    all-gather."""
     step: int
     phase: str
-    piece: int
     send: object
     dest: int
     recv: object
@@ -176,15 +174,8 @@ class RingOp(NamedTuple):
     addend: object
 
 
-def split_pieces(view, n_pieces):
-    """``n_pieces`` consecutive views of a 1-D view, cut as np.array_split cuts it."""
-    bounds = chunk_bounds(view.shape[0], n_pieces)
-    return [view[bounds[k]:bounds[k + 1]] for k in range(n_pieces)]
-
-
-def ring_ops(plan, rank, src, dst, pieces=1, phases=PHASES):
-    """Rank ``rank``'s messages over ``phases``, in the order of the plan's schedule, each chunk cut
-    into ``pieces`` messages (the same cut on every rank, so sender and receiver agree on sizes).
+def ring_ops(plan, rank, src, dst, phases=PHASES):
+    """Rank ``rank``'s steps over ``phases`` (the plan's schedule) as :class:`RingOp` on views.
 
     ``src`` and ``dst`` are the plan's chunk views of the input and of a separate output (the same
     views for an in-place all-gather). The first reduce-scatter step sends from the input; every
@@ -194,11 +185,9 @@ def ring_ops(plan, rank, src, dst, pieces=1, phases=PHASES):
     ops = []
     for s in plan.schedule(rank, phases):
         reducing = s.phase == "reduce-scatter"
-        sends = split_pieces((src if reducing and s.step == 0 else dst)[s.send], pieces)
-        recvs = split_pieces(dst[s.recv], pieces)
-        addends = split_pieces(src[s.recv], pieces) if reducing else [None] * pieces
-        ops += [RingOp(s.step, s.phase, k, sends[k], s.dest, recvs[k], s.source, addends[k])
-                for k in range(pieces)]
+        send = (src if reducing and s.step == 0 else dst)[s.send]
+        ops.append(RingOp(s.step, s.phase, send, s.dest, dst[s.recv], s.source,
+                          src[s.recv] if reducing else None))
     return ops
 
 
@@ -361,7 +350,8 @@ class NcclTransport:
                             self._stream())
 
     def close(self):
-        """Destroy the communicator (after the GPU work that uses it has finished)."""
+        """Destroy the communicator (after the GPU work that uses it has finished, and after every
+        ``nccl_graph.RingGraph`` recorded on it is gone: NCCL waits for them)."""
         self.cupy.cuda.get_current_stream().synchronize()
         self.comm.destroy()
 

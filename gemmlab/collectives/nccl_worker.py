@@ -99,7 +99,6 @@ def measure_size(transport, mpi, algos, size_bytes, dtype, args):
             "seconds": statistics.median(samples), "times": samples, "iters": args.iters,
             "verified": verified, "checks": mine_checks,
             "checks_passed": all(ok is not False for ok in mine_checks.values()),
-            "pieces": getattr(call, "pieces", None),
             "sent_bytes_per_rank": (plan.result(name, [None] * n).sent_bytes.tolist()
                                     if name.startswith("ring") else None)})
         del call, out
