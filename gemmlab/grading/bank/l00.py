@@ -4,7 +4,7 @@ from ..question import Number, Question, Wrong
 QUESTIONS = [
     Question(
         id="00.matrix_mib",
-        prompt="Bytes taken by a 1024 x 1024 matrix of float32 values, in MiB.",
+        prompt="Bytes taken by a 1024 x 1024 matrix of float32 values, in MiB (exact).",
         answer=lambda: 1024 * 1024 * 4 / 2**20,
         kind=Number(rtol=1e-9, unit="MiB"),
         wrong=[

@@ -42,7 +42,7 @@ QUESTIONS = [
     Question(
         id="03.round1_time",
         prompt=f"Round 1: the four workers hold {ROUND_1} of the {ITEMS} numbers, rate 1 each, "
-               f"c = 2 per report. T = max W_i/r_i + 4c + 3, in time units.",
+               f"c = 2 per report. T = max W_i/r_i + 4c + 3, in time units (exact).",
         answer=lambda: group_sum_time(ROUND_1, 1, comm=2),
         kind=Number(unit="time units"),
         wrong=[
@@ -58,7 +58,7 @@ QUESTIONS = [
     Question(
         id="03.round2_time",
         prompt="Round 2: chunks of 4 numbers go to whoever is idle first, rates all 1, c = 2. "
-               "The total time in units.",
+               "The total time in units (exact).",
         answer=lambda: group_sum_time(round_2_shares(), 1, comm=2),
         kind=Number(unit="time units"),
         wrong=[
@@ -70,7 +70,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.round2_time_c6",
-        prompt="The same even split when each report costs c = 6. The total time in units.",
+        prompt="The same even split when each report costs c = 6. The total time in units (exact).",
         answer=lambda: group_sum_time(round_2_shares(), 1, comm=6),
         kind=Number(unit="time units"),
         wrong=[
@@ -156,9 +156,9 @@ QUESTIONS = [
     Question(
         id="03.many_small_messages_ms",
         prompt="1 MB sent as 1000 messages of 1 KB, one after another, L = 10 us, "
-               "beta = 20 GB/s (decimal units). Total time in ms.",
+               "beta = 20 GB/s (decimal units). Total time in ms (4 significant figures).",
         answer=lambda: message_time(MB, LATENCY, BETA, messages=1000) * 1e3,
-        kind=Number(unit="ms"),
+        kind=Number(sig=4, unit="ms"),
         wrong=[
             Wrong(lambda: message_time(MB, LATENCY, BETA) * 1e3,
                   "that is one message. Every message pays the start-up latency L again."),
@@ -169,7 +169,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.one_message_us",
-        prompt="The same 1 MB as a single message. Time in microseconds.",
+        prompt="The same 1 MB as a single message. Time in microseconds (exact).",
         answer=lambda: message_time(MB, LATENCY, BETA) * 1e6,
         kind=Number(unit="us"),
         wrong=[
@@ -196,14 +196,14 @@ QUESTIONS = [
     ),
     Question(
         id="03.speedup_10_workers",
-        prompt="A task goes from 100 ms to 50 ms using 10 equal workers. The speedup.",
+        prompt="A task goes from 100 ms to 50 ms using 10 equal workers. The speedup (exact).",
         answer=lambda: speedup(100, 50),
         kind=Number(unit="x"),
         wrong=[Wrong(10, "10 is the number of workers, not the measured gain: 100 / 50 = 2.")],
     ),
     Question(
         id="03.efficiency_10_workers",
-        prompt="The parallel efficiency of that run, as a fraction (0 to 1).",
+        prompt="The parallel efficiency of that run, as a fraction from 0 to 1 (exact).",
         answer=lambda: efficiency(100, 50, 10),
         kind=Number(),
         wrong=[
@@ -218,7 +218,7 @@ QUESTIONS = [
     Question(
         id="03.gemm_8x_total_ms",
         prompt="Prepare 10 ms, GEMM 80 ms, post-process 10 ms, in sequence. The GEMM becomes 8x "
-               "faster. The new total in ms.",
+               "faster. The new total in ms (exact).",
         answer=lambda: PREPARE + GEMM / 8 + POST,
         kind=Number(unit="ms"),
         wrong=[
@@ -228,9 +228,9 @@ QUESTIONS = [
     ),
     Question(
         id="03.gemm_8x_speedup",
-        prompt="The overall speedup of that change.",
+        prompt="The overall speedup of that change (3 significant figures).",
         answer=lambda: amdahl(UNACCELERATED, 8),
-        kind=Number(unit="x"),
+        kind=Number(sig=3, unit="x"),
         wrong=[
             Wrong(8, "8x is the GEMM's speedup. The whole pipeline goes from 100 ms to 30 ms."),
             Wrong(lambda: 1 / (1 - UNACCELERATED + UNACCELERATED / 8),
@@ -239,7 +239,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.amdahl_limit",
-        prompt="If the GEMM took no time at all, the overall speedup.",
+        prompt="If the GEMM took no time at all, the overall speedup (exact).",
         answer=lambda: amdahl(UNACCELERATED, math.inf),
         kind=Number(unit="x"),
         wrong=[
@@ -252,7 +252,7 @@ QUESTIONS = [
     Question(
         id="03.gemm_16x_overhead_ms",
         prompt="Instead of 8x, the GEMM is made 16x faster, but this adds 5 ms of overhead. "
-               "The new total in ms.",
+               "The new total in ms (exact).",
         answer=lambda: TOTAL / amdahl(UNACCELERATED, 16, overhead=5 / TOTAL),
         kind=Number(unit="ms"),
         wrong=[

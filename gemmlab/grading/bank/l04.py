@@ -70,7 +70,7 @@ def _roofline_cases():
 QUESTIONS = [
     Question(
         id="04.rate_tflops",
-        prompt="A kernel does 1e9 floating-point operations in 1 ms. Its rate in TFLOP/s.",
+        prompt="A kernel does 1e9 floating-point operations in 1 ms. Its rate in TFLOP/s (exact).",
         answer=lambda: 1e9 / 1e-3 / 1e12,
         kind=Number(unit="TFLOP/s"),
         wrong=[
@@ -82,9 +82,9 @@ QUESTIONS = [
     Question(
         id="04.vector_add_intensity",
         prompt="Arithmetic intensity of the FP32 vector add C[i] = A[i] + B[i] (each array read "
-               "or written once), in FLOP per byte.",
+               "or written once), in FLOP per byte (2 significant figures).",
         answer=lambda: intensity(*_vec()),
-        kind=Number(unit="FLOP/B"),
+        kind=Number(sig=2, unit="FLOP/B"),
         wrong=[
             Wrong(1 / 8, "that forgets writing C: two 4-byte reads AND one 4-byte write, 12 B."),
             Wrong(1 / 3, "that counts elements, not bytes: each FP32 element is 4 bytes."),
@@ -95,7 +95,7 @@ QUESTIONS = [
     Question(
         id="04.vector_add_time_ms",
         prompt="Lower bound on the time of that vector add with 1e8 elements on the H200 "
-               "(67 TFLOP/s FP32, 4.8 TB/s), in ms.",
+               "(67 TFLOP/s FP32, 4.8 TB/s), in ms (exact).",
         answer=lambda: roofline_time(*_vec(), P, B) * 1e3,
         kind=Number(unit="ms"),
         wrong=[
@@ -108,7 +108,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.vector_add_tflops",
-        prompt="The best rate that vector add can reach under this model, in TFLOP/s.",
+        prompt="The best rate that vector add can reach under this model, in TFLOP/s (exact).",
         answer=lambda: N_VEC / roofline_time(*_vec(), P, B) / 1e12,
         kind=Number(unit="TFLOP/s"),
         wrong=[
@@ -118,7 +118,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.double_peak_time_ms",
-        prompt="Same vector add: only the compute peak is doubled. The new lower bound in ms.",
+        prompt="Same vector add: only the compute peak is doubled. The new lower bound in ms (exact).",
         answer=lambda: roofline_time(*_vec(), 2 * P, B) * 1e3,
         kind=Number(unit="ms"),
         wrong=[
@@ -129,7 +129,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.double_bandwidth_time_ms",
-        prompt="Only the HBM bandwidth is doubled instead. The new lower bound in ms.",
+        prompt="Only the HBM bandwidth is doubled instead. The new lower bound in ms (exact).",
         answer=lambda: roofline_time(*_vec(), P, 2 * B) * 1e3,
         kind=Number(unit="ms"),
         wrong=[
@@ -139,9 +139,10 @@ QUESTIONS = [
     ),
     Question(
         id="04.gemm_gflop",
-        prompt="FLOPs of a 1024 x 1024 x 1024 GEMM (2MNK convention), in GFLOP.",
+        prompt="FLOPs of a 1024 x 1024 x 1024 GEMM (2MNK convention), in GFLOP "
+               "(3 significant figures).",
         answer=lambda: gemm_flops(N_GEMM, N_GEMM, N_GEMM) / 1e9,
-        kind=Number(unit="GFLOP"),
+        kind=Number(sig=3, unit="GFLOP"),
         wrong=[
             Wrong(lambda: N_GEMM**3 / 1e9, "that counts multiply-adds; each is 2 FLOPs."),
             Wrong(lambda: gemm_flops(N_GEMM, N_GEMM, N_GEMM) / 2**30,
@@ -150,7 +151,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.gemm_storage_mib",
-        prompt="Memory A, B and C occupy for that GEMM in FP32, in MiB.",
+        prompt="Memory A, B and C occupy for that GEMM in FP32, in MiB (exact).",
         answer=lambda: gemm_storage_bytes(N_GEMM, N_GEMM, N_GEMM) / 2**20,
         kind=Number(unit="MiB"),
         wrong=[
@@ -162,9 +163,9 @@ QUESTIONS = [
     Question(
         id="04.no_reuse_traffic_gb",
         prompt="Traffic of that GEMM under the no-reuse model (each output reads a full row of A "
-               "and column of B; C written once), in GB (10^9 B).",
+               "and column of B; C written once), in GB (10^9 B), to 3 significant figures.",
         answer=lambda: _gemm_traffic("no_reuse") / 1e9,
-        kind=Number(unit="GB"),
+        kind=Number(sig=3, unit="GB"),
         wrong=[
             Wrong(lambda: _gemm_traffic("ideal") / 1e9,
                   "that is the ideal model (each element once). Without reuse every one of the "
@@ -175,9 +176,9 @@ QUESTIONS = [
     Question(
         id="04.gemm_ideal_time_us",
         prompt="Lower bound on the time of that GEMM on the H200 under the ideal traffic model, "
-               "in microseconds.",
+               "in microseconds (2 significant figures).",
         answer=lambda: _gemm_time("ideal") * 1e6,
-        kind=Number(unit="us"),
+        kind=Number(sig=2, unit="us"),
         wrong=[
             Wrong(lambda: _gemm_traffic("ideal") / B * 1e6,
                   "that is the transfer bound Q/B; with full reuse the compute bound F/P is "
@@ -186,9 +187,9 @@ QUESTIONS = [
     ),
     Question(
         id="04.gemm_no_reuse_time_ms",
-        prompt="The same lower bound under the no-reuse model, in ms.",
+        prompt="The same lower bound under the no-reuse model, in ms (3 significant figures).",
         answer=lambda: _gemm_time("no_reuse") * 1e3,
-        kind=Number(unit="ms"),
+        kind=Number(sig=3, unit="ms"),
         wrong=[
             Wrong(lambda: _gemm_time("ideal") * 1e3, "that is the ideal model's bound; without "
                                                      "reuse 8.6 GB must cross at 4.8 TB/s."),
@@ -196,9 +197,10 @@ QUESTIONS = [
     ),
     Question(
         id="04.gemm_ideal_intensity",
-        prompt="Arithmetic intensity of that GEMM under the ideal model, in FLOP/B.",
+        prompt="Arithmetic intensity of that GEMM under the ideal model, in FLOP/B "
+               "(4 significant figures).",
         answer=lambda: intensity(gemm_flops(N_GEMM, N_GEMM, N_GEMM), _gemm_traffic("ideal")),
-        kind=Number(unit="FLOP/B"),
+        kind=Number(sig=4, unit="FLOP/B"),
         wrong=[
             Wrong(lambda: intensity(gemm_flops(N_GEMM, N_GEMM, N_GEMM), _gemm_traffic("no_reuse")),
                   "that is the no-reuse model: about 1/4 FLOP/B, like an element-wise kernel."),
@@ -208,9 +210,10 @@ QUESTIONS = [
     ),
     Question(
         id="04.ridge_point",
-        prompt="The FP32 ridge point of the H200 (67 TFLOP/s, 4.8 TB/s), in FLOP/B.",
+        prompt="The FP32 ridge point of the H200 (67 TFLOP/s, 4.8 TB/s), in FLOP/B "
+               "(2 significant figures).",
         answer=lambda: ridge_point(P, B),
-        kind=Number(unit="FLOP/B", rtol=2e-3),
+        kind=Number(sig=2, unit="FLOP/B", rtol=2e-3),
         wrong=[
             Wrong(lambda: B / P, "that is B/P, bytes per FLOP. The ridge is P/B: the intensity "
                                  "where B x I reaches P."),
@@ -223,7 +226,7 @@ QUESTIONS = [
     Question(
         id="04.measured_fraction_of_roof",
         prompt="The 1e8-element vector add is measured at 0.625 ms. Its effective bandwidth as a "
-               "fraction of the 4.8 TB/s roof (0 to 1).",
+               "fraction of the 4.8 TB/s roof, from 0 to 1 (exact).",
         answer=lambda: effective_bandwidth(_vec()[1], MEASURED_VEC_MS * 1e-3) / B,
         kind=Number(),
         wrong=[
@@ -236,7 +239,7 @@ QUESTIONS = [
     Question(
         id="04.reported_bandwidth_tbs",
         prompt="A report claims the same 1.2 GB vector add ran in 0.125 ms on the H200. The "
-               "bandwidth this implies, in TB/s.",
+               "bandwidth this implies, in TB/s (exact).",
         answer=lambda: effective_bandwidth(_vec()[1], REPORTED_VEC_MS * 1e-3) / 1e12,
         kind=Number(unit="TB/s"),
         wrong=[
@@ -340,7 +343,8 @@ QUESTIONS = [
     ),
     Question(
         id="04.fused_traffic_gb",
-        prompt="u = x + y, then z = u * w, N = 1e8, FP32: HBM traffic of the FUSED kernel in GB.",
+        prompt="u = x + y, then z = u * w, N = 1e8, FP32: HBM traffic of the FUSED kernel in GB "
+               "(exact).",
         answer=lambda: fusion_traffic(N_VEC)["fused_bytes"] / 1e9,
         kind=Number(unit="GB"),
         wrong=[
@@ -352,7 +356,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.fusion_speedup_bound",
-        prompt="The ideal speedup of fusing, if both versions are bandwidth-bound.",
+        prompt="The ideal speedup of fusing, if both versions are bandwidth-bound (exact).",
         answer=lambda: fusion_traffic(N_VEC)["unfused_bytes"] / fusion_traffic(N_VEC)["fused_bytes"],
         kind=Number(unit="x"),
         wrong=[
@@ -372,9 +376,9 @@ QUESTIONS = [
     Question(
         id="04.linear_intensity_m128",
         prompt="Intensity of a linear layer X[M,K] W[K,N] with K = N = 4096, M = 128, FP32, each "
-               "matrix crossing HBM once, in FLOP/B.",
+               "matrix crossing HBM once, in FLOP/B (2 significant figures).",
         answer=lambda: linear_intensity(128, LINEAR_K, LINEAR_N),
-        kind=Number(unit="FLOP/B"),
+        kind=Number(sig=2, unit="FLOP/B"),
         wrong=[
             Wrong(64, "M/2 counts only the weights; X and Y cross HBM too."),
         ],
@@ -391,7 +395,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.attention_scores_gib",
-        prompt="One full FP16 attention score tensor for 32 heads and T = 8192 tokens, in GiB.",
+        prompt="One full FP16 attention score tensor for 32 heads and T = 8192 tokens, in GiB (exact).",
         answer=lambda: attention_scores_bytes(HEADS, SEQ, 2) / GIB,
         kind=Number(unit="GiB"),
         wrong=[
@@ -402,7 +406,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.pipeline_single_ms",
-        prompt="4 batches, load 2 ms and compute 5 ms each, ONE input buffer: total ms.",
+        prompt="4 batches, load 2 ms and compute 5 ms each, ONE input buffer: total ms (exact).",
         answer=lambda: pipeline_time(BATCHES, LOAD_MS, COMPUTE_MS, buffers=1),
         kind=Number(unit="ms"),
         wrong=[
@@ -412,7 +416,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.pipeline_double_ms",
-        prompt="The same with TWO input buffers: total ms.",
+        prompt="The same with TWO input buffers: total ms (exact).",
         answer=lambda: pipeline_time(BATCHES, LOAD_MS, COMPUTE_MS, buffers=2),
         kind=Number(unit="ms"),
         wrong=[

@@ -38,7 +38,7 @@ QUESTIONS = [
     Question(
         id="05.gemm_entry",
         prompt=f"C_out[i, j] = alpha (A B)[i, j] + beta C_in[i, j] for row i of A = {ROW}, column j "
-               f"of B = {COL}, alpha = {ALPHA}, beta = {BETA}, C_in[i, j] = {C_IN}.",
+               f"of B = {COL}, alpha = {ALPHA}, beta = {BETA}, C_in[i, j] = {C_IN} (exact).",
         answer=lambda: gemm_entry(ROW, COL, ALPHA, BETA, C_IN),
         kind=Number(rtol=1e-9),
         wrong=[
@@ -56,7 +56,7 @@ QUESTIONS = [
     Question(
         id="05.tile_reuse_factor",
         prompt=f"In the idealised model, by what factor does tiling with T = {T_EX} cut the input "
-               f"reads of a {N_EX} x {N_EX} GEMM compared with no reuse?",
+               f"reads of a {N_EX} x {N_EX} GEMM compared with no reuse (exact)?",
         answer=lambda: input_reads(N_EX, 1) / input_reads(N_EX, T_EX),
         kind=Number(rtol=1e-9, unit="x"),
         wrong=[

@@ -53,7 +53,7 @@ QUESTIONS = [
     Question(
         id="07.ring_send_mib",
         prompt="8 ranks run a ring all-reduce of a tensor of S = 256 MiB. How many MiB does each "
-               "rank send in total (both phases)?",
+               "rank send in total (both phases) (exact)?",
         answer=lambda: ring_send_bytes(N, S_MIB * MIB) / MIB,
         kind=Number(rtol=1e-3, unit="MiB"),
         wrong=[
@@ -77,7 +77,7 @@ QUESTIONS = [
     Question(
         id="07.ring_send_recv_mib",
         prompt="Same ring all-reduce (8 ranks, S = 256 MiB): how many MiB does each rank send and "
-               "receive together?",
+               "receive together (exact)?",
         answer=lambda: 2 * ring_send_bytes(N, S_MIB * MIB) / MIB,
         kind=Number(rtol=1e-3, unit="MiB"),
         wrong=[
@@ -92,7 +92,7 @@ QUESTIONS = [
     Question(
         id="07.ring_send_gib",
         prompt="A ring all-reduce of a 1 GiB tensor over 8 ranks: how many GiB does each rank "
-               "send?",
+               "send (exact)?",
         answer=lambda: ring_send_bytes(N, S_GIB * GIB) / GIB,
         kind=Number(rtol=1e-3, unit="GiB"),
         wrong=[
@@ -109,7 +109,7 @@ QUESTIONS = [
     Question(
         id="07.root_traffic_mib",
         prompt="A centralized all-reduce (reduce to a root, then broadcast from it) of S = 256 MiB "
-               "over 8 ranks: how many MiB pass through the root, received plus sent?",
+               "over 8 ranks: how many MiB pass through the root, received plus sent (exact)?",
         answer=lambda: centralized_root_bytes(N, S_MIB * MIB) / MIB,
         kind=Number(rtol=1e-3, unit="MiB"),
         wrong=[
@@ -172,7 +172,7 @@ QUESTIONS = [
     Question(
         id="07.total_bytes_ratio",
         prompt="At 8 ranks, divide the bytes that all ranks of a ring all-reduce send together by "
-               "the bytes that all ranks of a centralized all-reduce send together.",
+               "the bytes that all ranks of a centralized all-reduce send together (exact).",
         answer=_total_bytes_ratio,
         kind=Number(rtol=1e-3),
         wrong=[
@@ -191,9 +191,10 @@ QUESTIONS = [
     Question(
         id="07.busbw_gbs",
         prompt="nccl-tests runs all_reduce on 8 GPUs with a 1 GiB (1073741824-byte) buffer and "
-               "measures 10 ms. What bus bandwidth (busbw) does it print, in GB/s (10^9 B/s)?",
+               "measures 10 ms. What bus bandwidth (busbw) does it print, in GB/s (10^9 B/s), to 4 "
+               "significant figures?",
         answer=lambda: busbw("allreduce", N, NCCL_BYTES, NCCL_SECONDS),
-        kind=Number(rtol=2e-3, unit="GB/s"),
+        kind=Number(sig=4, rtol=2e-3, unit="GB/s"),
         wrong=[
             Wrong(lambda: algbw(NCCL_BYTES, NCCL_SECONDS),
                   "that is algbw, size / time. busbw multiplies it by 2(N-1)/N, the share of the "
@@ -211,9 +212,9 @@ QUESTIONS = [
         id="07.ring_time_ms",
         prompt="With the alpha-beta model, alpha = 5 us per step and a bandwidth of 100 GB/s "
                "(beta = 1/(100e9) s per byte), how long does a ring all-reduce of S = 256 MiB over "
-               "8 ranks take, in ms? Ignore the cost of the additions.",
+               "8 ranks take, in ms? Ignore the cost of the additions (3 significant figures).",
         answer=_ring_time_ms,
-        kind=Number(rtol=2e-3, unit="ms"),
+        kind=Number(sig=3, rtol=2e-3, unit="ms"),
         wrong=[
             Wrong(lambda: _ring_time_ms(steps=0),
                   "that leaves out the latency term: every one of the 2(N-1) steps pays alpha."),

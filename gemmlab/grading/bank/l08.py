@@ -20,7 +20,7 @@ QUESTIONS = [
     Question(
         id="08.serial_us",
         prompt=f"Total time, single buffer: {N_TILES} K-tiles, load T_L = {T_L:g} us, compute "
-               f"T_C = {T_C:g} us each, nothing overlapped (ignore sync and write-back).",
+               f"T_C = {T_C:g} us each, nothing overlapped (ignore sync and write-back) (exact).",
         answer=lambda: pipeline_time(N_TILES, T_L, T_C, buffers=1),
         kind=Number(rtol=1e-6, unit="us"),
         wrong=[
@@ -34,7 +34,7 @@ QUESTIONS = [
     Question(
         id="08.double_buffer_us",
         prompt=f"Total time with ideal ping-pong double buffering for the same {N_TILES} tiles "
-               f"(T_L = {T_L:g} us, T_C = {T_C:g} us).",
+               f"(T_L = {T_L:g} us, T_C = {T_C:g} us) (exact).",
         answer=lambda: pipeline_time(N_TILES, T_L, T_C, buffers=2),
         kind=Number(rtol=1e-6, unit="us"),
         wrong=[
@@ -53,7 +53,7 @@ QUESTIONS = [
     Question(
         id="08.stage_us",
         prompt=f"Steady-state time of one stage with double buffering (T_L = {T_L:g} us, "
-               f"T_C = {T_C:g} us), when load and compute really run concurrently.",
+               f"T_C = {T_C:g} us), when load and compute really run concurrently (exact).",
         answer=lambda: max(T_L, T_C),
         kind=Number(rtol=1e-6, unit="us"),
         wrong=[

@@ -53,7 +53,7 @@ QUESTIONS = [
     Question(
         id="10.ratio_gain",
         prompt="By what factor does FMAs per scalar read improve from one output per thread to a "
-               f"{M_T} x {N_T} outer-product micro-tile?",
+               f"{M_T} x {N_T} outer-product micro-tile (exact)?",
         answer=lambda: (fmas(K_STEPS, M_T, N_T) / reads(K_STEPS, M_T, N_T))
         / (fmas(K_STEPS, 1, 1) / reads(K_STEPS, 1, 1)),
         kind=Number(rtol=1e-9, unit="x"),

@@ -62,7 +62,7 @@ QUESTIONS = [
         id="12.serial_time",
         prompt=f"A Tensor Core micro-kernel needs {N_MMA} MMAs along K. Loading one set of "
                f"fragments takes {T_LOAD}, one MMA takes {T_MMA} (same unit). With one register "
-               f"buffer nothing overlaps: the total time?",
+               f"buffer nothing overlaps: the total time (exact)?",
         answer=lambda: pipeline_time(N_MMA, T_LOAD, T_MMA, buffers=1),
         kind=Number(rtol=1e-9, unit="time units"),
         wrong=[
@@ -81,7 +81,7 @@ QUESTIONS = [
         id="12.double_buffer_time",
         prompt=f"The same {N_MMA} MMAs (load {T_LOAD}, MMA {T_MMA}) with ideal register double "
                f"buffering: while one MMA runs, the next fragments load into the other buffer. "
-               f"The total time?",
+               f"The total time (exact)?",
         answer=lambda: pipeline_time(N_MMA, T_LOAD, T_MMA, buffers=2),
         kind=Number(rtol=1e-9, unit="time units"),
         wrong=[
@@ -160,7 +160,7 @@ QUESTIONS = [
         id="12.fp16_acc_stall",
         prompt="The FP16-accumulator mode adds 16 exact products per MMA step and rounds the "
                "accumulator to FP16 after each step. Feeding it ones (every product is 1), at "
-               "which value does the accumulator stop growing?",
+               "which value does the accumulator stop growing (exact)?",
         answer=lambda: numerics.ones_stall("fp16", block=FRAG),
         kind=Number(rtol=1e-9),
         wrong=[
@@ -179,7 +179,7 @@ QUESTIONS = [
         id="12.align_then_cancel",
         prompt="One MMA step gets the products 2^30, -2^30 and 1 (and zeros). A Tensor Core that "
                "aligns all products to the largest exponent, keeps 24 bits and truncates the rest "
-               "(no extra bits) before adding: what does it return?",
+               "(no extra bits) before adding: what does it return (exact)?",
         answer=lambda: probes.predict(_probe("align_then_cancel"), HW_MODEL),
         kind=Number(atol=1e-12, rtol=0),
         wrong=[
