@@ -101,9 +101,13 @@ QUESTIONS = [
         wrong=[
             Wrong(lambda: N_VEC / P * 1e3, "that is the compute bound F/P. The bound is the "
                                            "LARGER of F/P and Q/B: here the 1.2 GB transfer."),
-            Wrong(lambda: 8 * N_VEC / B * 1e3, "that leaves out writing C (0.4 GB)."),
             Wrong(lambda: 12 * N_VEC / 2**30 / 4.8e3 * 1e3,
                   "that mixes GiB with the decimal TB/s; datasheet bandwidth uses 10^12 B/s."),
+            Wrong(lambda: 8 * N_VEC / B * 1e3,
+                  "that is 0.8 GB at 4.8 TB/s: either writing C (0.4 GB) is left out, or reads and "
+                  "writes were given their own 4.8 TB/s each (0.8 GB read while 0.4 GB is "
+                  "written). HBM bandwidth is one budget shared by reads and writes: all 1.2 GB "
+                  "go through the same 4.8 TB/s."),
         ],
     ),
     Question(
@@ -217,8 +221,9 @@ QUESTIONS = [
         wrong=[
             Wrong(lambda: B / P, "that is B/P, bytes per FLOP. The ridge is P/B: the intensity "
                                  "where B x I reaches P."),
-            Wrong(lambda: P / (B / 2), "the 4.8 TB/s is shared by reads and writes; do not give "
-                                       "each direction its own half (or its own 4.8)."),
+            Wrong(lambda: P / (2 * B), "that gives reads and writes each their own 4.8 TB/s. "
+                                       "The 4.8 TB/s is shared by reads and writes together: "
+                                       "the ridge is 67 / 4.8."),
         ],
         explain="Below about 14 FLOP/B a kernel cannot reach the FP32 peak on this GPU, whatever "
                 "its code does.",

@@ -46,7 +46,7 @@ def _rs_cases():
     return [(r, s, n) for n in (2, 3, 4, 7) for s in range(n - 1) for r in range(n)]
 
 
-SEND_ONLY = ("the seed counts what one rank sends; it receives just as much, and adding the two "
+SEND_ONLY = ("the course counts what one rank sends; it receives just as much, and adding the two "
              "doubles the figure. State which one you report.")
 
 QUESTIONS = [

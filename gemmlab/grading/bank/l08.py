@@ -46,6 +46,9 @@ QUESTIONS = [
                   "compute (the epilogue)."),
             Wrong(N_TILES * (T_L + T_C), "that is the serial time: two buffers let load i+1 run "
                                          "during compute i."),
+            Wrong(T_L + N_TILES * max(T_L, T_C) + T_C,
+                  "the last compute is counted twice: after the prologue load only n - 1 = 3 "
+                  "stages overlap a load with a compute, then the final compute runs alone."),
         ],
         hint="Prologue load, then n - 1 overlapped stages of max(T_L, T_C), then the last compute.",
         explain="T_L + (n-1) max(T_L, T_C) + T_C: the loads are hidden, not removed.",
