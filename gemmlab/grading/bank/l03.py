@@ -34,6 +34,30 @@ def _best_chunk():
     return min(times, key=times.get)
 
 
+def _options(options):
+    return "\n".join(f"  {k}) {v}" for k, v in options.items())
+
+
+ROUND_2_REASON = {
+    "a": "whoever is idle takes the next chunk, so faster workers take more and nobody idles while "
+         "work is left; but a chunk cannot be split once taken, and speeds differ, so the last "
+         "chunks still leave a tail",
+    "b": "it cannot: with equal chunks everyone finishes at the same moment",
+    "c": "it reduces the total work, so everyone finishes sooner",
+}
+SPLIT_WRITES = {
+    "a": "over i/j each output has one owner that writes it once; over k each worker keeps a "
+         "private partial sum and the partial sums are combined by a reduction (or atomic adds)",
+    "b": "the same in both cases: every thread adds its acc into C[i, j]",
+    "c": "over i/j the outputs need a reduction too, since every output reads the same A and B",
+}
+AMDAHL_S = {
+    "a": "the fraction of the baseline's running TIME spent in the part that is not accelerated",
+    "b": "the fraction of the program's lines of code that are not accelerated",
+    "c": "the fraction of the operations that could never run in parallel, whatever is measured",
+}
+
+
 def _amdahl_cases():
     return [(0.2, 8.0), (0.05, 100.0), (0.5, 2.0), (0.0, 16.0), (1.0, 4.0), (0.3, 1.0)]
 
@@ -282,5 +306,62 @@ QUESTIONS = [
             Wrong(lambda s, p: s + (1 - s) / p,
                   "that is the new time as a fraction of the old one; the speedup is its inverse."),
         ],
+    ),
+    Question(
+        id="03.round2_reason",
+        prompt="Round 2 hands chunks of 4 numbers to whoever is idle first. Why can that reduce "
+               "waiting without making the four workers finish at the same moment? Pick one:\n"
+               + _options(ROUND_2_REASON),
+        answer="a",
+        kind=Choice(tuple(ROUND_2_REASON)),
+        wrong=[
+            Wrong("b", "equal shares are not equal times: with speeds 1.25, 1, 1 and 0.75 the same "
+                       "hand-out leaves a spread of finish times (the lesson's uneven run), and a "
+                       "chunk taken late is finished by one worker alone."),
+            Wrong("c", "the work is the same 32 additions; handing it out differently changes who "
+                       "waits, not how much there is to do."),
+        ],
+        explain="Dynamic hand-out trades a little scheduling cost for balance; the last chunk "
+                "bounds how close the finish times get.",
+    ),
+    Question(
+        id="03.split_writes",
+        prompt="How must the outputs be written when a GEMM's work is split over i/j, and when it "
+               "is split over k? Pick one:\n" + _options(SPLIT_WRITES),
+        answer="a",
+        kind=Choice(tuple(SPLIT_WRITES)),
+        wrong=[
+            Wrong("b", "over k several threads own parts of the same C[i, j]: C[i, j] += acc from "
+                       "each is a read-modify-write race, and updates get lost."),
+            Wrong("c", "reading the same inputs needs no coordination (they are read-only); only "
+                       "writes to the same output do, and over i/j no two workers write the same "
+                       "output."),
+        ],
+    ),
+    Question(
+        id="03.amdahl_s_meaning",
+        prompt="In Amdahl's law S = 1 / (s + (1 - s) / p), what is s? Pick one:\n"
+               + _options(AMDAHL_S),
+        answer="a",
+        kind=Choice(tuple(AMDAHL_S)),
+        wrong=[
+            Wrong("b", "lines of code say nothing about time: a 2000-line script may spend 80% of "
+                       "its time in one GEMM call. s is measured on the baseline's clock."),
+            Wrong("c", "s is whatever the change leaves unaccelerated, measured as a share of the "
+                       "baseline time; in the lesson it is the preparation and post-processing "
+                       "(20 of 100 ms), which are not inherently serial."),
+        ],
+    ),
+    Question(
+        id="03.gpu_lanes_as_cores",
+        prompt="A GPU has 16896 FP32 lanes. Can its speedup over one CPU core be predicted by "
+               "counting each lane as a CPU core? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "a GPU lane is not a CPU core: lanes run in groups under shared "
+                           "schedulers, at another clock, fed by another memory system, and a "
+                           "task's parallelism and data movement decide how many are busy. Compare "
+                           "measured times on the same task, stating both machines, the data type "
+                           "and what the timer includes.")],
     ),
 ]
