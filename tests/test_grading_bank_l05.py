@@ -12,6 +12,7 @@ SOLUTIONS = {
     "05.output_tiles": 16,
     "05.smem_bytes": 8192,
     "05.max_tile_side": 32,
+    "05.sram_is_shared": "a",
 }
 
 

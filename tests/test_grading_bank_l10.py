@@ -12,6 +12,10 @@ SOLUTIONS = {
     "10.ratio_gain": 4.0,
     "10.four_x_faster": False,
     "10.slots_m_n": lambda m, n: m * n + m + n,
+    "10.one_output_per_thread": False,
+    "10.outer_fewer_flops": False,
+    "10.step_reads_4x8": 12,
+    "10.step_fmas_4x8": 32,
 }
 
 

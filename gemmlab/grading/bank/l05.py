@@ -3,7 +3,7 @@ shared-memory and thread budgets of one tile; and the two kernel labs (naive, ti
 from ...labs.kernel_lab import NAIVE, TILED
 from ...labs.solutions import solution
 from ...perfmodel.hardware import MAX_STATIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK
-from ..question import Exact, Number, Question, Wrong
+from ..question import Choice, Exact, Number, Question, Wrong
 
 N_EX, T_EX = 64, 16                       # the seed's exercise: 64 x 64 matrices, T = 16
 ROW, COL, ALPHA, BETA, C_IN = (1, 2, 3), (4, 5, 6), 2.0, 0.5, 10.0
@@ -33,6 +33,19 @@ def max_tile_side():
     return max(T for T in range(1, 129)
                if T * T <= MAX_THREADS_PER_BLOCK and tiled_smem_bytes(T) <= MAX_STATIC_SHARED_BYTES)
 
+
+
+
+def _options(options):
+    return "\n".join(f"  {k}) {v}" for k, v in options.items())
+
+
+SRAM_OPTIONS = {
+    "a": "no: shared memory is the part the program manages, visible to one thread block; the L1 "
+         "cache and the register file are on-chip SRAM too, with other interfaces and scopes",
+    "b": "yes: shared memory is another name for all the SRAM on the chip",
+    "c": "no: shared memory is not on the chip at all, it is a part of HBM",
+}
 
 QUESTIONS = [
     Question(
@@ -132,5 +145,18 @@ QUESTIONS = [
         hint="Two cuda.syncthreads() per K tile: after the loads, and after the compute.",
         explain="Each element loaded from global memory now serves 16 threads: reads of A drop "
                 "from N to about N/16 per element.",
+    ),
+    Question(
+        id="05.sram_is_shared",
+        prompt="Is all of a GPU's on-chip SRAM shared memory? Pick one:\n" + _options(SRAM_OPTIONS),
+        answer="a",
+        kind=Choice(tuple(SRAM_OPTIONS)),
+        wrong=[
+            Wrong("b", "shared memory is built from on-chip SRAM, but the converse does not hold: "
+                       "the L1 cache (which shares storage with it), the register file and other "
+                       "caches are SRAM too, and a kernel cannot address them as shared memory."),
+            Wrong("c", "shared memory sits on the chip, next to the SMs' arithmetic units; that is "
+                       "why a tile loaded into it can be reused cheaply by the whole block."),
+        ],
     ),
 ]

@@ -49,6 +49,9 @@ def _rs_cases():
 SEND_ONLY = ("the course counts what one rank sends; it receives just as much, and adding the two "
              "doubles the figure. State which one you report.")
 
+
+WHO_HAS_SUM = ("the root", "every rank")
+
 QUESTIONS = [
     Question(
         id="07.ring_send_mib",
@@ -277,5 +280,44 @@ QUESTIONS = [
              "from the last step, where rank r-1 must send chunk r to rank r.",
         explain="Chunk c starts at rank c+1 and travels c+1 -> c+2 -> ... -> c, collecting every "
                 "rank on the way.",
+    ),
+    Question(
+        id="07.allreduce_who",
+        prompt="After an all-reduce, which ranks hold the sum: 'the root' or 'every rank'?",
+        answer="every rank",
+        kind=Choice(WHO_HAS_SUM),
+        wrong=[Wrong("the root", "that is a reduce. An all-reduce leaves the sum on every "
+                                 "participating rank: reduce then broadcast, or reduce-scatter "
+                                 "then all-gather.")],
+    ),
+    Question(
+        id="07.ring_send_4_ranks_s",
+        prompt="A ring all-reduce on N = 4 ranks of a buffer of S bytes: how many times S does each "
+               "rank send (exact)?",
+        answer=lambda: ring_send_bytes(4, 1.0),
+        kind=Number(unit="S"),
+        wrong=[
+            Wrong(2, "2S is the limit for very many ranks; at N = 4 a rank sends 2(N - 1) chunks "
+                     "of S/N: 1.5 S."),
+            Wrong(0.75, "that is one phase (N - 1 chunks of S/N); the all-gather sends as many "
+                        "again."),
+            Wrong(3, "that is sent plus received; the course counts what a rank sends."),
+        ],
+    ),
+    Question(
+        id="07.ring_send_128_ranks_s",
+        prompt="The same ring all-reduce on N = 128 ranks: how many times S does each rank send "
+               "(exact)?",
+        answer=lambda: ring_send_bytes(128, 1.0),
+        kind=Number(unit="S"),
+        wrong=[
+            Wrong(2, "close to the limit, but not it: 2(1 - 1/128) S = 1.984375 S. The per-rank "
+                     "bytes approach 2S without reaching it."),
+            Wrong(lambda: 2 * ring_send_bytes(128, 1.0), "that is sent plus received."),
+            Wrong(lambda: 2 / 128, "that is two chunks of S/N. Chunks shrink as N grows, but a "
+                                   "rank sends 2(N - 1) of them."),
+        ],
+        explain="From 1.5 S at 4 ranks to 1.984375 S at 128: nearly constant bytes, while the "
+                "number of steps, 2(N - 1), keeps growing.",
     ),
 ]

@@ -16,6 +16,26 @@ def pingpong_smem_bytes(bm, bn, bk, buffers=2):
     return buffers * (bm * bk + bk * bn) * 4
 
 
+
+
+def _options(options):
+    return "\n".join(f"  {k}) {v}" for k, v in options.items())
+
+
+TWO_ARRAYS = {
+    "a": "only if the hardware lets the load proceed while the compute runs (an asynchronous "
+         "copy, or a load whose register is not used until later) and the code issues it first; "
+         "two arrays by themselves make nothing run at the same time",
+    "b": "yes: with two buffers the load and the compute always run at the same time",
+    "c": "no, never: a GPU cannot load and compute at the same time",
+}
+SWAP_GUARD = {
+    "a": "every thread has finished reading it (a barrier or a completion event), and tile k+1 "
+         "has landed in the other buffer before anyone reads that",
+    "b": "nothing: each thread only reads the elements it loaded itself",
+    "c": "the output accumulators must first be copied into the other buffer",
+}
+
 QUESTIONS = [
     Question(
         id="08.serial_us",
@@ -107,5 +127,38 @@ QUESTIONS = [
              "buffer, sync.",
         explain="One barrier per tile suffices because, between two barriers, the compute reads "
                 "one buffer and the load writes the other.",
+    ),
+    Question(
+        id="08.two_arrays_overlap",
+        prompt="A kernel declares two shared-memory buffers and, in its loop, loads tile k+1 into "
+               "one while it computes tile k from the other. Does the load overlap the compute? "
+               "Pick one:\n" + _options(TWO_ARRAYS),
+        answer="a",
+        kind=Choice(tuple(TWO_ARRAYS)),
+        wrong=[
+            Wrong("b", "a load that blocks the thread until the data arrives still runs before "
+                       "the compute, buffers or not. Overlap needs an asynchronous path "
+                       "(cp.async, TMA, a copy engine, or loads whose registers are used later) "
+                       "and a schedule that issues the load first."),
+            Wrong("c", "GPUs do overlap them: other warps compute while one waits, and the "
+                       "asynchronous copies of newer GPUs run beside the arithmetic. The question "
+                       "is whether this kernel makes it happen."),
+        ],
+    ),
+    Question(
+        id="08.swap_guard",
+        prompt="In a ping-pong loop, iteration k+1 will overwrite the buffer tile k was computed "
+               "from. What must hold first? Pick one:\n" + _options(SWAP_GUARD),
+        answer="a",
+        kind=Choice(tuple(SWAP_GUARD)),
+        wrong=[
+            Wrong("b", "the threads of a block read elements other threads loaded (that is the "
+                       "point of a shared tile): without a barrier a fast thread overwrites "
+                       "values a slow one has not read yet."),
+            Wrong("c", "the buffers hold input tiles; the accumulators stay in registers, one set, "
+                       "and never move between the buffers."),
+        ],
+        explain="Two guards: the reader must finish before the writer reuses a slot, and the "
+                "writer must finish before the reader uses the other.",
     ),
 ]

@@ -57,6 +57,20 @@ def _mma_cases():
     return cases
 
 
+
+
+def _options(options):
+    return "\n".join(f"  {k}) {v}" for k, v in options.items())
+
+
+MMA_SHAPES = {
+    "a": "no: the shape depends on the GPU generation, the input and accumulator types and the "
+         "instruction family (WMMA m16n16k16, m32n8k16, m8n32k16; mma.sync m16n8k16; Hopper's "
+         "wgmma with M = 64 and N up to 256, issued by a warp group of 4 warps)",
+    "b": "yes: a Tensor Core always multiplies 16 x 16 by 16 x 16, one warp at a time",
+    "c": "it is 16 x 16 x 16 for FP16 on every GPU; only FP8 differs",
+}
+
 QUESTIONS = [
     Question(
         id="12.serial_time",
@@ -305,5 +319,28 @@ QUESTIONS = [
              "then store acc at (i, j).",
         explain="The accumulator fragment lives in registers for the whole K loop and reaches "
                 "memory once: the same rule as the scalar accumulators of the CUDA-core ladder.",
+    ),
+    Question(
+        id="12.register_limit_universal",
+        prompt="Is 255 registers per thread a limit every GPU shares? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "255 is the limit of current NVIDIA GPUs; register limits and their "
+                           "allocation granularity are properties of an architecture (and other "
+                           "vendors' chips differ altogether): look them up for the target.")],
+    ),
+    Question(
+        id="12.mma_shape_universal",
+        prompt="Is 16 x 16 x 16 the shape of every Tensor Core matrix multiply-accumulate? Pick "
+               "one:\n" + _options(MMA_SHAPES),
+        answer="a",
+        kind=Choice(tuple(MMA_SHAPES)),
+        wrong=[
+            Wrong("b", "16 x 16 x 16 per warp is WMMA's picture: mma.sync steps are m16n8k16, and "
+                       "on Hopper a group of 4 warps issues wgmma with 64 rows and up to 256 "
+                       "columns."),
+            Wrong("c", "even for FP16 the shapes differ between WMMA, mma.sync and wgmma, and "
+                       "between generations; check the target's instruction set."),
+        ],
     ),
 ]
