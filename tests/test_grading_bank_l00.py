@@ -20,6 +20,7 @@ EXPECTED = {  # the opening lecture's answers and figures, written out
     "00.every_gpu_hbm": False,
     "00.energy_twh": 2.628,
     "00.megawatts_compute": "a",
+    "00.loss_is_accuracy": False,
 }
 
 

@@ -268,4 +268,14 @@ QUESTIONS = [
                        "FLOP/s, and a MW figure says nothing about how busy the chips are."),
         ],
     ),
+    Question(
+        id="00.loss_is_accuracy",
+        prompt="A scaling-law plot shows a bigger model reaching a lower predicted loss. Does that "
+               "tell you its accuracy on a given task? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "the loss measures how well the model predicts the next text, averaged "
+                           "over the training distribution; a task's accuracy is another quantity, "
+                           "and what a model can do has to be evaluated separately.")],
+    ),
 ]
