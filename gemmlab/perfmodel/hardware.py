@@ -151,20 +151,25 @@ class SMResources:
     registers: int            # 32-bit registers per SM
     max_threads: int
     max_blocks: int
-    shared_bytes: int         # shared memory per SM that blocks can use
-    reserved_shared_per_block: int   # the driver's own shared memory per block
+    shared_bytes: int         # shared memory per SM (its largest carve-out), reservations included
+    max_shared_per_block: int        # the most one block may use (dynamic opt-in above 48 KiB)
+    reserved_shared_per_block: int   # the driver's own shared memory per resident block
     register_unit: int        # registers are allocated per warp in multiples of this
     shared_bytes_per_clock: int      # 32 banks x 4 bytes
     fp32_lanes: int
     source: str
 
 
-# What an SM's shared memory holds (the 227 / 228 KB question: the configurable carve-out, the
-# part blocks may use, the driver's reservation per block) is decided here and nowhere else.
+# What an SM's shared memory holds is decided here and nowhere else (the CUDA guide, compute
+# capability 9.0): 228 KiB per SM, of which one block may use at most 227 KiB, and the driver
+# reserves 1 KiB of the SM's shared memory for every resident block. So a block of 227 KiB fits
+# exactly once (227 + 1 = 228), two of 113 KiB fit (2 x 114 = 228). Compared with
+# cudaOccupancyMaxActiveBlocksPerMultiprocessor by benchmarks/gpu_occupancy.py.
 HOPPER = SMResources(
     name="Hopper (sm_90: H100, H200)", registers=65536, max_threads=2048, max_blocks=32,
-    shared_bytes=227 * 1024, reserved_shared_per_block=1024, register_unit=256,
-    shared_bytes_per_clock=128, fp32_lanes=fp32_lanes_per_sm(9, 0), source=_CUDA_GUIDE)
+    shared_bytes=228 * 1024, max_shared_per_block=227 * 1024, reserved_shared_per_block=1024,
+    register_unit=256, shared_bytes_per_clock=128, fp32_lanes=fp32_lanes_per_sm(9, 0),
+    source=_CUDA_GUIDE)
 
 # ---- the path a model file takes to the arithmetic (lesson 00) ----
 # SSD -> host memory -> PCIe (host <-> GPU) or NVLink (GPU <-> GPU) -> HBM -> registers. Each hop
