@@ -3,11 +3,9 @@ the course's first lecture (seed 002) up to the out-of-memory example: tokens an
 training loop's two overlaps, operators and kernels, two GPUs, two software stacks, the memory
 path and the energy sum. Its discussion questions Q01-Q03 are checked here."""
 from ...perfmodel import MEMORY_PATH, POWER, chip, training_timeline, timeline_end
+from ._choices import options_text
 from ..question import Choice, Exact, Number, Question, Wrong
 
-
-def _options(options):
-    return "\n".join(f"  {k}) {v}" for k, v in options.items())
 
 
 def _link(prefix):
@@ -95,7 +93,7 @@ QUESTIONS = [
     Question(
         id="00.where_parallel",
         prompt="Each token of an answer depends on the tokens before it. Where does the GPU's "
-               "parallelism act? Pick one:\n" + _options(WHERE_PARALLEL),
+               "parallelism act? Pick one:\n" + options_text(WHERE_PARALLEL),
         answer="a",
         kind=Choice(tuple(WHERE_PARALLEL)),
         wrong=[
@@ -111,7 +109,7 @@ QUESTIONS = [
     Question(
         id="00.streaming_hides",
         prompt="Streaming shows each token as soon as it is computed. What does that change? Pick "
-               "one:\n" + _options(STREAMING),
+               "one:\n" + options_text(STREAMING),
         answer="a",
         kind=Choice(tuple(STREAMING)),
         wrong=[
@@ -127,7 +125,7 @@ QUESTIONS = [
         id="00.prefetch_overlap",
         prompt="DataLoader(..., num_workers=4, prefetch_factor=2, pin_memory=True) feeds a "
                "training loop. What overlaps with the GPU's compute? Pick one:\n"
-               + _options(PREFETCH),
+               + options_text(PREFETCH),
         answer="a",
         kind=Choice(tuple(PREFETCH)),
         wrong=[
@@ -163,7 +161,7 @@ QUESTIONS = [
     Question(
         id="00.line_operator_kernel",
         prompt="Is one line of PyTorch one operator, and one operator one GPU kernel? Pick one:\n"
-               + _options(LINE_OP_KERNEL),
+               + options_text(LINE_OP_KERNEL),
         answer="a",
         kind=Choice(tuple(LINE_OP_KERNEL)),
         wrong=[
@@ -177,7 +175,7 @@ QUESTIONS = [
     Question(
         id="00.two_cards",
         prompt="AlexNet was trained on two GPUs with 3 GB each. Why are they not one GPU with "
-               "6 GB? Pick one:\n" + _options(TWO_CARDS),
+               "6 GB? Pick one:\n" + options_text(TWO_CARDS),
         answer="a",
         kind=Choice(tuple(TWO_CARDS)),
         wrong=[
@@ -209,7 +207,7 @@ QUESTIONS = [
         id="00.same_python",
         prompt="The same Python model code runs on an NVIDIA GPU (CUDA) and on an Ascend NPU "
                "(CANN). Are the programs and their performance the same? Pick one:\n"
-               + _options(SAME_PYTHON),
+               + options_text(SAME_PYTHON),
         answer="a",
         kind=Choice(tuple(SAME_PYTHON)),
         wrong=[
@@ -257,7 +255,7 @@ QUESTIONS = [
     Question(
         id="00.megawatts_compute",
         prompt="Two data centres have 300 MW each. Do they deliver the same computing "
-               "performance? Pick one:\n" + _options(MEGAWATTS),
+               "performance? Pick one:\n" + options_text(MEGAWATTS),
         answer="a",
         kind=Choice(tuple(MEGAWATTS)),
         wrong=[

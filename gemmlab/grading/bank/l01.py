@@ -10,6 +10,7 @@ from typing import Sequence
 import numpy as np
 
 from ... import precision as P
+from ._choices import options_text
 from ..question import AnswerTypeError, Array, Choice, Exact, Number, Question, Wrong, _describe
 
 GIB = 2**30
@@ -125,7 +126,7 @@ QUESTIONS = [
         id="01.inference_budget_misses",
         prompt="'The weights take about 13.04 GiB, less than 16 GiB, so inference will run.' Which "
                "conditions does this reasoning leave out? Give the letters of all that apply:\n"
-               + "\n".join(f"  {k}) {v}" for k, v in INFERENCE_OPTIONS.items()),
+               + options_text(INFERENCE_OPTIONS),
         answer=frozenset("abc"),
         kind=Options(tuple(INFERENCE_OPTIONS)),
         wrong=[
@@ -302,7 +303,7 @@ QUESTIONS = [
         id="01.mixed_precision_contract",
         prompt="After these experiments, what must a description like 'FP16 multiply, FP32 "
                "accumulate' state to be precise? Pick one:\n"
-               + "\n".join(f"  {k}) {v}" for k, v in CONTRACT_OPTIONS.items()),
+               + options_text(CONTRACT_OPTIONS),
         answer="b",
         kind=Choice(tuple(CONTRACT_OPTIONS)),
         wrong=[

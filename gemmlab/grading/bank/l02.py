@@ -2,6 +2,7 @@
 row-major indices, byte addresses and strides, and the naive triple loop."""
 import numpy as np
 
+from ._choices import options_text
 from ..question import Array, Choice, Exact, Function, Question, Shape, Wrong
 
 # The seed's example: two inputs with three features, two neurons.
@@ -60,9 +61,6 @@ def _accumulator_not_reset(A, B):
             C[i, j] = acc
     return C
 
-
-def _options(options):
-    return "\n".join(f"  {k}) {v}" for k, v in options.items())
 
 
 STRIDE_REASON = {
@@ -217,7 +215,7 @@ QUESTIONS = [
     Question(
         id="02.b_row_stride_reason",
         prompt="Why is the row stride of a row-major B of shape (K, N) equal to N, not K? Pick "
-               "one:\n" + _options(STRIDE_REASON),
+               "one:\n" + options_text(STRIDE_REASON),
         answer="a",
         kind=Choice(tuple(STRIDE_REASON)),
         wrong=[
@@ -234,7 +232,8 @@ QUESTIONS = [
     Question(
         id="02.plus_equals_meaning",
         prompt="The naive loop writes C[i, j] = acc. If it wrote C[i, j] += acc into a C that "
-               "already held values, what would it compute? Pick one:\n" + _options(PLUS_EQUALS),
+               "already held values, what would it compute? Pick one:\n"
+               + options_text(PLUS_EQUALS),
         answer="a",
         kind=Choice(tuple(PLUS_EQUALS)),
         wrong=[

@@ -4,6 +4,7 @@ import math
 
 from ...perfmodel import (amdahl, efficiency, group_sum_time, message_time, reduction_schedule,
                           self_schedule, speedup)
+from ._choices import options_text
 from ..question import Choice, Exact, Function, Number, Question, Wrong
 
 # The grouping activity: 32 numbers, 4 workers at 1 item per time unit.
@@ -33,9 +34,6 @@ def _best_chunk():
     times = {c: self_schedule(ITEMS, int(c), GRAIN_RATES, GRAIN_COST)["time"] for c in GRAIN_CHUNKS}
     return min(times, key=times.get)
 
-
-def _options(options):
-    return "\n".join(f"  {k}) {v}" for k, v in options.items())
 
 
 ROUND_2_REASON = {
@@ -311,7 +309,7 @@ QUESTIONS = [
         id="03.round2_reason",
         prompt="Round 2 hands chunks of 4 numbers to whoever is idle first. Why can that reduce "
                "waiting without making the four workers finish at the same moment? Pick one:\n"
-               + _options(ROUND_2_REASON),
+               + options_text(ROUND_2_REASON),
         answer="a",
         kind=Choice(tuple(ROUND_2_REASON)),
         wrong=[
@@ -327,7 +325,7 @@ QUESTIONS = [
     Question(
         id="03.split_writes",
         prompt="How must the outputs be written when a GEMM's work is split over i/j, and when it "
-               "is split over k? Pick one:\n" + _options(SPLIT_WRITES),
+               "is split over k? Pick one:\n" + options_text(SPLIT_WRITES),
         answer="a",
         kind=Choice(tuple(SPLIT_WRITES)),
         wrong=[
@@ -341,7 +339,7 @@ QUESTIONS = [
     Question(
         id="03.amdahl_s_meaning",
         prompt="In Amdahl's law S = 1 / (s + (1 - s) / p), what is s? Pick one:\n"
-               + _options(AMDAHL_S),
+               + options_text(AMDAHL_S),
         answer="a",
         kind=Choice(tuple(AMDAHL_S)),
         wrong=[

@@ -6,6 +6,7 @@ from ...perfmodel import (attention_scores_bytes, chip, effective_bandwidth, fus
                           gemm_flops, gemm_storage_bytes, gemm_traffic, intensity,
                           linear_intensity, pipeline_time, ridge_point, roofline_time, simulate,
                           tile_workspace_bytes, vector_add_counts)
+from ._choices import options_text
 from ..question import Array, Choice, Exact, Function, Number, Question, Wrong
 
 H200 = chip("H200 SXM")
@@ -61,9 +62,6 @@ def _block_inputs(model):
     tile = {"tiled": 2}.get(model)
     return gemm_traffic(2, 2, K, model, itemsize=1, tile=tile) - 2 * 2
 
-
-def _options(options):
-    return "\n".join(f"  {k}) {v}" for k, v in options.items())
 
 
 SOURCE_LOADS = {
@@ -547,7 +545,7 @@ QUESTIONS = [
     Question(
         id="04.source_loads_traffic",
         prompt="Can you count the loads in the naive loop's source and call them the measured HBM "
-               "traffic? Pick one:\n" + _options(SOURCE_LOADS),
+               "traffic? Pick one:\n" + options_text(SOURCE_LOADS),
         answer="a",
         kind=Choice(tuple(SOURCE_LOADS)),
         wrong=[
@@ -562,7 +560,7 @@ QUESTIONS = [
     Question(
         id="04.same_flops_faster",
         prompt="A GEMM optimisation leaves the FLOPs unchanged. Why can it still cut the time a "
-               "lot? Pick one:\n" + _options(SAME_FLOPS),
+               "lot? Pick one:\n" + options_text(SAME_FLOPS),
         answer="a",
         kind=Choice(tuple(SAME_FLOPS)),
         wrong=[
@@ -585,7 +583,7 @@ QUESTIONS = [
     Question(
         id="04.below_slope_fix",
         prompt="A kernel's measured point sits far below the sloped (bandwidth) part of its "
-               "roofline. What should you try first? Pick one:\n" + _options(BELOW_SLOPE),
+               "roofline. What should you try first? Pick one:\n" + options_text(BELOW_SLOPE),
         answer="a",
         kind=Choice(tuple(BELOW_SLOPE)),
         wrong=[
@@ -600,7 +598,7 @@ QUESTIONS = [
         id="04.report_check_first",
         prompt="A report says the 1.2 GB vector add ran in 0.125 ms on a 4.8 TB/s H200 and "
                "recommends more arithmetic throughput. What do you check first? Pick one:\n"
-               + _options(REPORT_FIRST),
+               + options_text(REPORT_FIRST),
         answer="a",
         kind=Choice(tuple(REPORT_FIRST)),
         wrong=[
@@ -628,7 +626,7 @@ QUESTIONS = [
         id="04.cpu_table_proves",
         prompt="In the recorded CPU table the tiled loops are slower than the reordered one. Does "
                "it prove that 'CPUs do not benefit from tiling and GPUs always do'? Pick one:\n"
-               + _options(CPU_TABLE),
+               + options_text(CPU_TABLE),
         answer="a",
         kind=Choice(tuple(CPU_TABLE)),
         wrong=[
@@ -643,7 +641,7 @@ QUESTIONS = [
     Question(
         id="04.cpu_followup",
         prompt="How would you tell 'the tiles did not improve cache reuse' from 'the extra loop "
-               "overhead ate the gain'? Pick one:\n" + _options(CPU_FOLLOWUP),
+               "overhead ate the gain'? Pick one:\n" + options_text(CPU_FOLLOWUP),
         answer="a",
         kind=Choice(tuple(CPU_FOLLOWUP)),
         wrong=[
@@ -704,7 +702,7 @@ QUESTIONS = [
     Question(
         id="04.m_rows_meaning",
         prompt="A linear layer runs with M = 128 rows. What does M = 128 tell you? Pick one:\n"
-               + _options(M_ROWS),
+               + options_text(M_ROWS),
         answer="a",
         kind=Choice(tuple(M_ROWS)),
         wrong=[
@@ -727,7 +725,7 @@ QUESTIONS = [
         id="04.tiling_vs_recompute",
         prompt="Tiling keeps inputs on chip to reuse them; activation recomputation keeps fewer "
                "activations and computes them again. Why do these not contradict each other? "
-               "Pick one:\n" + _options(TILING_VS_RECOMPUTE),
+               "Pick one:\n" + options_text(TILING_VS_RECOMPUTE),
         answer="a",
         kind=Choice(tuple(TILING_VS_RECOMPUTE)),
         wrong=[
@@ -749,7 +747,7 @@ QUESTIONS = [
     Question(
         id="04.memory_bound_meaning",
         prompt="A kernel is called memory-bound. What does that mean? Pick one:\n"
-               + _options(MEMORY_BOUND),
+               + options_text(MEMORY_BOUND),
         answer="a",
         kind=Choice(tuple(MEMORY_BOUND)),
         wrong=[
@@ -763,7 +761,7 @@ QUESTIONS = [
     Question(
         id="04.intensity_level",
         prompt="A kernel's arithmetic intensity is given as 10 FLOP/B. What must be said with it "
-               "for it to mean anything? Pick one:\n" + _options(INTENSITY_LEVEL),
+               "for it to mean anything? Pick one:\n" + options_text(INTENSITY_LEVEL),
         answer="a",
         kind=Choice(tuple(INTENSITY_LEVEL)),
         wrong=[

@@ -3,6 +3,7 @@ shared-memory and thread budgets of one tile; and the two kernel labs (naive, ti
 from ...labs.kernel_lab import NAIVE, TILED
 from ...labs.solutions import solution
 from ...perfmodel.hardware import MAX_STATIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK
+from ._choices import options_text
 from ..question import Choice, Exact, Number, Question, Wrong
 
 N_EX, T_EX = 64, 16                       # the seed's exercise: 64 x 64 matrices, T = 16
@@ -35,9 +36,6 @@ def max_tile_side():
 
 
 
-
-def _options(options):
-    return "\n".join(f"  {k}) {v}" for k, v in options.items())
 
 
 SRAM_OPTIONS = {
@@ -148,7 +146,8 @@ QUESTIONS = [
     ),
     Question(
         id="05.sram_is_shared",
-        prompt="Is all of a GPU's on-chip SRAM shared memory? Pick one:\n" + _options(SRAM_OPTIONS),
+        prompt="Is all of a GPU's on-chip SRAM shared memory? Pick one:\n"
+               + options_text(SRAM_OPTIONS),
         answer="a",
         kind=Choice(tuple(SRAM_OPTIONS)),
         wrong=[

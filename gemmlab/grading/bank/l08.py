@@ -4,6 +4,7 @@ kernel lab."""
 from ...labs.kernel_lab import PINGPONG
 from ...labs.solutions import solution
 from ...perfmodel import pipeline_time
+from ._choices import options_text
 from ..question import Choice, Exact, Number, Question, Wrong
 
 T_L, T_C, N_TILES = 8.0, 12.0, 4          # the seed's exercise, microseconds
@@ -17,9 +18,6 @@ def pingpong_smem_bytes(bm, bn, bk, buffers=2):
 
 
 
-
-def _options(options):
-    return "\n".join(f"  {k}) {v}" for k, v in options.items())
 
 
 TWO_ARRAYS = {
@@ -132,7 +130,7 @@ QUESTIONS = [
         id="08.two_arrays_overlap",
         prompt="A kernel declares two shared-memory buffers and, in its loop, loads tile k+1 into "
                "one while it computes tile k from the other. Does the load overlap the compute? "
-               "Pick one:\n" + _options(TWO_ARRAYS),
+               "Pick one:\n" + options_text(TWO_ARRAYS),
         answer="a",
         kind=Choice(tuple(TWO_ARRAYS)),
         wrong=[
@@ -148,7 +146,7 @@ QUESTIONS = [
     Question(
         id="08.swap_guard",
         prompt="In a ping-pong loop, iteration k+1 will overwrite the buffer tile k was computed "
-               "from. What must hold first? Pick one:\n" + _options(SWAP_GUARD),
+               "from. What must hold first? Pick one:\n" + options_text(SWAP_GUARD),
         answer="a",
         kind=Choice(tuple(SWAP_GUARD)),
         wrong=[

@@ -7,6 +7,7 @@ from ...labs.solutions import solution
 from ...labs.wmma import LAB as WMMA_LAB
 from ...perfmodel import HOPPER, pipeline_time
 from ...tensorcore import hopper, numerics, probes, tiling
+from ._choices import options_text
 from ..question import Array, Choice, Exact, Function, Number, Question, Wrong
 
 # The seed's exercise: 4 MMAs along K, a fragment load takes 6, an MMA 10 (same unit).
@@ -58,9 +59,6 @@ def _mma_cases():
 
 
 
-
-def _options(options):
-    return "\n".join(f"  {k}) {v}" for k, v in options.items())
 
 
 MMA_SHAPES = {
@@ -332,7 +330,7 @@ QUESTIONS = [
     Question(
         id="12.mma_shape_universal",
         prompt="Is 16 x 16 x 16 the shape of every Tensor Core matrix multiply-accumulate? Pick "
-               "one:\n" + _options(MMA_SHAPES),
+               "one:\n" + options_text(MMA_SHAPES),
         answer="a",
         kind=Choice(tuple(MMA_SHAPES)),
         wrong=[

@@ -1,6 +1,7 @@
 """Lesson 13, 4D parallelism: the rank count as a product, coordinates in Megatron's order, groups
 built by fixing three axes, which axis each parallelism cuts, and orthogonal vs independent."""
 from ...parallel import RankGrid
+from ._choices import options_text
 from ..question import Array, Choice, Exact, Function, Question, Wrong
 
 # The seed's exercise: DP = 4, PP = 2, CP = 2, TP = 8.
@@ -39,9 +40,6 @@ AXIS_PROMPT = "'contexts' (samples or microbatches), 'layers', 'tokens' (of one 
               "'features'"
 
 
-
-def _options(options):
-    return "\n".join(f"  {k}) {v}" for k, v in options.items())
 
 
 TP_FIXES = {
@@ -181,7 +179,7 @@ QUESTIONS = [
     Question(
         id="13.tp_group_fixes",
         prompt="In the job with DP = 4, PP = 2, CP = 2, TP = 8, which coordinates does a TP group "
-               "fix? Pick one:\n" + _options(TP_FIXES),
+               "fix? Pick one:\n" + options_text(TP_FIXES),
         answer="a",
         kind=Choice(tuple(TP_FIXES)),
         wrong=[
@@ -193,7 +191,7 @@ QUESTIONS = [
     ),
     Question(
         id="13.four_d_meaning",
-        prompt="What does '4D' in '4D parallelism' count? Pick one:\n" + _options(FOUR_D),
+        prompt="What does '4D' in '4D parallelism' count? Pick one:\n" + options_text(FOUR_D),
         answer="a",
         kind=Choice(tuple(FOUR_D)),
         wrong=[
@@ -215,7 +213,7 @@ QUESTIONS = [
     ),
     Question(
         id="13.tp_splits",
-        prompt="Which dimension does tensor parallelism split? Pick one:\n" + _options(TP_SPLITS),
+        prompt="Which dimension does tensor parallelism split? Pick one:\n" + options_text(TP_SPLITS),
         answer="a",
         kind=Choice(tuple(TP_SPLITS)),
         wrong=[
