@@ -28,8 +28,15 @@ GPU_TIMING = "CUDA events"
 
 
 def parse_kernel(spec):
-    """'outer:BM=64,BN=64' -> ('outer', {'BM': 64, 'BN': 64}); 'tiled' -> ('tiled', {})."""
+    """'outer:BM=64,BN=64' -> ('outer', {'BM': 64, 'BN': 64}); 'tiled' -> ('tiled', {});
+    'hopper:stage=ws' -> ('hopper', {'stage': 'ws'}) (the Hopper ladder's steps are named)."""
     name, _, rest = spec.partition(":")
+    if name == "hopper":
+        from .tensorcore import hopper
+        key, _, stage = rest.partition("=")
+        if rest and key.strip() != "stage":
+            raise ValueError(f"kernel spec {spec!r}: expected hopper or hopper:stage=NAME")
+        return name, {"stage": hopper.get_stage(stage.strip() or hopper.DEFAULT_STAGE).name}
     tiles = {}
     for item in filter(None, rest.split(",")):
         key, eq, value = item.partition("=")
@@ -195,12 +202,12 @@ def _bench_kernel(spec, dA, dB, dC, ref, repeats, warmup):
                 local_bytes=local, model_bytes=plan.dram_bytes(*dC.shape, dA.shape[1]))
 
 
-def _bench_wmma(A, B, repeats, warmup):
-    """The Tensor Core GEMM (lesson 12) on FP16 copies of A and B, checked against float64 on
-    those FP16 inputs: the CuPy/WMMA kernel on a GPU, its NumPy emulation on the simulator."""
+def _tensorcore_row(kernel, tiles, A16, B16, gpu_launch, attributes, repeats, warmup):
+    """Time a Tensor Core kernel on FP16 copies of A and B against cuBLAS FP16 -> FP32 on the
+    same inputs (its fair baseline, not SGEMM), checked against float64 on those inputs. On the
+    simulator: the NumPy emulation of the same arithmetic, wall-clock."""
     from . import tensorcore
     from .tensorcore import timing
-    A16, B16 = A.astype(np.float16), B.astype(np.float16)
     ref16 = A16.astype(np.float64) @ B16.astype(np.float64)
     if device.backend() == "sim":
         out = tensorcore.emulate(A16, B16)
@@ -209,19 +216,45 @@ def _bench_wmma(A, B, repeats, warmup):
         baseline_ms = None
     else:
         cp = _cupy()
-        problem = tensorcore.kernel.prepare(A16, B16)
-        problem.launch()
-        out = cp.asnumpy(problem.C_out)
-        ms = _time_gpu(problem.launch, repeats, warmup, "cupy")
-        attrs = tensorcore.kernel.kernel_attributes()
+        launch, result = gpu_launch()
+        launch()
+        out = cp.asnumpy(result)
+        ms = _time_gpu(launch, repeats, warmup, "cupy")
+        attrs = attributes()
         regs, smem, local = attrs["regs"], attrs["smem_bytes"], attrs["local_bytes"]
-        # Its fair baseline is cuBLAS on the same FP16 inputs with FP32 accumulation, not SGEMM.
         dC = cp.empty(out.shape, dtype=cp.float32)
         fp16 = timing.cublas_launcher("cublas_fp16", cp.asarray(A16), cp.asarray(B16), dC)
         baseline_ms = _time_gpu(fp16, repeats, warmup, "cupy")
-    return dict(kernel="wmma", tiles={"tiling": tensorcore.DEFAULT.name}, ms=ms,
-                rel_err=_rel_err(out, ref16), regs=regs, smem_bytes=smem, local_bytes=local,
-                model_bytes=None, baseline_ms=baseline_ms)
+    return dict(kernel=kernel, tiles=tiles, ms=ms, rel_err=_rel_err(out, ref16), regs=regs,
+                smem_bytes=smem, local_bytes=local, model_bytes=None, baseline_ms=baseline_ms)
+
+
+def _bench_wmma(A, B, repeats, warmup):
+    """The WMMA kernel of lesson 12 (see :func:`_tensorcore_row`)."""
+    from . import tensorcore
+    A16, B16 = A.astype(np.float16), B.astype(np.float16)
+
+    def gpu_launch():
+        problem = tensorcore.kernel.prepare(A16, B16)
+        return problem.launch, problem.C_out
+    return _tensorcore_row("wmma", {"tiling": tensorcore.DEFAULT.name}, A16, B16, gpu_launch,
+                           tensorcore.kernel.kernel_attributes, repeats, warmup)
+
+
+def _bench_hopper(stage, A, B, repeats, warmup):
+    """One step of the Hopper ladder (lesson 12, part 2; see :func:`_tensorcore_row`)."""
+    from .tensorcore import hopper
+    A16, B16 = A.astype(np.float16), B.astype(np.float16)
+    if device.backend() == "gpu":
+        ok, reason = hopper.available()
+        if not ok:
+            raise RuntimeError(f"hopper:stage={stage} cannot run here: {reason}")
+
+    def gpu_launch():
+        problem = hopper.prepare(A16, B16, stage=stage)
+        return problem.launch, problem.C_out
+    return _tensorcore_row(f"hopper:{stage}", {"stage": stage}, A16, B16, gpu_launch,
+                           lambda: hopper.kernel_attributes(stage), repeats, warmup)
 
 
 def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=True, seed=0,
@@ -261,15 +294,18 @@ def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=Tr
             done += 1
         for spec in specs:
             _progress(done, total, f"{spec} {M}x{N}x{K}", progress)
-            if parse_kernel(spec)[0] == "wmma":
+            name, options = parse_kernel(spec)
+            if name == "wmma":
                 rows.append(_bench_wmma(A, B, repeats, warmup))
+            elif name == "hopper":
+                rows.append(_bench_hopper(options["stage"], A, B, repeats, warmup))
             else:
                 rows.append(_bench_kernel(spec, dA, dB, dC, ref, repeats, warmup))
             done += 1
         for row in rows:
             row.update(M=M, N=N, K=K, timing=SIM_TIMING if sim else GPU_TIMING)
             row["tflops"] = flops / (row["ms"] * 1e-3) / 1e12
-            # wmma brings its own baseline (cuBLAS FP16 -> FP32); every other row is vs SGEMM
+            # Tensor Core rows bring their own baseline (cuBLAS FP16 -> FP32); the rest: SGEMM
             baseline = row.pop("baseline_ms", None) or cublas_ms
             row["pct_of_cublas"] = 100 * baseline / row["ms"] if baseline else None
             _roofline(row, flops, row.pop("model_bytes"), peak, bandwidth)
@@ -285,13 +321,13 @@ def _fmt(value, spec):
 
 def table(results, machine_info=None):
     """The results as a fixed-width text table, with the caveats that apply written under it."""
-    head = (f"{'kernel':<10} {'M x N x K':>16} {'ms':>9} {'TFLOP/s':>8} {'%cuBLAS':>8} "
+    head = (f"{'kernel':<18} {'M x N x K':>16} {'ms':>9} {'TFLOP/s':>8} {'%cuBLAS':>8} "
             f"{'rel.err':>8} {'regs':>5} {'smem B':>7} {'local B':>7} {'roof %':>6} {'bound':>7}")
     lines = [head, "-" * len(head)]
     for r in results:
         shape = f"{r['M']}x{r['N']}x{r['K']}"
         lines.append(
-            f"{r['kernel']:<10} {shape:>16} "
+            f"{r['kernel']:<18} {shape:>16} "
             f"{r['ms']:>9.3f} {r['tflops']:>8.3g} {_fmt(r['pct_of_cublas'], '>8.1f')} "
             f"{r['rel_err']:>8.1e} {_fmt(r['regs'], '>5d')} {_fmt(r['smem_bytes'], '>7d')} "
             f"{_fmt(r['local_bytes'], '>7d')} {_fmt(r['pct_of_roofline'], '>6.1f')} "
@@ -300,9 +336,10 @@ def table(results, machine_info=None):
     if results and results[0]["timing"] == SIM_TIMING:
         notes.append("Times are the simulator's Python wall-clock, NOT GPU times; registers, "
                      "shared/local memory and the roofline are unavailable on the simulator.")
-    if any(r["kernel"] == "wmma" for r in results):
-        notes.append("wmma runs on FP16 copies of the inputs (FP32 accumulation); its %cuBLAS is "
-                     "against cuBLAS FP16 with FP32 compute timed in the same run, not SGEMM.")
+    if any(r["kernel"] == "wmma" or r["kernel"].startswith("hopper") for r in results):
+        notes.append("wmma and hopper run on FP16 copies of the inputs (FP32 accumulation); "
+                     "their %cuBLAS is against cuBLAS FP16 with FP32 compute timed in the same "
+                     "run, not SGEMM.")
     reason = cublas_unavailable_reason()
     if reason and not any(r["kernel"] == "cublas" for r in results):
         notes.append(f"%cuBLAS is empty: {reason}.")

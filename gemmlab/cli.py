@@ -41,6 +41,12 @@ def _bench(args):
         from .kernels import cpubench
         return cpubench.main(args)
     from . import bench
+    try:
+        for spec in args.kernels or ():
+            bench.parse_kernel(spec)                # a bad spec is the user's input: one line
+    except ValueError as exc:
+        print(f"gemmlab bench: {exc}", file=sys.stderr)
+        return 2
     return bench.main(args)
 
 
@@ -68,7 +74,9 @@ def build_parser():
                    help="square matrix sizes n to time, e.g. 1024,2048,4096 (default: per backend)")
     p.add_argument("--out", help="also write the results and the machine description to this JSON file")
     p.add_argument("--kernels", nargs="+", metavar="SPEC",
-                   help="GPU rungs to time, each NAME or NAME:KEY=INT,KEY=INT (default: all)")
+                   help="GPU rungs to time, each NAME or NAME:KEY=INT,KEY=INT (default: all "
+                        "rungs); wmma and hopper[:stage=wgmma|tma|ws|persistent] add the "
+                        "Tensor Core kernels of lesson 12")
     p.add_argument("--shapes", nargs="+", metavar="MxNxK", help="non-square shapes to time too")
     p.add_argument("--repeats", type=int, help="timed runs per kernel (default 20 on a GPU)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

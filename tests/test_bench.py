@@ -82,3 +82,25 @@ def test_wmma_is_benchmarked_on_fp16_inputs():
     # error measured against float64 on the FP16-rounded inputs: FP32 accumulation only
     assert wmma[0]["rel_err"] < 1e-5
     assert "baseline_ms" not in wmma[0]
+
+
+def test_hopper_specs_name_a_stage():
+    assert bench.parse_kernel("hopper") == ("hopper", {"stage": "persistent"})
+    assert bench.parse_kernel("hopper:stage=tma") == ("hopper", {"stage": "tma"})
+    with pytest.raises(ValueError, match="unknown Hopper stage"):
+        bench.parse_kernel("hopper:stage=fast")
+    with pytest.raises(ValueError, match="hopper:stage=NAME"):
+        bench.parse_kernel("hopper:BM=64")
+
+
+def test_cli_rejects_a_bad_kernel_spec_in_one_line(capsys):
+    from gemmlab import cli
+    assert cli.main(["bench", "--kernels", "hopper:stage=fast", "--sizes", "16"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gemmlab bench: unknown Hopper stage") and "Traceback" not in err
+
+
+def test_hopper_rows_are_checked_against_their_fp16_inputs():
+    rows = bench.run(["hopper:stage=ws"], sizes=[16], progress=False)
+    row = next(r for r in rows if r["kernel"] == "hopper:ws")
+    assert row["tiles"] == {"stage": "ws"} and row["rel_err"] < 1e-6 and row["ms"] > 0

@@ -22,7 +22,9 @@ def _value(q, v):
 
 def test_the_issue_s_questions_are_there():
     assert {"12.serial_time", "12.double_buffer_time", "12.scalars_three_tiles"} <= set(IDS)
-    assert 6 <= len(IDS) <= 10
+    # part 2 (the Hopper ladder): bytes per stage, stages that fit, ring depth, the profile
+    assert {"12.hopper_stage_bytes", "12.hopper_stages_fit", "12.ring_stages_needed",
+            "12.wmma_bottleneck"} <= set(IDS)
 
 
 @pytest.mark.parametrize("qid, figure", sorted(SEED_FIGURES.items()))
@@ -57,3 +59,10 @@ def test_mma_step_accepts_float32_and_float64_widening():
     assert judge("12.mma_step", lambda a, b, c: None).status == NOT_ATTEMPTED
     r = judge("12.mma_step", lambda a, b, c: 1 / 0)
     assert r.status == FAIL and "ZeroDivisionError" in r.feedback
+
+
+def test_ring_questions_compute_what_the_kernels_use():
+    from gemmlab.tensorcore import hopper
+    assert judge("12.hopper_stage_bytes", hopper.get_stage("tma").stage_bytes).status == PASS
+    assert judge("12.hopper_stages_fit", hopper.PIPELINE_STAGES).status == PASS
+    assert judge("12.ring_stages_needed", 4).status == PASS     # 1 + ceil((0.2 + 1.0) / 0.55)

@@ -85,10 +85,15 @@ def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
 
     ``kernel="wmma"`` is the Tensor Core GEMM of lesson 12 instead (FP16 or BF16 A and B; on a
     GPU the CuPy/WMMA kernel, on the simulator its NumPy emulation): see ``gl.tensorcore.gemm``.
+    ``kernel="hopper"`` (optionally ``stage="wgmma"|"tma"|"ws"|"persistent"``) is the Hopper
+    ladder of lesson 12's second part on an H100/H200: see ``gl.tensorcore.hopper_gemm``.
     """
     if kernel == "wmma":
         from .. import tensorcore
         return tensorcore.gemm(A, B, C, alpha, beta, **tiles)
+    if kernel == "hopper":
+        from .. import tensorcore
+        return tensorcore.hopper_gemm(A, B, C, alpha, beta, **tiles)
     rung = get(kernel)
     tiles = rung.resolve(tiles)
     plan = rung.plan(**tiles)

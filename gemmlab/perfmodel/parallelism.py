@@ -165,38 +165,46 @@ def efficiency(time_before, time_after, workers):
 def amdahl(serial_fraction, speedup, overhead=0.0):
     """Overall speedup when a fraction ``1 - s`` of the baseline time runs ``speedup`` times faster
     and the rest (``s``) does not: 1 / (s + (1 - s) / speedup + overhead), where ``overhead`` is
-    added time as a fraction of the baseline. ``speedup=math.inf`` gives the limit 1 / (s + h)."""
+    added time as a fraction of the baseline. ``speedup=math.inf`` gives the limit 1 / (s + h),
+    which is infinite when nothing is left (s = 0 and no overhead)."""
     s = fraction("serial_fraction", serial_fraction)
     p = positive("speedup", speedup)
     h = non_negative("overhead", overhead)
     accelerated = 0.0 if math.isinf(p) else (1 - s) / p
-    return 1.0 / (s + accelerated + h)
+    remaining = s + accelerated + h
+    return math.inf if remaining == 0 else 1.0 / remaining     # all of it made infinitely fast
 
 
 # ---- a two-stage pipeline: load a batch, then compute on it ----
 
-def pipeline_schedule(n, t_load, t_compute, buffers=1):
+def pipeline_schedule(n, t_load, t_compute, buffers=1, latency=0.0):
     """Load/compute timeline of ``n`` batches with ``buffers`` input buffers, as :class:`Interval`.
 
     One loader and one compute unit work independently. Batch i is loaded as soon as the loader is
     free and a buffer is free (the compute of batch i - buffers has finished), and computed as soon
     as it is loaded and the compute unit is free. One buffer serialises everything; two let the
     load of the next batch hide under the compute of the current one.
+
+    ``latency``: time a load stays in flight after the loader has issued it (a copy engine such
+    as Hopper's TMA keeps many loads in flight): the loader is busy ``t_load`` per batch, the
+    batch can be computed ``latency`` later. The load bars show the loader's busy time.
     """
     n = positive_int("n", n)
     load, comp = positive("t_load", t_load), positive("t_compute", t_compute)
     b = positive_int("buffers", buffers)
+    delay = non_negative("latency", latency)
     load_end, comp_end, bars = [], [], []
     for i in range(n):
         start = max(load_end[-1] if load_end else 0.0, comp_end[i - b] if i >= b else 0.0)
         load_end.append(start + load)
         bars.append(Interval("load", "load", f"#{i + 1}", start, start + load))
-        start = max(load_end[i], comp_end[-1] if comp_end else 0.0)
+        start = max(load_end[i] + delay, comp_end[-1] if comp_end else 0.0)
         comp_end.append(start + comp)
         bars.append(Interval("compute", "compute", f"batch #{i + 1}", start, start + comp))
     return bars
 
 
-def pipeline_time(n, t_load, t_compute, buffers=1):
-    """When the last batch finishes; buffers=1 gives n(L + C), 2 gives L + (n - 1) max(L, C) + C."""
-    return max(bar.end for bar in pipeline_schedule(n, t_load, t_compute, buffers))
+def pipeline_time(n, t_load, t_compute, buffers=1, latency=0.0):
+    """When the last batch finishes; buffers=1 gives n(L + C), 2 gives L + (n - 1) max(L, C) + C
+    (both with ``latency`` 0; see :func:`pipeline_schedule`)."""
+    return max(bar.end for bar in pipeline_schedule(n, t_load, t_compute, buffers, latency))

@@ -60,6 +60,11 @@ CASES = [
         lambda view: ui.move_slider(view, "tiles n"),
         redraws=True),
     WidgetCase(
+        "tma-ring-stages",
+        "from gemmlab.viz.hopper import ring_widget\nring_widget(12, 0.2, 0.55, 1.0, stages=2)",
+        lambda view: ui.move_slider(view, "stages"),
+        redraws=True),
+    WidgetCase(
         "roofline-explorer",
         "from gemmlab.viz.roofline import RooflineExplorer\n"
         "RooflineExplorer(67e12, 4.8e12, {'vector add': (1e6, 12e6),\n"

@@ -1,15 +1,40 @@
 """Lesson 12, Tensor Cores: the pipeline around D = A B + C, the 128 / 32 / 16 hierarchy, why a
-warp (not a thread) holds the fragments, and what FP16 inputs with an FP32 accumulator do."""
+warp (not a thread) holds the fragments, what FP16 inputs with an FP32 accumulator do; and the
+fragment-loop lab."""
 import numpy as np
 
-from ...perfmodel import pipeline_time
-from ...tensorcore import numerics, probes, tiling
-from ..question import Array, Exact, Function, Number, Question, Wrong
+from ...labs.solutions import solution
+from ...labs.wmma import LAB as WMMA_LAB
+from ...perfmodel import HOPPER, pipeline_time
+from ...tensorcore import hopper, numerics, probes, tiling
+from ._choices import options_text
+from ..question import Array, Choice, Exact, Function, Number, Question, Wrong
 
 # The seed's exercise: 4 MMAs along K, a fragment load takes 6, an MMA 10 (same unit).
 N_MMA, T_LOAD, T_MMA = 4, 6, 10
 GEMM_N, TILE, FRAG = 128, 32, 16
 HW_MODEL = numerics.AlignTruncate(block=16, extra_bits=0, final="rz")
+
+
+# Part 2: the Hopper ring. One stage holds a 128 x 64 A tile and a 64 x 256 B tile of FP16; a
+# block may use HOPPER.shared_bytes, less 1 KiB kept to align the ring.
+RING_SLICES, RING_ISSUE, RING_LATENCY, RING_MMA = 64, 0.2, 1.0, 0.55     # microseconds per slice
+
+
+def _stage_bytes(elem_bytes=2):
+    return (hopper.BM * hopper.BK + hopper.BK * hopper.BN) * elem_bytes
+
+
+def _stages_that_fit(stage_bytes):
+    return (HOPPER.shared_bytes - 1024) // stage_bytes
+
+
+def _stages_needed():
+    """The fewest ring stages after which more stages no longer shorten the model's time."""
+    def time(stages):
+        return pipeline_time(RING_SLICES, RING_ISSUE, RING_MMA, stages, RING_LATENCY)
+    best = time(RING_SLICES)
+    return next(s for s in range(1, RING_SLICES + 1) if abs(time(s) - best) < 1e-9)
 
 
 def _probe(name):
@@ -33,12 +58,23 @@ def _mma_cases():
     return cases
 
 
+
+
+
+MMA_SHAPES = {
+    "a": "no: the shape depends on the GPU generation, the input and accumulator types and the "
+         "instruction family (WMMA m16n16k16, m32n8k16, m8n32k16; mma.sync m16n8k16; Hopper's "
+         "wgmma with M = 64 and N up to 256, issued by a warp group of 4 warps)",
+    "b": "yes: a Tensor Core always multiplies 16 x 16 by 16 x 16, one warp at a time",
+    "c": "it is 16 x 16 x 16 for FP16 on every GPU; only FP8 differs",
+}
+
 QUESTIONS = [
     Question(
         id="12.serial_time",
         prompt=f"A Tensor Core micro-kernel needs {N_MMA} MMAs along K. Loading one set of "
                f"fragments takes {T_LOAD}, one MMA takes {T_MMA} (same unit). With one register "
-               f"buffer nothing overlaps: the total time?",
+               f"buffer nothing overlaps: the total time (exact)?",
         answer=lambda: pipeline_time(N_MMA, T_LOAD, T_MMA, buffers=1),
         kind=Number(rtol=1e-9, unit="time units"),
         wrong=[
@@ -57,7 +93,7 @@ QUESTIONS = [
         id="12.double_buffer_time",
         prompt=f"The same {N_MMA} MMAs (load {T_LOAD}, MMA {T_MMA}) with ideal register double "
                f"buffering: while one MMA runs, the next fragments load into the other buffer. "
-               f"The total time?",
+               f"The total time (exact)?",
         answer=lambda: pipeline_time(N_MMA, T_LOAD, T_MMA, buffers=2),
         kind=Number(rtol=1e-9, unit="time units"),
         wrong=[
@@ -136,7 +172,7 @@ QUESTIONS = [
         id="12.fp16_acc_stall",
         prompt="The FP16-accumulator mode adds 16 exact products per MMA step and rounds the "
                "accumulator to FP16 after each step. Feeding it ones (every product is 1), at "
-               "which value does the accumulator stop growing?",
+               "which value does the accumulator stop growing (exact)?",
         answer=lambda: numerics.ones_stall("fp16", block=FRAG),
         kind=Number(rtol=1e-9),
         wrong=[
@@ -155,7 +191,7 @@ QUESTIONS = [
         id="12.align_then_cancel",
         prompt="One MMA step gets the products 2^30, -2^30 and 1 (and zeros). A Tensor Core that "
                "aligns all products to the largest exponent, keeps 24 bits and truncates the rest "
-               "(no extra bits) before adding: what does it return?",
+               "(no extra bits) before adding: what does it return (exact)?",
         answer=lambda: probes.predict(_probe("align_then_cancel"), HW_MODEL),
         kind=Number(atol=1e-12, rtol=0),
         wrong=[
@@ -188,5 +224,121 @@ QUESTIONS = [
         hint="Convert a and b to a wider type, multiply, add c, return float32.",
         explain="This is numerics.mma_update with the 'rn' model, the step the emulation repeats "
                 "K/16 times per fragment.",
+    ),
+    Question(
+        id="12.hopper_stage_bytes",
+        prompt="The Hopper kernels compute 128 x 256 output tiles from K slices 64 deep. One "
+               "stage of the ring holds the slice's A tile and B tile, both FP16. How many bytes "
+               "is one stage?",
+        answer=lambda: _stage_bytes(),
+        kind=Exact(int, unit="bytes"),
+        wrong=[
+            Wrong(lambda: _stage_bytes(elem_bytes=4),
+                  "that counts 4 bytes per element. The inputs are FP16: 2 bytes each (only the "
+                  "accumulators are FP32, and they live in registers, not in the ring)."),
+            Wrong(hopper.BM * hopper.BK * 2,
+                  "that is the A tile alone (128 x 64). A stage also holds B's 64 x 256 tile."),
+            Wrong(hopper.BK * hopper.BN * 2,
+                  "that is the B tile alone (64 x 256). A stage also holds A's 128 x 64 tile."),
+        ],
+        hint="Elements of A's 128 x 64 tile plus B's 64 x 256 tile, times 2 bytes.",
+        explain="48 KiB per stage: the transaction count each full barrier waits for.",
+    ),
+    Question(
+        id="12.hopper_stages_fit",
+        prompt="A block may use 227 KiB of shared memory on Hopper (after opting in with "
+               "cudaFuncSetAttribute). Keeping 1 KiB to align the ring to 1024 bytes, how many "
+               "48 KiB stages fit?",
+        answer=lambda: _stages_that_fit(_stage_bytes()),
+        kind=Exact(int, unit="stages"),
+        wrong=[
+            Wrong(1, "48 KB is the limit for *static* shared memory (and numba-cuda's). Dynamic "
+                     "shared memory goes to 227 KiB per block once the kernel opts in."),
+            Wrong(lambda: _stages_that_fit(_stage_bytes(elem_bytes=4)),
+                  "with 4-byte elements a stage would be 96 KiB; FP16 tiles take 48 KiB."),
+            Wrong(5, "227 / 48 is 4.7: the fifth stage does not fit, and a stage cannot be "
+                     "partial."),
+        ],
+        hint="Whole stages only: (227 KiB - 1 KiB) // 48 KiB.",
+        explain="Four stages: hopper.PIPELINE_STAGES. More would need smaller tiles.",
+    ),
+    Question(
+        id="12.ring_stages_needed",
+        prompt=f"A copy engine issues one slice in {RING_ISSUE} us and the slice lands "
+               f"{RING_LATENCY} us later; wgmma needs {RING_MMA} us per slice. With the course's "
+               f"pipeline model (pipeline_time with latency), from how many ring stages on does "
+               f"a loop of {RING_SLICES} slices stop getting faster?",
+        answer=_stages_needed,
+        kind=Exact(int, unit="stages"),
+        wrong=[
+            Wrong(2, "two buffers hide a load only when one load fits under one compute. Here a "
+                     "load needs 1.2 us from issue to arrival, more than two 0.55 us slices of "
+                     "compute: the wgmmas still wait."),
+            Wrong(3, "ceil(1.2 / 0.55) = 3 slots cover the copies in flight, but one more slot is "
+                     "being read by the wgmmas at the same time: 1 + 3."),
+            Wrong(1, "with one slot, every slice waits for its own load: issue + latency + compute."),
+        ],
+        hint="Compute pipeline_time(64, 0.2, 0.55, stages, latency=1.0) for stages 1, 2, 3, ...",
+        explain="1 + ceil((issue + latency) / compute): the slot being computed plus enough "
+                "slots to cover a copy's time in flight.",
+    ),
+    Question(
+        id="12.wmma_bottleneck",
+        prompt="Nsight Compute on the WMMA kernel at 4096^3 (lesson 12, section 11): the tensor "
+               "pipe is active 40% of the cycles, shared memory 43%, L2 42%, DRAM 9%; the top "
+               "stall reasons are short_scoreboard, wait and barrier. Which describes the "
+               "bottleneck? 'dram': DRAM bandwidth is saturated; 'tensor': the Tensor Cores are "
+               "busy all the time; 'feed': the warps wait for operands (fragments loaded from "
+               "shared memory into registers, fixed latencies, barriers), so the Tensor Cores "
+               "idle; 'spills': registers spill to local memory.",
+        answer="feed",
+        kind=Choice(options=("dram", "tensor", "feed", "spills")),
+        wrong=[
+            Wrong("dram", "DRAM is 9% busy: the kernel is far from bandwidth-bound. Nothing in "
+                          "the memory system is near its limit."),
+            Wrong("tensor", "the tensor pipe is active only 40% of the cycles: the Tensor Cores "
+                            "are idle most of the time, which is the problem."),
+            Wrong("spills", "the kernel uses 128 registers and 0 bytes of local memory: nothing "
+                            "spills."),
+        ],
+        hint="Which unit is near 100%? If none is, look at what the warps wait for.",
+        explain="WMMA is synchronous and per warp: each mma_sync waits for its fragments in "
+                "registers. wgmma reads shared memory directly and runs asynchronously.",
+    ),
+    Question(
+        id="12.lab_wmma",
+        prompt="Write lab_wmma(A, B, C) with gemmlab.labs.wmma: C (M x N, float32) = A (M x K, "
+               "FP16) @ B (K x N, FP16), one 16 x 16 C fragment at a time: fill an accumulator "
+               "with zeros, mma_sync along K, store it once.",
+        answer=lambda: solution("12.lab_wmma"),
+        kind=WMMA_LAB,
+        hint="for i in range(0, M, 16), for j in range(0, N, 16): acc = fill_fragment(0.0); "
+             "for k in range(0, K, 16): acc = mma_sync(load A at (i, k), load B at (k, j), acc); "
+             "then store acc at (i, j).",
+        explain="The accumulator fragment lives in registers for the whole K loop and reaches "
+                "memory once: the same rule as the scalar accumulators of the CUDA-core ladder.",
+    ),
+    Question(
+        id="12.register_limit_universal",
+        prompt="Is 255 registers per thread a limit every GPU shares? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "255 is the limit of current NVIDIA GPUs; register limits and their "
+                           "allocation granularity are properties of an architecture (and other "
+                           "vendors' chips differ altogether): look them up for the target.")],
+    ),
+    Question(
+        id="12.mma_shape_universal",
+        prompt="Is 16 x 16 x 16 the shape of every Tensor Core matrix multiply-accumulate? Pick "
+               "one:\n" + options_text(MMA_SHAPES),
+        answer="a",
+        kind=Choice(tuple(MMA_SHAPES)),
+        wrong=[
+            Wrong("b", "16 x 16 x 16 per warp is WMMA's picture: mma.sync steps are m16n8k16, and "
+                       "on Hopper a group of 4 warps issues wgmma with 64 rows and up to 256 "
+                       "columns."),
+            Wrong("c", "even for FP16 the shapes differ between WMMA, mma.sync and wgmma, and "
+                       "between generations; check the target's instruction set."),
+        ],
     ),
 ]

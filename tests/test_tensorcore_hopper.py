@@ -1,0 +1,183 @@
+"""The Hopper ladder (lesson 12, part 2): the launch plan, the tile order, the tensor-map
+parameters, the ring model and the generated source on any machine; the source compiled for
+sm_90a where nvcc is installed; the kernels themselves on an sm_90 GPU only."""
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+import gemmlab as gl
+from gemmlab.perfmodel import HOPPER
+from gemmlab.tensorcore import hopper
+
+
+@pytest.mark.parametrize("stage", list(hopper.STAGES))
+def test_every_stage_fits_in_one_block_of_shared_memory(stage):
+    st = hopper.get_stage(stage)
+    assert st.stage_bytes == (128 * 64 + 64 * 256) * 2 == 48 * 1024
+    assert st.smem_bytes <= HOPPER.shared_bytes
+    assert st.threads in (256, 384) and st.threads % 128 == 0     # whole warpgroups
+
+
+def test_four_buffers_are_the_most_that_fit():
+    st = hopper.get_stage("tma")
+    assert st.buffers == 4
+    assert (st.buffers + 1) * st.stage_bytes > HOPPER.shared_bytes
+
+
+@pytest.mark.parametrize("shape", [(4096, 4096, 4096), (131, 250, 77), (1, 1, 1), (300, 264, 0)])
+def test_plan_covers_the_output_and_pads_only_misaligned_dims(shape):
+    M, N, K = shape
+    for stage in hopper.STAGES:
+        p = hopper.plan(stage, M, N, K, sms=132)
+        tiles_m, tiles_n = p.tiles
+        assert tiles_m * 128 >= M > (tiles_m - 1) * 128 or M == 0
+        assert tiles_n * 256 >= N > (tiles_n - 1) * 256 or N == 0
+        assert p.Np % 8 == 0 and p.Kp % 8 == 0 and 0 <= p.Np - N < 8 and 0 <= p.Kp - K < 8
+        assert p.padded == (N % 8 != 0 or K % 8 != 0)
+        if p.stage.persistent:
+            assert p.grid == (min(132, tiles_m * tiles_n) or 1, 1, 1)
+        else:
+            assert p.grid == (tiles_n, tiles_m, 1)
+
+
+def test_tensor_maps_meet_the_tma_rules():
+    maps = hopper.plan("ws", 131, 250, 77).tensor_maps()
+    for m in maps.values():
+        assert all(s % 16 == 0 for s in m["strides"])         # 16-byte global strides
+        assert m["box"][0] * hopper.ELEM_BYTES == 128           # one 128-byte swizzled row
+        assert all(b <= 256 for b in m["box"])
+    assert maps["A"]["dims"] == (80, 131) and maps["B"]["dims"] == (256, 80)
+
+
+def test_plan_rejects_bad_sizes_and_names():
+    with pytest.raises(ValueError, match="M must be"):
+        hopper.plan("ws", -1, 8, 8)
+    with pytest.raises(ValueError, match="K must be"):
+        hopper.plan("ws", 8, 8, 2.5)
+    with pytest.raises(ValueError, match="unknown Hopper stage 'fast'"):
+        hopper.plan("fast", 8, 8, 8)
+
+
+@pytest.mark.parametrize("tiles", [(32, 16), (3, 5), (9, 7), (1, 1), (17, 2)])
+@pytest.mark.parametrize("group_m", [1, 4, 8])
+def test_grouped_tile_order_visits_every_tile_once(tiles, group_m):
+    tiles_m, tiles_n = tiles
+    order = [hopper.tile_coords(t, tiles_m, tiles_n, group_m) for t in range(tiles_m * tiles_n)]
+    assert sorted(order) == [(m, n) for m in range(tiles_m) for n in range(tiles_n)]
+    # consecutive tiles stay inside one group of tile rows (that is what reuses L2)
+    for t, (m, _) in enumerate(order):
+        assert m // group_m == t // (group_m * tiles_n)
+
+
+@pytest.mark.parametrize("fmt,ptx", [("fp16", "f16"), ("bf16", "bf16")])
+def test_source_has_the_hopper_instructions(fmt, ptx):
+    src = hopper.kernel_source(fmt)
+    assert f"wgmma.mma_async.sync.aligned.m64n256k16.f32.{ptx}.{ptx}" in src
+    assert len(re.findall(r'"\+f"\(d\[\d+\]\)', src)) == 128
+    for instruction in ("cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity",
+                        "mbarrier.arrive.expect_tx", "setmaxnreg.inc", "fence.proxy.async"):
+        assert instruction in src, instruction
+    assert src.rstrip().endswith(f"HOPPER_ENTRY_POINTS({fmt})")
+    for stage in hopper.STAGES:
+        assert f"hopper_{stage}_##FMT(" in src
+
+
+def test_unknown_format_is_refused():
+    with pytest.raises(ValueError, match="fp8"):
+        hopper.kernel_source("fp8")
+
+
+def test_source_of_returns_one_named_function():
+    text = hopper.source_of("produce")
+    assert text.lstrip().startswith("//") and "void produce(" in text and text.endswith("}\n")
+    assert "void consume(" not in text
+    with pytest.raises(ValueError, match="no function 'nope'"):
+        hopper.source_of("nope")
+
+
+def test_ring_model_refills_a_slot_only_after_its_slice_was_computed():
+    events = hopper.ring_events(10, 0.2, 0.5, stages=3, latency=1.0)
+    by_slot = {}
+    for e in events:
+        assert e.load_start < e.full_at <= e.compute_start < e.empty_at
+        assert e.slot == e.slice % 3 and e.phase == e.slice // 3
+        if e.slot in by_slot:
+            assert e.load_start >= by_slot[e.slot].empty_at      # the "empty" barrier
+        by_slot[e.slot] = e
+    for a, b in zip(events, events[1:]):
+        assert b.compute_start >= a.empty_at                      # one consumer, in order
+
+
+def test_more_stages_hide_latency_until_compute_bound():
+    times = [gl.perfmodel.pipeline_time(64, 0.2, 0.55, s, latency=1.0) for s in (1, 2, 3, 4, 6)]
+    assert times[0] == pytest.approx(64 * (0.2 + 1.0 + 0.55))
+    assert times[0] > times[1] > times[2] > times[3]
+    assert times[3] == times[4] == pytest.approx(0.2 + 1.0 + 64 * 0.55)
+
+
+def test_inputs_must_be_16_bit():
+    with pytest.raises(TypeError, match="FP16 or BF16"):
+        hopper.input_format(np.zeros((2, 2), np.float32), "A")
+
+
+@pytest.mark.skipif(gl.device.backend() == "gpu", reason="checks the message off the GPU")
+def test_running_off_the_gpu_says_why():
+    ok, reason = hopper.available()
+    assert not ok and "sm_90" in reason
+    with pytest.raises(RuntimeError, match="cannot run"):
+        hopper.gemm(np.zeros((8, 8), np.float16), np.zeros((8, 8), np.float16))
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (CUDA 12 or newer)")
+@pytest.mark.parametrize("fmt", list(hopper.FORMATS))
+def test_source_compiles_for_sm90a_without_spills(fmt):
+    _, report = hopper.compile_with_nvcc(hopper.kernel_source(fmt), shutil.which("nvcc"))
+    entries = re.findall(r"Compiling entry function '(\w+)'.*?Used (\d+) registers", report, re.S)
+    spills = re.findall(r"(\d+) bytes spill stores", report)
+    assert {name for name, _ in entries} == {hopper.kernel_name(s, fmt) for s in hopper.STAGES}
+    assert spills and all(int(s) == 0 for s in spills)
+    for name, regs in entries:
+        threads = 384 if ("_ws_" in name or "_persistent_" in name) else 256
+        assert int(regs) * threads <= HOPPER.registers
+
+
+def _needs_sm90():
+    ok, reason = hopper.available()
+    return pytest.mark.skipif(not ok, reason=f"needs an sm_90 GPU ({reason})")
+
+
+@_needs_sm90()
+@pytest.mark.parametrize("stage", list(hopper.STAGES))
+@pytest.mark.parametrize("fmt", list(hopper.FORMATS))
+@pytest.mark.parametrize("shape", [(200, 264, 136), (131, 251, 77), (1031, 997, 1043)])
+def test_kernel_matches_float64_at_odd_shapes(stage, fmt, shape):
+    import ml_dtypes
+    M, N, K = shape
+    rng = np.random.default_rng(M * 7 + N)
+    dt = np.float16 if fmt == "fp16" else ml_dtypes.bfloat16
+    A = rng.standard_normal((M, K)).astype(dt)
+    B = rng.standard_normal((K, N)).astype(dt)
+    C = rng.standard_normal((M, N)).astype(np.float32)
+    out = hopper.gemm(A, B, C, alpha=0.5, beta=-2.0, stage=stage)
+    ref = 0.5 * (A.astype(np.float64) @ B.astype(np.float64)) - 2.0 * C
+    assert not np.isnan(out).any()                  # the output was poisoned with NaN
+    assert np.linalg.norm(out - ref) / np.linalg.norm(ref) < 1e-5
+
+
+def test_gemm_kernel_hopper_on_the_simulator_emulates_the_tensor_core_sums():
+    if gl.device.backend() == "gpu":
+        pytest.skip("the simulator path")
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((33, 40)).astype(np.float16)
+    B = rng.standard_normal((40, 29)).astype(np.float16)
+    C = rng.standard_normal((33, 29)).astype(np.float32)
+    out = gl.gemm(A, B, C, alpha=2.0, beta=-1.0, kernel="hopper", stage="tma")
+    assert np.array_equal(out, gl.tensorcore.emulate_steps(A, B, C, 2.0, -1.0))
+    ref = 2.0 * (A.astype(np.float64) @ B.astype(np.float64)) - C
+    assert np.abs(out - ref).max() < 1e-4
+    with pytest.raises(ValueError, match="unknown Hopper stage"):
+        gl.gemm(A, B, kernel="hopper", stage="fast")
+    with pytest.raises(TypeError, match="FP16 or BF16"):
+        gl.gemm(A.astype(np.float32), B, kernel="hopper")
