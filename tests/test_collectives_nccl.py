@@ -18,33 +18,14 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from queue_ring import QueueRing, random_buffers as _random
+from multirank import GPUS, QueueRing, needs_gpus, run_on_ranks, random_buffers as _random
 
-import gemmlab as gl
 import gemmlab.collectives as C
 from gemmlab import cli
 from gemmlab.collectives import jobs, launch, nccl
 
 RANKS = range(1, 9)
 ITEMS = [3, 13, 64, 1001]      # fewer items than ranks, uneven splits, an even split
-
-
-def _gpus():
-    """GPUs the NCCL tests may use, and why there are none."""
-    if gl.device.backend() != "gpu":
-        return 0, "needs the gpu backend (GEMMLAB_BACKEND=gpu) and CuPy"
-    try:
-        return nccl.visible_gpus(), "no GPU visible"
-    except nccl.BackendUnavailable as err:
-        return 0, str(err)
-
-
-GPUS, NO_GPU = _gpus()
-needs_gpu = pytest.mark.skipif(GPUS == 0, reason=NO_GPU)
-
-
-def needs_gpus(n):
-    return pytest.mark.skipif(GPUS < n, reason=f"needs {n} GPUs, found {GPUS}" if GPUS else NO_GPU)
 
 
 # --- the plan agrees with the simulated ring ------------------------------------------------------
@@ -279,7 +260,7 @@ def test_a_wrong_reduce_scatter_fails_the_cli(monkeypatch, capsys):
 
 # --- on GPUs -----------------------------------------------------------------------------------
 
-@needs_gpu
+@needs_gpus(1)
 @pytest.mark.parametrize("n", [1, 2, 4])
 def test_ring_code_on_cupy_arrays_of_one_gpu(n):
     import cupy
@@ -301,7 +282,7 @@ def one_rank():
     transport.close()
 
 
-@needs_gpu
+@needs_gpus(1)
 def test_one_rank_nccl_communicator(one_rank):
     import cupy
     assert os.environ["NCCL_NVLS_ENABLE"] == "0"
@@ -319,7 +300,7 @@ def test_one_rank_nccl_communicator(one_rank):
         one_rank.allreduce(x.astype(cupy.complex64), x.astype(cupy.complex64))
 
 
-@needs_gpu
+@needs_gpus(1)
 def test_cli_on_one_gpu(tmp_path):
     out = tmp_path / "np1.json"
     assert cli.main(["allreduce", "--backend", "nccl", "--np", "1", "--size", "8KiB,4100",
@@ -370,10 +351,7 @@ BITS_PROGRAM = textwrap.dedent("""
 
 @pytest.mark.parametrize("n", [pytest.param(n, marks=needs_gpus(n)) for n in (2, 4, 8)])
 def test_ring_over_nccl_gives_the_simulated_bits(tmp_path, n):
-    script = tmp_path / "program.py"
-    script.write_text(BITS_PROGRAM)
-    jobs.mpirun(n, [script, tmp_path], timeout=180)
-    assert sorted(p.name for p in tmp_path.glob("*.ok")) == [f"rank{r}.ok" for r in range(n)]
+    run_on_ranks(tmp_path, BITS_PROGRAM, n)
 
 
 @pytest.mark.parametrize("n", [pytest.param(n, marks=needs_gpus(n)) for n in (2, 4, 8)])

@@ -10,26 +10,9 @@ import textwrap
 
 import numpy as np
 import pytest
-from queue_ring import QueueRing
+from multirank import QueueRing, needs_gpus, run_on_ranks
 
-import gemmlab as gl
-from gemmlab.collectives import jobs, nccl, nccl_graph
-
-
-def _gpus():
-    if gl.device.backend() != "gpu":
-        return 0, "needs the gpu backend (GEMMLAB_BACKEND=gpu) and CuPy"
-    try:
-        return nccl.visible_gpus(), "no GPU visible"
-    except nccl.BackendUnavailable as err:
-        return 0, str(err)
-
-
-GPUS, NO_GPU = _gpus()
-
-
-def needs_gpus(n):
-    return pytest.mark.skipif(GPUS < n, reason=f"needs {n} GPUs, found {GPUS}" if GPUS else NO_GPU)
+from gemmlab.collectives import nccl, nccl_graph
 
 
 def test_programs_are_named():
@@ -97,7 +80,4 @@ GRAPH_PROGRAM = textwrap.dedent("""
 
 @pytest.mark.parametrize("n", [pytest.param(n, marks=needs_gpus(n)) for n in (2, 4, 8)])
 def test_graph_ring_gives_the_simulated_bits_on_every_replay(tmp_path, n):
-    script = tmp_path / "program.py"
-    script.write_text(GRAPH_PROGRAM)
-    jobs.mpirun(n, [script, tmp_path], timeout=180)
-    assert sorted(p.name for p in tmp_path.glob("*.ok")) == [f"rank{r}.ok" for r in range(n)]
+    run_on_ranks(tmp_path, GRAPH_PROGRAM, n)

@@ -8,28 +8,10 @@ GPUs those tests skip ("needs N GPUs, found M").
 """
 import numpy as np
 import pytest
-from queue_ring import QueueRing
+from multirank import QueueRing, needs_gpus
 
-import gemmlab as gl
-from gemmlab.collectives import nccl
 from gemmlab.parallel import megatron_attention, megatron_ffn, tp
 from gemmlab.parallel.nccl import layer_on_rank
-
-
-def _gpus():
-    if gl.device.backend() != "gpu":
-        return 0, "needs the gpu backend (GEMMLAB_BACKEND=gpu) and CuPy"
-    try:
-        return nccl.visible_gpus(), "no GPU visible"
-    except nccl.BackendUnavailable as err:
-        return 0, str(err)
-
-
-GPUS, NO_GPU = _gpus()
-
-
-def needs_gpus(n):
-    return pytest.mark.skipif(GPUS < n, reason=f"needs {n} GPUs, found {GPUS}" if GPUS else NO_GPU)
 
 
 @pytest.mark.parametrize("p", [1, 2, 4])

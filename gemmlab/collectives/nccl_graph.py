@@ -4,7 +4,7 @@ recorded as a CUDA graph, replayed by each call.
 Driven step by step from Python (:func:`gemmlab.collectives.nccl.ring_allreduce`), each call
 rebuilds the plan and its views, and each step launches an NCCL group and an addition from
 Python; on two H200s that host work, not the GPU, set the pace below about 64 MiB (about 150 us
-per step measured, against 9 us of GPU work: ``benchmarks/ring_breakdown_np2.json``). Here the
+per step measured, against 9 us of GPU work: ``benchmarks/nccl_h200x2_breakdown.json``). Here the
 same steps (``nccl.ring_ops``, from the CPU-tested ``RingPlan``: the same algorithm,
 reduce-scatter then all-gather, 2(N-1) steps of S/N, each addition after its step on one stream)
 are issued once while a CUDA stream records them into a graph; a call then launches that graph:

@@ -1,10 +1,44 @@
-"""N ranks as threads, with a transport standing in for NCCL's grouped send/recv: the CPU tests of
-the ring over NCCL (``collectives.nccl``, ``nccl_graph``) and of the layers over NCCL
-(``parallel.nccl``) run the same per-rank code on NumPy arrays through it."""
+"""What the tests of the multi-rank code share: N ranks as threads with a transport standing in for
+NCCL's grouped send/recv (the CPU tests of ``collectives.nccl``, ``nccl_graph`` and
+``parallel.nccl`` run the same per-rank code on NumPy arrays through it), the GPU count that
+decides which GPU tests run ("needs N GPUs, found M" otherwise), and a program run on N real
+ranks that must reach its end on every rank."""
 import queue
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
+import pytest
+
+import gemmlab as gl
+from gemmlab.collectives import jobs, nccl
+
+
+def _gpus():
+    """GPUs the NCCL tests may use, and why there are none."""
+    if gl.device.backend() != "gpu":
+        return 0, "needs the gpu backend (GEMMLAB_BACKEND=gpu) and CuPy"
+    try:
+        return nccl.visible_gpus(), "no GPU visible"
+    except nccl.BackendUnavailable as err:
+        return 0, str(err)
+
+
+GPUS, NO_GPU = _gpus()
+
+
+def needs_gpus(n):
+    """Skip unless ``n`` GPUs are visible, saying how many were found."""
+    return pytest.mark.skipif(GPUS < n, reason=f"needs {n} GPUs, found {GPUS}" if GPUS else NO_GPU)
+
+
+def run_on_ranks(tmp_path, program, n, timeout=180):
+    """Run ``program`` (Python source) on ``n`` ranks through the launcher, with its folder as
+    argument; every rank must write ``rank<r>.ok`` there at its end."""
+    script = Path(tmp_path) / "program.py"
+    script.write_text(program)
+    jobs.mpirun(n, [script, tmp_path], timeout=timeout)
+    assert sorted(p.name for p in Path(tmp_path).glob("*.ok")) == [f"rank{r}.ok" for r in range(n)]
 
 
 class QueueRing:
