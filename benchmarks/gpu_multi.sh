@@ -91,7 +91,7 @@ $PY - "$OUT_DIR" <<'PY' || status=1
 import glob, json, os, sys
 from gemmlab.collectives.launch import sweep_summary
 out = sys.argv[1]
-summary = {"by_ranks": {}}
+summary = {"machine": json.load(open(os.path.join(out, "machine.json"))), "by_ranks": {}}
 for path in sorted(glob.glob(os.path.join(out, "allreduce_nccl_np*.json"))):
     records = json.load(open(path))
     if records and records[0]["n_ranks"] > 1:
