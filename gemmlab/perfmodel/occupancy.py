@@ -11,7 +11,8 @@ from .hardware import HOPPER, MAX_REGISTERS_PER_THREAD, MAX_THREADS_PER_BLOCK
 
 def blocks_per_sm(regs_per_thread, threads, smem_bytes, sm=HOPPER):
     """(blocks, limit): how many blocks fit on one SM at once, and which resource binds
-    ("registers", "shared memory", "threads" or "blocks")."""
+    ("registers", "shared memory", "threads" or "blocks"). Each resident block takes its own
+    shared memory plus the driver's reservation out of the SM's total."""
     if min(regs_per_thread, threads) < 1 or smem_bytes < 0:
         raise ValueError(f"need registers >= 1, threads >= 1, shared bytes >= 0; got "
                          f"{regs_per_thread}, {threads}, {smem_bytes}")
@@ -22,6 +23,9 @@ def blocks_per_sm(regs_per_thread, threads, smem_bytes, sm=HOPPER):
         raise ValueError(f"{regs_per_thread} registers per thread is not possible: a thread has "
                          f"at most {MAX_REGISTERS_PER_THREAD} (the compiler spills the rest to "
                          f"local memory)")
+    if smem_bytes > sm.max_shared_per_block:
+        raise ValueError(f"a block of {smem_bytes} bytes of shared memory cannot launch: "
+                         f"{sm.name} allows at most {sm.max_shared_per_block} per block")
     warps = -(-threads // 32)
     per_warp = -(-regs_per_thread * 32 // sm.register_unit) * sm.register_unit
     limits = {

@@ -73,7 +73,7 @@ QUESTIONS = [
         id="11.blocks_185",
         prompt="twolevel with BK = 16 needs 185 registers per thread in blocks of 256 threads. An "
                "H200 SM has 65536 registers, allocated per warp in units of 256. How many such "
-               "blocks fit on one SM at once (by registers)?",
+               "blocks fit on one SM at once (by registers) (exact)?",
         answer=lambda: blocks_per_sm(185, 256, 0)[0],
         kind=Number(rtol=0.01),
         wrong=[
@@ -93,7 +93,7 @@ QUESTIONS = [
     Question(
         id="11.blocks_123",
         prompt="pingpong with BK = 8 needs 123 registers per thread, same blocks of 256 threads. "
-               "How many blocks fit on one SM by registers?",
+               "How many blocks fit on one SM by registers (exact)?",
         answer=lambda: blocks_per_sm(123, 256, 0)[0],
         kind=Number(rtol=0.01),
         wrong=[
