@@ -10,14 +10,16 @@ import pytest
 from gemmlab.grading import judge, sandbox
 from gemmlab.grading.bank import lesson_questions, questions
 from gemmlab.grading.grade import Settings, grade_notebook
-from gemmlab.grading.question import evaluate
+from gemmlab.grading.question import Function, evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 BANK = questions()
 
 
 def _reference(q):
-    return q.answer if q.is_code else evaluate(q.answer)
+    """A Function's answer is the reference function; elsewhere (values, the labs' kernels) the
+    answer is computed by a zero-argument function."""
+    return q.answer if isinstance(q.kind, Function) else evaluate(q.answer)
 
 
 @pytest.mark.parametrize("qid", sorted(BANK))
@@ -30,22 +32,22 @@ def test_reference_passes_and_missing_answer_is_not_attempted(qid):
                                        for i in range(len(BANK[qid].wrong))])
 def test_each_known_wrong_answer_fails_with_its_own_feedback(qid, index):
     wrong = BANK[qid].wrong[index]
-    answer = wrong.value if BANK[qid].is_code else evaluate(wrong.value)
+    answer = wrong.value if isinstance(BANK[qid].kind, Function) else evaluate(wrong.value)
     result = judge(qid, answer)
     assert result.status == "fail"
     assert wrong.feedback in result.feedback, "an earlier Wrong shadows this one, or it equals the answer"
 
 
-CODE = sorted(qid for qid, q in BANK.items() if q.is_code)
+FUNCTIONS = sorted(qid for qid, q in BANK.items() if isinstance(q.kind, Function))
 
 
-@pytest.mark.parametrize("qid", CODE)
-def test_code_questions_judge_hidden_cases_that_differ_from_the_public_ones(qid):
+@pytest.mark.parametrize("qid", FUNCTIONS)
+def test_function_questions_judge_hidden_cases_that_differ_from_the_public_ones(qid):
+    # (the labs' kinds draw their hidden shapes themselves: gemmlab/labs and its tests)
     q = BANK[qid]
     public = [repr(case) for case in q.kind.cases()]
     for seed in range(3):
-        rng = np.random.default_rng(seed)
-        assert judge(qid, q.answer, rng).status == "pass"
+        assert judge(qid, q.answer, np.random.default_rng(seed)).status == "pass"
         for wrong in q.wrong:
             assert wrong.feedback in judge(qid, wrong.value, np.random.default_rng(seed)).feedback
         assert not set(map(repr, q.kind.hidden(np.random.default_rng(seed)))) & set(public)

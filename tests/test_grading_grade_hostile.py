@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from gemmlab.grading import sandbox
+from gemmlab.grading.bank import lesson_questions
 from test_grading_isolate import processes_with
 
 pytestmark = pytest.mark.slow
@@ -29,6 +30,7 @@ ESCAPED_NAME = "attack_terminal\x1b[31m_escapes\r"
 REACHING = ["attack_proc_snooper", "attack_checker_patcher", "attack_detached",
             "attack_solutions_reader", "attack_kill_parent"]
 MARKER = "gemmlab-hostile-detached"
+N01, N02 = len(lesson_questions(1)), len(lesson_questions(2))
 
 
 def _hashes(folder):
@@ -142,11 +144,11 @@ def test_the_run_finishes_and_writes_its_reports(run):
 
 
 def test_honest_and_blank_students_are_untouched_by_the_attacks(run):
-    assert _passed(run.rows["honest01"]) == (12, 12), run.rows["honest01"]["feedback"]
+    assert _passed(run.rows["honest01"]) == (N01, N01), run.rows["honest01"]["feedback"]
     assert not run.rows["honest01"]["notes"]
-    assert _passed(run.rows["blank"]) == (0, 12)
+    assert _passed(run.rows["blank"]) == (0, N01)
     assert set(run.rows["blank"]["results"].values()) == {"not attempted"}
-    assert _passed(run.rows["honest02"]) == (8, 8), run.rows["honest02"]["feedback"]
+    assert _passed(run.rows["honest02"]) == (N02, N02), run.rows["honest02"]["feedback"]
 
 
 def test_submissions_and_package_are_unchanged_afterwards(run):
@@ -167,11 +169,11 @@ def test_no_process_is_left_and_the_reports_stay_as_written(run):
 def test_a_notebook_cannot_forge_verdicts_by_logging_or_printing(full):
     row = full.rows["attack_log_forger"]
     assert row["results"]["01.weights_gib"] == "fail"
-    assert _passed(row) == (0, 12)
+    assert _passed(row) == (0, N01)
 
 
 def test_the_package_in_a_notebook_has_no_references(full):
-    assert _passed(full.rows["attack_reference_reader"]) == (0, 12)
+    assert _passed(full.rows["attack_reference_reader"]) == (0, N01)
     assert set(full.rows["attack_reference_reader"]["results"].values()) == {"not attempted"}
 
 
@@ -184,9 +186,9 @@ def test_code_runs_without_the_references_and_its_processes_die(full):
 
 def test_reading_the_repository_works_only_without_the_sandbox(full, unsandboxed):
     if full.sandboxed:
-        assert _passed(full.rows["attack_solutions_reader"]) == (0, 12)
+        assert _passed(full.rows["attack_solutions_reader"]) == (0, N01)
     # the documented limit: without the sandbox a notebook can read solutions/ from disk
-    assert _passed(unsandboxed.rows["attack_solutions_reader"]) == (12, 12)
+    assert _passed(unsandboxed.rows["attack_solutions_reader"]) == (N01, N01)
 
 
 def test_rewriting_another_submission_changes_nothing_and_is_reported(unsandboxed):
@@ -199,16 +201,16 @@ def test_rewriting_another_submission_changes_nothing_and_is_reported(unsandboxe
 def test_patching_the_installed_checker_changes_nothing_and_is_reported(unsandboxed):
     notes = " ".join(unsandboxed.rows["attack_checker_patcher"]["notes"])
     assert "modified the grader's package (grading/checker.py, grading/planted_module.py)" in notes
-    assert _passed(unsandboxed.rows["attack_checker_patcher"]) == (0, 12)
+    assert _passed(unsandboxed.rows["attack_checker_patcher"]) == (0, N01)
 
 
 def test_killing_the_parent_or_the_kernel_fails_only_that_notebook(run):
     row = run.rows["attack_kill_parent"]
-    assert "kill its parent process" in row["notes"][0] and _passed(row) == (0, 12)
+    assert "kill its parent process" in row["notes"][0] and _passed(row) == (0, N01)
     assert all(f.startswith("not graded") for f in row["feedback"].values())
     if "attack_kernel_dies" in run.rows:
         row = run.rows["attack_kernel_dies"]
-        assert "the kernel died during cell 2" in row["notes"][0] and _passed(row) == (0, 12)
+        assert "the kernel died during cell 2" in row["notes"][0] and _passed(row) == (0, N01)
 
 
 def test_a_hanging_read_is_interrupted_and_the_notebook_goes_on(full):
@@ -222,16 +224,16 @@ def test_huge_output_and_memory_are_capped_and_the_notebook_goes_on(full):
     assert any("printed 100 MiB of output (not kept)" in n for n in row["notes"]), row["notes"]
     assert row["results"]["01.weights_gib"] == "pass"
     row = full.rows["attack_memory_hog"]
-    assert any("MemoryError" in n for n in row["notes"]) and _passed(row) == (1, 12)
+    assert any("MemoryError" in n for n in row["notes"]) and _passed(row) == (1, N01)
 
 
 def test_the_questions_come_from_the_bank_not_from_the_notebook(full):
-    assert _passed(full.rows["attack_deleted_checks"]) == (1, 12)
+    assert _passed(full.rows["attack_deleted_checks"]) == (1, N01)
 
 
 def test_objects_equal_to_everything_are_not_numbers(full):
     row = full.rows["attack_equal_to_everything"]
-    assert _passed(row) == (0, 12)
+    assert _passed(row) == (0, N01)
     assert "expected a number (in GiB), got Everything 0.0" in row["feedback"]["01.weights_gib"]
 
 
@@ -251,4 +253,4 @@ def test_the_terminal_table_shows_control_characters_escaped(full):
 ])
 def test_entries_that_are_not_notebooks_fail_with_the_reason(full, student, reason):
     row = full.rows[student]
-    assert reason in row["notes"][0] and _passed(row) == (0, 12)
+    assert reason in row["notes"][0] and _passed(row) == (0, N01)
