@@ -95,13 +95,16 @@ def _judge_function(q, fn):
                   f"{compare.show(expected[mismatch])}.{hint}")
 
 
-def judge(question_id, answer):
-    """The verdict for one answer, without printing or logging."""
+def judge(question_id, answer, rng=None):
+    """The verdict for one answer, without printing or logging; ``rng`` draws a code question's
+    hidden cases (None: its public ones)."""
     q = get_question(question_id)
     if _not_attempted(answer):
         return Result(q.id, NOT_ATTEMPTED, f"no answer yet. {q.prompt}")
     try:
-        if isinstance(q.kind, Function):
+        if q.is_code:       # a kind that runs the code itself: judge(question, fn, rng)
+            status, feedback = q.kind.judge(q, q.kind.coerce(answer), rng)
+        elif isinstance(q.kind, Function):
             status, feedback = _judge_function(q, q.kind.coerce(answer))
         else:
             status, feedback = _judge_value(q, answer)

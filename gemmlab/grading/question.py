@@ -177,6 +177,21 @@ class Question:
     wrong: Sequence[Wrong] = ()
     hint: str = ""
     explain: str = ""       # shown after a pass: the one idea the question is about
+    answer_name: str = ""   # the notebook variable or function holding the answer ("" -> the
+                            # part of the id after the dot); the grader reads it by this name
+
+    def __post_init__(self):
+        if not self.answer_name:
+            object.__setattr__(self, "answer_name", self.id.split(".", 1)[-1])
+        if not self.answer_name.isidentifier():
+            raise ValueError(f"question {self.id!r}: answer_name {self.answer_name!r} is not a "
+                             f"Python name")
+
+    @property
+    def is_code(self):
+        """Whether the answer is code (a function, kernel, per-rank program) that the kind runs:
+        such kinds have a ``judge(question, fn, rng)`` method."""
+        return callable(getattr(self.kind, "judge", None))
 
     @property
     def lesson(self):
