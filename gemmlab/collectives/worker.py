@@ -34,22 +34,33 @@ def _time_once(comm, algorithm, buf):
     return out, comm.allreduce(elapsed, op=MPI.MAX)     # the slowest rank sets the time
 
 
-def measure(comm, algos, size_bytes, dtype, repeats, warmup, seed):
+def measure(comm, algos, size_bytes, dtype, repeats, warmup, seed, table=ALGORITHMS):
     """Per algorithm: the times of ``repeats`` runs (after ``warmup``) and whether every run on
     every rank gave the exact sum. Algorithms take turns, so drift in the machine's load is
-    shared between them."""
+    shared between them. ``table`` maps each name to a function ``algorithm(comm, buf)``."""
     n_items = size_bytes // dtype.itemsize
     mine, exact = _inputs(n_items, dtype, comm.Get_rank(), comm.Get_size(), seed)
     times = {name: [] for name in algos}
     correct = {name: True for name in algos}
     for rep in range(warmup + repeats):
         for name in algos:
-            out, seconds = _time_once(comm, ALGORITHMS[name], mine)
+            out, seconds = _time_once(comm, table[name], mine)
             correct[name] &= bool(np.array_equal(out, exact))
             if rep >= warmup:
                 times[name].append(seconds)
     return {name: (times[name], bool(comm.allreduce(correct[name], op=MPI.LAND)))
             for name in algos}
+
+
+def report(comm, results, size_bytes, dtype):
+    """Rank 0 prints one ``RESULT_TAG`` line of JSON per algorithm of :func:`measure`'s results."""
+    if comm.Get_rank() != 0:
+        return
+    for name, (times, ok) in results.items():
+        record = {"algorithm": name, "n_ranks": comm.Get_size(), "size_bytes": size_bytes,
+                  "dtype": dtype.name, "seconds": statistics.median(times), "times": times,
+                  "verified": ok}
+        print(RESULT_TAG, json.dumps(record), flush=True)
 
 
 def main(argv=None):
@@ -65,13 +76,8 @@ def main(argv=None):
     dtype = np.dtype(args.dtype)
     algos = args.algos.split(",")
     for size in (int(s) for s in args.sizes.split(",")):
-        results = measure(comm, algos, size, dtype, args.repeats, args.warmup, args.seed)
-        if comm.Get_rank() == 0:
-            for name, (times, ok) in results.items():
-                record = {"algorithm": name, "n_ranks": comm.Get_size(), "size_bytes": size,
-                          "dtype": dtype.name, "seconds": statistics.median(times),
-                          "times": times, "verified": ok}
-                print(RESULT_TAG, json.dumps(record), flush=True)
+        report(comm, measure(comm, algos, size, dtype, args.repeats, args.warmup, args.seed),
+               size, dtype)
 
 
 if __name__ == "__main__":
