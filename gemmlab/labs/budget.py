@@ -13,7 +13,7 @@ import numpy as np
 
 from ..parallel import budget as model
 from ..perfmodel.traffic import gemm_flops
-from .kinds import FAIL, PASS, CodeLab, NoAnswer, not_attempted
+from .kinds import FAIL, NOT_ATTEMPTED, PASS, CodeLab, NoAnswer, not_attempted
 from .ranks import call_limited
 
 TIME_LIMIT = 5.0
@@ -49,63 +49,64 @@ NO_BOUNDARY = "pp = 1: there is no stage boundary, so no point-to-point message"
 
 
 def _variants(cfg):
-    """term -> [(value of a known mistake, what the mistake is)], in the order they are tried."""
+    """term -> [(name, value of a known mistake, what the mistake is)], in the order tried."""
     M, f = model.rows_per_rank(cfg), model.features_per_rank(cfg)
     forward, backward = model.gemm_shapes(M, cfg["d_model"], f)
     compute_only = sum(gemm_flops(*s) for s in forward + backward) / cfg["peak_flops"]
     no_latency = {**cfg, "alpha": 0.0}
     return {
         "gemm": [
-            (model.gemm_term(cfg, M, f, model="ideal"),
+            ("ideal", model.gemm_term(cfg, M, f, model="ideal"),
              "it uses the ideal traffic (every element loaded once); the lab asks for the "
              "roofline of your tile: the tiled traffic model with T = tile, in which A is read "
              "ceil(n/T) times and B ceil(m/T) times"),
-            (model.gemm_term(cfg, M, f, passes=("forward",)),
+            ("forward", model.gemm_term(cfg, M, f, passes=("forward",)),
              "it has the forward GEMMs only; training also runs the backward pass: four more "
              "GEMMs (dH, dW_down, dX, dW_up), twice the forward's FLOPs"),
-            (compute_only, "it is FLOPs / peak alone; the roofline is the larger of the compute "
-                           "time and the memory time, and with this tile the bytes may win"),
-            (model.gemm_term(cfg, cfg["tokens"], f),
+            ("compute", compute_only,
+             "it is FLOPs / peak alone; the roofline is the larger of the compute time and the "
+             "memory time, and with this tile the bytes may win"),
+            ("tokens", model.gemm_term(cfg, cfg["tokens"], f),
              "it uses all the tokens; a CP rank holds M = tokens / cp of them"),
-            (model.gemm_term(cfg, M, cfg["d_ff"]),
+            ("features", model.gemm_term(cfg, M, cfg["d_ff"]),
              "it uses all d_ff hidden features; a TP rank holds f = d_ff / tp of them"),
         ],
         "tp_allreduce": [
-            (model.tp_term(cfg, M, count=1),
+            ("once", model.tp_term(cfg, M, count=1),
              "it counts one all-reduce; the forward has one at the layer's exit and the backward "
              "another (for dX): two per layer"),
-            (model.tp_term(cfg, M, bandwidth=_other_bandwidth(cfg, ("tp",))[0]),
+            ("link", model.tp_term(cfg, M, bandwidth=_other_bandwidth(cfg, ("tp",))[0]),
              _link_message(cfg, ("tp",), "it runs")),
-            (model.tp_term(cfg, cfg["tokens"]), ALL_TOKENS),
-            (model.tp_term(cfg, M, bytes_factor=2),
+            ("tokens", model.tp_term(cfg, cfg["tokens"]), ALL_TOKENS),
+            ("sent+received", model.tp_term(cfg, M, bytes_factor=2),
              "it counts the bytes sent plus received; sending and receiving overlap (full "
              "duplex), so the time follows the 2(N-1)/N S a rank sends"),
-            (model.tp_term(no_latency, M),
+            ("latency", model.tp_term(no_latency, M),
              "it has no latency term; each of the ring's 2(N-1) steps pays alpha"),
         ],
         "dp_allreduce": [
-            (model.dp_term(cfg, f, axes=("dp",)), DP_ONLY),
-            (model.dp_term(cfg, f, axes=("dp",), bandwidth=model.link_bandwidth(cfg, ("dp", "cp"))),
-             DP_ONLY),
-            (model.dp_term(cfg, f, microbatches=1),
+            ("dp only", model.dp_term(cfg, f, axes=("dp",)), DP_ONLY),
+            ("dp only", model.dp_term(cfg, f, axes=("dp",),
+                                      bandwidth=model.link_bandwidth(cfg, ("dp", "cp"))), DP_ONLY),
+            ("microbatches", model.dp_term(cfg, f, microbatches=1),
              "it charges the whole gradient all-reduce to every microbatch; it runs once per "
              "training step, so each of the step's microbatches carries 1/microbatches of it"),
-            (model.dp_term(cfg, cfg["d_ff"]),
+            ("whole weights", model.dp_term(cfg, cfg["d_ff"]),
              "it reduces the gradients of the whole weights; each rank holds and reduces only "
              "its shards, 2 d_model (d_ff / tp) values"),
-            (model.dp_term(cfg, f, bandwidth=_other_bandwidth(cfg, ("dp", "cp"))[0]),
+            ("link", model.dp_term(cfg, f, bandwidth=_other_bandwidth(cfg, ("dp", "cp"))[0]),
              _link_message(cfg, ("dp", "cp"), "it runs")),
         ],
         "pp_p2p": [
-            (model.pp_term(cfg, M, messages=1),
+            ("one message", model.pp_term(cfg, M, messages=1),
              "it has one message; the activations go to the next stage and their gradient comes "
              "back: two"),
-            (model.pp_term(cfg, M, layers_per_stage=1),
+            ("not shared", model.pp_term(cfg, M, layers_per_stage=1),
              "it charges a whole stage boundary to this layer; a stage's layers/pp layers share "
              "its one boundary"),
-            (model.pp_term(cfg, M, bandwidth=_other_bandwidth(cfg, ("pp",))[0]),
+            ("link", model.pp_term(cfg, M, bandwidth=_other_bandwidth(cfg, ("pp",))[0]),
              _link_message(cfg, ("pp",), "it runs")),
-            (model.pp_term(cfg, cfg["tokens"]), ALL_TOKENS),
+            ("tokens", model.pp_term(cfg, cfg["tokens"]), ALL_TOKENS),
         ],
     }
 
@@ -127,8 +128,10 @@ def _bad_term(budget, term):
     return None
 
 
-def check_budget(fn, cfg):
-    """(status, feedback) of the student's ``fn`` on one configuration."""
+def evaluate(fn, cfg):
+    """Run the student's ``fn`` on one configuration: (FAIL, why) when its answer is not a budget
+    at all, else (None, {term: (got, expected, {mistake name: text} it matches)}) for every term
+    that differs from the model."""
     value, error = call_limited(fn, (dict(cfg),), TIME_LIMIT)
     if error:
         return FAIL, f"layer_budget(cfg) {error}"
@@ -141,21 +144,33 @@ def check_budget(fn, cfg):
         bad = _bad_term(value, term)
         if bad:
             return FAIL, bad
-    got = {term: float(value[term]) for term in model.TERMS}
     expected = model.layer_budget(cfg)
     variants = _variants(cfg)
-    problems = []
+    wrong = {}
     for term in model.TERMS:
-        if _same(got[term], expected[term]):
+        got = float(value[term])
+        if _same(got, expected[term]):
             continue
-        why = next((text for v, text in variants[term] if _same(got[term], v)), None)
         if term == "pp_p2p" and cfg["pp"] == 1:
-            why = NO_BOUNDARY
-        shown = f"Your {term} is {got[term]:.4g} s, the course's model gives {expected[term]:.4g} s"
-        problems.append(f"{shown}: {why}." if why else f"{shown}.")
-    if problems:
-        return FAIL, " ".join(problems)
-    return PASS, ""
+            matches = {"boundary": NO_BOUNDARY}
+        else:
+            matches = {name: text for name, v, text in variants[term] if _same(got, v)}
+        wrong[term] = (got, expected[term], matches)
+    return None, wrong
+
+
+def explain(wrong, others=()):
+    """The feedback for one configuration's wrong terms. A mistake that explains the same term on
+    every other failing configuration (``others``) is preferred: on one grid two mistakes can give
+    the same number (all the tokens, or bytes counted twice, when cp = 2)."""
+    problems = []
+    for term, (got, expected, matches) in wrong.items():
+        agreed = [name for name in matches
+                  if all(name in other[term][2] for other in others if term in other)]
+        name = (agreed or list(matches) or [None])[0]
+        shown = f"Your {term} is {got:.4g} s, the course's model gives {expected:.4g} s"
+        problems.append(f"{shown}: {matches[name]}." if name else f"{shown}.")
+    return " ".join(problems)
 
 
 def _describe(cfg):
@@ -167,31 +182,59 @@ def _describe(cfg):
 class BudgetLab(CodeLab):
     """15.lab_budget: the layer budget on lesson 15's grid and on hidden ones."""
     function = "your layer_budget"
+    # lesson 15's grid; no PP, DP across nodes; everything inside a node but PP; TP across
+    # nodes; few tokens per rank, so even one-pass traffic makes the GEMMs memory-bound
     PUBLIC = [{}, {"tp": 4, "cp": 1, "dp": 4, "pp": 1, "tile": 64},
               {"tp": 2, "cp": 2, "dp": 2, "pp": 2, "tile": 256, "layers": 24},
-              {"tp": 16, "cp": 1, "dp": 2, "pp": 2, "tile": 128, "d_ff": 24576}]
+              {"tp": 16, "cp": 1, "dp": 2, "pp": 2, "tile": 128, "d_ff": 24576},
+              {"tp": 2, "cp": 8, "dp": 1, "pp": 1, "tokens": 1024, "tile": 256}]
 
     def cases(self):
         return [model.budget_config(**changes) for changes in self.PUBLIC]
 
     def hidden(self, rng):
+        """Five random configurations: the first uses every parallelism, the second has no
+        pipeline and the third holds 128 tokens per CP rank (memory-bound GEMMs whatever the
+        tile), so that every mistake shows on some of them."""
         cases = []
-        for _ in range(5):
+        for i in range(5):
             tp, cp, dp, pp = (int(v) for v in rng.choice([1, 2, 4, 8], 4))
-            d_model = 1024 * int(rng.integers(2, 9))
+            if i == 0:
+                tp, cp, dp, pp = (max(v, 2) for v in (tp, cp, dp, pp))
+            pp = 1 if i == 1 else pp
+            tokens_per_rank = 128 if i == 2 else 128 * int(rng.integers(2, 33))
             cases.append(model.budget_config(
                 tp=tp, cp=cp, dp=dp, pp=pp, tile=int(rng.choice([32, 64, 128, 256])),
-                tokens=cp * 512 * int(rng.integers(1, 9)), d_model=d_model,
+                tokens=cp * tokens_per_rank, d_model=1024 * int(rng.integers(2, 9)),
                 d_ff=tp * 256 * int(rng.integers(4, 17)), layers=pp * int(rng.integers(2, 9)),
-                gpus_per_node=int(rng.choice([4, 8])), microbatches=int(rng.integers(1, 33)),
+                gpus_per_node=int(rng.choice([4, 8])), microbatches=int(rng.integers(2, 33)),
                 alpha=float(rng.choice([2e-6, 5e-6, 1e-5]))))
         return cases
 
     def describe(self, case):
         return f"on {_describe(case)}"
 
-    def check_case(self, fn, case):
-        return check_budget(fn, case)
+    def judge(self, question, fn, rng=None):
+        """Every configuration is run before the feedback is written, so that a mistake is named
+        by what it does on all of them."""
+        cases = self.cases() if rng is None else self.hidden(rng)
+        failing = []
+        for index, case in enumerate(cases):
+            try:
+                status, wrong = evaluate(fn, case)
+            except NoAnswer:
+                if index == 0:
+                    return NOT_ATTEMPTED, (f"{self.function} returns nothing yet: write its body "
+                                           f"and run the cell again.")
+                status, wrong = FAIL, f"{self.function} returned nothing"
+            if status == FAIL:
+                return FAIL, f"{self.describe(case)}: {wrong}"
+            if wrong:
+                failing.append((case, wrong))
+        if not failing:
+            return PASS, f"{self.summary(cases)}. {question.explain}".strip()
+        case, wrong = failing[0]
+        return FAIL, f"{self.describe(case)}: {explain(wrong, [w for _, w in failing[1:]])}"
 
     def summary(self, cases):
         return (f"all four terms match the course's model on all {len(cases)} configurations")

@@ -62,7 +62,7 @@ def run_mpi(fn, np=4, size="16MiB", dtype="float32", repeats=5, warmup=1, timeou
         return None
     name = fn.__name__
     options = ["--size", nbytes, "--dtype", dtype, "--repeats", repeats, "--warmup", warmup]
-    if fn.__module__.partition(".")[0] == "gemmlab":        # the course's own reference programs
+    if (fn.__module__ or "").partition(".")[0] == "gemmlab":    # the course's reference programs
         done = mpirun(np, ["-m", "gemmlab.labs.mpi_worker", "--module", fn.__module__,
                            "--name", name, *options], timeout=timeout)
     else:
@@ -78,6 +78,7 @@ def run_mpi(fn, np=4, size="16MiB", dtype="float32", repeats=5, warmup=1, timeou
     records = parse_records(done.stdout, len(ALGORITHMS))
     print(format_table(records))
     bus = {r["algorithm"]: r["busbw"] for r in records}
-    print(f"{name} on {np} processes, {format_size(nbytes)} per rank: {bus['yours'] / bus['mpi']:.0%} "
-          f"of MPI_Allreduce's busbw, {bus['yours'] / bus['ring']:.0%} of the course's ring")
+    print(f"{name} on {np} processes, {format_size(nbytes)} per rank: "
+          f"{bus['yours'] / bus['mpi']:.0%} of MPI_Allreduce's busbw, "
+          f"{bus['yours'] / bus['ring']:.0%} of the course's ring")
     return records

@@ -104,7 +104,8 @@ class RankRun:
         return sent
 
     def result(self, algorithm="your program"):
-        """The run as a CollectiveResult (outputs, byte ledger, trace), e.g. for the ring stepper."""
+        """The run as a CollectiveResult (outputs, byte ledger, trace), as the ring stepper
+        replays it."""
         return make_result(algorithm, self.outputs, sorted(self.trace), self.n_ranks)
 
     def __repr__(self):

@@ -102,7 +102,7 @@ class Tags:
 
     def classify(self, out, c):
         """What a rank's copy of chunk c holds: ("complete",), ("partial", ranks),
-        ("extra", ranks added twice), ("moved", other chunk) or ("wrong",)."""
+        ("extra", ranks added twice) or ("wrong",)."""
         got, want = self.chunk(out, c), self.chunk(self.total, c)
         if np.array_equal(got, want):
             return ("complete",)
@@ -113,10 +113,21 @@ class Tags:
         decoded = self.decode(got - want)
         if decoded is not None and decoded[1] == start:
             return ("extra", decoded[0])
-        for other in range(self.n):
-            if other != c and np.array_equal(got, self.chunk(self.total, other)):
-                return ("moved", other)
         return ("wrong",)
+
+    def chunk_order(self, out):
+        """The order of the complete reduced chunks that make up ``out`` (e.g. [1, 2, 0]), or
+        None if it is not made of them."""
+        order, pos = [], 0
+        while pos < self.length:
+            found = next((c for c in range(self.n) if c not in order
+                          and np.array_equal(out[pos:pos + len(self.chunk(self.total, c))],
+                                             self.chunk(self.total, c))), None)
+            if found is None:
+                return None
+            order.append(found)
+            pos += len(self.chunk(self.total, found))
+        return order
 
 
 def ring_run(program, n_ranks=4, n_items=8, seed=0):
@@ -146,8 +157,6 @@ def _diagnose_results(tags, outs, run):
              if cell[0] == "extra"]
     partial = [(r, c, cell[1]) for r, row in enumerate(table) for c, cell in enumerate(row)
                if cell[0] == "partial"]
-    moved = [(r, c, cell[1]) for r, row in enumerate(table) for c, cell in enumerate(row)
-             if cell[0] == "moved"]
     owners = [cs[0] for cs in complete if len(cs) == 1]
     if (len(owners) == n and sorted(owners) == list(range(n))
             and len(partial) == n * (n - 1)):
@@ -168,10 +177,12 @@ def _diagnose_results(tags, outs, run):
                 f"chunk rank r sends in step s of each phase: it must be the one it received "
                 f"(and added to) in the step before; the course's ring sends chunk r-s-1, then "
                 f"r-s.")
+    orders = [(r, tags.chunk_order(out)) for r, out in enumerate(outs)]
+    moved = [(r, order) for r, order in orders if order and order != sorted(order)]
     if moved:
-        items = [f"rank {r} put the reduced chunk {other} where chunk {c} belongs"
-                 for r, c, other in moved]
-        return f"chunks stored in the wrong place: {_list(items)}."
+        items = [f"rank {r} returned the reduced chunks in the order {order}" for r, order in moved]
+        return (f"chunks in the wrong place: {_list(items)}. Every chunk is summed right; put "
+                f"chunk c back at position c (np.array_split's order) before returning.")
     r = next(r for r in range(n) if not np.array_equal(outs[r], tags.total))
     i = int(np.flatnonzero(outs[r] != tags.total)[0])
     return (f"rank {r}'s result differs from the sum at element {i}: got {outs[r][i]}, "

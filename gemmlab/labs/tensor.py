@@ -225,7 +225,8 @@ class ExitSumLab(ShardedLab):
 
     def wrong_values(self, case, outs, run):
         p, b = case["p"], case.get("b")
-        if b is not None and all(_close(o, e + (p - 1) * b) for o, e in zip(outs, case["expected"])):
+        if b is not None and all(_close(o, e + (p - 1) * b)
+                                 for o, e in zip(outs, case["expected"])):
             return BIAS_EVERY_RANK.format(p_1=p - 1)
         for extra in self._biases(case):
             if all(_close(o, P + extra) for o, P in zip(outs, case["partials"])):
@@ -332,7 +333,8 @@ class AttentionLab(ExitSumLab):
 
     def _wo_by_columns(self, case, run):
         p = case["p"]
-        if p > 1 and any(c.shapes[0][-1] == case["column_width"] for c in _calls(run, "all-gather")):
+        gathers = _calls(run, "all-gather")
+        if p > 1 and any(c.shapes[0][-1] == case["column_width"] for c in gathers):
             return ("W_O split by columns: then each rank needs every head's output first (an "
                     "all-gather of O, so every rank holds all heads), and its columns of Y must be "
                     f"gathered again: {_log(run)}, two collectives where one suffices. Split W_O "
