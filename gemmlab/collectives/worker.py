@@ -63,14 +63,19 @@ def report(comm, results, size_bytes, dtype):
         print(RESULT_TAG, json.dumps(record), flush=True)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--algos", required=True, help="comma-separated: ring,centralized,mpi")
-    parser.add_argument("--sizes", required=True, help="comma-separated sizes in bytes")
+def add_timing_arguments(parser):
+    """The options of :func:`measure`: --dtype, --repeats, --warmup, --seed."""
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--algos", required=True, help="comma-separated: ring,centralized,mpi")
+    parser.add_argument("--sizes", required=True, help="comma-separated sizes in bytes")
+    add_timing_arguments(parser)
     args = parser.parse_args(argv)
     comm = world()
     dtype = np.dtype(args.dtype)

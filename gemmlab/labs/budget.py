@@ -14,7 +14,7 @@ import numpy as np
 from ..parallel import budget as model
 from ..perfmodel.traffic import gemm_flops
 from .kinds import FAIL, NOT_ATTEMPTED, PASS, CodeLab, NoAnswer, not_attempted
-from .ranks import call_limited
+from .limits import call_limited
 
 TIME_LIMIT = 5.0
 RTOL = 1e-6

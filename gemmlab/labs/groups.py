@@ -13,7 +13,7 @@ import numpy as np
 
 from ..parallel.grid import AXES, RankGrid
 from .kinds import FAIL, PASS, CodeLab, NoAnswer, not_attempted
-from .ranks import call_limited
+from .limits import call_limited
 
 TIME_LIMIT = 5.0
 

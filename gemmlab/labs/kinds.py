@@ -10,6 +10,7 @@ import numpy as np
 
 from ..grading.checker import FAIL, NOT_ATTEMPTED, PASS
 from ..grading.question import AnswerTypeError
+from .ranks import numeric_array
 
 __all__ = ["PASS", "FAIL", "NOT_ATTEMPTED", "CodeLab", "not_attempted", "as_array",
            "NoAnswer"]
@@ -27,11 +28,8 @@ def as_array(value, what):
     """``value`` as a float or integer NumPy array, or a ValueError naming ``what``."""
     if not_attempted(value):
         raise ValueError(f"{what} returned nothing ({value!r})")
-    try:
-        arr = np.asarray(value)
-    except Exception:
-        arr = None
-    if arr is None or arr.dtype == object or arr.dtype.kind not in "biuf":
+    arr = numeric_array(value)
+    if arr is None or arr.dtype.kind == "c":
         raise ValueError(f"{what} returned {type(value).__name__} {str(value)[:60]!r}, not an "
                          f"array of numbers")
     return arr

@@ -14,7 +14,7 @@ from mpi4py import MPI
 
 from ..collectives.launch import world
 from ..collectives.mpi import ALGORITHMS
-from ..collectives.worker import measure, report
+from ..collectives.worker import add_timing_arguments, measure, report
 from .source import load_function
 
 # A 1-D array of one of these dtypes travels as raw bytes, its dtype in the message tag; anything
@@ -84,10 +84,7 @@ def main(argv=None):
     where.add_argument("--module", help="or a module of the course that defines the function")
     parser.add_argument("--name", required=True, help="the function's name there")
     parser.add_argument("--size", type=int, required=True, help="bytes per rank")
-    parser.add_argument("--dtype", default="float32")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--warmup", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=0)
+    add_timing_arguments(parser)
     args = parser.parse_args(argv)
     comm = world()
     if args.module:

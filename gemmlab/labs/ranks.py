@@ -25,10 +25,8 @@ receiver's clock when it began to receive)``; after a call a rank's clock is one
 round it took part in. A ring of ``sendrecv`` calls thus takes one round per call, while "send
 then recv" on every rank takes two.
 """
-import ctypes
 import threading
 import time
-import traceback
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -38,18 +36,12 @@ import numpy as np
 from ..collectives import ring_allgather, ring_allreduce
 from ..collectives.result import Transfer, make_result
 from ..parallel.comm import CommLog, CommRecord
-
-DEFAULT_TIME_LIMIT = 10.0        # seconds a whole run may take before busy ranks are stopped
-
+from .deadlock import describe_deadlock
+from .limits import DEFAULT_TIME_LIMIT, Stop, short_traceback, stop_thread
 
 class LabRuleError(Exception):
     """A call the lab forbids (e.g. comm.all_reduce in the ring lab) or uses wrongly (mismatched
     collectives); the message says what to do instead."""
-
-
-class _Stop(BaseException):
-    """Raised inside a rank's thread when the run has stopped (another rank failed, deadlock,
-    time limit). A BaseException, so that a student's ``except Exception`` cannot swallow it."""
 
 
 @dataclass
@@ -106,7 +98,7 @@ class RankRun:
     def result(self, algorithm="your program"):
         """The run as a CollectiveResult (outputs, byte ledger, trace), as the ring stepper
         replays it."""
-        return make_result(algorithm, self.outputs, sorted(self.trace), self.n_ranks)
+        return make_result(algorithm, self.outputs, self.trace, self.n_ranks)
 
     def __repr__(self):
         state = "ok" if self.error is None else f"stopped: {self.error}"
@@ -123,13 +115,19 @@ def _check_rank(value, n, what):
     return int(value)
 
 
+def numeric_array(a, copy=False):
+    """``a`` as a NumPy array of numbers (a private copy if ``copy``), or None if it is not one."""
+    try:
+        arr = np.array(a, copy=True) if copy else np.asarray(a)
+    except Exception:
+        return None
+    return None if arr.dtype == object or arr.dtype.kind not in "biufc" else arr
+
+
 def _copy_array(a, what):
     """A private copy of ``a`` as a numeric NumPy array, or a TypeError saying what was given."""
-    try:
-        arr = np.array(a, copy=True)
-    except Exception:
-        arr = None
-    if arr is None or arr.dtype == object or arr.dtype.kind not in "biufc":
+    arr = numeric_array(a, copy=True)
+    if arr is None:
         raise TypeError(f"{what}: expected a NumPy array of numbers, got "
                         f"{type(a).__name__} {a!r:.60}")
     return arr
@@ -158,16 +156,16 @@ class _World:
     # -- waiting, and noticing when nobody can move --
 
     def wait(self, rank, predicate, what):
-        """Block rank until ``predicate()`` holds; raise _Stop if the run stops meanwhile."""
+        """Block rank until ``predicate()`` holds; raise Stop if the run stops meanwhile."""
         try:
             while not predicate():
                 if self.stop is not None:
-                    raise _Stop()
+                    raise Stop()
                 self.waiting[rank] = (predicate, what)
                 if self._stuck():
                     self.stop = ("deadlock", None, describe_deadlock(self._wait_for()))
                     self.cond.notify_all()
-                    raise _Stop()
+                    raise Stop()
                 self.cond.wait(timeout=max(0.01, self.deadline - time.monotonic()))
                 if time.monotonic() > self.deadline and not predicate() and self.stop is None:
                     self.stop = ("timeout", None, None)
@@ -175,7 +173,7 @@ class _World:
         finally:
             self.waiting.pop(rank, None)
         if self.stop is not None:
-            raise _Stop()
+            raise Stop()
 
     def _stuck(self):
         live = [r for r in range(self.n) if r not in self.finished]
@@ -350,98 +348,7 @@ class RankComm:
         return self._collective("all-gather", a, axis, "comm.all_gather(a, axis)")
 
 
-# -- describing a deadlock --
-
-def _waits_in(rank, what):
-    kind = what[0]
-    if kind == "send":
-        peer = "itself" if what[1] == rank else str(what[1])
-        return f"rank {rank} waits in send to {peer}"
-    if kind == "recv":
-        peer = "itself" if what[1] == rank else str(what[1])
-        return f"rank {rank} waits in recv from {peer}"
-    if kind == "sendrecv-recv":
-        return f"rank {rank} waits in sendrecv for the message from {what[1]}"
-    if kind == "sendrecv-send":
-        return f"rank {rank} waits in sendrecv for {what[1]} to take its message"
-    return f"rank {rank} waits in {what[1].replace('-', '_')} (its collective number {what[2] + 1})"
-
-
-def _why(kinds, finished_peer, loop):
-    if finished_peer is not None:
-        return (f"rank {finished_peer} has already returned, so nothing will ever arrive from it "
-                f"or be taken by it: every send needs a matching recv on the other rank")
-    if kinds == {"send"}:
-        return ("every rank sends first and a rendezvous send needs its receiver, so nobody "
-                "receives. Use comm.sendrecv (send and receive at once), or let even ranks send "
-                "first while odd ranks receive first")
-    if kinds <= {"recv", "sendrecv-recv"}:
-        return "every rank waits to receive and no rank is sending"
-    if "collective" in kinds:
-        return ("the ranks do not call the same communication in the same order: a collective "
-                "needs every rank, a send needs its receiver")
-    if len(loop) == 1:
-        return "a rank cannot complete a rendezvous with itself by a plain send or recv"
-    return "each rank waits for a call the next one has not made: match every send with a recv"
-
-
-def describe_deadlock(graph):
-    """The wait-for cycle of a stuck run, as a sentence: who waits on whom, and why."""
-    edges, finished = graph["edges"], graph["finished"]
-    start = min(edges)
-    order, seen = [], set()
-    rank = start
-    while rank in edges and rank not in seen:
-        seen.add(rank)
-        order.append(rank)
-        rank = edges[rank][1]
-    finished_peer = rank if rank in finished else None
-    loop = order[order.index(rank):] if rank in seen else order
-    kinds = {edges[r][0][0] for r in loop}
-    chain = ", ".join(_waits_in(r, edges[r][0]) for r in (order if finished_peer is not None
-                                                         else loop))
-    return f"deadlock: {chain}: {_why(kinds, finished_peer, loop)}."
-
-
 # -- running a program on n ranks --
-
-def _stop_thread(thread):
-    """Raise _Stop inside a thread still busy after the time limit (pure-Python loops only)."""
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident),
-                                               ctypes.py_object(_Stop))
-
-
-def _short_traceback(exc, program):
-    """"TypeError: ... (line 7: y = x @ w)", the line being the last one of the student's own
-    file or cell that the error passed through."""
-    filename = getattr(getattr(program, "__code__", None), "co_filename", None)
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
-    where = f" (line {frames[-1].lineno}: {frames[-1].line})" if frames and frames[-1].line else ""
-    return f"{type(exc).__name__}: {exc}{where}"
-
-
-def call_limited(fn, args, time_limit=DEFAULT_TIME_LIMIT):
-    """``fn(*args)`` in a thread that is stopped after ``time_limit`` seconds: (value, None), or
-    (None, what went wrong) when it raised or did not finish."""
-    box = {}
-
-    def body():
-        try:
-            box["value"] = fn(*args)
-        except _Stop:
-            pass
-        except Exception as exc:  # the student's code: report it
-            box["error"] = f"raised {_short_traceback(exc, fn)}"
-
-    thread = threading.Thread(target=body, daemon=True)
-    thread.start()
-    thread.join(timeout=time_limit)
-    if thread.is_alive():
-        _stop_thread(thread)
-        thread.join(timeout=2.0)
-        return None, f"did not finish within {time_limit:g} s (an endless loop?)"
-    return box.get("value"), box.get("error")
-
 
 def run_ranks(program: Callable, per_rank_args, allow_collectives=True, annotate=None,
               time_limit=DEFAULT_TIME_LIMIT):
@@ -468,12 +375,12 @@ def run_ranks(program: Callable, per_rank_args, allow_collectives=True, annotate
             mine = tuple(np.array(a, copy=True) if isinstance(a, np.ndarray) else a
                          for a in args[rank])
             outputs[rank] = program(RankComm(world, rank), *mine)
-        except _Stop:
+        except Stop:
             pass
         except LabRuleError as exc:
             _fail(world, "rule", rank, str(exc))
         except Exception as exc:  # the student's code: report it, naming the rank
-            _fail(world, "error", rank, _short_traceback(exc, program))
+            _fail(world, "error", rank, short_traceback(exc, program))
         finally:
             with world.cond:
                 world.finished.add(rank)
@@ -495,7 +402,7 @@ def run_ranks(program: Callable, per_rank_args, allow_collectives=True, annotate
             world.cond.notify_all()
         for r in busy:
             if threads[r].is_alive():
-                _stop_thread(threads[r])
+                stop_thread(threads[r])
         for r in busy:
             threads[r].join(timeout=2.0)
     return _finish(world, outputs, busy, time_limit)
@@ -509,7 +416,8 @@ def _fail(world, failure, rank, message):
 
 
 def _finish(world, outputs, busy, time_limit):
-    run = RankRun(world.n, outputs, sorted(world.trace), list(world.collectives))
+    trace = sorted(world.trace, key=lambda t: (t.step, t.src, t.dst))
+    run = RankRun(world.n, outputs, trace, list(world.collectives))
     if world.stop is None:
         return run
     failure, rank, message = world.stop

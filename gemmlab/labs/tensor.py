@@ -165,6 +165,15 @@ def _matrix(rng, rows, cols, scale=1.0):
     return rng.standard_normal((rows, cols)) * scale
 
 
+def _linear(p, rng, split):
+    """X (M x K), W (K x N) and their label, the dimension ``split`` (N for column parallel, K for
+    row parallel) a multiple of p."""
+    dims = {d: int(rng.integers(3, 8)) for d in "MKN"}
+    dims[split] = p * int(rng.integers(2, 4))
+    M, K, N = dims["M"], dims["K"], dims["N"]
+    return _matrix(rng, M, K), _matrix(rng, K, N), f"X {M}x{K}, W {K}x{N}"
+
+
 CONCAT_PARTIALS = ("concatenating partial sums: every rank's P_r already has Y's full shape "
                    "{shape}, and holds only its part of each dot product; the p partial sums are "
                    "added (comm.all_reduce), not put side by side.")
@@ -188,11 +197,9 @@ class ColumnLab(ShardedLab):
     value_hint = "Y_r is the whole X times this rank's block of W's columns."
 
     def make_case(self, p, rng):
-        M, K = int(rng.integers(3, 8)), int(rng.integers(3, 8))
-        N = p * int(rng.integers(2, 4))
-        X, W = _matrix(rng, M, K), _matrix(rng, K, N)
+        X, W, label = _linear(p, rng, "N")
         W_r = np.split(W, p, axis=1)
-        return {"p": p, "label": f"X {M}x{K}, W {K}x{N}", "args": [(X, w) for w in W_r],
+        return {"p": p, "label": label, "args": [(X, w) for w in W_r],
                 "expected": [X @ w for w in W_r], "Y": X @ W, "needed": [], "needed_bytes": 0}
 
     def wrong_shape(self, case, r, out, run):
@@ -215,7 +222,24 @@ class ColumnLab(ShardedLab):
 
 class ExitSumLab(ShardedLab):
     """Layers that end in a row-parallel projection: partial sums, one all-reduce, and (if the
-    case has one) a bias ``b`` added once after it."""
+    case has one) a bias ``b`` added once after it. Where the layer starts column-parallel, the
+    case gives the width of those shards (``shard_width``) and the class names them."""
+    shards = ""             # the column-parallel tensors, as the feedback names them
+    shard_kind = ""         # what differs between the ranks' shards
+    no_gather = ""          # why the layer needs nothing gathered inside it
+
+    def wrong_log_first(self, case, run):
+        if "shard_width" in case and any(c.shapes[0][-1] == case["shard_width"]
+                                         for c in _calls(run, "all-reduce")):
+            return COLUMN_ALLREDUCED.format(what=self.shards, features=self.shard_kind)
+        return None
+
+    def extra_collectives(self, case, run):
+        gathers = _calls(run, "all-gather")
+        if gathers and self.no_gather:
+            return NOT_NEEDED.format(what=f"{_gathers(gathers)}; {self.no_gather}",
+                                     ratio=_bytes_ratio(run, case["needed_bytes"]))
+        return super().extra_collectives(case, run)
 
     def wrong_shape(self, case, r, out, run):
         for extra in self._biases(case):
@@ -245,14 +269,11 @@ class RowLab(ExitSumLab):
     value_hint = "Each rank's partial sum is X_r W_r; Y is their sum over the ranks."
 
     def make_case(self, p, rng):
-        M, N = int(rng.integers(3, 8)), int(rng.integers(3, 8))
-        K = p * int(rng.integers(2, 4))
-        X, W = _matrix(rng, M, K), _matrix(rng, K, N)
+        X, W, label = _linear(p, rng, "K")
         X_r, W_r = np.split(X, p, axis=1), np.split(W, p, axis=0)
-        partials = [x @ w for x, w in zip(X_r, W_r)]
         Y = X @ W
-        return {"p": p, "label": f"X {M}x{K}, W {K}x{N}", "args": list(zip(X_r, W_r)),
-                "expected": [Y] * p, "partials": partials, "needed": [("all-reduce", (M, N))],
+        return {"p": p, "label": label, "args": list(zip(X_r, W_r)), "expected": [Y] * p,
+                "partials": [x @ w for x, w in zip(X_r, W_r)], "needed": [("all-reduce", Y.shape)],
                 "needed_bytes": ring_send_bytes(p, Y.nbytes)}
 
 
@@ -263,6 +284,9 @@ class FFNLab(ExitSumLab):
     needed_words = "one all-reduce of the M x D partial sums and the bias added once"
     value_hint = ("Each rank computes H_r = GELU(X W_up_r + b_up_r) with gl.parallel.gelu, its "
                   "partial sum H_r W_down_r, sums it over the ranks, then adds b_down once.")
+    shards, shard_kind = "Z_r = X W_up_r and H_r = GELU(Z_r)", "hidden features"
+    no_gather = ("GELU works on each hidden feature alone and W_down_r needs exactly this rank's "
+                 "H_r, so nothing is gathered between the two projections")
 
     def make_case(self, p, rng):
         M, D = int(rng.integers(3, 8)), 2 * int(rng.integers(2, 5))
@@ -274,25 +298,11 @@ class FFNLab(ExitSumLab):
         b_ups = np.split(b_up, p)
         partials = [gelu(X @ u + b) @ d for u, b, d in zip(ups, b_ups, downs)]
         Y = ffn_reference(X, W_up, W_down, b_up, b_down)
-        return {"p": p, "label": f"X {M}x{D}, F = {F}", "F_r": F // p, "b": b_down,
+        return {"p": p, "label": f"X {M}x{D}, F = {F}", "shard_width": F // p, "b": b_down,
                 "args": [(X, u, b, d, b_down) for u, b, d in zip(ups, b_ups, downs)],
                 "expected": [Y] * p, "partials": partials, "needed": [("all-reduce", (M, D))],
                 "needed_bytes": ring_send_bytes(p, Y.nbytes)}
 
-    def wrong_log_first(self, case, run):
-        if any(c.shapes[0][-1] == case["F_r"] for c in _calls(run, "all-reduce")):
-            return COLUMN_ALLREDUCED.format(what="Z_r = X W_up_r and H_r = GELU(Z_r)",
-                                            features="hidden features")
-        return None
-
-    def extra_collectives(self, case, run):
-        gathers = _calls(run, "all-gather")
-        if gathers:
-            what = (f"{_gathers(gathers)}; GELU works on each hidden feature "
-                    f"alone and W_down_r needs exactly this rank's H_r, so nothing is gathered "
-                    f"between the two projections")
-            return NOT_NEEDED.format(what=what, ratio=_bytes_ratio(run, case["needed_bytes"]))
-        return super().extra_collectives(case, run)
 
 
 class AttentionLab(ExitSumLab):
@@ -309,6 +319,9 @@ class AttentionLab(ExitSumLab):
     error_hint = ("O_r has the (h/p) d_h columns of this rank's heads, so it multiplies the "
                   "matching rows of W_O, Wo[r (h/p) d_h : (r+1) (h/p) d_h]; W_O split by columns "
                   "does not fit it.")
+    shards, shard_kind = "Q_r, K_r, V_r and the heads' outputs O_r", "heads"
+    no_gather = ("the heads are independent until W_O, so each rank computes its own heads' "
+                 "attention with nothing from the others")
 
     def make_case(self, p, rng):
         S, d_model = int(rng.integers(3, 7)), 4 * int(rng.integers(2, 4))
@@ -327,14 +340,14 @@ class AttentionLab(ExitSumLab):
         Y = attention_reference(X, Wq, Wk, Wv, Wo, h, b_o=b_o)
         return {"p": p, "label": f"S = {S} tokens, d_model = {d_model}, {h} heads of d_h = {d_h}",
                 "args": [(X, q[r], k[r], v[r], Wo, b_o, h) for r in range(p)],
-                "expected": [Y] * p, "partials": partials, "b": b_o, "head_width": h * d_h // p,
-                "column_width": d_model // p, "needed": [("all-reduce", (S, d_model))],
+                "expected": [Y] * p, "partials": partials, "b": b_o, "shard_width": h * d_h // p,
+                "y_column_width": d_model // p, "needed": [("all-reduce", (S, d_model))],
                 "needed_bytes": ring_send_bytes(p, Y.nbytes)}
 
     def _wo_by_columns(self, case, run):
         p = case["p"]
         gathers = _calls(run, "all-gather")
-        if p > 1 and any(c.shapes[0][-1] == case["column_width"] for c in gathers):
+        if p > 1 and any(c.shapes[0][-1] == case["y_column_width"] for c in gathers):
             return ("W_O split by columns: then each rank needs every head's output first (an "
                     "all-gather of O, so every rank holds all heads), and its columns of Y must be "
                     f"gathered again: {_log(run)}, two collectives where one suffices. Split W_O "
@@ -343,19 +356,4 @@ class AttentionLab(ExitSumLab):
         return None
 
     def wrong_log_first(self, case, run):
-        problem = self._wo_by_columns(case, run)
-        if problem:
-            return problem
-        if any(c.shapes[0][-1] == case["head_width"] for c in _calls(run, "all-reduce")):
-            return COLUMN_ALLREDUCED.format(what="Q_r, K_r, V_r and the heads' outputs O_r",
-                                            features="heads")
-        return None
-
-    def extra_collectives(self, case, run):
-        gathers = _calls(run, "all-gather")
-        if gathers:
-            what = (f"{_gathers(gathers)}; the heads are independent "
-                    f"until W_O, so each rank computes its own heads' attention with nothing "
-                    f"from the others")
-            return NOT_NEEDED.format(what=what, ratio=_bytes_ratio(run, case["needed_bytes"]))
-        return super().extra_collectives(case, run)
+        return self._wo_by_columns(case, run) or super().wrong_log_first(case, run)
