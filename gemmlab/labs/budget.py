@@ -13,8 +13,8 @@ import numpy as np
 
 from ..parallel import budget as model
 from ..perfmodel.traffic import gemm_flops
-from .kinds import FAIL, NOT_ATTEMPTED, PASS, CodeLab, NoAnswer, not_attempted
-from .limits import call_limited
+from .kinds import FAIL, NOT_ATTEMPTED, PASS, CodeLab, NoAnswer, not_attempted, where_it_lives
+from .limits import call_plain
 
 TIME_LIMIT = 5.0
 RTOL = 1e-6
@@ -132,9 +132,10 @@ def evaluate(fn, cfg):
     """Run the student's ``fn`` on one configuration: (FAIL, why) when its answer is not a budget
     at all, else (None, {term: (got, expected, {mistake name: text} it matches)}) for every term
     that differs from the model."""
-    value, error = call_limited(fn, (dict(cfg),), TIME_LIMIT)
-    if error:
-        return FAIL, f"layer_budget(cfg) {error}"
+    called = where_it_lives(fn, call_plain, (dict(cfg),), TIME_LIMIT)
+    if called["error"]:
+        return FAIL, f"layer_budget(cfg) {called['error']}"
+    value = called["value"]
     if not_attempted(value):
         raise NoAnswer()
     if not isinstance(value, dict):

@@ -12,8 +12,8 @@ import itertools
 import numpy as np
 
 from ..parallel.grid import AXES, RankGrid
-from .kinds import FAIL, PASS, CodeLab, NoAnswer, not_attempted
-from .limits import call_limited
+from .kinds import FAIL, PASS, CodeLab, NoAnswer, not_attempted, where_it_lives
+from .limits import call_plain
 
 TIME_LIMIT = 5.0
 
@@ -75,9 +75,10 @@ def check_groups(fn, degrees):
     for axis in AXES:
         what = f"groups(tp={degrees[0]}, cp={degrees[1]}, dp={degrees[2]}, pp={degrees[3]}, " \
                f"axis={axis!r})"
-        value, error = call_limited(fn, (*degrees, axis), TIME_LIMIT)
-        if error:
-            return FAIL, f"{what} {error}"
+        called = where_it_lives(fn, call_plain, (*degrees, axis), TIME_LIMIT)
+        if called["error"]:
+            return FAIL, f"{what} {called['error']}"
+        value = called["value"]
         try:
             got = _normalise(value, what)
         except ValueError as exc:

@@ -13,7 +13,19 @@ from ..grading.question import AnswerTypeError
 from .ranks import numeric_array
 
 __all__ = ["PASS", "FAIL", "NOT_ATTEMPTED", "CodeLab", "not_attempted", "as_array",
-           "NoAnswer"]
+           "NoAnswer", "where_it_lives"]
+
+
+def where_it_lives(fn, helper, *args):
+    """``helper(fn, *args)`` run in the process that holds ``fn``. The grader keeps a student's
+    code in a process of its own and hands the check a proxy; its ``gemmlab.grading.isolate.call``
+    (branch grade) then runs the helper, a function of this package, next to that code. Without
+    it, ``fn`` is here. The helpers return plain data (lists, dicts, arrays, numbers)."""
+    try:
+        from ..grading.isolate import call
+    except ImportError:
+        return helper(fn, *args)
+    return call(fn, helper, *args)
 
 
 class NoAnswer(Exception):

@@ -28,7 +28,7 @@ then recv" on every rank takes two.
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Callable, Optional
 
 import numpy as np
@@ -75,6 +75,7 @@ class RankRun:
     outputs: list
     trace: list = field(default_factory=list)
     collectives: list = field(default_factory=list)
+    payloads: list = field(default_factory=list)     # the data of each message of the trace
     error: Optional[str] = None
     failure: Optional[str] = None
     failed_rank: Optional[int] = None
@@ -94,6 +95,30 @@ class RankRun:
         for t in self.trace:
             sent[t.src] += t.bytes
         return sent
+
+    def annotated(self, label):
+        """This run with each message's chunk and phase set by ``label(src, dst, data) ->
+        (chunk, phase)`` (a lab reads them off the data it chose)."""
+        trace = [t._replace(**dict(zip(("chunk", "phase"), label(t.src, t.dst, data))))
+                 for t, data in zip(self.trace, self.payloads)]
+        return replace(self, trace=trace)
+
+    def to_plain(self):
+        """The run (not yet annotated) as plain data: tuples, lists, dicts, arrays, numbers and
+        strings, what can travel from the process that ran a student's code to the one that
+        judges it."""
+        plain = {f.name: getattr(self, f.name) for f in fields(self)}
+        plain["trace"] = [tuple(t) for t in self.trace]
+        plain["collectives"] = [asdict(c) for c in self.collectives]
+        return plain
+
+    @classmethod
+    def from_plain(cls, data):
+        """The inverse of :meth:`to_plain`."""
+        calls = [CollectiveCall(**{**c, "record": CommRecord(**c["record"])})
+                 for c in data["collectives"]]
+        return cls(**{**data, "trace": [Transfer(*t) for t in data["trace"]],
+                      "collectives": calls})
 
     def result(self, algorithm="your program"):
         """The run as a CollectiveResult (outputs, byte ledger, trace), as the ring stepper
@@ -136,17 +161,17 @@ def _copy_array(a, what):
 class _World:
     """The state every rank thread shares, guarded by one condition variable."""
 
-    def __init__(self, n, allow_collectives, annotate, deadline):
+    def __init__(self, n, allow_collectives, deadline):
         self.cond = threading.Condition()
         self.n = n
         self.allow_collectives = allow_collectives
-        self.annotate = annotate
         self.deadline = deadline
         self.channels = {}                  # (src, dst) -> deque of _Message, in send order
         self.waiting = {}                   # rank -> (predicate, what it waits for)
         self.finished = set()               # ranks that returned or raised
         self.clock = [0] * n
-        self.trace = []
+        self.trace = []                     # Transfer records, in the order received
+        self.payloads = []                  # what each of them carried
         self.calls = []                     # collective number -> {rank: (name, array, axis)}
         self.results = {}                   # collective number -> per-rank outputs
         self.n_calls = [0] * n
@@ -208,8 +233,8 @@ class _World:
         msg = self.channel(src, dst).popleft()
         msg.step = max(msg.posted_at, self.clock[dst])
         msg.taken = True
-        chunk, phase = self.annotate(msg.src, msg.dst, msg.data) if self.annotate else (None, "p2p")
-        self.trace.append(Transfer(msg.step, src, dst, chunk, phase, int(msg.data.nbytes)))
+        self.trace.append(Transfer(msg.step, src, dst, None, "p2p", int(msg.data.nbytes)))
+        self.payloads.append(msg.data)
         self.cond.notify_all()
         return msg
 
@@ -350,15 +375,14 @@ class RankComm:
 
 # -- running a program on n ranks --
 
-def run_ranks(program: Callable, per_rank_args, allow_collectives=True, annotate=None,
+def run_ranks(program: Callable, per_rank_args, allow_collectives=True,
               time_limit=DEFAULT_TIME_LIMIT):
     """Run ``program(comm, *args)`` on ``len(per_rank_args)`` simulated ranks, one thread each.
 
     ``per_rank_args[r]``: rank r's arguments (a tuple; anything else is one argument). Each rank
     gets its own deep copy of its arguments. ``allow_collectives=False`` makes comm.all_reduce and
-    comm.all_gather raise (labs where the student builds them). ``annotate(src, dst, data) ->
-    (chunk, phase)`` labels each recorded message. Returns a :class:`RankRun`; never raises for
-    what the program does.
+    comm.all_gather raise (labs where the student builds them). Returns a :class:`RankRun`; never
+    raises for what the program does.
     """
     if not callable(program):
         raise TypeError(f"run_ranks: program must be a function program(comm, ...), got "
@@ -367,7 +391,7 @@ def run_ranks(program: Callable, per_rank_args, allow_collectives=True, annotate
     n = len(args)
     if n < 1:
         raise ValueError("run_ranks: per_rank_args must give the arguments of at least one rank")
-    world = _World(n, allow_collectives, annotate, time.monotonic() + time_limit)
+    world = _World(n, allow_collectives, time.monotonic() + time_limit)
     outputs = [None] * n
 
     def body(rank):
@@ -416,8 +440,9 @@ def _fail(world, failure, rank, message):
 
 
 def _finish(world, outputs, busy, time_limit):
-    trace = sorted(world.trace, key=lambda t: (t.step, t.src, t.dst))
-    run = RankRun(world.n, outputs, trace, list(world.collectives))
+    order = sorted(range(len(world.trace)), key=lambda i: world.trace[i][:3])
+    run = RankRun(world.n, outputs, [world.trace[i] for i in order], list(world.collectives),
+                  [world.payloads[i] for i in order])
     if world.stop is None:
         return run
     failure, rank, message = world.stop
@@ -435,3 +460,10 @@ def _finish(world, outputs, busy, time_limit):
     else:
         run.error = f"rank {rank} raised {message}"
     return run
+
+
+def run_plain(program, per_rank_args, allow_collectives=True, time_limit=DEFAULT_TIME_LIMIT):
+    """:func:`run_ranks` as plain data (:meth:`RankRun.to_plain`): the run helper the labs hand
+    to the grader, which runs it in the process that holds the student's code."""
+    return run_ranks(program, per_rank_args, allow_collectives, time_limit).to_plain()
+

@@ -12,8 +12,8 @@ whole buffers sent at once (centralized), too many steps or bytes.
 import numpy as np
 
 from ..collectives.buffers import chunk_bounds
-from .kinds import FAIL, PASS, CodeLab, NoAnswer, as_array, not_attempted
-from .ranks import run_ranks
+from .kinds import FAIL, PASS, CodeLab, NoAnswer, as_array, not_attempted, where_it_lives
+from .ranks import RankRun, run_plain, run_ranks
 
 TIME_LIMIT = 5.0           # seconds per simulated run
 RANDOM_BITS = 6
@@ -136,7 +136,7 @@ def ring_run(program, n_ranks=4, n_items=8, seed=0):
     RuntimeError when the run stops (deadlock, an exception, the time limit)."""
     tags = Tags(n_ranks, n_items, seed)
     run = run_ranks(program, [(x,) for x in tags.inputs], allow_collectives=False,
-                    annotate=tags.annotate, time_limit=TIME_LIMIT)
+                    time_limit=TIME_LIMIT).annotated(tags.annotate)
     if run.error:
         raise RuntimeError(run.error)
     return run.result(getattr(program, "__name__", "your ring"))
@@ -251,8 +251,8 @@ def _diagnose_traffic(tags, run):
 def check_ring(fn, n, length, seed=0):
     """(status, feedback) of ``fn`` as a ring all-reduce on n ranks of ``length`` int64 values."""
     tags = Tags(n, length, seed)
-    run = run_ranks(fn, [(x,) for x in tags.inputs], allow_collectives=False,
-                    annotate=tags.annotate, time_limit=TIME_LIMIT)
+    plain = where_it_lives(fn, run_plain, [(x,) for x in tags.inputs], False, TIME_LIMIT)
+    run = RankRun.from_plain(plain).annotated(tags.annotate)
     if run.error:
         return FAIL, run.error
     if all(not_attempted(out) for out in run.outputs):

@@ -15,8 +15,8 @@ import numpy as np
 from ..collectives.cost import ring_send_bytes
 from ..parallel.attention import attention_reference, head_attention
 from ..parallel.ffn import ffn_reference, gelu
-from .kinds import FAIL, PASS, CodeLab, NoAnswer, as_array, not_attempted
-from .ranks import run_ranks
+from .kinds import FAIL, PASS, CodeLab, NoAnswer, as_array, not_attempted, where_it_lives
+from .ranks import RankRun, run_plain
 
 TIME_LIMIT = 5.0
 
@@ -114,7 +114,7 @@ class ShardedLab(CodeLab):
                 f"{self.needed_words}")
 
     def check_case(self, fn, case):
-        run = run_ranks(fn, case["args"], time_limit=TIME_LIMIT)
+        run = RankRun.from_plain(where_it_lives(fn, run_plain, case["args"], True, TIME_LIMIT))
         if run.error:
             return FAIL, _matmul_hint(run.error, self.error_hint)
         if all(not_attempted(out) for out in run.outputs):
