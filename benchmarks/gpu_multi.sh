@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
-# Issue 8 on ONE host with 2, 4 or 8 GPUs: the busbw curves of our ring against NCCL's own
-# all-reduce, their alpha-beta fits, and the communication share of Megatron's FFN and attention.
+# Issue 17 on ONE host with 2, 4 or 8 GPUs: where our ring's time goes, the busbw curves of our
+# ring beside NCCL's all-reduce, reduce-scatter and all-gather, their alpha-beta fits, and the
+# communication share of Megatron's FFN and attention (FP32 and FP16).
 #
-#   bash benchmarks/gpu_multi.sh OUT_DIR             # every N in 2 4 8 that the GPUs allow
-#   NS="2 4" TESTS=0 bash benchmarks/gpu_multi.sh OUT_DIR   # a subset, without the tests
+#   bash benchmarks/gpu_multi.sh OUT_DIR                      # everything, every N the GPUs allow
+#   NS=2 TESTS=0 LAYERS=0 bash benchmarks/gpu_multi.sh OUT_DIR   # a subset
 #
-# About 7-9 minutes on 8 H200s for everything; under a 10-minute limit per command, run the tests
-# and each N in separate calls (NS=2 TESTS=1, then NS=4 TESTS=0, NS=8 TESTS=0): summary.json is
-# rebuilt each time from every result in OUT_DIR.
+# Steps, each switched by a variable (1 = run): TESTS, BREAKDOWN, SWEEP, LAYERS; NS lists the
+# rank counts (default "2 4 8"; an N above the GPU count is skipped, saying so). ALGOS: the sweep's
+# algorithms; LAYER_ALGOS: the all-reduces timed in the layers. Every multi-rank step runs under
+# the launcher's timeout and an outer `timeout`.
+# For N = 2 on two H200s: the tests about 4 minutes, breakdown and sweep about 1, the layers about 1.
 #
 # Writes into OUT_DIR:
-#   machine.json, topology.txt             gl.measure.machine() with every GPU and the topology;
-#                                          `nvidia-smi topo -m`
-#   nccl_multi_tests.txt                   tests/test_collectives_nccl.py, gpu backend (TESTS=1)
-#   allreduce_nccl_npN.{json,txt}          `gemmlab allreduce --backend nccl --sweep`: 8 KiB .. 1 GiB,
-#                                          time, algbw, busbw, exact on every GPU, ours and NCCL's
-#   megatron_{ffn,ffn_fp16,attention}_nccl_npN.json   local GEMM time vs all-reduce time
-#   summary.json                           per N: busbw at 256 MiB, ours / NCCL's (goal >= 0.5,
-#                                          beyond 0.8), alpha-beta fits, the layers' comm share
-# NCCL_NVLS_ENABLE=0 is set here and by every launcher: NVLink multicast stays off.
+#   machine.json, topology.txt          gl.measure.machine() with every GPU and the topology;
+#                                       `nvidia-smi topo -m`
+#   nccl_multi_tests.txt                the NCCL and tensor-parallel tests on the gpu backend
+#   ring_breakdown_npN.json             benchmarks/ring_breakdown.py: every way of driving our
+#                                       ring, GPU and host time, the time of one step split up
+#   allreduce_nccl_npN.{json,txt}       `gemmlab allreduce --backend nccl --sweep`: 8 KiB .. 1 GiB,
+#                                       time, algbw, busbw, exact on every GPU
+#   layers_nccl_npN.json                `gemmlab tp --backend nccl`: FFN and attention, FP32 and
+#                                       FP16, local GEMM time vs all-reduce time
+#   summary.json                        per N: busbw at 256 MiB, ours / NCCL's, the fits (alpha =
+#                                       per-step cost), the layers' communication share
+# NCCL_NVLS_ENABLE=0 is set here and by the launcher in every rank: NVLink multicast stays off.
 set -u
 cd "$(dirname "$0")/.."
 OUT_DIR="${1:?usage: bash benchmarks/gpu_multi.sh OUT_DIR}"
@@ -26,7 +32,9 @@ mkdir -p "$OUT_DIR"
 PY="${PYTHON:-python}"
 export GEMMLAB_BACKEND=gpu NCCL_NVLS_ENABLE=0
 NS="${NS:-2 4 8}"
-TESTS="${TESTS:-1}"
+TESTS="${TESTS:-1}" BREAKDOWN="${BREAKDOWN:-1}" SWEEP="${SWEEP:-1}" LAYERS="${LAYERS:-1}"
+ALGOS="${ALGOS:-ring,ring_stepwise,nccl,nccl_reduce_scatter,nccl_allgather}"
+LAYER_ALGOS="${LAYER_ALGOS:-ring,ring_stepwise,nccl}"
 status=0
 
 GPUS=$($PY -c "from gemmlab.collectives.nccl import visible_gpus; print(visible_gpus())") || exit 2
@@ -43,8 +51,10 @@ json.dump(gl.measure.machine(nvidia_smi=gpus, topology=topology), open(sys.argv[
 PY
 
 if [ "$TESTS" = 1 ]; then
-    echo "== tests/test_collectives_nccl.py on the gpu backend"
-    $PY -m pytest -q -rs -p no:cacheprovider tests/test_collectives_nccl.py 2>&1 | tee "$OUT_DIR/nccl_multi_tests.txt"
+    echo "== NCCL and tensor-parallel tests on the gpu backend"
+    timeout 420 $PY -m pytest -q -rs -p no:cacheprovider tests/test_collectives_nccl.py \
+        tests/test_collectives_nccl_graph.py tests/test_parallel_nccl.py 2>&1 \
+        | tee "$OUT_DIR/nccl_multi_tests.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
@@ -53,41 +63,62 @@ for N in $NS; do
         echo "== N = $N skipped: needs $N GPUs, found $GPUS"
         continue
     fi
-    echo "== N = $N: all-reduce sweep, ours and NCCL's"
-    $PY -m gemmlab.cli allreduce --backend nccl --np "$N" --sweep --fit --timeout 540 \
-        --json "$OUT_DIR/allreduce_nccl_np$N.json" 2>&1 | tee "$OUT_DIR/allreduce_nccl_np$N.txt"
-    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-    for run in "ffn float32" "ffn_fp16 float16" "attention float32"; do
-        set -- $run
-        echo "== N = $N: $1"
-        $PY -m gemmlab.parallel_nccl --np "$N" --layer "${1%_fp16}" --dtype "$2" \
-            --json "$OUT_DIR/megatron_$1_nccl_np$N.json" || status=1
-    done
+    if [ "$BREAKDOWN" = 1 ]; then
+        echo "== N = $N: where our ring's time goes"
+        timeout 330 $PY benchmarks/ring_breakdown.py --np "$N" --timeout 300 \
+            --out "$OUT_DIR/ring_breakdown_np$N.json" --nccl-log "$OUT_DIR/nccl_log_np$N" || status=1
+    fi
+    if [ "$SWEEP" = 1 ]; then
+        echo "== N = $N: all-reduce sweep, ours and NCCL's"
+        timeout 270 $PY -m gemmlab.cli allreduce --backend nccl --np "$N" --sweep --fit \
+            --algo "$ALGOS" --timeout 240 --json "$OUT_DIR/allreduce_nccl_np$N.json" 2>&1 \
+            | tee "$OUT_DIR/allreduce_nccl_np$N.txt"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    fi
+    if [ "$LAYERS" = 1 ]; then
+        for run in "ffn float32" "ffn float16" "attention float32" "attention float16"; do
+            set -- $run
+            echo "== N = $N: $1 $2"
+            timeout 150 $PY -m gemmlab.cli tp --backend nccl --np "$N" --layer "$1" --dtype "$2" \
+                --algo "$LAYER_ALGOS" --timeout 120 --json "$OUT_DIR/layer_$1_$2_np$N.json" \
+                || status=1
+        done
+    fi
 done
 
 echo "== summary"
 $PY - "$OUT_DIR" <<'PY' || status=1
 import glob, json, os, sys
-from gemmlab.collectives.nccl import sweep_summary
+from gemmlab.collectives.launch import sweep_summary
 out = sys.argv[1]
-summary = {"goal": "our ring at >= 50% of NCCL's busbw at 256 MiB (beyond: 80%)", "by_ranks": {}}
+summary = {"machine": json.load(open(os.path.join(out, "machine.json"))), "by_ranks": {}}
 for path in sorted(glob.glob(os.path.join(out, "allreduce_nccl_np*.json"))):
     records = json.load(open(path))
     if records and records[0]["n_ranks"] > 1:
         summary["by_ranks"][str(records[0]["n_ranks"])] = sweep_summary(records)
-for path in sorted(glob.glob(os.path.join(out, "megatron_*_nccl_np*.json"))):
+layers = {}
+for path in sorted(glob.glob(os.path.join(out, "layer_*_np*.json"))):
     r = json.load(open(path))
-    entry = summary["by_ranks"].setdefault(str(r["n_ranks"]), {"n_ranks": r["n_ranks"]})
-    entry.setdefault("layers", {})[os.path.basename(path)[len("megatron_"):].split("_nccl")[0]] = {
-        k: r[k] for k in ("dtype", "tokens", "d_model", "gemm_seconds", "one_gpu_seconds",
-                          "allreduce_seconds", "comm_share", "verified")}
+    layers.setdefault(r["n_ranks"], []).append(r)
+for n, reports in layers.items():
+    json.dump(reports, open(os.path.join(out, f"layers_nccl_np{n}.json"), "w"), indent=1)
+    entry = summary["by_ranks"].setdefault(str(n), {"n_ranks": n})
+    entry["layers"] = {f"{r['layer']} {r['dtype']}": {
+        k: r[k] for k in ("tokens", "d_model", "payload_bytes", "gemm_seconds", "one_gpu_seconds",
+                          "allreduce_seconds", "comm_share", "verified")} for r in reports}
 json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=1)
 for n, entry in summary["by_ranks"].items():
-    ratio = entry.get("ring_fraction_of_nccl")
-    line = f"N = {n}: ring / NCCL busbw at 256 MiB " + (f"{ratio:.0%}" if ratio else "not measured")
+    fits = {f["algorithm"]: f for f in entry.get("fits", [])}
+    line = f"N = {n}:"
+    if entry.get("ring_fraction_of_nccl"):
+        line += (f" ring / NCCL busbw at 256 MiB {entry['ring_fraction_of_nccl']:.0%}, lowest from"
+                 f" 256 MiB up {entry['ring_lowest_fraction_from_headline']:.0%};")
+    for name in ("ring", "ring_stepwise", "nccl"):
+        if name in fits:
+            line += f" {name} {fits[name]['alpha_us']:.1f} us/step, {fits[name]['bandwidth_GBps']:.0f} GB/s;"
     for name, layer in entry.get("layers", {}).items():
         shares = ", ".join(f"{a} {s:.0%}" for a, s in layer["comm_share"].items())
-        line += f"; {name} all-reduce share: {shares}"
+        line += f" {name} all-reduce share: {shares};"
     print(line)
 PY
 echo "== done (status $status)"

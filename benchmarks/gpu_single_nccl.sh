@@ -5,7 +5,7 @@
 #
 #   bash benchmarks/gpu_single_nccl.sh [OUT_DIR]     # default: $OUT, else benchmarks/
 #
-#   1. tests/test_collectives_nccl.py on the gpu backend: the CPU tests; the ring code on CuPy
+#   1. the NCCL tests (collectives nccl, nccl_graph; parallel nccl) on the gpu backend: the CPU tests; the ring code on CuPy
 #      arrays of one GPU; a one-rank NCCL communicator (our ring, NCCL's allReduce / reduceScatter /
 #      allGather, an ncclSend/ncclRecv to itself); the CLI and both layers at N = 1; the refusal
 #      of --np 2. The N = 2, 4, 8 tests skip with "needs N GPUs, found 1".
@@ -23,7 +23,8 @@ export GEMMLAB_BACKEND=gpu NCCL_NVLS_ENABLE=0     # NVLink multicast stays off, 
 status=0
 
 echo "== (1) tests/test_collectives_nccl.py on the gpu backend"
-$PY -m pytest -q -rs -p no:cacheprovider tests/test_collectives_nccl.py 2>&1 | tee "$OUT_DIR/nccl_single_tests.txt"
+$PY -m pytest -q -rs -p no:cacheprovider tests/test_collectives_nccl.py \
+    tests/test_collectives_nccl_graph.py tests/test_parallel_nccl.py 2>&1 | tee "$OUT_DIR/nccl_single_tests.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 echo "== (2) all-reduce over NCCL at N = 1"
@@ -34,7 +35,7 @@ $PY -m gemmlab.cli allreduce --backend nccl --np 1 --size 8KiB,1MiB,64MiB,256MiB
 echo "== (3) Megatron FFN and attention at N = 1"
 : > "$OUT_DIR/megatron_nccl_np1.txt"
 for layer in ffn attention; do
-    $PY -m gemmlab.parallel_nccl --np 1 --layer "$layer" \
+    $PY -m gemmlab.cli tp --backend nccl --np 1 --layer "$layer" \
         --json "$OUT_DIR/megatron_${layer}_nccl_np1.json" 2>&1 | tee -a "$OUT_DIR/megatron_nccl_np1.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done

@@ -1,5 +1,5 @@
-"""The ``gemmlab`` command: ``doctor``, ``assign``, ``grade`` (and, as lessons add them, ``bench``
-and ``allreduce``). Each subcommand is a small function taking the parsed arguments."""
+"""The ``gemmlab`` command: ``doctor``, ``assign``, ``grade`` (and, as lessons add them, ``bench``,
+``allreduce`` and ``tp``). Each subcommand is a small function taking the parsed arguments."""
 import argparse
 import sys
 
@@ -55,6 +55,11 @@ def _allreduce(args):
     return launch.main(args)
 
 
+def _tp(args):
+    from .parallel import tp
+    return tp.main(args)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="gemmlab", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -96,6 +101,12 @@ def build_parser():
     from .collectives.launch import add_arguments
     add_arguments(p)
     p.set_defaults(run=_allreduce)
+
+    p = sub.add_parser("tp", help="Megatron's FFN or attention on N processes over MPI (--backend "
+                                  "nccl: N GPUs), every rank checked against one process")
+    from .parallel.tp import add_arguments as tp_arguments
+    tp_arguments(p)
+    p.set_defaults(run=_tp)
     return parser
 
 

@@ -82,8 +82,13 @@ _TABLE = {
         ("roofline model", "屋顶线模型",
          "attainable FLOP/s = min(peak, I x bandwidth): which of the two limits bites"),
         ("compute-bound", "计算受限", "limited by arithmetic: F / P is the larger time"),
-        ("memory-bound", "访存受限", "limited by data movement: Q / B is the larger time"),
-        ("high-bandwidth memory (HBM)", "高带宽内存", "the GPU's main memory, beside the chip"),
+        ("bandwidth-bound", "带宽受限", "limited by how fast memory delivers bytes: Q / B is the "
+         "larger of the two roofline times"),
+        ("memory-bound", "访存受限", "limited by memory: either by its bandwidth (bandwidth-bound) "
+         "or by waiting on its latency with too few requests in flight"),
+        ("high-bandwidth memory (HBM)", "高带宽内存", "one kind of device memory: stacked DRAM dies "
+         "on a wide interface beside the chip, used by high-end AI GPUs; not every GPU has it "
+         "(many use GDDR)"),
         ("device memory", "显存", "the GPU's own memory, distinct from the CPU's main memory"),
         ("on-chip", "片上", "inside the GPU chip: registers, shared memory, caches"),
         ("cache", "缓存", "a small fast memory that keeps recently used data"),
@@ -98,9 +103,12 @@ _TABLE = {
         ("partial sum", "部分和", "a sum over part of the contraction dimension"),
         ("thread", "线程", "one of the many workers that run a kernel"),
         ("thread block", "线程块", "threads that run together and share one shared memory"),
-        ("warp", "warp", "32 threads that execute in lockstep (kept in English in the material)"),
+        ("warp", "warp", "32 threads scheduled together, one instruction at a time for the "
+         "lanes that are active; since Volta each thread has its own program counter and may "
+         "diverge, so code must not assume lockstep (kept in English in the material)"),
         ("shared memory", "共享内存", "on-chip memory shared by the threads of one block"),
-        ("SRAM", "SRAM", "the fast on-chip memory (shared memory) tiles are staged in"),
+        ("SRAM", "SRAM", "static RAM, the fast memory built on the chip; shared memory is one "
+         "part of it, beside the L1 cache and the register file, each with its own rules"),
         ("register", "寄存器", "a thread's own fastest storage; accumulators live here"),
         ("occupancy", "占用率", "the warps an SM holds at once, of its maximum; the registers and "
          "shared memory each block needs set it"),
@@ -137,7 +145,8 @@ _TABLE = {
         ("concatenation", "拼接", "putting output shards side by side"),
         ("collective communication", "集合通信",
          "an exchange in which every rank of a group takes part"),
-        ("communication volume", "通信量", "the bytes a rank sends and receives"),
+        ("communication volume", "通信量", "the bytes one rank sends (the material's convention; "
+         "it receives as many again, so say so when you count both)"),
         ("All-Reduce", "All-Reduce", "every rank ends with the sum of all ranks' data "
          "(kept in English in the material, which calls it a global sum, 全局求和)"),
         ("Reduce-Scatter", "Reduce-Scatter", "every rank ends with one summed chunk"),
@@ -145,9 +154,12 @@ _TABLE = {
         ("logical ring", "逻辑环", "ranks ordered in a cycle; each sends only to the next"),
         ("tensor parallelism (TP)", "张量并行", "splitting the weights within each layer"),
         ("context parallelism (CP)", "上下文并行", "splitting one long sequence's tokens"),
-        ("data parallelism (DP)", "数据并行", "splitting the batch; each replica holds all weights"),
+        ("data parallelism (DP)", "数据并行", "splitting the batch (samples, microbatches) over "
+         "replicas of the model; plain DP copies all weights to each, ZeRO/FSDP shard weights, "
+         "gradients and optimizer state among them"),
         ("pipeline parallelism (PP)", "流水线并行", "splitting the layers into stages"),
-        ("orthogonal", "正交", "independent axes: a rank has one coordinate on each"),
+        ("orthogonal", "正交", "separate axes of the grid: a rank has one coordinate on each, "
+         "chosen separately; the costs along them still interact at run time"),
         ("up projection", "上投影", "the FFN's first matrix, D to 4D (column parallel)"),
         ("down projection", "下投影", "the FFN's second matrix, 4D to D (row parallel)"),
         ("attention head", "注意力头", "one of the independent attention computations of a layer"),

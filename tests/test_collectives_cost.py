@@ -57,6 +57,23 @@ def test_busbw_is_what_each_ring_rank_sends_per_second(n):
     assert C.bus_factor("allgather", n) == pytest.approx((n - 1) / n)
 
 
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_busbw_of_reduce_scatter_and_all_gather_takes_the_total_size(n):
+    # nccl-tests reports S = N x the per-rank chunk; then busbw is what a ring rank sends per second
+    chunk, seconds = 1000, 0.002
+    chunks = [np.full(chunk // 4, r, np.float32) for r in range(n)]
+    gathered = C.ring_allgather(chunks)
+    scattered = C.ring_reduce_scatter([np.concatenate(chunks)] * n)
+    total = n * chunk
+    for res in (gathered, scattered):
+        assert res.sent_bytes.max() == (n - 1) * chunk
+        assert C.busbw("allgather", n, total, seconds) == pytest.approx(
+            res.sent_bytes.max() / seconds / 1e9)
+    # the per-rank chunk would understate it n times
+    assert C.busbw("reducescatter", n, chunk, seconds) * n == pytest.approx(
+        C.busbw("reducescatter", n, total, seconds))
+
+
 def test_cost_errors():
     with pytest.raises(ValueError, match="unknown all-reduce"):
         C.allreduce_cost("star", 4, 10)

@@ -51,3 +51,22 @@ def test_lesson_header_links_the_glossary(path):
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     header = "".join(next(c for c in cells if c["cell_type"] == "markdown")["source"])
     assert LINK in header, f"{path.name}: its first markdown cell has no link to the glossary"
+
+
+def test_meanings_follow_the_material_where_it_corrects_a_common_reading():
+    # 通信量: what one rank sends (the material's convention), not sent plus received
+    volume = glossary.lookup("通信量").meaning
+    assert "one rank sends" in volume and "sends and receives" not in volume
+    # DP is not "each replica holds all weights": ZeRO/FSDP shard them
+    assert "ZeRO" in glossary.lookup("数据并行").meaning
+    # shared memory is one part of the on-chip SRAM, not all of it
+    assert "one part" in glossary.lookup("SRAM").meaning
+    # orthogonal axes are chosen separately, their costs still interact
+    assert "interact" in glossary.lookup("正交").meaning
+    # bandwidth-bound is one kind of memory-bound (latency is the other)
+    assert "latency" in glossary.lookup("访存受限").meaning
+    assert "Q / B" in glossary.lookup("带宽受限").meaning
+    # HBM is one kind of device memory, not every GPU's
+    assert "not every GPU" in glossary.lookup("HBM").meaning
+    # since Volta a warp's threads need not run in lockstep
+    assert "must not assume lockstep" in glossary.lookup("warp").meaning

@@ -13,6 +13,14 @@ def test_assignments_become_named_placeholders():
         "# YOUR CODE HERE", "x = ...", "a = ...", "b = ...", "c = ...", "y = ...", "check('q', x)"]
 
 
+def test_stores_into_arrays_and_attributes_are_not_placeholders():
+    # A kernel's body fills shared arrays (sA[ty, tx] = a): a placeholder `sA = ...` would
+    # shadow the skeleton's own sA and tell the student to reassign it.
+    src = ("def k(A):\n    sA = make()\n    ### BEGIN SOLUTION\n    sA[0, t] = A[0]\n"
+           "    A.flag = 1\n    acc = 0\n    ### END SOLUTION")
+    assert strip_source(src) == "def k(A):\n    sA = make()\n    # YOUR CODE HERE\n    acc = ..."
+
+
 def test_a_returning_block_keeps_its_indent():
     src = "def f(v):\n    ### BEGIN SOLUTION\n    s = sum(v)\n    return s\n    ### END SOLUTION"
     assert strip_source(src) == "def f(v):\n    # YOUR CODE HERE\n    return ..."

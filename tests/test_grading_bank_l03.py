@@ -27,6 +27,10 @@ EXPECTED = {  # the seed's figures (and this lesson's choices for round 1), writ
     "03.amdahl_limit": 5,
     "03.gemm_16x_overhead_ms": 30,
     "03.gemm_16x_worth_it": False,
+    "03.round2_reason": "a",
+    "03.split_writes": "a",
+    "03.amdahl_s_meaning": "a",
+    "03.gpu_lanes_as_cores": False,
 }
 
 

@@ -40,6 +40,25 @@ EXPECTED = {  # the seed's figures, written out: a drift in a reference shows he
     "04.pipeline_single_ms": 28,
     "04.pipeline_double_ms": 22,
     "04.pipeline_dependent": "b",
+    "04.pure_add_bound_us": 2.99,               # 1e8 adds at half the FMA-counted 67 TFLOP/s
+    "04.source_loads_traffic": "a",
+    "04.same_flops_faster": "a",
+    "04.compute_bound_traffic": False,
+    "04.below_slope_fix": "a",
+    "04.report_check_first": "a",
+    "04.ridge_guarantee": False,
+    "04.cpu_table_proves": "a",
+    "04.cpu_followup": "a",
+    "04.tiling_flops": False,
+    "04.unfused_time_ms": 0.5,
+    "04.fused_intensity": 1 / 8,
+    "04.fp16_inputs_same": False,
+    "04.m_rows_meaning": "a",
+    "04.batching_latency": False,
+    "04.tiling_vs_recompute": "a",
+    "04.flash_flops": False,
+    "04.memory_bound_meaning": "a",
+    "04.intensity_level": "a",
 }
 
 

@@ -12,11 +12,14 @@ SOLUTIONS = {
     "05.output_tiles": 16,
     "05.smem_bytes": 8192,
     "05.max_tile_side": 32,
+    "05.sram_is_shared": "a",
 }
 
 
 def test_every_question_has_a_solution_here():
-    assert sorted(lesson_questions("05")) == sorted(SOLUTIONS)
+    # the kernel labs (NN.lab_*) are code, judged on the instrumented simulator by their own tests
+    values = [q for q in lesson_questions("05") if not q.split(".", 1)[1].startswith("lab_")]
+    assert sorted(values) == sorted(SOLUTIONS)
 
 
 @pytest.mark.parametrize("qid", sorted(SOLUTIONS))

@@ -21,6 +21,9 @@ SOLUTIONS = {
     "07.small_message_winner": "Tree",
     "07.alpha_term_trend": "grows",
     "07.rs_send_chunk": lambda rank, step, n: (rank - 1 - step) % n,
+    "07.allreduce_who": "every rank",
+    "07.ring_send_4_ranks_s": 1.5,
+    "07.ring_send_128_ranks_s": 1.984375,
 }
 
 

@@ -12,11 +12,15 @@ SOLUTIONS = {
     "08.stage_us": 12.0,
     "08.buffers_hold": "input tiles",
     "08.pingpong_smem_bytes": 16384,
+    "08.two_arrays_overlap": "a",
+    "08.swap_guard": "a",
 }
 
 
 def test_every_question_has_a_solution_here():
-    assert sorted(lesson_questions("08")) == sorted(SOLUTIONS)
+    # the kernel labs (NN.lab_*) are code, judged on the instrumented simulator by their own tests
+    values = [q for q in lesson_questions("08") if not q.split(".", 1)[1].startswith("lab_")]
+    assert sorted(values) == sorted(SOLUTIONS)
 
 
 @pytest.mark.parametrize("qid", sorted(SOLUTIONS))

@@ -12,11 +12,17 @@ SOLUTIONS = {
     "10.ratio_gain": 4.0,
     "10.four_x_faster": False,
     "10.slots_m_n": lambda m, n: m * n + m + n,
+    "10.one_output_per_thread": False,
+    "10.outer_fewer_flops": False,
+    "10.step_reads_4x8": 12,
+    "10.step_fmas_4x8": 32,
 }
 
 
 def test_every_question_has_a_solution_here():
-    assert sorted(lesson_questions("10")) == sorted(SOLUTIONS)
+    # the kernel labs (NN.lab_*) are code, judged on the instrumented simulator by their own tests
+    values = [q for q in lesson_questions("10") if not q.split(".", 1)[1].startswith("lab_")]
+    assert sorted(values) == sorted(SOLUTIONS)
 
 
 @pytest.mark.parametrize("qid", sorted(SOLUTIONS))

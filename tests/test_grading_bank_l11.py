@@ -17,7 +17,9 @@ SOLUTIONS = {
 
 
 def test_every_question_has_a_solution_here():
-    assert sorted(lesson_questions("11")) == sorted(SOLUTIONS)
+    # the kernel labs (NN.lab_*) are code, judged on the instrumented simulator by their own tests
+    values = [q for q in lesson_questions("11") if not q.split(".", 1)[1].startswith("lab_")]
+    assert sorted(values) == sorted(SOLUTIONS)
 
 
 @pytest.mark.parametrize("qid", sorted(SOLUTIONS))

@@ -24,6 +24,10 @@ SOLUTIONS = {
     "13.cp_axis": "tokens",
     "13.orthogonal_means_independent": False,
     "13.coords_of": _coords_of,
+    "13.tp_group_fixes": "a",
+    "13.four_d_meaning": "a",
+    "13.dp_full_copy": False,
+    "13.tp_splits": "a",
 }
 
 

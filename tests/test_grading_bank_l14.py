@@ -29,6 +29,9 @@ SOLUTIONS = {
     "14.mqa_kv_layout": "replicated",
     "14.max_tp_for_12_heads": 4,
     "14.rank_partial_attention": _rank_partial_attention,
+    "14.q_shards_merge": "concat",
+    "14.gather_after_qkv": False,
+    "14.heads_never_mix": False,
 }
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gemmlab.collectives import launch
+from gemmlab.collectives import jobs
 from gemmlab.labs import reference_ring_allreduce, run_mpi
 
 pytest.importorskip("mpi4py")
@@ -115,5 +115,5 @@ PROGRAM = textwrap.dedent("""
 def test_the_mpi_comm_sends_receives_and_reduces(tmp_path):
     script = tmp_path / "program.py"
     script.write_text(PROGRAM)
-    launch.mpirun(4, [script, tmp_path], timeout=TIMEOUT)
+    jobs.mpirun(4, [script, tmp_path], timeout=TIMEOUT)
     assert sorted(p.name for p in tmp_path.glob("*.ok")) == [f"rank{r}.ok" for r in range(4)]

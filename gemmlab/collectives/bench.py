@@ -15,7 +15,8 @@ import numpy as np
 from .. import device, measure
 from . import ALLREDUCE
 from .fit import fit_records
-from .launch import format_table, mpirun, parse_size, run_allreduce
+from .jobs import mpirun
+from .launch import format_table, parse_size, run_allreduce
 
 SWEEP = [1 << k for k in range(12, 27, 2)]     # 4 KiB .. 64 MiB
 

@@ -116,12 +116,18 @@ def bus_factor(collective, n):
 
 
 def algbw(size_bytes, seconds):
-    """Algorithm bandwidth in GB/s (10^9 bytes/s), as nccl-tests prints it: size / time."""
+    """Algorithm bandwidth in GB/s (10^9 bytes/s), as nccl-tests prints it: size / time, with the
+    size nccl-tests reports (see :func:`busbw`)."""
     if seconds <= 0:
         raise ValueError(f"seconds={seconds!r}: expected a positive time")
     return size_bytes / seconds / 1e9
 
 
 def busbw(collective, n, size_bytes, seconds):
-    """Bus bandwidth in GB/s: algbw times :func:`bus_factor`."""
+    """Bus bandwidth in GB/s: algbw times :func:`bus_factor`.
+
+    ``size_bytes`` is the size nccl-tests reports for the operation: for an all-reduce, the buffer
+    every rank holds; for a reduce-scatter or an all-gather, the **total** array, N times the
+    chunk each rank receives (reduce-scatter) or contributes (all-gather). With that size, busbw
+    is the rate at which one rank of a ring pushes bytes, for every collective alike."""
     return algbw(size_bytes, seconds) * bus_factor(collective, n)

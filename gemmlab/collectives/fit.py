@@ -68,16 +68,19 @@ def fit_alpha_beta(algorithm, n_ranks, sizes, seconds, model=None):
 
 
 # The libraries' own all-reduces ("mpi": MPI's Allreduce, "nccl": NCCL's allReduce) are fitted
-# with the ring's step and byte counts, the shape of their large-message algorithms.
-LIBRARY_MODELS = {"mpi": "ring", "nccl": "ring"}
+# with the ring's step and byte counts, the shape of their large-message algorithms; so is our
+# ring driven step by step from Python (the same ring, another way of driving it).
+LIBRARY_MODELS = {"mpi": "ring", "nccl": "ring", "ring_stepwise": "ring"}
 
 
 def fit_records(records):
-    """One fit per (algorithm, ranks) in records of ``run_allreduce`` or ``run_allreduce_nccl``
-    (a library's own all-reduce with the model of :data:`LIBRARY_MODELS`)."""
+    """One fit per (algorithm, ranks) among the all-reduce records of ``run_allreduce`` or
+    ``run_allreduce_nccl`` (a library's own all-reduce with the model of :data:`LIBRARY_MODELS`);
+    records of other collectives (``collective`` other than all-reduce) are left out."""
     groups = {}
     for r in records:
-        groups.setdefault((r["algorithm"], r["n_ranks"]), []).append(r)
+        if r.get("collective", "allreduce") == "allreduce":
+            groups.setdefault((r["algorithm"], r["n_ranks"]), []).append(r)
     return [fit_alpha_beta(name, n, [r["size_bytes"] for r in group],
                            [r["seconds"] for r in group], model=LIBRARY_MODELS.get(name, name))
             for (name, n), group in groups.items()]

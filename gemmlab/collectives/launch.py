@@ -1,28 +1,30 @@
-"""``gemmlab allreduce``: start N MPI processes, time the all-reduce algorithms, check the results.
+"""``gemmlab allreduce``: time all-reduce algorithms on N processes and check every rank's result.
 
-:func:`run_allreduce` launches ``mpiexec -n N python -m mpi4py -m gemmlab.collectives.worker``
-(``python -m mpi4py`` aborts the whole job when one rank raises, instead of leaving the others
-waiting forever) with ``MPIEXEC_TIMEOUT`` set, so a hang ends in an error, and returns one record
-per (algorithm, size) with the median time, nccl-tests' algbw and busbw, and whether every rank
-got the exact sum.
+The parent's side of the runs: it checks the request, starts the ranks through the one launcher
+(:mod:`gemmlab.collectives.jobs`) and adds nccl-tests' algbw and busbw to the records they emit.
+:func:`run_allreduce` runs ``gemmlab.collectives.worker`` on CPU processes over MPI (ring,
+centralized, MPI's own Allreduce); :func:`run_allreduce_nccl` runs ``gemmlab.collectives
+.nccl_worker`` with one process per GPU (our ring, as a CUDA graph and step by step from Python,
+beside NCCL's own collectives). Each returns one record per (algorithm, size) with the median
+time and whether every rank got the exact sum.
 """
 import json
-import os
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from .cost import algbw, busbw
+from . import jobs
+from . import cost
+from .nccl import BackendUnavailable, check_gpu_count, visible_gpus
+from .nccl_graph import ALGORITHMS as NCCL_ALGORITHMS, ALLREDUCE_ALGORITHMS, COLLECTIVES
 
 MPI_ALGORITHMS = ("ring", "centralized", "mpi")
 BACKENDS = ("mpi", "nccl")            # --backend nccl: one process per GPU, see collectives.nccl
+NCCL_DEFAULT = ALLREDUCE_ALGORITHMS   # NCCL's reduce-scatter and all-gather are timed on request
 SWEEPS = {"mpi": [1 << k for k in range(13, 27)],      # --sweep: 8 KiB .. 64 MiB on CPU cores,
           "nccl": [1 << k for k in range(13, 31)]}     # 8 KiB .. 1 GiB on GPUs (nccl-tests' range)
-RESULT_TAG = "GEMMLAB_ALLREDUCE"      # rank 0 of the worker prefixes each JSON result line with it
 DTYPES = ("float32", "float64", "int32", "int64")
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9,
           "kib": 2**10, "mib": 2**20, "gib": 2**30}
@@ -47,18 +49,6 @@ def format_size(nbytes):
     return f"{nbytes:g} B"
 
 
-def mpiexec_path():
-    """The mpiexec next to this Python (where the ``mpich`` wheel puts it), else the one on PATH."""
-    local = Path(sys.executable).parent / "mpiexec"
-    if local.exists():
-        return str(local)
-    found = shutil.which("mpiexec")
-    if found is None:
-        raise RuntimeError("no mpiexec found next to this Python or on PATH; install an MPI, "
-                           "e.g. `pip install mpich mpi4py`")
-    return found
-
-
 def check_request(sizes, algos, dtype, known=MPI_ALGORITHMS):
     """Raise ValueError unless ``algos`` are some of ``known`` and every size holds whole items."""
     unknown = [a for a in algos if a not in known]
@@ -73,54 +63,6 @@ def check_request(sizes, algos, dtype, known=MPI_ALGORITHMS):
                              f"(the size of one {dtype})")
 
 
-WORLD_SIZE_VAR = "GEMMLAB_MPI_RANKS"     # how many ranks mpirun asked for, read by the workers
-
-
-def world():
-    """A worker's ``MPI.COMM_WORLD``, checked against the rank count ``mpirun`` asked for.
-
-    When mpiexec and mpi4py come from different MPI libraries, each process starts alone, as rank
-    0 of a world of 1, and every rank would compute the whole job by itself: stop instead.
-    """
-    from mpi4py import MPI
-    comm = MPI.COMM_WORLD
-    wanted = int(os.environ.get(WORLD_SIZE_VAR, comm.Get_size()))
-    if comm.Get_size() != wanted:
-        sys.exit(f"mpiexec started {wanted} processes, but each one sees an MPI world of "
-                 f"{comm.Get_size()}: mpiexec ({mpiexec_path()}) and mpi4py "
-                 f"({MPI.Get_library_version().splitlines()[0]}) use different MPI libraries. "
-                 f"Install mpi4py and mpich into the same environment (pip install mpi4py mpich), "
-                 f"or put the matching library first on LD_LIBRARY_PATH.")
-    return comm
-
-
-def mpirun(n_ranks, program, timeout=300, env=None):
-    """Run ``mpiexec -n n_ranks python -m mpi4py <program...>`` and return the finished process.
-
-    ``program`` is what follows ``python -m mpi4py``: a script path or ``["-m", module, ...]``.
-    ``MPIEXEC_TIMEOUT`` makes mpiexec kill a job that outlives ``timeout`` seconds (a deadlock
-    ends in an error rather than a wait forever). ``env``: variables added to every process's
-    environment. Raises RuntimeError if the job fails.
-    """
-    if isinstance(n_ranks, bool) or not isinstance(n_ranks, (int, np.integer)) or n_ranks < 1:
-        raise ValueError(f"n_ranks={n_ranks!r}: expected a whole number of processes >= 1")
-    command = [mpiexec_path(), "-n", str(int(n_ranks)), sys.executable, "-m", "mpi4py",
-               *map(str, program)]
-    env = dict(os.environ, **(env or {}), MPIEXEC_TIMEOUT=str(int(timeout)),
-               **{WORLD_SIZE_VAR: str(int(n_ranks))})
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, env=env,
-                              timeout=timeout + 30)
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"mpiexec did not finish within {timeout + 30} s: "
-                           f"{' '.join(command)}") from None
-    if done.returncode != 0:
-        raise RuntimeError(f"mpiexec exited with status {done.returncode} (a timeout after "
-                           f"{timeout} s, or a rank failed).\ncommand: {' '.join(command)}\n"
-                           f"{done.stderr[-3000:]}{done.stdout[-1000:]}")
-    return done
-
-
 def run_allreduce(n_ranks, sizes, algos=MPI_ALGORITHMS, dtype="float32", repeats=5, warmup=1,
                   timeout=300):
     """Time the MPI all-reduce algorithms on ``n_ranks`` processes, one mpiexec job for all sizes.
@@ -132,36 +74,68 @@ def run_allreduce(n_ranks, sizes, algos=MPI_ALGORITHMS, dtype="float32", repeats
     sizes = [parse_size(s) for s in sizes]
     algos = list(algos)
     check_request(sizes, algos, dtype)
-    done = mpirun(n_ranks, ["-m", "gemmlab.collectives.worker", "--algos", ",".join(algos),
-                            "--sizes", ",".join(map(str, sizes)), "--dtype", dtype,
-                            "--repeats", repeats, "--warmup", warmup], timeout=timeout)
-    return parse_records(done.stdout, len(algos) * len(sizes))
+    records = jobs.run(n_ranks, ["-m", "gemmlab.collectives.worker", "--algos", ",".join(algos),
+                                 "--sizes", ",".join(map(str, sizes)), "--dtype", dtype,
+                                 "--repeats", repeats, "--warmup", warmup],
+                       timeout=timeout, expected=len(algos) * len(sizes))
+    return with_bandwidths(records)
 
 
-def parse_records(stdout, expected):
-    """The ``RESULT_TAG`` lines of a job's output as records with algbw and busbw added; a
-    RuntimeError unless there are ``expected`` of them."""
-    records = [_record(line) for line in stdout.splitlines() if line.startswith(RESULT_TAG)]
-    if len(records) != expected:
-        raise RuntimeError(f"expected {expected} results from the MPI job, got "
-                           f"{len(records)}.\nstdout:\n{stdout[-3000:]}")
+def _whole(name, value, least):
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"{name}={value!r}: expected a whole number >= {least}")
+
+
+def run_allreduce_nccl(n_ranks, sizes, algos=NCCL_DEFAULT, dtype="float32", repeats=5,
+                       warmup=2, iters=20, timeout=600):
+    """Time our ring and NCCL's collectives on ``n_ranks`` GPUs (one process each), checking every
+    GPU's result, and our and NCCL's reduce-scatter and all-gather too, against the exact sum.
+
+    ``algos``: some of ``nccl_graph.ALGORITHMS``; NCCL's reduce-scatter and all-gather need each
+    size to divide into equal blocks per rank. Returns one record per (algorithm, size), as
+    :func:`run_allreduce` does (median seconds over ``repeats`` samples of ``iters`` back-to-back
+    calls, algbw, busbw with the collective's factor, verified), plus ``collective``, ``checks``
+    (the reduce-scatter and all-gather results), ``checks_passed``, ``sent_bytes_per_rank`` (our
+    ring's ledger) and the machine, GPU and NCCL version. Raises BackendUnavailable without CuPy
+    or with fewer GPUs than ``n_ranks``.
+    """
+    sizes = [parse_size(s) for s in sizes]
+    algos = list(algos)
+    check_request(sizes, algos, dtype, known=NCCL_ALGORITHMS)
+    for name, value, least in (("repeats", repeats, 1), ("warmup", warmup, 0), ("iters", iters, 1)):
+        _whole(name, value, least)
+    _whole("n_ranks", n_ranks, 1)
+    blocks = [a for a in algos if a in COLLECTIVES]
+    uneven = [s for s in sizes if s % (n_ranks * np.dtype(dtype).itemsize)]
+    if blocks and uneven:
+        raise ValueError(f"{', '.join(blocks)} at {uneven} bytes: NCCL's reduce-scatter and "
+                         f"all-gather give each of the {n_ranks} ranks an equal block, so each "
+                         f"size must be a multiple of {n_ranks * np.dtype(dtype).itemsize} bytes")
+    check_gpu_count(n_ranks, visible_gpus())
+    records = jobs.run(n_ranks, ["-m", "gemmlab.collectives.nccl_worker", "--algos",
+                                 ",".join(algos), "--sizes", ",".join(map(str, sizes)),
+                                 "--dtype", dtype, "--repeats", repeats, "--warmup", warmup,
+                                 "--iters", iters],
+                       timeout=timeout, expected=len(algos) * len(sizes))
+    return with_bandwidths(records)
+
+
+def with_bandwidths(records):
+    """The records with nccl-tests' algbw and busbw (GB/s) added, busbw with the factor of each
+    record's ``collective`` (all-reduce when it names none)."""
+    for r in records:
+        r["algbw"] = cost.algbw(r["size_bytes"], r["seconds"])
+        r["busbw"] = cost.busbw(r.get("collective", "allreduce"), r["n_ranks"], r["size_bytes"],
+                                r["seconds"])
     return records
-
-
-def _record(line):
-    record = json.loads(line.split(" ", 1)[1])
-    n, size, seconds = record["n_ranks"], record["size_bytes"], record["seconds"]
-    record["algbw"] = algbw(size, seconds)
-    record["busbw"] = busbw("allreduce", n, size, seconds)
-    return record
 
 
 def format_table(records):
     """The records as an aligned text table, one line per (algorithm, size)."""
-    lines = [f"{'algorithm':<12}{'ranks':>6}{'size':>12}{'time (ms)':>12}{'algbw GB/s':>12}"
+    lines = [f"{'algorithm':<20}{'ranks':>6}{'size':>12}{'time (ms)':>12}{'algbw GB/s':>12}"
              f"{'busbw GB/s':>12}  result"]
     for r in records:
-        lines.append(f"{r['algorithm']:<12}{r['n_ranks']:>6}{format_size(r['size_bytes']):>12}"
+        lines.append(f"{r['algorithm']:<20}{r['n_ranks']:>6}{format_size(r['size_bytes']):>12}"
                      f"{r['seconds'] * 1e3:>12.3f}{r['algbw']:>12.3f}{r['busbw']:>12.3f}  "
                      f"{'exact sum on every rank' if r['verified'] else 'WRONG'}")
     return "\n".join(lines)
@@ -171,7 +145,7 @@ def add_arguments(parser):
     """The options of ``gemmlab allreduce``."""
     parser.add_argument("--backend", choices=BACKENDS, default="mpi",
                         help="mpi: processes on CPU cores; nccl: one process per GPU, our ring "
-                             "over NCCL send/recv against NCCL's own allReduce")
+                             "over NCCL send/recv against NCCL's own collectives")
     parser.add_argument("--np", type=int, default=4, dest="n_ranks", help="number of processes")
     parser.add_argument("--size", default=None,
                         help="bytes per rank, e.g. 64MiB (the default); a comma-separated list "
@@ -180,7 +154,10 @@ def add_arguments(parser):
                         help="sizes in powers of two from 8 KiB to 64 MiB (mpi) or 1 GiB (nccl)")
     parser.add_argument("--algo", default=None,
                         help="comma-separated algorithms; mpi: ring, centralized, mpi (MPI's own "
-                             "Allreduce); nccl: ring, nccl (NCCL's own allReduce); default: all")
+                             "Allreduce), default all three; nccl: ring (ours as a CUDA graph), "
+                             "ring_stepwise (ours driven step by step from Python), nccl (NCCL's "
+                             "allReduce), default these three, and nccl_reduce_scatter, "
+                             "nccl_allgather (NCCL's, timed with their own busbw factor)")
     parser.add_argument("--iters", type=int, default=20,
                         help="nccl: back-to-back calls per timed sample, as in nccl-tests")
     parser.add_argument("--dtype", default="float32", choices=DTYPES)
@@ -204,8 +181,7 @@ def main(args):
     the NCCL backend cannot run here (no CuPy, or fewer GPUs than --np)."""
     sizes = requested_sizes(args)
     if args.backend == "nccl":
-        from .nccl import NCCL_ALGORITHMS, BackendUnavailable, report_checks, run_allreduce_nccl
-        algos = args.algo.split(",") if args.algo else NCCL_ALGORITHMS
+        algos = args.algo.split(",") if args.algo else NCCL_DEFAULT
         try:
             records = run_allreduce_nccl(args.n_ranks, sizes, algos, dtype=args.dtype,
                                          repeats=args.repeats, iters=args.iters,
@@ -227,3 +203,48 @@ def main(args):
     if args.json:
         Path(args.json).write_text(json.dumps(records, indent=1) + "\n")
     return 0 if all(r["verified"] and r.get("checks_passed", True) for r in records) else 1
+
+
+def report_checks(records):
+    """One line on the reduce-scatter and all-gather checks of :func:`run_allreduce_nccl`."""
+    failed = [f"{r['algorithm']} {name} at {r['size_bytes']} B" for r in records
+              for name, ok in r["checks"].items() if ok is False]
+    skipped = sorted({r["size_bytes"] for r in records
+                      for ok in r["checks"].values() if ok is None})
+    line = ("reduce-scatter and all-gather (ours and NCCL's): exact on every GPU" if not failed
+            else "reduce-scatter / all-gather WRONG: " + "; ".join(failed))
+    if skipped:
+        line += (f" (NCCL's not run at {', '.join(map(str, skipped))} B: they need the item "
+                 f"count to divide by the ranks)")
+    return line
+
+
+GOALS = {"fraction_of_nccl": 0.90, "fraction_of_nccl_goal": 0.95, "step_us": 30, "step_us_goal": 20}
+
+
+def sweep_summary(records, headline=256 * 2**20):
+    """What the lessons quote from one N's sweep (records of :func:`run_allreduce_nccl`): each
+    algorithm's busbw at ``headline`` bytes and its fraction of NCCL's all-reduce there, the lowest
+    fraction of our ring at any size from ``headline`` up, the alpha-beta fit of each all-reduce
+    (alpha is the cost of one ring step), and whether every check passed. :data:`GOALS`: the ring
+    at >= 90% of NCCL's busbw from 256 MiB up (goal 95%), <= 30 us per step (goal 20 us)."""
+    from .fit import fit_records
+    ranks = {r["n_ranks"] for r in records}
+    if len(ranks) != 1:
+        raise ValueError(f"a sweep summary takes the records of one number of ranks, got {ranks}")
+    at = {r["algorithm"]: r["busbw"] for r in records if r["size_bytes"] == headline}
+    busbw = {(r["algorithm"], r["size_bytes"]): r["busbw"] for r in records}
+    large = sorted({s for (a, s) in busbw if a == "ring" and s >= headline and ("nccl", s) in busbw})
+    several_sizes = len({r["size_bytes"] for r in records}) > 1
+    return {"n_ranks": ranks.pop(), "headline_bytes": headline, "busbw_at_headline": at,
+            "fraction_of_nccl_at_headline": ({a: bw / at["nccl"] for a, bw in at.items()}
+                                             if at.get("nccl") else {}),
+            "ring_fraction_of_nccl": (at["ring"] / at["nccl"] if at.get("nccl") and "ring" in at
+                                      else None),
+            "ring_lowest_fraction_from_headline": (
+                min(busbw[("ring", s)] / busbw[("nccl", s)] for s in large) if large else None),
+            "goals": GOALS,
+            "fits": [{"algorithm": f.algorithm, "alpha_us": f.alpha * 1e6,
+                      "bandwidth_GBps": f.bandwidth, "model": f.model}
+                     for f in (fit_records(records) if several_sizes else [])],
+            "all_verified": all(r["verified"] and r["checks_passed"] for r in records)}

@@ -2,8 +2,9 @@
 send/recv, next to NCCL's own allReduce, reduceScatter and allGather as the reference.
 
 Design: one process per GPU. ``gemmlab allreduce --backend nccl --np N`` starts N processes with
-the same mpiexec launcher as the MPI backend; rank 0 creates the NCCL unique id and broadcasts it
-over MPI, and each process joins the communicator on its own GPU (its rank on the node). This is
+the one launcher (``gemmlab.collectives.jobs``); rank 0 creates the NCCL unique id and broadcasts
+it over MPI, and each process joins the communicator on its own GPU (its rank on the node). This
+module is the rank's side only; the parent's side is ``gemmlab.collectives.launch``. This is
 how training frameworks run, and it keeps the host side of the ring honest: each process issues
 only its own GPU's sends, receives and additions, so the Python cost of a step does not grow with
 N as it would if one process drove every GPU in turn.
@@ -11,14 +12,16 @@ N as it would if one process drove every GPU in turn.
 What runs without a GPU. :class:`RingPlan` is plain Python: the chunk split (np.array_split's,
 from ``buffers.chunk_bounds``), and for each rank and step which chunk it sends to whom and which
 it receives from whom. Its trace is the simulated ring's trace, record for record, and its byte
-ledger comes from ``result.make_result``. The ring functions only walk that plan and call
-``transport.sendrecv(send, dest, recv, source)`` on slices of the buffers; the NCCL-specific part
+ledger comes from ``result.make_result``. :func:`ring_ops` turns the plan into one rank's list of
+messages (:class:`RingOp`) on views of its buffers; the ring functions walk that list and call
+``transport.sendrecv(send, dest, recv, source)`` for each (``nccl_graph`` records the same list
+as a CUDA graph instead, so the host leaves the loop). The NCCL-specific part
 is :class:`NcclTransport`, which makes that call an ncclSend and an ncclRecv in one group. Any
 object with ``rank``, ``size`` and ``sendrecv`` can stand in for it (the tests use threads and
 queues over NumPy arrays), so the same ring code is tested on the CPU.
 
 NVLink multicast (NVLS) stays off: :func:`connect` sets ``NCCL_NVLS_ENABLE=0`` before NCCL
-creates a communicator, and the launcher puts it in every process's environment.
+creates a communicator, and the launcher puts it in every rank's environment.
 """
 import os
 import sys
@@ -28,11 +31,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .buffers import chunk_bounds
-from .launch import check_request, mpirun, parse_records, parse_size
+from .jobs import NVLS_OFF
 from .result import Transfer, make_result
 
-NVLS_OFF = {"NCCL_NVLS_ENABLE": "0"}
-NCCL_ALGORITHMS = ("ring", "nccl")     # ours over ncclSend/ncclRecv; NCCL's own allReduce
 PHASES = ("reduce-scatter", "all-gather")
 _NCCL_TYPES = {"float16": "NCCL_FLOAT16", "float32": "NCCL_FLOAT32", "float64": "NCCL_FLOAT64",
                "int32": "NCCL_INT32", "int64": "NCCL_INT64"}
@@ -159,7 +160,47 @@ class RingPlan:
         return make_result(algorithm, outputs, self.trace(phases), self.n_ranks)
 
 
-def _array_module(a):
+class RingOp(NamedTuple):
+    """One step of a rank's ring run on its buffers: send ``send`` to rank ``dest`` while
+    receiving ``recv`` from rank ``source``, then, in the reduce-scatter, add ``addend`` (the
+    rank's own input for the chunk that arrived) into ``recv``; ``addend`` is None in the
+    all-gather."""
+    step: int
+    phase: str
+    send: object
+    dest: int
+    recv: object
+    source: int
+    addend: object
+
+
+def ring_ops(plan, rank, src, dst, phases=PHASES):
+    """Rank ``rank``'s steps over ``phases`` (the plan's schedule) as :class:`RingOp` on views.
+
+    ``src`` and ``dst`` are the plan's chunk views of the input and of a separate output (the same
+    views for an in-place all-gather). The first reduce-scatter step sends from the input; every
+    later step passes on what arrived in the step before, so after the reduce-scatter ``dst[rank]``
+    holds chunk ``rank`` summed over all ranks, and after the all-gather every chunk.
+    """
+    ops = []
+    for s in plan.schedule(rank, phases):
+        reducing = s.phase == "reduce-scatter"
+        send = (src if reducing and s.step == 0 else dst)[s.send]
+        ops.append(RingOp(s.step, s.phase, send, s.dest, dst[s.recv], s.source,
+                          src[s.recv] if reducing else None))
+    return ops
+
+
+def run_ops(transport, ops):
+    """Walk the messages from Python, one at a time: each ``transport.sendrecv`` call, then the
+    addition into what arrived (an operation queued after it on the same stream)."""
+    for op in ops:
+        transport.sendrecv(op.send, op.dest, op.recv, op.source)
+        if op.addend is not None:
+            array_module(op.recv).add(op.recv, op.addend, out=op.recv)
+
+
+def array_module(a):
     """numpy or cupy, whichever ``a`` belongs to, to make new arrays beside it."""
     name = type(a).__module__.split(".")[0]
     if name not in ("numpy", "cupy"):
@@ -167,37 +208,14 @@ def _array_module(a):
     return sys.modules[name]
 
 
-def _reduce_scatter(transport, plan, src, dst):
-    """This rank's reduce-scatter steps, out of place: ``src`` and ``dst`` are the plan's chunk
-    views of the input and of a separate output. Each received chunk lands in ``dst`` and gets the
-    rank's own input chunk added; the first step sends from ``src``, later ones pass on what
-    arrived the step before. Afterwards ``dst[rank]`` holds chunk ``rank`` summed over all ranks
-    (one rank alone just copies)."""
-    if transport.size == 1:
-        dst[0][...] = src[0]
-    xp = _array_module(dst[0])
-    for s in plan.steps(transport.rank, "reduce-scatter"):
-        transport.sendrecv(src[s.send] if s.step == 0 else dst[s.send], s.dest, dst[s.recv],
-                           s.source)
-        xp.add(dst[s.recv], src[s.recv], out=dst[s.recv])
-
-
-def _allgather(transport, plan, chunks):
-    """This rank's all-gather steps, in place: it starts with ``chunks[rank]`` complete and ends
-    with every chunk."""
-    for s in plan.steps(transport.rank, "all-gather"):
-        transport.sendrecv(chunks[s.send], s.dest, chunks[s.recv], s.source)
-
-
-def _flat(buf):
+def flat_view(buf):
     """A contiguous 1-D view (or copy) of ``buf``."""
-    xp = _array_module(buf)
-    return xp.ascontiguousarray(buf).reshape(-1)
+    return array_module(buf).ascontiguousarray(buf).reshape(-1)
 
 
-def _output_like(buf, out):
+def output_like(buf, out):
     """``out`` checked as a separate C-contiguous array of buf's shape and dtype, or a new one."""
-    xp = _array_module(buf)
+    xp = array_module(buf)
     if out is None:
         return xp.empty(buf.shape, dtype=buf.dtype)
     if out.shape != buf.shape or out.dtype != buf.dtype or not out.flags.c_contiguous:
@@ -211,14 +229,16 @@ def _output_like(buf, out):
 
 def ring_allreduce(transport, buf, out=None):
     """This rank's copy of the sum of every rank's ``buf``: our ring (reduce-scatter then
-    all-gather, 2(N-1) steps) over ``transport``. ``buf`` is left untouched; the sum goes to
-    ``out`` (allocated when None) and is returned."""
-    flat = _flat(buf)
-    out = _output_like(buf, out)
+    all-gather, 2(N-1) steps) over ``transport``, driven step by step from Python. ``buf`` is left
+    untouched; the sum goes to ``out`` (allocated when None) and is returned."""
+    flat = flat_view(buf)
+    out = output_like(buf, out)
+    if transport.size == 1:
+        out[...] = buf
+        return out
     plan = RingPlan.split(transport.size, flat.size, flat.itemsize)
-    src, dst = plan.views(flat), plan.views(out.reshape(-1))
-    _reduce_scatter(transport, plan, src, dst)
-    _allgather(transport, plan, dst)
+    run_ops(transport, ring_ops(plan, transport.rank, plan.views(flat),
+                                plan.views(out.reshape(-1))))
     return out
 
 
@@ -227,11 +247,12 @@ def ring_reduce_scatter(transport, buf):
     them (the simulated ``ring_reduce_scatter``'s blocks)."""
     if buf.ndim == 0:
         raise ValueError("ring_reduce_scatter splits axis 0 of the buffer; got a scalar")
-    flat = _flat(buf)
+    flat = flat_view(buf)
     row_items = flat.size // buf.shape[0] if buf.shape[0] else 0
     plan = RingPlan.split(transport.size, buf.shape[0], flat.itemsize, row_items)
-    work = _array_module(buf).empty_like(flat)
-    _reduce_scatter(transport, plan, plan.views(flat), plan.views(work))
+    work = flat.copy()          # one rank alone: its block is its whole input
+    run_ops(transport, ring_ops(plan, transport.rank, plan.views(flat), plan.views(work),
+                                phases=("reduce-scatter",)))
     return plan.views(work)[transport.rank].reshape((-1,) + buf.shape[1:]).copy()
 
 
@@ -246,17 +267,17 @@ def ring_allgather(transport, chunk, lengths=None):
                          f"{chunk.shape[0]} rows")
     row_items = int(np.prod(chunk.shape[1:], dtype=np.int64))
     plan = RingPlan(tuple(k * row_items for k in lengths), chunk.itemsize)
-    out = _array_module(chunk).empty((sum(lengths),) + chunk.shape[1:], dtype=chunk.dtype)
+    out = array_module(chunk).empty((sum(lengths),) + chunk.shape[1:], dtype=chunk.dtype)
     chunks = plan.views(out.reshape(-1))
-    chunks[transport.rank][...] = _flat(chunk)
-    _allgather(transport, plan, chunks)
+    chunks[transport.rank][...] = flat_view(chunk)
+    run_ops(transport, ring_ops(plan, transport.rank, chunks, chunks, phases=("all-gather",)))
     return out
 
 
 def nccl_allreduce(transport, buf, out=None):
     """NCCL's own allReduce (sum) of ``buf`` into ``out`` (allocated when None): the reference."""
-    out = _output_like(buf, out)
-    transport.allreduce(_flat(buf), out.reshape(-1))
+    out = output_like(buf, out)
+    transport.allreduce(flat_view(buf), out.reshape(-1))
     return out
 
 
@@ -270,21 +291,18 @@ def _equal_rows(transport, buf, what):
 def nccl_reduce_scatter(transport, buf):
     """NCCL's own reduceScatter: block ``rank`` of the sum (axis 0 must divide by N)."""
     _equal_rows(transport, buf, "reduceScatter")
-    out = _array_module(buf).empty((buf.shape[0] // transport.size,) + buf.shape[1:], buf.dtype)
-    transport.reduce_scatter(_flat(buf), out.reshape(-1))
+    out = array_module(buf).empty((buf.shape[0] // transport.size,) + buf.shape[1:], buf.dtype)
+    transport.reduce_scatter(flat_view(buf), out.reshape(-1))
     return out
 
 
 def nccl_allgather(transport, chunk):
     """NCCL's own allGather: every rank's equally long ``chunk`` concatenated along axis 0."""
     chunk = chunk.reshape(1) if chunk.ndim == 0 else chunk
-    out = _array_module(chunk).empty((transport.size * chunk.shape[0],) + chunk.shape[1:],
-                                     chunk.dtype)
-    transport.allgather(_flat(chunk), out.reshape(-1))
+    out = array_module(chunk).empty((transport.size * chunk.shape[0],) + chunk.shape[1:],
+                                    chunk.dtype)
+    transport.allgather(flat_view(chunk), out.reshape(-1))
     return out
-
-
-ALLREDUCE = {"ring": ring_allreduce, "nccl": nccl_allreduce}
 
 
 class NcclTransport:
@@ -332,7 +350,8 @@ class NcclTransport:
                             self._stream())
 
     def close(self):
-        """Destroy the communicator (after the GPU work that uses it has finished)."""
+        """Destroy the communicator (after the GPU work that uses it has finished, and after every
+        ``nccl_graph.RingGraph`` recorded on it is gone: NCCL waits for them)."""
         self.cupy.cuda.get_current_stream().synchronize()
         self.comm.destroy()
 
@@ -358,61 +377,3 @@ def connect(mpi_comm=None):
     if mpi_comm is not None:
         uid = mpi_comm.bcast(uid, root=0)
     return NcclTransport(nccl.NcclCommunicator(size, uid, rank), rank, size)
-
-
-def run_allreduce_nccl(n_ranks, sizes, algos=NCCL_ALGORITHMS, dtype="float32", repeats=5,
-                       warmup=2, iters=20, timeout=600):
-    """Time our ring and NCCL's allReduce on ``n_ranks`` GPUs (one process each), checking every
-    GPU's result, and our and NCCL's reduce-scatter and all-gather too, against the exact sum.
-
-    Returns one record per (algorithm, size), as ``launch.run_allreduce`` does (median seconds
-    over ``repeats`` samples of ``iters`` back-to-back calls, algbw, busbw, verified), plus
-    ``checks`` (the reduce-scatter and all-gather results), ``checks_passed``,
-    ``sent_bytes_per_rank`` (our ring's ledger; None for NCCL's) and the GPU and NCCL version.
-    Raises BackendUnavailable without CuPy or with fewer GPUs than ``n_ranks``.
-    """
-    sizes = [parse_size(s) for s in sizes]
-    algos = list(algos)
-    check_request(sizes, algos, dtype, known=NCCL_ALGORITHMS)
-    for name, value, least in (("repeats", repeats, 1), ("warmup", warmup, 0), ("iters", iters, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise ValueError(f"{name}={value!r}: expected a whole number >= {least}")
-    check_gpu_count(n_ranks, visible_gpus())
-    done = mpirun(n_ranks, ["-m", "gemmlab.collectives.nccl_worker", "--algos", ",".join(algos),
-                            "--sizes", ",".join(map(str, sizes)), "--dtype", dtype,
-                            "--repeats", repeats, "--warmup", warmup, "--iters", iters],
-                  timeout=timeout, env=NVLS_OFF)
-    return parse_records(done.stdout, len(algos) * len(sizes))
-
-
-def report_checks(records):
-    """One line on the reduce-scatter and all-gather checks of ``run_allreduce_nccl``."""
-    failed = [f"{r['algorithm']} {name} at {r['size_bytes']} B" for r in records
-              for name, ok in r["checks"].items() if ok is False]
-    skipped = sorted({r["size_bytes"] for r in records
-                      for ok in r["checks"].values() if ok is None})
-    line = ("reduce-scatter and all-gather (ours and NCCL's): exact on every GPU" if not failed
-            else "reduce-scatter / all-gather WRONG: " + "; ".join(failed))
-    if skipped:
-        line += (f" (NCCL's not run at {', '.join(map(str, skipped))} B: they need the item "
-                 f"count to divide by the ranks)")
-    return line
-
-
-def sweep_summary(records, headline=256 * 2**20):
-    """What lessons 07 and 09 quote from one N's sweep (records of :func:`run_allreduce_nccl`):
-    each algorithm's busbw at ``headline`` bytes, our ring's fraction of NCCL's there (the goal:
-    at least 0.5, beyond it 0.8), the alpha-beta fit of each, and whether every check passed."""
-    from .fit import fit_records
-    ranks = {r["n_ranks"] for r in records}
-    if len(ranks) != 1:
-        raise ValueError(f"a sweep summary takes the records of one number of ranks, got {ranks}")
-    at = {r["algorithm"]: r["busbw"] for r in records if r["size_bytes"] == headline}
-    several_sizes = len({r["size_bytes"] for r in records}) > 1
-    return {"n_ranks": ranks.pop(), "headline_bytes": headline, "busbw_at_headline": at,
-            "ring_fraction_of_nccl": (at["ring"] / at["nccl"] if at.get("nccl") and "ring" in at
-                                      else None),
-            "fits": [{"algorithm": f.algorithm, "alpha_us": f.alpha * 1e6,
-                      "bandwidth_GBps": f.bandwidth, "model": f.model}
-                     for f in (fit_records(records) if several_sizes else [])],
-            "all_verified": all(r["verified"] and r["checks_passed"] for r in records)}

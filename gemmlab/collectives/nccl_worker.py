@@ -1,25 +1,25 @@
-"""One GPU's process of ``gemmlab allreduce --backend nccl``: time our ring and NCCL's allReduce
+"""One GPU's process of ``gemmlab allreduce --backend nccl``: time our ring and NCCL's collectives
 on each size and check every result against the exact sum.
 
-Run under ``mpiexec -n N python -m mpi4py -m gemmlab.collectives.nccl_worker ...`` (built by
-``nccl.run_allreduce_nccl``). The inputs are the MPI worker's (``a + rank * b`` with small random
-integers, so the float32 sum is exact and known without communication). Timing follows
-nccl-tests: after a barrier, ``iters`` calls back to back between two CUDA events, their mean per
-call, the slowest rank's; the median of ``repeats`` such samples is reported. Each size also checks
-our and NCCL's reduce-scatter and all-gather once. Rank 0 prints one ``RESULT_TAG`` JSON line per
-(algorithm, size).
+Started by ``launch.run_allreduce_nccl`` through the one launcher (``jobs``). The inputs are the
+MPI worker's (``a + rank * b`` with small random integers, so the float32 sum is exact and known
+without communication). Timing follows nccl-tests: after a barrier, ``iters`` calls back to back
+between two CUDA events, their mean per call, the slowest rank's; the median of ``repeats`` such
+samples is reported. Each output is poisoned before its run and compared with the exact result
+after it. Each size also checks our and NCCL's reduce-scatter and all-gather once. Rank 0 emits
+one record per (algorithm, size).
 """
 import argparse
-import json
 import statistics
 
 import numpy as np
 from mpi4py import MPI
 
 from .. import measure
-from .launch import RESULT_TAG, world
-from .nccl import (ALLREDUCE, RingPlan, connect, nccl_allgather, nccl_reduce_scatter,
-                   ring_allgather, ring_reduce_scatter)
+from .jobs import emit, world
+from .nccl import (RingPlan, connect, nccl_allgather, nccl_reduce_scatter, ring_allgather,
+                   ring_reduce_scatter)
+from .nccl_graph import COLLECTIVES, allreduce_program
 from .worker import _inputs
 
 POISON = -(1 << 22)    # written into outputs before a run: no exact sum here is that far from 0
@@ -59,8 +59,24 @@ def check_partials(transport, mpi, mine, exact):
     return checks
 
 
+def timed_call(name, transport, mine, exact, plan):
+    """(call, out, expected) for one algorithm: ``out`` is poisoned, ``call()`` fills it, and it
+    must then equal ``expected`` (the exact sum, or this rank's block of it)."""
+    import cupy
+    collective = COLLECTIVES.get(name, "allreduce")
+    if collective == "allreduce":
+        out = cupy.full_like(mine, POISON)
+        return allreduce_program(name, transport, mine, out), out, exact
+    block = plan.views(exact)[transport.rank]
+    if collective == "reducescatter":
+        out = cupy.full_like(block, POISON)
+        return (lambda: transport.reduce_scatter(mine, out)), out, block
+    own, out = block.copy(), cupy.full_like(exact, POISON)
+    return (lambda: transport.allgather(own, out)), out, exact
+
+
 def measure_size(transport, mpi, algos, size_bytes, dtype, args):
-    """The records of one size: per algorithm, its samples, whether every GPU got the exact sum
+    """The records of one size: per algorithm, its samples, whether every GPU got the exact result
     (and kept its input), and the reduce-scatter / all-gather checks."""
     import cupy
     n = transport.size
@@ -71,25 +87,28 @@ def measure_size(transport, mpi, algos, size_bytes, dtype, args):
     plan = RingPlan.split(n, mine.size, mine.itemsize)
     records = []
     for name in algos:
-        out = cupy.full_like(mine, POISON)
-        samples = slowest_rank_seconds(mpi, lambda: ALLREDUCE[name](transport, mine, out),
-                                       args.iters, args.repeats, args.warmup)
-        verified = _everywhere(mpi, cupy.array_equal(out, exact)
+        call, out, expected = timed_call(name, transport, mine, exact, plan)
+        samples = slowest_rank_seconds(mpi, call, args.iters, args.repeats, args.warmup)
+        verified = _everywhere(mpi, cupy.array_equal(out, expected)
                                and cupy.array_equal(mine, cupy.asarray(host_mine)))
-        mine_checks = {k.split(" ", 1)[1]: ok for k, ok in checks.items() if k.startswith(name)}
+        mine_checks = {k.split(" ", 1)[1]: ok for k, ok in checks.items()
+                       if k.split(" ", 1)[0] == name}
         records.append({
-            "algorithm": name, "backend": "nccl", "n_ranks": n, "size_bytes": size_bytes,
-            "dtype": dtype.name, "seconds": statistics.median(samples), "times": samples,
-            "iters": args.iters, "verified": verified, "checks": mine_checks,
+            "algorithm": name, "collective": COLLECTIVES.get(name, "allreduce"),
+            "backend": "nccl", "n_ranks": n, "size_bytes": size_bytes, "dtype": dtype.name,
+            "seconds": statistics.median(samples), "times": samples, "iters": args.iters,
+            "verified": verified, "checks": mine_checks,
             "checks_passed": all(ok is not False for ok in mine_checks.values()),
             "sent_bytes_per_rank": (plan.result(name, [None] * n).sent_bytes.tolist()
-                                    if name == "ring" else None)})
+                                    if name.startswith("ring") else None)})
+        del call, out
     return records
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--algos", required=True, help="comma-separated: ring,nccl")
+    parser.add_argument("--algos", required=True,
+                        help="comma-separated names of nccl_graph.ALGORITHMS")
     parser.add_argument("--sizes", required=True, help="comma-separated sizes in bytes")
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--repeats", type=int, default=5)
@@ -104,8 +123,7 @@ def main(argv=None):
     try:
         for size in (int(s) for s in args.sizes.split(",")):
             for record in measure_size(transport, mpi, args.algos.split(","), size, dtype, args):
-                if mpi.Get_rank() == 0:
-                    print(RESULT_TAG, json.dumps({**machine, **record}), flush=True)
+                emit({**machine, **record}, mpi)
     finally:
         transport.close()
 

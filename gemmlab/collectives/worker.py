@@ -1,19 +1,17 @@
 """One MPI rank of ``gemmlab allreduce``: time each algorithm on each size and check its result.
 
-Run under ``mpiexec -n N python -m mpi4py -m gemmlab.collectives.worker ...`` (the launcher builds
-that command). Rank r's input is ``a + r * b`` with small random integers ``a`` and ``b`` shared by
-all ranks, so the exact sum, ``N a + N(N-1)/2 b``, is known without any communication and is
+Started by ``launch.run_allreduce`` through the one launcher (``jobs``). Rank r's input is
+``a + r * b`` with small random integers ``a`` and ``b`` shared by all ranks, so the exact sum, ``N a + N(N-1)/2 b``, is known without any communication and is
 exactly representable even in float32 (it stays far below 2^24). Every rank compares its result
-with it bit for bit. Rank 0 prints one ``RESULT_TAG`` line of JSON per (algorithm, size).
+with it bit for bit. Rank 0 emits one record per (algorithm, size).
 """
 import argparse
-import json
 import statistics
 
 import numpy as np
 from mpi4py import MPI
 
-from .launch import RESULT_TAG, world
+from .jobs import emit, world
 from .mpi import ALGORITHMS
 
 
@@ -53,14 +51,11 @@ def measure(comm, algos, size_bytes, dtype, repeats, warmup, seed, table=ALGORIT
 
 
 def report(comm, results, size_bytes, dtype):
-    """Rank 0 prints one ``RESULT_TAG`` line of JSON per algorithm of :func:`measure`'s results."""
-    if comm.Get_rank() != 0:
-        return
+    """One record per algorithm of :func:`measure`'s results, emitted by rank 0 (``jobs.emit``)."""
     for name, (times, ok) in results.items():
-        record = {"algorithm": name, "n_ranks": comm.Get_size(), "size_bytes": size_bytes,
-                  "dtype": dtype.name, "seconds": statistics.median(times), "times": times,
-                  "verified": ok}
-        print(RESULT_TAG, json.dumps(record), flush=True)
+        emit({"algorithm": name, "n_ranks": comm.Get_size(), "size_bytes": size_bytes,
+              "dtype": dtype.name, "seconds": statistics.median(times), "times": times,
+              "verified": ok}, comm)
 
 
 def add_timing_arguments(parser):

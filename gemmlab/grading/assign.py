@@ -32,10 +32,22 @@ def _assigned_names(tree):
         elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             names.append(node.name)
         for target in targets:
-            for sub in ast.walk(target):
-                if isinstance(sub, ast.Name) and sub.id not in names:
-                    names.append(sub.id)
+            for name in _bound_names(target):
+                if name not in names:
+                    names.append(name)
     return names
+
+
+def _bound_names(target):
+    """Names an assignment target binds: ``x``, ``x, y`` and ``*rest`` do; ``x[i]`` and ``x.a``
+    store into an existing object and bind nothing (``sA[ty, tx] = a`` must not stub ``sA``)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _bound_names(element)]
+    return []
 
 
 def _placeholder(block, indent, where):

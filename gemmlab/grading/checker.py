@@ -55,6 +55,11 @@ def _judge_value(q, answer):
     for wrong in q.wrong:
         if kind.same(value, evaluate(wrong.value)):
             return FAIL, f"{kind.show(value)} is a known wrong answer: {wrong.feedback}"
+    if hasattr(kind, "close") and kind.close(value, expected):
+        off = abs(value - float(expected)) / abs(float(expected))
+        return FAIL, (f"close: {kind.show(value)} is {off:.1%} off the answer. The idea is probably "
+                      f"right: check the arithmetic, the unit and the rounding (the question asks "
+                      f"for {kind.precision()}).")
     hint = f" Hint: {q.hint}" if q.hint else ""
     return FAIL, f"{kind.show(value)} is not right.{hint}"
 

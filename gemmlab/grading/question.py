@@ -6,8 +6,9 @@ can be computed, so the bank and the lessons cannot drift apart. Each kind of an
 exact value, a choice, a shape, an array, a function) knows how to reject the wrong type with a
 message a student understands, and how to compare a well-typed answer with the reference.
 """
+import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -23,10 +24,20 @@ def _describe(value):
 
 @dataclass(frozen=True)
 class Number:
-    """A real number compared with a relative and an absolute tolerance."""
+    """A real number, asked for with a stated precision.
+
+    ``sig`` is the number of significant figures the question asks for (``None``: the exact
+    value). An answer passes when it lies within ``rtol``/``atol`` of the reference, or when it
+    is the reference rounded to ``sig`` or more significant figures (so the 32 a lesson prints
+    for 32.05 passes when ``sig=2``). A failing answer within ``near`` (relative) of the
+    reference is a near miss: the checker says "close" instead of offering the hint for a
+    wrong idea.
+    """
     rtol: float = 1e-3
     atol: float = 0.0
     unit: str = ""
+    sig: Optional[int] = None
+    near: float = 0.05
 
     def coerce(self, answer):
         if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, float, np.number)):
@@ -36,13 +47,29 @@ class Number:
             raise AnswerTypeError(f"expected a number{unit}, got {_describe(answer)}")
         return float(answer)
 
+    def precision(self):
+        """The precision the question asks for, in words (its prompt says the same)."""
+        if self.sig is None:
+            return "the exact value"
+        return f"{self.sig} significant figure{'s' if self.sig > 1 else ''}"
+
     def same(self, answer, expected):
         expected = float(expected)
         if np.isnan(expected):
             return bool(np.isnan(answer))
         if np.isinf(expected):          # inf - inf is NaN: infinities match only themselves
             return answer == expected
-        return bool(abs(answer - expected) <= self.atol + self.rtol * abs(expected))
+        if abs(answer - expected) <= self.atol + self.rtol * abs(expected):
+            return True
+        return self.sig is not None and any(
+            math.isclose(answer, float(f"{expected:.{digits}g}"), rel_tol=1e-12)
+            for digits in range(self.sig, 18))
+
+    def close(self, answer, expected):
+        """A near miss: within ``near`` of a finite, non-zero reference."""
+        expected = float(expected)
+        return (math.isfinite(answer) and math.isfinite(expected) and expected != 0
+                and abs(answer - expected) <= self.near * abs(expected))
 
     def show(self, value):
         return f"{value:.6g}" + (f" {self.unit}" if self.unit else "")

@@ -6,7 +6,7 @@ MPI's own Allreduce, as ``gemmlab allreduce`` does for the course's algorithms.
 First the function runs on simulated ranks (a small integer buffer), so a deadlock or a wrong sum
 is reported at once, with the simulator's diagnosis, instead of after an MPI timeout. Then the
 source of the cell that defines it travels to ``np`` MPI processes started by the collectives'
-launcher (:mod:`gemmlab.collectives.launch`), each of which runs the course's preamble and the
+launcher (:mod:`gemmlab.collectives.jobs`), each of which runs the course's preamble and the
 cell, and times ``yours``, ``ring`` (the course's MPI ring) and ``mpi`` (MPI_Allreduce) on the
 same buffers, checking every rank's sum exactly.
 """
@@ -15,8 +15,9 @@ import tempfile
 
 import numpy
 
-from ..collectives.launch import (check_request, format_size, format_table, mpirun,
-                                  parse_records, parse_size)
+from ..collectives import jobs
+from ..collectives.launch import (check_request, format_size, format_table, parse_size,
+                                  with_bandwidths)
 from .ranks import run_ranks
 from .source import function_source
 
@@ -62,20 +63,22 @@ def run_mpi(fn, np=4, size="16MiB", dtype="float32", repeats=5, warmup=1, timeou
         return None
     name = fn.__name__
     options = ["--size", nbytes, "--dtype", dtype, "--repeats", repeats, "--warmup", warmup]
+    program = ["-m", "gemmlab.labs.mpi_worker", "--name", name, *options]
     if (fn.__module__ or "").partition(".")[0] == "gemmlab":    # the course's reference programs
-        done = mpirun(np, ["-m", "gemmlab.labs.mpi_worker", "--module", fn.__module__,
-                           "--name", name, *options], timeout=timeout)
+        records = jobs.run(np, program + ["--module", fn.__module__], timeout=timeout,
+                           expected=len(ALGORITHMS))
     else:
         source, name = function_source(fn)
+        program[program.index("--name") + 1] = name
         handle, path = tempfile.mkstemp(prefix="gemmlab-lab-", suffix=".py")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as f:
                 f.write(source)
-            done = mpirun(np, ["-m", "gemmlab.labs.mpi_worker", "--source", path, "--name", name,
-                               *options], timeout=timeout)
+            records = jobs.run(np, program + ["--source", path], timeout=timeout,
+                               expected=len(ALGORITHMS))
         finally:
             os.unlink(path)
-    records = parse_records(done.stdout, len(ALGORITHMS))
+    records = with_bandwidths(records)
     print(format_table(records))
     bus = {r["algorithm"]: r["busbw"] for r in records}
     print(f"{name} on {np} processes, {format_size(nbytes)} per rank: "

@@ -12,7 +12,7 @@ import importlib
 import numpy as np
 from mpi4py import MPI
 
-from ..collectives.launch import world
+from ..collectives.jobs import world
 from ..collectives.mpi import ALGORITHMS
 from ..collectives.worker import add_timing_arguments, measure, report
 from .source import load_function

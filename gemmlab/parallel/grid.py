@@ -28,17 +28,26 @@ def _degree(axis, value):
 
 
 def _order(order):
+    """The four axes in ``order``, fastest first. Megatron-LM's own default string,
+    'tp-cp-ep-dp-pp', names expert parallelism too; "ep" is accepted and dropped, since this grid
+    has no experts (an axis of size 1 changes no rank's number)."""
     names = order.split("-") if isinstance(order, str) else list(order)
-    if sorted(names) != sorted(AXES):
-        raise ValueError(f"order must name each of {', '.join(AXES)} once, fastest-varying first "
-                         f"(e.g. 'tp-cp-dp-pp', Megatron's default), got {order!r}")
-    return tuple(names)
+    axes = [n for n in names if n != "ep"]
+    if sorted(axes) != sorted(AXES) or names.count("ep") > 1:
+        raise ValueError(f"order must name each of {', '.join(AXES)} once (and may name ep once), "
+                         f"fastest-varying first (e.g. 'tp-cp-dp-pp', or Megatron-LM's default "
+                         f"'tp-cp-ep-dp-pp'), got {order!r}")
+    return tuple(axes)
 
 
 class RankGrid:
-    """Ranks 0 .. tp*cp*dp*pp - 1 laid out on a 4D grid; ``order`` lists the axes fastest first."""
+    """Ranks 0 .. tp*cp*dp*pp - 1 laid out on a 4D grid; ``order`` lists the axes fastest first
+    (Megatron-LM's 'tp-cp-ep-dp-pp' is accepted, with ``ep`` of size 1)."""
 
-    def __init__(self, tp=1, cp=1, dp=1, pp=1, order=MEGATRON_ORDER):
+    def __init__(self, tp=1, cp=1, dp=1, pp=1, order=MEGATRON_ORDER, ep=1):
+        if ep != 1:
+            raise ValueError(f"ep={ep!r}: expert parallelism is not modelled by this grid "
+                             f"(Megatron-LM lays experts out on a second grid of its own); use ep=1")
         self.sizes = {a: int(_degree(a, v)) for a, v in zip(AXES, (tp, cp, dp, pp))}
         self.order = _order(order)
         self.strides, stride = {}, 1

@@ -2,15 +2,19 @@
 parallel time (work/span, messages, Amdahl, pipelines), SM occupancy and an LRU cache simulator.
 
 Everything is reachable as ``gl.perfmodel.<name>``; the sub-modules group the names by topic:
-``hardware`` (the one home of hardware facts: the GPU table, what an SM holds, a block's limits),
-``traffic`` (what is counted), ``roofline`` (the two time bounds), ``parallelism`` (how work is
-shared in time), ``occupancy`` (how many blocks share an SM) and ``cache`` (why reuse depends on
-capacity).
+``hardware`` (the one home of hardware facts: the GPU table, what an SM holds, a block's limits,
+the memory path from SSD to HBM), ``traffic`` (what is counted), ``roofline`` (the two time
+bounds), ``parallelism`` (how work is shared in time), ``occupancy`` (how many blocks share an
+SM), ``loader`` (a training loop's prefetch and copy/compute overlap) and ``cache`` (why reuse
+depends on capacity).
 """
 from .cache import LOOP_ORDERS, CacheResult, LRUCache, Step, gemm_trace, simulate
 from .hardware import (DATASHEET, DTYPES, HARDWARE, HOPPER, MAX_STATIC_SHARED_BYTES,
                        MAX_THREADS_PER_BLOCK, MEASURED, SPARSE_HALVED, Chip, Figure, SMResources,
                        chip, fp32_lanes_per_sm, table)
+from .hardware import (BOTH_WAYS_HALVED, DEVICE_MEMORY, MEMORY_PATH, POWER, Link,
+                       memory_path_table)
+from .loader import idle_time, timeline_end, training_timeline
 from .occupancy import blocks_per_sm
 from .parallelism import (Interval, amdahl, efficiency, group_sum_time, group_sum_timeline,
                           message_time, pipeline_schedule, pipeline_time, reduction_schedule,

@@ -151,17 +151,76 @@ class SMResources:
     registers: int            # 32-bit registers per SM
     max_threads: int
     max_blocks: int
-    shared_bytes: int         # shared memory per SM that blocks can use
-    reserved_shared_per_block: int   # the driver's own shared memory per block
+    shared_bytes: int         # shared memory per SM (its largest carve-out), reservations included
+    max_shared_per_block: int        # the most one block may use (dynamic opt-in above 48 KiB)
+    reserved_shared_per_block: int   # the driver's own shared memory per resident block
     register_unit: int        # registers are allocated per warp in multiples of this
     shared_bytes_per_clock: int      # 32 banks x 4 bytes
     fp32_lanes: int
     source: str
 
 
-# What an SM's shared memory holds (the 227 / 228 KB question: the configurable carve-out, the
-# part blocks may use, the driver's reservation per block) is decided here and nowhere else.
+# What an SM's shared memory holds is decided here and nowhere else (the CUDA guide, compute
+# capability 9.0): 228 KiB per SM, of which one block may use at most 227 KiB, and the driver
+# reserves 1 KiB of the SM's shared memory for every resident block. So a block of 227 KiB fits
+# exactly once (227 + 1 = 228), two of 113 KiB fit (2 x 114 = 228). Compared with
+# cudaOccupancyMaxActiveBlocksPerMultiprocessor by benchmarks/gpu_occupancy.py.
 HOPPER = SMResources(
     name="Hopper (sm_90: H100, H200)", registers=65536, max_threads=2048, max_blocks=32,
-    shared_bytes=227 * 1024, reserved_shared_per_block=1024, register_unit=256,
-    shared_bytes_per_clock=128, fp32_lanes=fp32_lanes_per_sm(9, 0), source=_CUDA_GUIDE)
+    shared_bytes=228 * 1024, max_shared_per_block=227 * 1024, reserved_shared_per_block=1024,
+    register_unit=256, shared_bytes_per_clock=128, fp32_lanes=fp32_lanes_per_sm(9, 0),
+    source=_CUDA_GUIDE)
+
+# ---- the path a model file takes to the arithmetic (lesson 00) ----
+# SSD -> host memory -> PCIe (host <-> GPU) or NVLink (GPU <-> GPU) -> HBM -> registers. Each hop
+# moves bytes at its own rate; none of the link figures is a memory bandwidth. Interconnect
+# datasheets print both directions added together; the table keeps one direction.
+
+BOTH_WAYS_HALVED = "datasheet figure for both directions / 2"
+
+_SSD = ("Samsung 990 PRO NVMe SSD datasheet (PCIe 4.0 x4): sequential read up to 7,450 MB/s")
+_DDR5 = ("JEDEC DDR5 SDRAM standard (JESD79-5), speed grade DDR5-4800: 4800 MT/s x 8 bytes per "
+         "64-bit channel = 38.4 GB/s per channel")
+_H200_LINKS = _H200 + ": 'PCIe Gen5: 128GB/s', 'NVIDIA NVLink: 900GB/s' (both directions)"
+_L40S = "NVIDIA L40S GPU datasheet (nvidia.com/en-us/data-center/l40s): 48 GB GDDR6, 864 GB/s"
+_A100_TDP = _A100 + ": max TDP 400 W"
+_H200_TDP = _H200 + ": max TDP up to 700 W (configurable)"
+
+
+@dataclass(frozen=True)
+class Link:
+    """One hop of the path from storage to the arithmetic, and the rate it moves bytes at."""
+    name: str
+    bandwidth: Figure
+
+
+MEMORY_PATH = (
+    Link("NVMe SSD -> host memory", Figure(7.45e9, "B/s", _SSD)),
+    Link("host memory, one DDR5-4800 channel", Figure(38.4e9, "B/s", _DDR5)),
+    Link("PCIe 5.0 x16, host <-> H200 (one way)", Figure(64e9, "B/s", _H200_LINKS, BOTH_WAYS_HALVED)),
+    Link("NVLink, H200 <-> H200 (one way)", Figure(450e9, "B/s", _H200_LINKS, BOTH_WAYS_HALVED)),
+    Link("HBM3e <-> H200 chip", HARDWARE["H200 SXM"].bandwidth),
+)
+
+# Device memory comes in kinds: HBM is the one of high-end AI GPUs, not of every GPU.
+DEVICE_MEMORY = {
+    "H200 SXM": ("HBM3e", HARDWARE["H200 SXM"].bandwidth),
+    "H100 SXM": ("HBM3", HARDWARE["H100 SXM"].bandwidth),
+    "A100 SXM": ("HBM2e", HARDWARE["A100 SXM"].bandwidth),
+    "L40S": ("GDDR6", Figure(864e9, "B/s", _L40S)),
+}
+
+# Board power (maximum TDP): what a megawatt of capacity buys depends on the chip.
+POWER = {
+    "H200 SXM": Figure(700.0, "W", _H200_TDP),
+    "A100 SXM": Figure(400.0, "W", _A100_TDP),
+}
+
+
+def memory_path_table(nbytes):
+    """Rows (dicts) for display: each hop of :data:`MEMORY_PATH`, its GB/s, how its figure was
+    obtained, and the seconds ``nbytes`` would take through that hop alone."""
+    if not nbytes > 0:
+        raise ValueError(f"nbytes must be a positive number of bytes, got {nbytes!r}")
+    return [{"link": link.name, "GB/s": link.bandwidth.value / 1e9, "basis": link.bandwidth.basis,
+             "seconds": nbytes / link.bandwidth.value} for link in MEMORY_PATH]

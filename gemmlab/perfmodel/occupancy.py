@@ -11,10 +11,14 @@ from .hardware import HOPPER
 
 def blocks_per_sm(regs_per_thread, threads, smem_bytes, sm=HOPPER):
     """(blocks, limit): how many blocks fit on one SM at once, and which resource binds
-    ("registers", "shared memory", "threads" or "blocks")."""
+    ("registers", "shared memory", "threads" or "blocks"). Each resident block takes its own
+    shared memory plus the driver's reservation out of the SM's total."""
     if min(regs_per_thread, threads) < 1 or smem_bytes < 0:
         raise ValueError(f"need registers >= 1, threads >= 1, shared bytes >= 0; got "
                          f"{regs_per_thread}, {threads}, {smem_bytes}")
+    if smem_bytes > sm.max_shared_per_block:
+        raise ValueError(f"a block of {smem_bytes} bytes of shared memory cannot launch: "
+                         f"{sm.name} allows at most {sm.max_shared_per_block} per block")
     warps = -(-threads // 32)
     per_warp = -(-regs_per_thread * 32 // sm.register_unit) * sm.register_unit
     limits = {

@@ -165,12 +165,14 @@ def efficiency(time_before, time_after, workers):
 def amdahl(serial_fraction, speedup, overhead=0.0):
     """Overall speedup when a fraction ``1 - s`` of the baseline time runs ``speedup`` times faster
     and the rest (``s``) does not: 1 / (s + (1 - s) / speedup + overhead), where ``overhead`` is
-    added time as a fraction of the baseline. ``speedup=math.inf`` gives the limit 1 / (s + h)."""
+    added time as a fraction of the baseline. ``speedup=math.inf`` gives the limit 1 / (s + h),
+    which is infinite when nothing is left (s = 0 and no overhead)."""
     s = fraction("serial_fraction", serial_fraction)
     p = positive("speedup", speedup)
     h = non_negative("overhead", overhead)
     accelerated = 0.0 if math.isinf(p) else (1 - s) / p
-    return 1.0 / (s + accelerated + h)
+    remaining = s + accelerated + h
+    return math.inf if remaining == 0 else 1.0 / remaining     # all of it made infinitely fast
 
 
 # ---- a two-stage pipeline: load a batch, then compute on it ----

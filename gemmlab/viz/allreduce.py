@@ -49,8 +49,9 @@ def plot_time_vs_ranks(ns, size_bytes, alpha, beta, algorithms=("centralized", "
     return ax
 
 
-def plot_fit(records, fits, ax=None):
-    """Measured median times (points) and each algorithm's fitted alpha-beta model (lines)."""
+def plot_fit(records, fits, ax=None, title=None):
+    """Measured median times (points) and each algorithm's fitted alpha-beta model (lines);
+    ``title`` defaults to the MPI run's."""
     ax = _axes(ax)
     for fit in fits:
         mine = [r for r in records if r["algorithm"] == fit.algorithm and r["n_ranks"] == fit.n_ranks]
@@ -65,6 +66,7 @@ def plot_fit(records, fits, ax=None):
     ax.set_yscale("log")
     ax.set_xlabel("bytes per rank")
     ax.set_ylabel("time (ms)")
-    ax.set_title(f"MPI all-reduce on {fits[0].n_ranks} processes: measured vs alpha-beta fit")
+    ax.set_title(title or f"MPI all-reduce on {fits[0].n_ranks} processes: measured vs "
+                          f"alpha-beta fit")
     ax.legend(fontsize=8)
     return ax

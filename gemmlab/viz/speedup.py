@@ -118,7 +118,7 @@ class AmdahlExplorer:
 
         s, p, h = self.serial.value, self.speedup.value, self.overhead.value
         overall = amdahl(s, p, h)
-        limit = amdahl(s, math.inf, h) if s + h > 0 else math.inf
+        limit = amdahl(s, math.inf, h)
         self.state = {"speedup": overall, "limit": limit, "time_fraction": 1 / overall}
         self.text.value = (f"<p>time = s + (1 - s)/p + overhead = {s:.2f} + {1 - s:.2f}/{p:.3g} + "
                            f"{h:.2f} = <b>{1 / overall:.3f}</b> of the baseline; overall speedup "

@@ -10,6 +10,7 @@ from typing import Sequence
 import numpy as np
 
 from ... import precision as P
+from ._choices import options_text
 from ..question import AnswerTypeError, Array, Choice, Exact, Number, Question, Wrong, _describe
 
 GIB = 2**30
@@ -91,9 +92,9 @@ QUESTIONS = [
     Question(
         id="01.weights_gib",
         prompt="Memory for the weights alone of a 7e9-parameter model stored at 2 bytes per "
-               "parameter, in GiB.",
+               "parameter, in GiB (4 significant figures).",
         answer=lambda: PARAMS * 2 / GIB,
-        kind=Number(rtol=2e-3, unit="GiB"),
+        kind=Number(sig=4, rtol=2e-3, unit="GiB"),
         wrong=[
             Wrong(lambda: PARAMS * 2 / 1e9, "that is GB (10^9 bytes). A GiB is 2^30 = 1,073,741,824 "
                                             "bytes, about 7% more, so the same bytes are fewer GiB."),
@@ -107,9 +108,9 @@ QUESTIONS = [
     ),
     Question(
         id="01.weights_fp32_gib",
-        prompt="Memory for the same 7e9 weights stored in FP32, in GiB.",
+        prompt="Memory for the same 7e9 weights stored in FP32, in GiB (4 significant figures).",
         answer=lambda: PARAMS * P.get_format("fp32").bits / 8 / GIB,
-        kind=Number(rtol=2e-3, unit="GiB"),
+        kind=Number(sig=4, rtol=2e-3, unit="GiB"),
         wrong=[
             Wrong(lambda: PARAMS * 4 / 1e9, "that is GB (10^9 bytes); divide by 2^30 for GiB."),
             Wrong(lambda: PARAMS * 2 / GIB, "that is the 16-bit figure: FP32 takes 4 bytes per "
@@ -125,7 +126,7 @@ QUESTIONS = [
         id="01.inference_budget_misses",
         prompt="'The weights take about 13.04 GiB, less than 16 GiB, so inference will run.' Which "
                "conditions does this reasoning leave out? Give the letters of all that apply:\n"
-               + "\n".join(f"  {k}) {v}" for k, v in INFERENCE_OPTIONS.items()),
+               + options_text(INFERENCE_OPTIONS),
         answer=frozenset("abc"),
         kind=Options(tuple(INFERENCE_OPTIONS)),
         wrong=[
@@ -151,9 +152,9 @@ QUESTIONS = [
         prompt="Mixed-precision training with Adam keeps, per parameter: FP16 weights (2 B), FP16 "
                "gradients (2 B), an FP32 master copy of the weights (4 B) and Adam's two FP32 "
                "moments (4 B each). How many GiB is this state for 7e9 parameters, before any "
-               "activation is stored?",
+               "activation is stored (3 significant figures)?",
         answer=lambda: PARAMS * (2 + 2 + 4 + 4 + 4) / GIB,
-        kind=Number(rtol=2e-3, unit="GiB"),
+        kind=Number(sig=3, rtol=2e-3, unit="GiB"),
         wrong=[
             Wrong(lambda: PARAMS * 2 / GIB, "that is the FP16 weights alone: training also keeps "
                                             "gradients, a master copy and the optimizer's moments."),
@@ -262,7 +263,7 @@ QUESTIONS = [
     Question(
         id="01.fp16_input_fp32_acc",
         prompt="The input 4097 is stored in FP16, then added to an FP32 accumulator that starts at "
-               "0. What does the accumulator hold?",
+               "0. What does the accumulator hold (exact)?",
         answer=lambda: P.accumulate([P.round_to(4097, "fp16")], "fp32"),
         kind=Number(rtol=0, atol=0),
         wrong=[
@@ -302,7 +303,7 @@ QUESTIONS = [
         id="01.mixed_precision_contract",
         prompt="After these experiments, what must a description like 'FP16 multiply, FP32 "
                "accumulate' state to be precise? Pick one:\n"
-               + "\n".join(f"  {k}) {v}" for k, v in CONTRACT_OPTIONS.items()),
+               + options_text(CONTRACT_OPTIONS),
         answer="b",
         kind=Choice(tuple(CONTRACT_OPTIONS)),
         wrong=[

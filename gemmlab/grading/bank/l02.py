@@ -2,7 +2,8 @@
 row-major indices, byte addresses and strides, and the naive triple loop."""
 import numpy as np
 
-from ..question import Array, Exact, Function, Question, Shape, Wrong
+from ._choices import options_text
+from ..question import Array, Choice, Exact, Function, Question, Shape, Wrong
 
 # The seed's example: two inputs with three features, two neurons.
 X = np.array([[1, 2, 3], [4, 5, 6]])
@@ -59,6 +60,21 @@ def _accumulator_not_reset(A, B):
                 acc += A[i, k] * B[k, j]
             C[i, j] = acc
     return C
+
+
+
+STRIDE_REASON = {
+    "a": "row-major storage puts whole rows one after another, and a row of B holds N elements: "
+         "between B[k, j] and B[k+1, j] lies exactly one row",
+    "b": "columns are stored one after another, and B has N columns",
+    "c": "the stride of a dimension is the size of that dimension, and B's second one is N",
+}
+PLUS_EQUALS = {
+    "a": "C_old + AB: the result would depend on what C held before, and a second call would add "
+         "AB again",
+    "b": "AB, the same as with C[i, j] = acc",
+    "c": "2 AB",
+}
 
 
 def _matmul_cases():
@@ -195,5 +211,38 @@ QUESTIONS = [
         ],
         hint="for i: for j: acc = 0; for k: acc += A[i, k] * B[k, j]; C[i, j] = acc.",
         explain="i and j pick an output; k walks its dot product.",
+    ),
+    Question(
+        id="02.b_row_stride_reason",
+        prompt="Why is the row stride of a row-major B of shape (K, N) equal to N, not K? Pick "
+               "one:\n" + options_text(STRIDE_REASON),
+        answer="a",
+        kind=Choice(tuple(STRIDE_REASON)),
+        wrong=[
+            Wrong("b", "that describes column-major storage (Fortran, cuBLAS's default). In "
+                       "row-major order the elements of a row are neighbours, and the next row "
+                       "starts after all N of them."),
+            Wrong("c", "the stride of a dimension is how far the address moves when that index "
+                       "grows by 1: for k that is a whole row of N elements, for j one element. "
+                       "The size K of the first dimension only sets the total size."),
+        ],
+        explain="Strides follow from the layout, not from the shape alone: a transposed view has "
+                "the same shape as a copy but other strides.",
+    ),
+    Question(
+        id="02.plus_equals_meaning",
+        prompt="The naive loop writes C[i, j] = acc. If it wrote C[i, j] += acc into a C that "
+               "already held values, what would it compute? Pick one:\n"
+               + options_text(PLUS_EQUALS),
+        answer="a",
+        kind=Choice(tuple(PLUS_EQUALS)),
+        wrong=[
+            Wrong("b", "+= adds to whatever C[i, j] held: C_old + AB, which is GEMM with beta = 1. "
+                       "The course's naive loop computes C = AB, a function of A and B alone."),
+            Wrong("c", "the loop adds AB once per call; 2 AB would need C_old = AB, i.e. a second "
+                       "call on the result of a first one."),
+        ],
+        explain="Fixing C = AB makes every faster version checkable against one reference; "
+                "accumulation is asked for explicitly, as beta C_in.",
     ),
 ]

@@ -4,6 +4,7 @@ import math
 
 from ...perfmodel import (amdahl, efficiency, group_sum_time, message_time, reduction_schedule,
                           self_schedule, speedup)
+from ._choices import options_text
 from ..question import Choice, Exact, Function, Number, Question, Wrong
 
 # The grouping activity: 32 numbers, 4 workers at 1 item per time unit.
@@ -34,6 +35,27 @@ def _best_chunk():
     return min(times, key=times.get)
 
 
+
+ROUND_2_REASON = {
+    "a": "whoever is idle takes the next chunk, so faster workers take more and nobody idles while "
+         "work is left; but a chunk cannot be split once taken, and speeds differ, so the last "
+         "chunks still leave a tail",
+    "b": "it cannot: with equal chunks everyone finishes at the same moment",
+    "c": "it reduces the total work, so everyone finishes sooner",
+}
+SPLIT_WRITES = {
+    "a": "over i/j each output has one owner that writes it once; over k each worker keeps a "
+         "private partial sum and the partial sums are combined by a reduction (or atomic adds)",
+    "b": "the same in both cases: every thread adds its acc into C[i, j]",
+    "c": "over i/j the outputs need a reduction too, since every output reads the same A and B",
+}
+AMDAHL_S = {
+    "a": "the fraction of the baseline's running TIME spent in the part that is not accelerated",
+    "b": "the fraction of the program's lines of code that are not accelerated",
+    "c": "the fraction of the operations that could never run in parallel, whatever is measured",
+}
+
+
 def _amdahl_cases():
     return [(0.2, 8.0), (0.05, 100.0), (0.5, 2.0), (0.0, 16.0), (1.0, 4.0), (0.3, 1.0)]
 
@@ -42,7 +64,7 @@ QUESTIONS = [
     Question(
         id="03.round1_time",
         prompt=f"Round 1: the four workers hold {ROUND_1} of the {ITEMS} numbers, rate 1 each, "
-               f"c = 2 per report. T = max W_i/r_i + 4c + 3, in time units.",
+               f"c = 2 per report. T = max W_i/r_i + 4c + 3, in time units (exact).",
         answer=lambda: group_sum_time(ROUND_1, 1, comm=2),
         kind=Number(unit="time units"),
         wrong=[
@@ -58,7 +80,7 @@ QUESTIONS = [
     Question(
         id="03.round2_time",
         prompt="Round 2: chunks of 4 numbers go to whoever is idle first, rates all 1, c = 2. "
-               "The total time in units.",
+               "The total time in units (exact).",
         answer=lambda: group_sum_time(round_2_shares(), 1, comm=2),
         kind=Number(unit="time units"),
         wrong=[
@@ -70,7 +92,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.round2_time_c6",
-        prompt="The same even split when each report costs c = 6. The total time in units.",
+        prompt="The same even split when each report costs c = 6. The total time in units (exact).",
         answer=lambda: group_sum_time(round_2_shares(), 1, comm=6),
         kind=Number(unit="time units"),
         wrong=[
@@ -156,9 +178,9 @@ QUESTIONS = [
     Question(
         id="03.many_small_messages_ms",
         prompt="1 MB sent as 1000 messages of 1 KB, one after another, L = 10 us, "
-               "beta = 20 GB/s (decimal units). Total time in ms.",
+               "beta = 20 GB/s (decimal units). Total time in ms (4 significant figures).",
         answer=lambda: message_time(MB, LATENCY, BETA, messages=1000) * 1e3,
-        kind=Number(unit="ms"),
+        kind=Number(sig=4, unit="ms"),
         wrong=[
             Wrong(lambda: message_time(MB, LATENCY, BETA) * 1e3,
                   "that is one message. Every message pays the start-up latency L again."),
@@ -169,7 +191,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.one_message_us",
-        prompt="The same 1 MB as a single message. Time in microseconds.",
+        prompt="The same 1 MB as a single message. Time in microseconds (exact).",
         answer=lambda: message_time(MB, LATENCY, BETA) * 1e6,
         kind=Number(unit="us"),
         wrong=[
@@ -196,14 +218,14 @@ QUESTIONS = [
     ),
     Question(
         id="03.speedup_10_workers",
-        prompt="A task goes from 100 ms to 50 ms using 10 equal workers. The speedup.",
+        prompt="A task goes from 100 ms to 50 ms using 10 equal workers. The speedup (exact).",
         answer=lambda: speedup(100, 50),
         kind=Number(unit="x"),
         wrong=[Wrong(10, "10 is the number of workers, not the measured gain: 100 / 50 = 2.")],
     ),
     Question(
         id="03.efficiency_10_workers",
-        prompt="The parallel efficiency of that run, as a fraction (0 to 1).",
+        prompt="The parallel efficiency of that run, as a fraction from 0 to 1 (exact).",
         answer=lambda: efficiency(100, 50, 10),
         kind=Number(),
         wrong=[
@@ -218,7 +240,7 @@ QUESTIONS = [
     Question(
         id="03.gemm_8x_total_ms",
         prompt="Prepare 10 ms, GEMM 80 ms, post-process 10 ms, in sequence. The GEMM becomes 8x "
-               "faster. The new total in ms.",
+               "faster. The new total in ms (exact).",
         answer=lambda: PREPARE + GEMM / 8 + POST,
         kind=Number(unit="ms"),
         wrong=[
@@ -228,9 +250,9 @@ QUESTIONS = [
     ),
     Question(
         id="03.gemm_8x_speedup",
-        prompt="The overall speedup of that change.",
+        prompt="The overall speedup of that change (3 significant figures).",
         answer=lambda: amdahl(UNACCELERATED, 8),
-        kind=Number(unit="x"),
+        kind=Number(sig=3, unit="x"),
         wrong=[
             Wrong(8, "8x is the GEMM's speedup. The whole pipeline goes from 100 ms to 30 ms."),
             Wrong(lambda: 1 / (1 - UNACCELERATED + UNACCELERATED / 8),
@@ -239,7 +261,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.amdahl_limit",
-        prompt="If the GEMM took no time at all, the overall speedup.",
+        prompt="If the GEMM took no time at all, the overall speedup (exact).",
         answer=lambda: amdahl(UNACCELERATED, math.inf),
         kind=Number(unit="x"),
         wrong=[
@@ -252,7 +274,7 @@ QUESTIONS = [
     Question(
         id="03.gemm_16x_overhead_ms",
         prompt="Instead of 8x, the GEMM is made 16x faster, but this adds 5 ms of overhead. "
-               "The new total in ms.",
+               "The new total in ms (exact).",
         answer=lambda: TOTAL / amdahl(UNACCELERATED, 16, overhead=5 / TOTAL),
         kind=Number(unit="ms"),
         wrong=[
@@ -282,5 +304,62 @@ QUESTIONS = [
             Wrong(lambda s, p: s + (1 - s) / p,
                   "that is the new time as a fraction of the old one; the speedup is its inverse."),
         ],
+    ),
+    Question(
+        id="03.round2_reason",
+        prompt="Round 2 hands chunks of 4 numbers to whoever is idle first. Why can that reduce "
+               "waiting without making the four workers finish at the same moment? Pick one:\n"
+               + options_text(ROUND_2_REASON),
+        answer="a",
+        kind=Choice(tuple(ROUND_2_REASON)),
+        wrong=[
+            Wrong("b", "equal shares are not equal times: with speeds 1.25, 1, 1 and 0.75 the same "
+                       "hand-out leaves a spread of finish times (the lesson's uneven run), and a "
+                       "chunk taken late is finished by one worker alone."),
+            Wrong("c", "the work is the same 32 additions; handing it out differently changes who "
+                       "waits, not how much there is to do."),
+        ],
+        explain="Dynamic hand-out trades a little scheduling cost for balance; the last chunk "
+                "bounds how close the finish times get.",
+    ),
+    Question(
+        id="03.split_writes",
+        prompt="How must the outputs be written when a GEMM's work is split over i/j, and when it "
+               "is split over k? Pick one:\n" + options_text(SPLIT_WRITES),
+        answer="a",
+        kind=Choice(tuple(SPLIT_WRITES)),
+        wrong=[
+            Wrong("b", "over k several threads own parts of the same C[i, j]: C[i, j] += acc from "
+                       "each is a read-modify-write race, and updates get lost."),
+            Wrong("c", "reading the same inputs needs no coordination (they are read-only); only "
+                       "writes to the same output do, and over i/j no two workers write the same "
+                       "output."),
+        ],
+    ),
+    Question(
+        id="03.amdahl_s_meaning",
+        prompt="In Amdahl's law S = 1 / (s + (1 - s) / p), what is s? Pick one:\n"
+               + options_text(AMDAHL_S),
+        answer="a",
+        kind=Choice(tuple(AMDAHL_S)),
+        wrong=[
+            Wrong("b", "lines of code say nothing about time: a 2000-line script may spend 80% of "
+                       "its time in one GEMM call. s is measured on the baseline's clock."),
+            Wrong("c", "s is whatever the change leaves unaccelerated, measured as a share of the "
+                       "baseline time; in the lesson it is the preparation and post-processing "
+                       "(20 of 100 ms), which are not inherently serial."),
+        ],
+    ),
+    Question(
+        id="03.gpu_lanes_as_cores",
+        prompt="A GPU has 16896 FP32 lanes. Can its speedup over one CPU core be predicted by "
+               "counting each lane as a CPU core? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "a GPU lane is not a CPU core: lanes run in groups under shared "
+                           "schedulers, at another clock, fed by another memory system, and a "
+                           "task's parallelism and data movement decide how many are busy. Compare "
+                           "measured times on the same task, stating both machines, the data type "
+                           "and what the timer includes.")],
     ),
 ]

@@ -6,6 +6,7 @@ from ...perfmodel import (attention_scores_bytes, chip, effective_bandwidth, fus
                           gemm_flops, gemm_storage_bytes, gemm_traffic, intensity,
                           linear_intensity, pipeline_time, ridge_point, roofline_time, simulate,
                           tile_workspace_bytes, vector_add_counts)
+from ._choices import options_text
 from ..question import Array, Choice, Exact, Function, Number, Question, Wrong
 
 H200 = chip("H200 SXM")
@@ -62,6 +63,75 @@ def _block_inputs(model):
     return gemm_traffic(2, 2, K, model, itemsize=1, tile=tile) - 2 * 2
 
 
+
+SOURCE_LOADS = {
+    "a": "no: caches serve many of those loads, prefetchers and write-allocation add others; HBM "
+         "traffic has to be measured with hardware counters, and the two models only bracket it",
+    "b": "yes: every load in the source is one access to HBM",
+    "c": "yes, as long as the matrices are larger than the L2 cache",
+}
+SAME_FLOPS = {
+    "a": "the time is bounded by the slower of computing and moving data; without reuse the bytes "
+         "were the bound, and keeping data on chip cuts the bytes",
+    "b": "it cannot: the time is set by the number of FLOPs",
+    "c": "the optimisation must have removed FLOPs that the 2MNK count does not see",
+}
+BELOW_SLOPE = {
+    "a": "feed the memory better at the same intensity (enough parallel work, contiguous "
+         "accesses, fewer launches and synchronisations): the point can rise to its roof first",
+    "b": "raise its arithmetic intensity: a point below the slope must move right",
+    "c": "use a GPU with a higher compute peak",
+}
+REPORT_FIRST = {
+    "a": "the measurement: did the timer wait for the kernel, is the element count right, did the "
+         "bytes really cross HBM; only consistent numbers can say whether the kernel needs fewer "
+         "bytes or better feeding",
+    "b": "nothing more: follow the report and raise the arithmetic throughput",
+    "c": "nothing: the 1.2 GB came from the L2 cache, which explains 9.6 TB/s",
+}
+CPU_TABLE = {
+    "a": "no: it is one implementation at a few sizes on one machine, the reordered loop already "
+         "reused data, and GPU kernels tile explicitly (and can lose too, with bad tiles)",
+    "b": "yes: the table shows that tiling does not work on CPUs and does on GPUs",
+    "c": "it shows that tiling loses only because the reordered loop is vectorised and the tiled "
+         "ones are not",
+}
+CPU_FOLLOWUP = {
+    "a": "count cache misses per version with hardware counters, rerun at sizes far beyond the "
+         "last-level cache, and time the tiled loops on tiny always-cached matrices to isolate "
+         "their overhead",
+    "b": "run the same table a few more times and keep each version's fastest run",
+    "c": "compare the GFLOP/s of the versions at one more size",
+}
+TILING_VS_RECOMPUTE = {
+    "a": "they relieve different limits: tiling spends fast-memory capacity to avoid moving the "
+         "same bytes again (bandwidth), recomputation spends FLOPs to avoid storing activations "
+         "(capacity); each spends the resource that is plentiful",
+    "b": "they contradict each other: one keeps data, the other throws it away, so at most one of "
+         "them can be right",
+    "c": "both reduce the FLOPs, just in different places",
+}
+M_ROWS = {
+    "a": "only that 128 input vectors are processed together: 128 positions of one request, one "
+         "position of each of 128 requests, or anything in between",
+    "b": "that 128 users are being served",
+    "c": "that the batch holds 128 words",
+}
+MEMORY_BOUND = {
+    "a": "limited by memory: by its bandwidth (Q / B is the larger time) or by waiting on its "
+         "latency with too few requests in flight",
+    "b": "exactly that Q / B is larger than F / P, nothing else",
+    "c": "that the data does not fit in the GPU's memory",
+}
+INTENSITY_LEVEL = {
+    "a": "which boundary its bytes cross (HBM to the chip, L2 to L1, DRAM to a CPU cache), so it "
+         "can be set against that level's bandwidth",
+    "b": "nothing: intensity is a property of the algorithm alone",
+    "c": "only the data type",
+}
+ADD_RATE = P / 2                    # the FP32 peak counts an FMA as 2 FLOPs; an add is 1
+
+
 def _roofline_cases():
     rng = np.random.default_rng(4)
     return [tuple(float(v) for v in rng.uniform(1, 1e3, size=4)) for _ in range(6)]
@@ -70,7 +140,7 @@ def _roofline_cases():
 QUESTIONS = [
     Question(
         id="04.rate_tflops",
-        prompt="A kernel does 1e9 floating-point operations in 1 ms. Its rate in TFLOP/s.",
+        prompt="A kernel does 1e9 floating-point operations in 1 ms. Its rate in TFLOP/s (exact).",
         answer=lambda: 1e9 / 1e-3 / 1e12,
         kind=Number(unit="TFLOP/s"),
         wrong=[
@@ -82,9 +152,9 @@ QUESTIONS = [
     Question(
         id="04.vector_add_intensity",
         prompt="Arithmetic intensity of the FP32 vector add C[i] = A[i] + B[i] (each array read "
-               "or written once), in FLOP per byte.",
+               "or written once), in FLOP per byte (2 significant figures).",
         answer=lambda: intensity(*_vec()),
-        kind=Number(unit="FLOP/B"),
+        kind=Number(sig=2, unit="FLOP/B"),
         wrong=[
             Wrong(1 / 8, "that forgets writing C: two 4-byte reads AND one 4-byte write, 12 B."),
             Wrong(1 / 3, "that counts elements, not bytes: each FP32 element is 4 bytes."),
@@ -95,20 +165,24 @@ QUESTIONS = [
     Question(
         id="04.vector_add_time_ms",
         prompt="Lower bound on the time of that vector add with 1e8 elements on the H200 "
-               "(67 TFLOP/s FP32, 4.8 TB/s), in ms.",
+               "(67 TFLOP/s FP32, 4.8 TB/s), in ms (exact).",
         answer=lambda: roofline_time(*_vec(), P, B) * 1e3,
         kind=Number(unit="ms"),
         wrong=[
             Wrong(lambda: N_VEC / P * 1e3, "that is the compute bound F/P. The bound is the "
                                            "LARGER of F/P and Q/B: here the 1.2 GB transfer."),
-            Wrong(lambda: 8 * N_VEC / B * 1e3, "that leaves out writing C (0.4 GB)."),
             Wrong(lambda: 12 * N_VEC / 2**30 / 4.8e3 * 1e3,
                   "that mixes GiB with the decimal TB/s; datasheet bandwidth uses 10^12 B/s."),
+            Wrong(lambda: 8 * N_VEC / B * 1e3,
+                  "that is 0.8 GB at 4.8 TB/s: either writing C (0.4 GB) is left out, or reads and "
+                  "writes were given their own 4.8 TB/s each (0.8 GB read while 0.4 GB is "
+                  "written). HBM bandwidth is one budget shared by reads and writes: all 1.2 GB "
+                  "go through the same 4.8 TB/s."),
         ],
     ),
     Question(
         id="04.vector_add_tflops",
-        prompt="The best rate that vector add can reach under this model, in TFLOP/s.",
+        prompt="The best rate that vector add can reach under this model, in TFLOP/s (exact).",
         answer=lambda: N_VEC / roofline_time(*_vec(), P, B) / 1e12,
         kind=Number(unit="TFLOP/s"),
         wrong=[
@@ -118,7 +192,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.double_peak_time_ms",
-        prompt="Same vector add: only the compute peak is doubled. The new lower bound in ms.",
+        prompt="Same vector add: only the compute peak is doubled. The new lower bound in ms (exact).",
         answer=lambda: roofline_time(*_vec(), 2 * P, B) * 1e3,
         kind=Number(unit="ms"),
         wrong=[
@@ -129,7 +203,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.double_bandwidth_time_ms",
-        prompt="Only the HBM bandwidth is doubled instead. The new lower bound in ms.",
+        prompt="Only the HBM bandwidth is doubled instead. The new lower bound in ms (exact).",
         answer=lambda: roofline_time(*_vec(), P, 2 * B) * 1e3,
         kind=Number(unit="ms"),
         wrong=[
@@ -139,9 +213,10 @@ QUESTIONS = [
     ),
     Question(
         id="04.gemm_gflop",
-        prompt="FLOPs of a 1024 x 1024 x 1024 GEMM (2MNK convention), in GFLOP.",
+        prompt="FLOPs of a 1024 x 1024 x 1024 GEMM (2MNK convention), in GFLOP "
+               "(3 significant figures).",
         answer=lambda: gemm_flops(N_GEMM, N_GEMM, N_GEMM) / 1e9,
-        kind=Number(unit="GFLOP"),
+        kind=Number(sig=3, unit="GFLOP"),
         wrong=[
             Wrong(lambda: N_GEMM**3 / 1e9, "that counts multiply-adds; each is 2 FLOPs."),
             Wrong(lambda: gemm_flops(N_GEMM, N_GEMM, N_GEMM) / 2**30,
@@ -150,7 +225,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.gemm_storage_mib",
-        prompt="Memory A, B and C occupy for that GEMM in FP32, in MiB.",
+        prompt="Memory A, B and C occupy for that GEMM in FP32, in MiB (exact).",
         answer=lambda: gemm_storage_bytes(N_GEMM, N_GEMM, N_GEMM) / 2**20,
         kind=Number(unit="MiB"),
         wrong=[
@@ -162,9 +237,9 @@ QUESTIONS = [
     Question(
         id="04.no_reuse_traffic_gb",
         prompt="Traffic of that GEMM under the no-reuse model (each output reads a full row of A "
-               "and column of B; C written once), in GB (10^9 B).",
+               "and column of B; C written once), in GB (10^9 B), to 3 significant figures.",
         answer=lambda: _gemm_traffic("no_reuse") / 1e9,
-        kind=Number(unit="GB"),
+        kind=Number(sig=3, unit="GB"),
         wrong=[
             Wrong(lambda: _gemm_traffic("ideal") / 1e9,
                   "that is the ideal model (each element once). Without reuse every one of the "
@@ -175,9 +250,9 @@ QUESTIONS = [
     Question(
         id="04.gemm_ideal_time_us",
         prompt="Lower bound on the time of that GEMM on the H200 under the ideal traffic model, "
-               "in microseconds.",
+               "in microseconds (2 significant figures).",
         answer=lambda: _gemm_time("ideal") * 1e6,
-        kind=Number(unit="us"),
+        kind=Number(sig=2, unit="us"),
         wrong=[
             Wrong(lambda: _gemm_traffic("ideal") / B * 1e6,
                   "that is the transfer bound Q/B; with full reuse the compute bound F/P is "
@@ -186,9 +261,9 @@ QUESTIONS = [
     ),
     Question(
         id="04.gemm_no_reuse_time_ms",
-        prompt="The same lower bound under the no-reuse model, in ms.",
+        prompt="The same lower bound under the no-reuse model, in ms (3 significant figures).",
         answer=lambda: _gemm_time("no_reuse") * 1e3,
-        kind=Number(unit="ms"),
+        kind=Number(sig=3, unit="ms"),
         wrong=[
             Wrong(lambda: _gemm_time("ideal") * 1e3, "that is the ideal model's bound; without "
                                                      "reuse 8.6 GB must cross at 4.8 TB/s."),
@@ -196,9 +271,10 @@ QUESTIONS = [
     ),
     Question(
         id="04.gemm_ideal_intensity",
-        prompt="Arithmetic intensity of that GEMM under the ideal model, in FLOP/B.",
+        prompt="Arithmetic intensity of that GEMM under the ideal model, in FLOP/B "
+               "(4 significant figures).",
         answer=lambda: intensity(gemm_flops(N_GEMM, N_GEMM, N_GEMM), _gemm_traffic("ideal")),
-        kind=Number(unit="FLOP/B"),
+        kind=Number(sig=4, unit="FLOP/B"),
         wrong=[
             Wrong(lambda: intensity(gemm_flops(N_GEMM, N_GEMM, N_GEMM), _gemm_traffic("no_reuse")),
                   "that is the no-reuse model: about 1/4 FLOP/B, like an element-wise kernel."),
@@ -208,14 +284,16 @@ QUESTIONS = [
     ),
     Question(
         id="04.ridge_point",
-        prompt="The FP32 ridge point of the H200 (67 TFLOP/s, 4.8 TB/s), in FLOP/B.",
+        prompt="The FP32 ridge point of the H200 (67 TFLOP/s, 4.8 TB/s), in FLOP/B "
+               "(2 significant figures).",
         answer=lambda: ridge_point(P, B),
-        kind=Number(unit="FLOP/B", rtol=2e-3),
+        kind=Number(sig=2, unit="FLOP/B", rtol=2e-3),
         wrong=[
             Wrong(lambda: B / P, "that is B/P, bytes per FLOP. The ridge is P/B: the intensity "
                                  "where B x I reaches P."),
-            Wrong(lambda: P / (B / 2), "the 4.8 TB/s is shared by reads and writes; do not give "
-                                       "each direction its own half (or its own 4.8)."),
+            Wrong(lambda: P / (2 * B), "that gives reads and writes each their own 4.8 TB/s. "
+                                       "The 4.8 TB/s is shared by reads and writes together: "
+                                       "the ridge is 67 / 4.8."),
         ],
         explain="Below about 14 FLOP/B a kernel cannot reach the FP32 peak on this GPU, whatever "
                 "its code does.",
@@ -223,7 +301,7 @@ QUESTIONS = [
     Question(
         id="04.measured_fraction_of_roof",
         prompt="The 1e8-element vector add is measured at 0.625 ms. Its effective bandwidth as a "
-               "fraction of the 4.8 TB/s roof (0 to 1).",
+               "fraction of the 4.8 TB/s roof, from 0 to 1 (exact).",
         answer=lambda: effective_bandwidth(_vec()[1], MEASURED_VEC_MS * 1e-3) / B,
         kind=Number(),
         wrong=[
@@ -236,7 +314,7 @@ QUESTIONS = [
     Question(
         id="04.reported_bandwidth_tbs",
         prompt="A report claims the same 1.2 GB vector add ran in 0.125 ms on the H200. The "
-               "bandwidth this implies, in TB/s.",
+               "bandwidth this implies, in TB/s (exact).",
         answer=lambda: effective_bandwidth(_vec()[1], REPORTED_VEC_MS * 1e-3) / 1e12,
         kind=Number(unit="TB/s"),
         wrong=[
@@ -340,7 +418,8 @@ QUESTIONS = [
     ),
     Question(
         id="04.fused_traffic_gb",
-        prompt="u = x + y, then z = u * w, N = 1e8, FP32: HBM traffic of the FUSED kernel in GB.",
+        prompt="u = x + y, then z = u * w, N = 1e8, FP32: HBM traffic of the FUSED kernel in GB "
+               "(exact).",
         answer=lambda: fusion_traffic(N_VEC)["fused_bytes"] / 1e9,
         kind=Number(unit="GB"),
         wrong=[
@@ -352,7 +431,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.fusion_speedup_bound",
-        prompt="The ideal speedup of fusing, if both versions are bandwidth-bound.",
+        prompt="The ideal speedup of fusing, if both versions are bandwidth-bound (exact).",
         answer=lambda: fusion_traffic(N_VEC)["unfused_bytes"] / fusion_traffic(N_VEC)["fused_bytes"],
         kind=Number(unit="x"),
         wrong=[
@@ -372,9 +451,9 @@ QUESTIONS = [
     Question(
         id="04.linear_intensity_m128",
         prompt="Intensity of a linear layer X[M,K] W[K,N] with K = N = 4096, M = 128, FP32, each "
-               "matrix crossing HBM once, in FLOP/B.",
+               "matrix crossing HBM once, in FLOP/B (2 significant figures).",
         answer=lambda: linear_intensity(128, LINEAR_K, LINEAR_N),
-        kind=Number(unit="FLOP/B"),
+        kind=Number(sig=2, unit="FLOP/B"),
         wrong=[
             Wrong(64, "M/2 counts only the weights; X and Y cross HBM too."),
         ],
@@ -391,7 +470,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.attention_scores_gib",
-        prompt="One full FP16 attention score tensor for 32 heads and T = 8192 tokens, in GiB.",
+        prompt="One full FP16 attention score tensor for 32 heads and T = 8192 tokens, in GiB (exact).",
         answer=lambda: attention_scores_bytes(HEADS, SEQ, 2) / GIB,
         kind=Number(unit="GiB"),
         wrong=[
@@ -402,7 +481,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.pipeline_single_ms",
-        prompt="4 batches, load 2 ms and compute 5 ms each, ONE input buffer: total ms.",
+        prompt="4 batches, load 2 ms and compute 5 ms each, ONE input buffer: total ms (exact).",
         answer=lambda: pipeline_time(BATCHES, LOAD_MS, COMPUTE_MS, buffers=1),
         kind=Number(unit="ms"),
         wrong=[
@@ -412,7 +491,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.pipeline_double_ms",
-        prompt="The same with TWO input buffers: total ms.",
+        prompt="The same with TWO input buffers: total ms (exact).",
         answer=lambda: pipeline_time(BATCHES, LOAD_MS, COMPUTE_MS, buffers=2),
         kind=Number(unit="ms"),
         wrong=[
@@ -447,6 +526,250 @@ QUESTIONS = [
             Wrong(lambda F, Q, P_, B_: F / P_ + Q / B_,
                   "adding assumes no overlap: that is a pessimistic estimate, not the lower "
                   "bound, which assumes perfect overlap."),
+        ],
+    ),
+    Question(
+        id="04.pure_add_bound_us",
+        prompt="The H200's 67 TFLOP/s FP32 peak counts a fused multiply-add (FMA) as 2 FLOPs. At "
+               "least how long do 1e8 FP32 additions (no multiplies) take on its arithmetic "
+               "units, in microseconds (3 significant figures)?",
+        answer=lambda: N_VEC / ADD_RATE * 1e6,
+        kind=Number(sig=3, unit="us"),
+        wrong=[
+            Wrong(lambda: N_VEC / P * 1e6,
+                  "that divides by the FMA-counted peak: an FMA instruction is two FLOPs, an add "
+                  "only one, so pure adds run at half the printed rate. A peak belongs to one "
+                  "operation and one data type."),
+        ],
+    ),
+    Question(
+        id="04.source_loads_traffic",
+        prompt="Can you count the loads in the naive loop's source and call them the measured HBM "
+               "traffic? Pick one:\n" + options_text(SOURCE_LOADS),
+        answer="a",
+        kind=Choice(tuple(SOURCE_LOADS)),
+        wrong=[
+            Wrong("b", "the next output reads the same row of A again, and it is usually still in "
+                       "L1 or L2: many source loads never reach HBM, while cache lines and "
+                       "write-allocation can add bytes the source never names."),
+            Wrong("c", "even then L1 and L2 keep the recently used row of A and lines of B, and "
+                       "the hardware prefetcher fetches ahead: the real traffic still has to be "
+                       "measured with counters."),
+        ],
+    ),
+    Question(
+        id="04.same_flops_faster",
+        prompt="A GEMM optimisation leaves the FLOPs unchanged. Why can it still cut the time a "
+               "lot? Pick one:\n" + options_text(SAME_FLOPS),
+        answer="a",
+        kind=Choice(tuple(SAME_FLOPS)),
+        wrong=[
+            Wrong("b", "the same 2.147 GFLOP take at least 1.79 ms without reuse and 32 us with "
+                       "ideal reuse on the H200: the bytes, not the FLOPs, set the first bound."),
+            Wrong("c", "reordering and tiling do exactly the same multiply-adds; what changes is "
+                       "how often each input crosses HBM."),
+        ],
+    ),
+    Question(
+        id="04.compute_bound_traffic",
+        prompt="Once a kernel's compute time F/P exceeds its transfer time Q/B, does cutting its "
+               "HBM traffic further speed it up proportionally? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "the bound is now F/P: a smaller Q/B shortens a bound that is no longer "
+                           "the limit. Further gains must come from using the compute units "
+                           "better.")],
+    ),
+    Question(
+        id="04.below_slope_fix",
+        prompt="A kernel's measured point sits far below the sloped (bandwidth) part of its "
+               "roofline. What should you try first? Pick one:\n" + options_text(BELOW_SLOPE),
+        answer="a",
+        kind=Choice(tuple(BELOW_SLOPE)),
+        wrong=[
+            Wrong("b", "moving right helps a kernel that is already near its roof. Far below the "
+                       "slope it does not even use the bandwidth it has: raise it towards the roof "
+                       "at the same intensity first."),
+            Wrong("c", "left of the ridge the attainable rate is B x I, whatever the compute peak: "
+                       "more compute would sit idle."),
+        ],
+    ),
+    Question(
+        id="04.report_check_first",
+        prompt="A report says the 1.2 GB vector add ran in 0.125 ms on a 4.8 TB/s H200 and "
+               "recommends more arithmetic throughput. What do you check first? Pick one:\n"
+               + options_text(REPORT_FIRST),
+        answer="a",
+        kind=Choice(tuple(REPORT_FIRST)),
+        wrong=[
+            Wrong("b", "arithmetic was never the limit of a 1/12 FLOP/B kernel, and the numbers "
+                       "contradict each other (9.6 TB/s of HBM traffic): fix the measurement "
+                       "before choosing a direction."),
+            Wrong("c", "1.2 GB cannot sit in the H200's 50 MB L2, so at this size the cache does "
+                       "not explain it; a timer that did not wait for the kernel, or a smaller "
+                       "problem than stated, could."),
+        ],
+    ),
+    Question(
+        id="04.ridge_guarantee",
+        prompt="A tile size puts the GEMM's intensity above the ridge point. Does that guarantee "
+               "the peak FLOP/s? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "it removes this model's bandwidth bound, nothing more. Reaching the "
+                           "peak also needs enough independent work to keep every SM busy, "
+                           "instructions scheduled without stalls, and tiles that respect the "
+                           "separate limits of registers, shared memory and caches, which the "
+                           "single abstract budget hides (lessons 05 to 11).")],
+    ),
+    Question(
+        id="04.cpu_table_proves",
+        prompt="In the recorded CPU table the tiled loops are slower than the reordered one. Does "
+               "it prove that 'CPUs do not benefit from tiling and GPUs always do'? Pick one:\n"
+               + options_text(CPU_TABLE),
+        answer="a",
+        kind=Choice(tuple(CPU_TABLE)),
+        wrong=[
+            Wrong("b", "one implementation, a few sizes and one machine prove nothing general: "
+                       "tuned CPU libraries tile heavily, and a GPU kernel with a bad tile size "
+                       "or extra synchronisation can be slower than a simpler one."),
+            Wrong("c", "the five loops go through the same compiler and its vectoriser; a "
+                       "difference cannot be pinned on 'only one of them uses SIMD' without "
+                       "checking the generated code."),
+        ],
+    ),
+    Question(
+        id="04.cpu_followup",
+        prompt="How would you tell 'the tiles did not improve cache reuse' from 'the extra loop "
+               "overhead ate the gain'? Pick one:\n" + options_text(CPU_FOLLOWUP),
+        answer="a",
+        kind=Choice(tuple(CPU_FOLLOWUP)),
+        wrong=[
+            Wrong("b", "repeating reduces noise but says nothing about why a version is slow; and "
+                       "keeping the fastest run hides the spread. Measure the cause: misses and "
+                       "overhead separately."),
+            Wrong("c", "another GFLOP/s figure is another symptom; only counting cache misses and "
+                       "timing the loop structure on its own separates the two explanations."),
+        ],
+    ),
+    Question(
+        id="04.tiling_flops",
+        prompt="Does tiling a GEMM reduce the number of FLOPs it performs? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "every output still needs its K multiply-adds: 2N^3 FLOPs in any "
+                           "order. Tiling changes how often each loaded element is reused, i.e. "
+                           "the bytes moved.")],
+    ),
+    Question(
+        id="04.unfused_time_ms",
+        prompt="u = x + y, then z = u * w, N = 1e8, FP32, as two kernels (u written to HBM and "
+               "read back): the lower bound on their time at 4.8 TB/s, in ms (exact).",
+        answer=lambda: roofline_time(fusion_traffic(N_VEC)["flops"],
+                                     fusion_traffic(N_VEC)["unfused_bytes"], P, B) * 1e3,
+        kind=Number(unit="ms"),
+        wrong=[
+            Wrong(lambda: fusion_traffic(N_VEC)["fused_bytes"] / B * 1e3,
+                  "that is the fused kernel (16N bytes). Unfused, u goes to HBM and back: 24N."),
+            Wrong(lambda: 2 * N_VEC / P * 1e3,
+                  "that is the compute bound; at 1/12 FLOP/B the bytes set the bound."),
+        ],
+    ),
+    Question(
+        id="04.fused_intensity",
+        prompt="The same computation fused into one kernel (u stays on chip): its arithmetic "
+               "intensity in FLOP/B (exact).",
+        answer=lambda: intensity(fusion_traffic(N_VEC)["flops"], fusion_traffic(N_VEC)["fused_bytes"]),
+        kind=Number(unit="FLOP/B"),
+        wrong=[
+            Wrong(lambda: intensity(fusion_traffic(N_VEC)["flops"],
+                                    fusion_traffic(N_VEC)["unfused_bytes"]),
+                  "that is the unfused pair (24N bytes); fused, only x, y, w and z cross HBM."),
+            Wrong(lambda: intensity(N_VEC, fusion_traffic(N_VEC)["fused_bytes"]),
+                  "fusion keeps both operations: 2N FLOPs, not N."),
+        ],
+    ),
+    Question(
+        id="04.fp16_inputs_same",
+        prompt="Store x, y and w in FP16 but compute z = (x + y) * w in FP32. Are the results the "
+               "same as with FP32 inputs? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "the inputs are rounded to FP16's 11 significant bits when stored, "
+                           "before any arithmetic: FP32 arithmetic cannot bring back what the "
+                           "storage rounded away (the lesson measures the difference).")],
+    ),
+    Question(
+        id="04.m_rows_meaning",
+        prompt="A linear layer runs with M = 128 rows. What does M = 128 tell you? Pick one:\n"
+               + options_text(M_ROWS),
+        answer="a",
+        kind=Choice(tuple(M_ROWS)),
+        wrong=[
+            Wrong("b", "[b, L, K] becomes [bL, K]: 128 rows can be 128 positions of a single "
+                       "request as well as 128 requests. M alone does not count users."),
+            Wrong("c", "a batch counts samples or requests, not words; and the rows are tokens, "
+                       "which are not words either."),
+        ],
+    ),
+    Question(
+        id="04.batching_latency",
+        prompt="Does a larger batch make each single request faster? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "batching raises throughput by reusing each weight over more rows, but "
+                           "a request may wait for its batch to fill and then shares every step "
+                           "with the others: its latency can grow.")],
+    ),
+    Question(
+        id="04.tiling_vs_recompute",
+        prompt="Tiling keeps inputs on chip to reuse them; activation recomputation keeps fewer "
+               "activations and computes them again. Why do these not contradict each other? "
+               "Pick one:\n" + options_text(TILING_VS_RECOMPUTE),
+        answer="a",
+        kind=Choice(tuple(TILING_VS_RECOMPUTE)),
+        wrong=[
+            Wrong("b", "each is right for a different bottleneck: tiling when moving bytes is the "
+                       "limit, recomputation when memory capacity is. A job can use both."),
+            Wrong("c", "recomputation adds FLOPs (about one more forward pass), and tiling leaves "
+                       "them unchanged: neither reduces them."),
+        ],
+    ),
+    Question(
+        id="04.flash_flops",
+        prompt="Does FlashAttention reduce the FLOPs of attention? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "it tiles and fuses: the T x T scores never go to HBM, so traffic and "
+                           "memory drop, but the arithmetic stays quadratic in T (the backward "
+                           "pass even recomputes some of it).")],
+    ),
+    Question(
+        id="04.memory_bound_meaning",
+        prompt="A kernel is called memory-bound. What does that mean? Pick one:\n"
+               + options_text(MEMORY_BOUND),
+        answer="a",
+        kind=Choice(tuple(MEMORY_BOUND)),
+        wrong=[
+            Wrong("b", "that is bandwidth-bound, one kind of memory-bound. A kernel can also wait "
+                       "on memory latency while using little of the bandwidth (too few "
+                       "requests in flight)."),
+            Wrong("c", "not fitting is a capacity problem (out of memory, lesson 01); memory-bound "
+                       "is about speed."),
+        ],
+    ),
+    Question(
+        id="04.intensity_level",
+        prompt="A kernel's arithmetic intensity is given as 10 FLOP/B. What must be said with it "
+               "for it to mean anything? Pick one:\n" + options_text(INTENSITY_LEVEL),
+        answer="a",
+        kind=Choice(tuple(INTENSITY_LEVEL)),
+        wrong=[
+            Wrong("b", "the bytes depend on the memory level and on what is still cached: the "
+                       "same six reads moved 24 B through a 2-line cache and 12 B through a "
+                       "3-line one. Intensity pairs FLOPs with one boundary's bytes."),
+            Wrong("c", "the data type changes the bytes per element, but the level the bytes cross "
+                       "still has to be named."),
         ],
     ),
 ]

@@ -1,7 +1,10 @@
 """Lesson 05, tiled GEMM: alpha/beta, the idealised traffic of naive vs tiled, tile counts, and the
-shared-memory and thread budgets of one tile."""
+shared-memory and thread budgets of one tile; and the two kernel labs (naive, tiled)."""
+from ...labs.kernel_lab import NAIVE, TILED
+from ...labs.solutions import solution
 from ...perfmodel.hardware import MAX_STATIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK
-from ..question import Exact, Number, Question, Wrong
+from ._choices import options_text
+from ..question import Choice, Exact, Number, Question, Wrong
 
 N_EX, T_EX = 64, 16                       # the seed's exercise: 64 x 64 matrices, T = 16
 ROW, COL, ALPHA, BETA, C_IN = (1, 2, 3), (4, 5, 6), 2.0, 0.5, 10.0
@@ -32,11 +35,21 @@ def max_tile_side():
                if T * T <= MAX_THREADS_PER_BLOCK and tiled_smem_bytes(T) <= MAX_STATIC_SHARED_BYTES)
 
 
+
+
+
+SRAM_OPTIONS = {
+    "a": "no: shared memory is the part the program manages, visible to one thread block; the L1 "
+         "cache and the register file are on-chip SRAM too, with other interfaces and scopes",
+    "b": "yes: shared memory is another name for all the SRAM on the chip",
+    "c": "no: shared memory is not on the chip at all, it is a part of HBM",
+}
+
 QUESTIONS = [
     Question(
         id="05.gemm_entry",
         prompt=f"C_out[i, j] = alpha (A B)[i, j] + beta C_in[i, j] for row i of A = {ROW}, column j "
-               f"of B = {COL}, alpha = {ALPHA}, beta = {BETA}, C_in[i, j] = {C_IN}.",
+               f"of B = {COL}, alpha = {ALPHA}, beta = {BETA}, C_in[i, j] = {C_IN} (exact).",
         answer=lambda: gemm_entry(ROW, COL, ALPHA, BETA, C_IN),
         kind=Number(rtol=1e-9),
         wrong=[
@@ -54,7 +67,7 @@ QUESTIONS = [
     Question(
         id="05.tile_reuse_factor",
         prompt=f"In the idealised model, by what factor does tiling with T = {T_EX} cut the input "
-               f"reads of a {N_EX} x {N_EX} GEMM compared with no reuse?",
+               f"reads of a {N_EX} x {N_EX} GEMM compared with no reuse (exact)?",
         answer=lambda: input_reads(N_EX, 1) / input_reads(N_EX, T_EX),
         kind=Number(rtol=1e-9, unit="x"),
         wrong=[
@@ -106,5 +119,43 @@ QUESTIONS = [
         ],
         hint="Check both limits: T^2 threads and 8 T^2 bytes.",
         explain="Past T = 32 the kernel needs more work per thread (lesson 10) to grow the tile.",
+    ),
+    Question(
+        id="05.lab_naive",
+        prompt="Write lab_naive(A, B, C), a @cuda.jit kernel computing C = A @ B (float32, "
+               "row-major): thread (threadIdx.x, threadIdx.y) of block (blockIdx.x, blockIdx.y) "
+               "computes C[blockIdx.y*16 + threadIdx.y, blockIdx.x*16 + threadIdx.x] as one dot "
+               "product. The lab launches blocks of 16 x 16 threads, grid (ceil(N/16), ceil(M/16)).",
+        answer=lambda: solution("05.lab_naive"),
+        kind=NAIVE,
+        hint="Guard with row < M and col < N, sum in a local variable, write C once.",
+        explain="Each thread reads its whole row of A and column of B from global memory: 2K "
+                "loads for K multiply-adds, the O(N^3) traffic of section 3.",
+    ),
+    Question(
+        id="05.lab_tiled",
+        prompt="Write lab_tiled(A, B, C): the launch and ownership of lab_naive, but the block "
+               "copies 16 x 16 tiles of A and B into shared memory (one element of each per "
+               "thread, zeros past the edges), waits, multiplies from shared memory, waits, and "
+               "moves to the next K tile.",
+        answer=lambda: solution("05.lab_tiled"),
+        kind=TILED,
+        hint="Two cuda.syncthreads() per K tile: after the loads, and after the compute.",
+        explain="Each element loaded from global memory now serves 16 threads: reads of A drop "
+                "from N to about N/16 per element.",
+    ),
+    Question(
+        id="05.sram_is_shared",
+        prompt="Is all of a GPU's on-chip SRAM shared memory? Pick one:\n"
+               + options_text(SRAM_OPTIONS),
+        answer="a",
+        kind=Choice(tuple(SRAM_OPTIONS)),
+        wrong=[
+            Wrong("b", "shared memory is built from on-chip SRAM, but the converse does not hold: "
+                       "the L1 cache (which shares storage with it), the register file and other "
+                       "caches are SRAM too, and a kernel cannot address them as shared memory."),
+            Wrong("c", "shared memory sits on the chip, next to the SMs' arithmetic units; that is "
+                       "why a tile loaded into it can be reused cheaply by the whole block."),
+        ],
     ),
 ]

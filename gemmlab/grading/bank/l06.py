@@ -203,4 +203,34 @@ QUESTIONS = [
         hint="X_r W_r has Y's full shape but only part of each dot product.",
         explain="Row parallel: full-shape partial sums, merged by one sum all-reduce.",
     ),
+    Question(
+        id="06.column_X_shape",
+        prompt="Column parallel, X 8x12, W 12x20, p = 4: the shape of the X each rank multiplies.",
+        answer=lambda: _ledger("column").X_r,
+        kind=Shape(),
+        wrong=[
+            Wrong(lambda: _ledger("row").X_r,
+                  "cutting X along K as well makes each rank's product a partial sum over its "
+                  "slice of K: that is row parallel. Column parallel keeps the whole X on every "
+                  "rank."),
+            Wrong((2, 12), "column parallel does not cut the tokens (the rows of X): every rank "
+                           "multiplies the whole X by its columns of W."),
+        ],
+        explain="Every rank has all of X and a quarter of W's output columns.",
+    ),
+    Question(
+        id="06.column_concat_shape",
+        prompt="Column parallel, X 8x12, W 12x20, p = 4: the shape of Y once the four Y_r are "
+               "concatenated.",
+        answer=lambda: (X_SHAPE[0], W_SHAPE[1]),
+        kind=Shape(),
+        wrong=[
+            Wrong(lambda: _ledger("column").local, "that is one rank's shard; four of them side "
+                                                   "by side along N give Y."),
+            Wrong((4 * X_SHAPE[0], W_SHAPE[1] // 4),
+                  "the shards are columns of Y: they go side by side along N (axis 1), not under "
+                  "each other along the tokens."),
+        ],
+        explain="Concatenating along N rebuilds Y, 8 x 20, exactly.",
+    ),
 ]

@@ -47,14 +47,17 @@ def _rs_cases():
     return [(r, s, n) for n in (2, 3, 4, 7) for s in range(n - 1) for r in range(n)]
 
 
-SEND_ONLY = ("the seed counts what one rank sends; it receives just as much, and adding the two "
+SEND_ONLY = ("the course counts what one rank sends; it receives just as much, and adding the two "
              "doubles the figure. State which one you report.")
+
+
+WHO_HAS_SUM = ("the root", "every rank")
 
 QUESTIONS = [
     Question(
         id="07.ring_send_mib",
         prompt="8 ranks run a ring all-reduce of a tensor of S = 256 MiB. How many MiB does each "
-               "rank send in total (both phases)?",
+               "rank send in total (both phases) (exact)?",
         answer=lambda: ring_send_bytes(N, S_MIB * MIB) / MIB,
         kind=Number(rtol=1e-3, unit="MiB"),
         wrong=[
@@ -78,7 +81,7 @@ QUESTIONS = [
     Question(
         id="07.ring_send_recv_mib",
         prompt="Same ring all-reduce (8 ranks, S = 256 MiB): how many MiB does each rank send and "
-               "receive together?",
+               "receive together (exact)?",
         answer=lambda: 2 * ring_send_bytes(N, S_MIB * MIB) / MIB,
         kind=Number(rtol=1e-3, unit="MiB"),
         wrong=[
@@ -93,7 +96,7 @@ QUESTIONS = [
     Question(
         id="07.ring_send_gib",
         prompt="A ring all-reduce of a 1 GiB tensor over 8 ranks: how many GiB does each rank "
-               "send?",
+               "send (exact)?",
         answer=lambda: ring_send_bytes(N, S_GIB * GIB) / GIB,
         kind=Number(rtol=1e-3, unit="GiB"),
         wrong=[
@@ -110,7 +113,7 @@ QUESTIONS = [
     Question(
         id="07.root_traffic_mib",
         prompt="A centralized all-reduce (reduce to a root, then broadcast from it) of S = 256 MiB "
-               "over 8 ranks: how many MiB pass through the root, received plus sent?",
+               "over 8 ranks: how many MiB pass through the root, received plus sent (exact)?",
         answer=lambda: centralized_root_bytes(N, S_MIB * MIB) / MIB,
         kind=Number(rtol=1e-3, unit="MiB"),
         wrong=[
@@ -173,7 +176,7 @@ QUESTIONS = [
     Question(
         id="07.total_bytes_ratio",
         prompt="At 8 ranks, divide the bytes that all ranks of a ring all-reduce send together by "
-               "the bytes that all ranks of a centralized all-reduce send together.",
+               "the bytes that all ranks of a centralized all-reduce send together (exact).",
         answer=_total_bytes_ratio,
         kind=Number(rtol=1e-3),
         wrong=[
@@ -192,9 +195,10 @@ QUESTIONS = [
     Question(
         id="07.busbw_gbs",
         prompt="nccl-tests runs all_reduce on 8 GPUs with a 1 GiB (1073741824-byte) buffer and "
-               "measures 10 ms. What bus bandwidth (busbw) does it print, in GB/s (10^9 B/s)?",
+               "measures 10 ms. What bus bandwidth (busbw) does it print, in GB/s (10^9 B/s), to 4 "
+               "significant figures?",
         answer=lambda: busbw("allreduce", N, NCCL_BYTES, NCCL_SECONDS),
-        kind=Number(rtol=2e-3, unit="GB/s"),
+        kind=Number(sig=4, rtol=2e-3, unit="GB/s"),
         wrong=[
             Wrong(lambda: algbw(NCCL_BYTES, NCCL_SECONDS),
                   "that is algbw, size / time. busbw multiplies it by 2(N-1)/N, the share of the "
@@ -212,9 +216,9 @@ QUESTIONS = [
         id="07.ring_time_ms",
         prompt="With the alpha-beta model, alpha = 5 us per step and a bandwidth of 100 GB/s "
                "(beta = 1/(100e9) s per byte), how long does a ring all-reduce of S = 256 MiB over "
-               "8 ranks take, in ms? Ignore the cost of the additions.",
+               "8 ranks take, in ms? Ignore the cost of the additions (3 significant figures).",
         answer=_ring_time_ms,
-        kind=Number(rtol=2e-3, unit="ms"),
+        kind=Number(sig=3, rtol=2e-3, unit="ms"),
         wrong=[
             Wrong(lambda: _ring_time_ms(steps=0),
                   "that leaves out the latency term: every one of the 2(N-1) steps pays alpha."),
@@ -293,5 +297,44 @@ QUESTIONS = [
              "all-gather step s it sends chunk r-s and stores what arrives in chunk r-s-1.",
         explain="Every rank moved 2(N-1) chunks of S/N, always to the same neighbour: no rank is "
                 "a hot spot, and no rank ever holds more than its own buffer.",
+    ),
+    Question(
+        id="07.allreduce_who",
+        prompt="After an all-reduce, which ranks hold the sum: 'the root' or 'every rank'?",
+        answer="every rank",
+        kind=Choice(WHO_HAS_SUM),
+        wrong=[Wrong("the root", "that is a reduce. An all-reduce leaves the sum on every "
+                                 "participating rank: reduce then broadcast, or reduce-scatter "
+                                 "then all-gather.")],
+    ),
+    Question(
+        id="07.ring_send_4_ranks_s",
+        prompt="A ring all-reduce on N = 4 ranks of a buffer of S bytes: how many times S does each "
+               "rank send (exact)?",
+        answer=lambda: ring_send_bytes(4, 1.0),
+        kind=Number(unit="S"),
+        wrong=[
+            Wrong(2, "2S is the limit for very many ranks; at N = 4 a rank sends 2(N - 1) chunks "
+                     "of S/N: 1.5 S."),
+            Wrong(0.75, "that is one phase (N - 1 chunks of S/N); the all-gather sends as many "
+                        "again."),
+            Wrong(3, "that is sent plus received; the course counts what a rank sends."),
+        ],
+    ),
+    Question(
+        id="07.ring_send_128_ranks_s",
+        prompt="The same ring all-reduce on N = 128 ranks: how many times S does each rank send "
+               "(exact)?",
+        answer=lambda: ring_send_bytes(128, 1.0),
+        kind=Number(unit="S"),
+        wrong=[
+            Wrong(2, "close to the limit, but not it: 2(1 - 1/128) S = 1.984375 S. The per-rank "
+                     "bytes approach 2S without reaching it."),
+            Wrong(lambda: 2 * ring_send_bytes(128, 1.0), "that is sent plus received."),
+            Wrong(lambda: 2 / 128, "that is two chunks of S/N. Chunks shrink as N grows, but a "
+                                   "rank sends 2(N - 1) of them."),
+        ],
+        explain="From 1.5 S at 4 ranks to 1.984375 S at 128: nearly constant bytes, while the "
+                "number of steps, 2(N - 1), keeps growing.",
     ),
 ]

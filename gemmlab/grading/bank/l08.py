@@ -1,6 +1,10 @@
 """Lesson 08, ping-pong double buffering: serial vs overlapped timelines, the steady-state stage,
-what the two buffers hold, and what the second buffer costs in shared memory."""
+what the two buffers hold, what the second buffer costs in shared memory; and the ping-pong
+kernel lab."""
+from ...labs.kernel_lab import PINGPONG
+from ...labs.solutions import solution
 from ...perfmodel import pipeline_time
+from ._choices import options_text
 from ..question import Choice, Exact, Number, Question, Wrong
 
 T_L, T_C, N_TILES = 8.0, 12.0, 4          # the seed's exercise, microseconds
@@ -13,11 +17,28 @@ def pingpong_smem_bytes(bm, bn, bk, buffers=2):
     return buffers * (bm * bk + bk * bn) * 4
 
 
+
+
+
+TWO_ARRAYS = {
+    "a": "only if the hardware lets the load proceed while the compute runs (an asynchronous "
+         "copy, or a load whose register is not used until later) and the code issues it first; "
+         "two arrays by themselves make nothing run at the same time",
+    "b": "yes: with two buffers the load and the compute always run at the same time",
+    "c": "no, never: a GPU cannot load and compute at the same time",
+}
+SWAP_GUARD = {
+    "a": "every thread has finished reading it (a barrier or a completion event), and tile k+1 "
+         "has landed in the other buffer before anyone reads that",
+    "b": "nothing: each thread only reads the elements it loaded itself",
+    "c": "the output accumulators must first be copied into the other buffer",
+}
+
 QUESTIONS = [
     Question(
         id="08.serial_us",
         prompt=f"Total time, single buffer: {N_TILES} K-tiles, load T_L = {T_L:g} us, compute "
-               f"T_C = {T_C:g} us each, nothing overlapped (ignore sync and write-back).",
+               f"T_C = {T_C:g} us each, nothing overlapped (ignore sync and write-back) (exact).",
         answer=lambda: pipeline_time(N_TILES, T_L, T_C, buffers=1),
         kind=Number(rtol=1e-6, unit="us"),
         wrong=[
@@ -31,7 +52,7 @@ QUESTIONS = [
     Question(
         id="08.double_buffer_us",
         prompt=f"Total time with ideal ping-pong double buffering for the same {N_TILES} tiles "
-               f"(T_L = {T_L:g} us, T_C = {T_C:g} us).",
+               f"(T_L = {T_L:g} us, T_C = {T_C:g} us) (exact).",
         answer=lambda: pipeline_time(N_TILES, T_L, T_C, buffers=2),
         kind=Number(rtol=1e-6, unit="us"),
         wrong=[
@@ -43,6 +64,9 @@ QUESTIONS = [
                   "compute (the epilogue)."),
             Wrong(N_TILES * (T_L + T_C), "that is the serial time: two buffers let load i+1 run "
                                          "during compute i."),
+            Wrong(T_L + N_TILES * max(T_L, T_C) + T_C,
+                  "the last compute is counted twice: after the prologue load only n - 1 = 3 "
+                  "stages overlap a load with a compute, then the final compute runs alone."),
         ],
         hint="Prologue load, then n - 1 overlapped stages of max(T_L, T_C), then the last compute.",
         explain="T_L + (n-1) max(T_L, T_C) + T_C: the loads are hidden, not removed.",
@@ -50,7 +74,7 @@ QUESTIONS = [
     Question(
         id="08.stage_us",
         prompt=f"Steady-state time of one stage with double buffering (T_L = {T_L:g} us, "
-               f"T_C = {T_C:g} us), when load and compute really run concurrently.",
+               f"T_C = {T_C:g} us), when load and compute really run concurrently (exact).",
         answer=lambda: max(T_L, T_C),
         kind=Number(rtol=1e-6, unit="us"),
         wrong=[
@@ -87,5 +111,52 @@ QUESTIONS = [
             Wrong(lambda: pingpong_smem_bytes(BM, BN, BK) // 4, "that counts elements, not bytes."),
         ],
         hint="2 buffers x (BM*BK + BK*BN) x 4 bytes.",
+    ),
+    Question(
+        id="08.lab_pingpong",
+        prompt="Write lab_pingpong(A, B, C): lesson 05's tiled kernel (same launch: 16 x 16 "
+               "threads, one output each, grid (ceil(N/16), ceil(M/16))) with two shared buffers "
+               "per operand: compute tile t from buffer t % 2 while tile t+1 goes into the other, "
+               "with at most one syncthreads per K tile plus one after the prologue.",
+        answer=lambda: solution("08.lab_pingpong"),
+        kind=PINGPONG,
+        hint="Load tile 0 into buffer 0 and sync; then per tile: read the next tile's values "
+             "from global memory, compute from the current buffer, store them into the other "
+             "buffer, sync.",
+        explain="One barrier per tile suffices because, between two barriers, the compute reads "
+                "one buffer and the load writes the other.",
+    ),
+    Question(
+        id="08.two_arrays_overlap",
+        prompt="A kernel declares two shared-memory buffers and, in its loop, loads tile k+1 into "
+               "one while it computes tile k from the other. Does the load overlap the compute? "
+               "Pick one:\n" + options_text(TWO_ARRAYS),
+        answer="a",
+        kind=Choice(tuple(TWO_ARRAYS)),
+        wrong=[
+            Wrong("b", "a load that blocks the thread until the data arrives still runs before "
+                       "the compute, buffers or not. Overlap needs an asynchronous path "
+                       "(cp.async, TMA, a copy engine, or loads whose registers are used later) "
+                       "and a schedule that issues the load first."),
+            Wrong("c", "GPUs do overlap them: other warps compute while one waits, and the "
+                       "asynchronous copies of newer GPUs run beside the arithmetic. The question "
+                       "is whether this kernel makes it happen."),
+        ],
+    ),
+    Question(
+        id="08.swap_guard",
+        prompt="In a ping-pong loop, iteration k+1 will overwrite the buffer tile k was computed "
+               "from. What must hold first? Pick one:\n" + options_text(SWAP_GUARD),
+        answer="a",
+        kind=Choice(tuple(SWAP_GUARD)),
+        wrong=[
+            Wrong("b", "the threads of a block read elements other threads loaded (that is the "
+                       "point of a shared tile): without a barrier a fast thread overwrites "
+                       "values a slow one has not read yet."),
+            Wrong("c", "the buffers hold input tiles; the accumulators stay in registers, one set, "
+                       "and never move between the buffers."),
+        ],
+        explain="Two guards: the reader must finish before the writer reuses a slot, and the "
+                "writer must finish before the reader uses the other.",
     ),
 ]

@@ -174,7 +174,7 @@ QUESTIONS = [
         id="09.gather_traffic_ratio",
         prompt="D -> 4D -> D FFN on 4 ranks: building it layer by layer with an all-gather after "
                "the up projection (and the exit all-reduce) sends how many times the bytes per "
-               "rank of Megatron's layout?",
+               "rank of Megatron's layout (exact)?",
         answer=_gather_ratio,
         kind=Number(rtol=1e-6),
         wrong=[

@@ -1,5 +1,7 @@
 """Lesson 10, the outer-product micro-kernel: reads vs FMAs, the 4x ratio and what it does not
-mean, and the scalar register slots of an m x n micro-tile."""
+mean, the scalar register slots of an m x n micro-tile; and the outer-product kernel lab."""
+from ...labs.kernel_lab import OUTER
+from ...labs.solutions import solution
 from ..question import Exact, Function, Number, Question, Wrong
 
 K_STEPS, M_T, N_T = 32, 4, 4
@@ -51,7 +53,7 @@ QUESTIONS = [
     Question(
         id="10.ratio_gain",
         prompt="By what factor does FMAs per scalar read improve from one output per thread to a "
-               f"{M_T} x {N_T} outer-product micro-tile?",
+               f"{M_T} x {N_T} outer-product micro-tile (exact)?",
         answer=lambda: (fmas(K_STEPS, M_T, N_T) / reads(K_STEPS, M_T, N_T))
         / (fmas(K_STEPS, 1, 1) / reads(K_STEPS, 1, 1)),
         kind=Number(rtol=1e-9, unit="x"),
@@ -89,5 +91,62 @@ QUESTIONS = [
         hint="Accumulators m n, plus m values of A and n of B.",
         explain="For 4 x 4 that is 16 + 4 + 4 = 24 slots; compilers may use more registers "
                 "(addresses, indices), so it is a model, not a register count.",
+    ),
+    Question(
+        id="10.lab_outer",
+        prompt="Write lab_outer(A, B, C): blocks of 64 threads (threadIdx.x = 0..63) compute a "
+               "32 x 32 tile of C, block (blockIdx.x, blockIdx.y) the one at rows blockIdx.y*32 "
+               "and columns blockIdx.x*32, grid (ceil(N/32), ceil(M/32)); each thread owns a "
+               "4 x 4 micro-tile and updates it with outer products of 4 values of A and 4 of B "
+               "held in registers.",
+        answer=lambda: solution("10.lab_outer"),
+        kind=OUTER,
+        hint="Per k: read a[0..3] and b[0..3] from shared memory into local arrays, then 16 "
+             "FMAs acc[i, j] += a[i] * b[j].",
+        explain="8 shared-memory reads feed 16 FMAs: 0.5 reads per FMA instead of the tiled "
+                "kernel's 2.",
+    ),
+    Question(
+        id="10.one_output_per_thread",
+        prompt="Must a GPU GEMM kernel give each thread exactly one output element? True or "
+               "False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "fast kernels give each thread a block of accumulators (8 x 8 in the "
+                           "course's `outer` rung): every value it reads then serves several "
+                           "outputs, paid for in registers.")],
+    ),
+    Question(
+        id="10.outer_fewer_flops",
+        prompt="Does organising the micro-kernel as outer products reduce the GEMM's FLOPs? True "
+               "or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "the same M N K multiply-adds happen, in another order: the outer "
+                           "product changes how many values are read per multiply-add, not how "
+                           "many multiply-adds there are.")],
+    ),
+    Question(
+        id="10.step_reads_4x8",
+        prompt="A thread owns a 4 x 8 micro-tile. How many input scalars does it read per k step "
+               "of the outer product (exact)?",
+        answer=lambda: reads(1, 4, 8),
+        kind=Number(unit="scalars"),
+        wrong=[
+            Wrong(lambda: fmas(1, 4, 8), "32 is the number of multiply-adds per step; the reads "
+                                         "are one 4-vector of A and one 8-vector of B."),
+            Wrong(8, "both vectors are read: m + n = 4 + 8."),
+        ],
+    ),
+    Question(
+        id="10.step_fmas_4x8",
+        prompt="The same 4 x 8 micro-tile: how many multiply-adds (FMAs) per k step (exact)?",
+        answer=lambda: fmas(1, 4, 8),
+        kind=Number(unit="FMAs"),
+        wrong=[
+            Wrong(lambda: reads(1, 4, 8), "12 is the values read; each of the 4 x 8 accumulators "
+                                          "gets one multiply-add per step."),
+            Wrong(64, "that counts FLOPs (2 per FMA); the question counts multiply-adds."),
+        ],
     ),
 ]

@@ -1,6 +1,9 @@
 """Lesson 11, two-level double buffering: the register budget of doubled fragments, the two
 granularities (a K-tile in shared memory, one k in registers), and how registers per thread set
-the blocks per SM (why the register level pays when few warps are resident)."""
+the blocks per SM (why the register level pays when few warps are resident); and the two-level
+kernel lab."""
+from ...labs.kernel_lab import TWOLEVEL
+from ...labs.solutions import solution
 from ...perfmodel.occupancy import HOPPER, blocks_per_sm
 from ..question import Choice, Exact, Number, Question, Wrong
 
@@ -70,7 +73,7 @@ QUESTIONS = [
         id="11.blocks_185",
         prompt="twolevel with BK = 16 needs 185 registers per thread in blocks of 256 threads. An "
                "H200 SM has 65536 registers, allocated per warp in units of 256. How many such "
-               "blocks fit on one SM at once (by registers)?",
+               "blocks fit on one SM at once (by registers) (exact)?",
         answer=lambda: blocks_per_sm(185, 256, 0)[0],
         kind=Number(rtol=0.01),
         wrong=[
@@ -90,7 +93,7 @@ QUESTIONS = [
     Question(
         id="11.blocks_123",
         prompt="pingpong with BK = 8 needs 123 registers per thread, same blocks of 256 threads. "
-               "How many blocks fit on one SM by registers?",
+               "How many blocks fit on one SM by registers (exact)?",
         answer=lambda: blocks_per_sm(123, 256, 0)[0],
         kind=Number(rtol=0.01),
         wrong=[
@@ -101,5 +104,18 @@ QUESTIONS = [
         ],
         explain="Two blocks, 16 warps: enough other warps to hide a warp's waits, which is why "
                 "pingpong and twolevel tie at BK = 8.",
+    ),
+    Question(
+        id="11.lab_twolevel",
+        prompt="Write lab_twolevel(A, B, C): lab_outer's launch and 4 x 4 micro-tiles, with two "
+               "shared buffers (at most one syncthreads per K tile plus the prologue's) and two "
+               "register sets of fragments in local arrays: read the fragments of k+1 from "
+               "shared memory before the FMAs of k use those of k.",
+        answer=lambda: solution("11.lab_twolevel"),
+        kind=TWOLEVEL,
+        hint="Read k = 0 into set 0 before the k loop; in the loop read k+1 into the other set, "
+             "then do the FMAs of k.",
+        explain="Each level hides the latency of the one above it: the shared buffers hide "
+                "DRAM, the register sets hide shared memory.",
     ),
 ]

@@ -1,9 +1,13 @@
 """Lesson 12, Tensor Cores: the pipeline around D = A B + C, the 128 / 32 / 16 hierarchy, why a
-warp (not a thread) holds the fragments, and what FP16 inputs with an FP32 accumulator do."""
+warp (not a thread) holds the fragments, what FP16 inputs with an FP32 accumulator do; and the
+fragment-loop lab."""
 import numpy as np
 
+from ...labs.solutions import solution
+from ...labs.wmma import LAB as WMMA_LAB
 from ...perfmodel import HOPPER, pipeline_time
 from ...tensorcore import hopper, numerics, probes, tiling
+from ._choices import options_text
 from ..question import Array, Choice, Exact, Function, Number, Question, Wrong
 
 # The seed's exercise: 4 MMAs along K, a fragment load takes 6, an MMA 10 (same unit).
@@ -54,12 +58,23 @@ def _mma_cases():
     return cases
 
 
+
+
+
+MMA_SHAPES = {
+    "a": "no: the shape depends on the GPU generation, the input and accumulator types and the "
+         "instruction family (WMMA m16n16k16, m32n8k16, m8n32k16; mma.sync m16n8k16; Hopper's "
+         "wgmma with M = 64 and N up to 256, issued by a warp group of 4 warps)",
+    "b": "yes: a Tensor Core always multiplies 16 x 16 by 16 x 16, one warp at a time",
+    "c": "it is 16 x 16 x 16 for FP16 on every GPU; only FP8 differs",
+}
+
 QUESTIONS = [
     Question(
         id="12.serial_time",
         prompt=f"A Tensor Core micro-kernel needs {N_MMA} MMAs along K. Loading one set of "
                f"fragments takes {T_LOAD}, one MMA takes {T_MMA} (same unit). With one register "
-               f"buffer nothing overlaps: the total time?",
+               f"buffer nothing overlaps: the total time (exact)?",
         answer=lambda: pipeline_time(N_MMA, T_LOAD, T_MMA, buffers=1),
         kind=Number(rtol=1e-9, unit="time units"),
         wrong=[
@@ -78,7 +93,7 @@ QUESTIONS = [
         id="12.double_buffer_time",
         prompt=f"The same {N_MMA} MMAs (load {T_LOAD}, MMA {T_MMA}) with ideal register double "
                f"buffering: while one MMA runs, the next fragments load into the other buffer. "
-               f"The total time?",
+               f"The total time (exact)?",
         answer=lambda: pipeline_time(N_MMA, T_LOAD, T_MMA, buffers=2),
         kind=Number(rtol=1e-9, unit="time units"),
         wrong=[
@@ -157,7 +172,7 @@ QUESTIONS = [
         id="12.fp16_acc_stall",
         prompt="The FP16-accumulator mode adds 16 exact products per MMA step and rounds the "
                "accumulator to FP16 after each step. Feeding it ones (every product is 1), at "
-               "which value does the accumulator stop growing?",
+               "which value does the accumulator stop growing (exact)?",
         answer=lambda: numerics.ones_stall("fp16", block=FRAG),
         kind=Number(rtol=1e-9),
         wrong=[
@@ -176,7 +191,7 @@ QUESTIONS = [
         id="12.align_then_cancel",
         prompt="One MMA step gets the products 2^30, -2^30 and 1 (and zeros). A Tensor Core that "
                "aligns all products to the largest exponent, keeps 24 bits and truncates the rest "
-               "(no extra bits) before adding: what does it return?",
+               "(no extra bits) before adding: what does it return (exact)?",
         answer=lambda: probes.predict(_probe("align_then_cancel"), HW_MODEL),
         kind=Number(atol=1e-12, rtol=0),
         wrong=[
@@ -289,5 +304,41 @@ QUESTIONS = [
         hint="Which unit is near 100%? If none is, look at what the warps wait for.",
         explain="WMMA is synchronous and per warp: each mma_sync waits for its fragments in "
                 "registers. wgmma reads shared memory directly and runs asynchronously.",
+    ),
+    Question(
+        id="12.lab_wmma",
+        prompt="Write lab_wmma(A, B, C) with gemmlab.labs.wmma: C (M x N, float32) = A (M x K, "
+               "FP16) @ B (K x N, FP16), one 16 x 16 C fragment at a time: fill an accumulator "
+               "with zeros, mma_sync along K, store it once.",
+        answer=lambda: solution("12.lab_wmma"),
+        kind=WMMA_LAB,
+        hint="for i in range(0, M, 16), for j in range(0, N, 16): acc = fill_fragment(0.0); "
+             "for k in range(0, K, 16): acc = mma_sync(load A at (i, k), load B at (k, j), acc); "
+             "then store acc at (i, j).",
+        explain="The accumulator fragment lives in registers for the whole K loop and reaches "
+                "memory once: the same rule as the scalar accumulators of the CUDA-core ladder.",
+    ),
+    Question(
+        id="12.register_limit_universal",
+        prompt="Is 255 registers per thread a limit every GPU shares? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "255 is the limit of current NVIDIA GPUs; register limits and their "
+                           "allocation granularity are properties of an architecture (and other "
+                           "vendors' chips differ altogether): look them up for the target.")],
+    ),
+    Question(
+        id="12.mma_shape_universal",
+        prompt="Is 16 x 16 x 16 the shape of every Tensor Core matrix multiply-accumulate? Pick "
+               "one:\n" + options_text(MMA_SHAPES),
+        answer="a",
+        kind=Choice(tuple(MMA_SHAPES)),
+        wrong=[
+            Wrong("b", "16 x 16 x 16 per warp is WMMA's picture: mma.sync steps are m16n8k16, and "
+                       "on Hopper a group of 4 warps issues wgmma with 64 rows and up to 256 "
+                       "columns."),
+            Wrong("c", "even for FP16 the shapes differ between WMMA, mma.sync and wgmma, and "
+                       "between generations; check the target's instruction set."),
+        ],
     ),
 ]

@@ -2,6 +2,7 @@
 built by fixing three axes, which axis each parallelism cuts, and orthogonal vs independent."""
 from ...parallel import RankGrid
 from ...labs.groups import GroupsLab, reference_groups
+from ._choices import options_text
 from ..question import Array, Choice, Exact, Function, Question, Wrong
 
 # The seed's exercise: DP = 4, PP = 2, CP = 2, TP = 8.
@@ -38,6 +39,26 @@ def _coords_cases():
 AXIS_OPTIONS = ("contexts", "layers", "tokens", "features")
 AXIS_PROMPT = "'contexts' (samples or microbatches), 'layers', 'tokens' (of one sequence) or " \
               "'features'"
+
+
+
+
+TP_FIXES = {
+    "a": "i_DP, i_PP and i_CP are fixed; i_TP walks 0 .. 7",
+    "b": "i_TP is fixed; the other three coordinates walk",
+    "c": "nothing is fixed: the TP group is the whole job",
+}
+FOUR_D = {
+    "a": "four kinds of parallelism (DP, PP, CP, TP) combined on a grid of ranks",
+    "b": "that the model's tensors have four dimensions",
+    "c": "that the job runs on four GPUs",
+}
+TP_SPLITS = {
+    "a": "whichever dimension of a layer's matrices suits it: hidden features, attention heads, "
+         "the FFN's hidden units, a matrix's input or output dimension",
+    "b": "always the hidden feature dimension, and only that",
+    "c": "the tokens of the sequence",
+}
 
 QUESTIONS = [
     Question(
@@ -169,5 +190,52 @@ QUESTIONS = [
              "other three coordinates and walks that one.",
         explain="Each axis partitions the ranks into lines through the grid: the TP lines are "
                 "runs of consecutive ranks, so they fit inside a node.",
+    ),
+    Question(
+        id="13.tp_group_fixes",
+        prompt="In the job with DP = 4, PP = 2, CP = 2, TP = 8, which coordinates does a TP group "
+               "fix? Pick one:\n" + options_text(TP_FIXES),
+        answer="a",
+        kind=Choice(tuple(TP_FIXES)),
+        wrong=[
+            Wrong("b", "that describes the other groups of a rank seen together; a TP group is a "
+                       "line along the TP axis: the other three coordinates fixed, i_TP walking."),
+            Wrong("c", "the job has 128 ranks; a TP group has 8, one for each i_TP, sharing "
+                       "their DP, PP and CP coordinates."),
+        ],
+    ),
+    Question(
+        id="13.four_d_meaning",
+        prompt="What does '4D' in '4D parallelism' count? Pick one:\n" + options_text(FOUR_D),
+        answer="a",
+        kind=Choice(tuple(FOUR_D)),
+        wrong=[
+            Wrong("b", "4D counts kinds of parallelism. The tensors may have any rank (batch, "
+                       "sequence, heads, head dimension, often flattened)."),
+            Wrong("c", "the number of GPUs is the product of the four degrees, 128 in the "
+                       "lesson's example."),
+        ],
+    ),
+    Question(
+        id="13.dp_full_copy",
+        prompt="In data parallelism, does every rank always hold a full copy of the weights, "
+               "gradients and optimizer state? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "plain DP does. ZeRO and FSDP shard the optimizer state, the gradients "
+                           "and even the weights among the DP ranks (gathering weights when a "
+                           "layer needs them), and they are still data parallelism.")],
+    ),
+    Question(
+        id="13.tp_splits",
+        prompt="Which dimension does tensor parallelism split? Pick one:\n" + options_text(TP_SPLITS),
+        answer="a",
+        kind=Choice(tuple(TP_SPLITS)),
+        wrong=[
+            Wrong("b", "'TP cuts the features' is the entry point: Megatron's attention splits "
+                       "heads, its FFN the hidden units, and a linear layer can be split along "
+                       "its input (row parallel) or output (column parallel) dimension."),
+            Wrong("c", "splitting the tokens of a sequence is context parallelism."),
+        ],
     ),
 ]

@@ -206,4 +206,33 @@ QUESTIONS = [
         explain="Heads are independent until W_O; splitting W_O by rows turns the mixing into a "
                 "sum of partial outputs, so the layer communicates once, at its exit.",
     ),
+    Question(
+        id="14.q_shards_merge",
+        prompt="How do the ranks' local Q_r, from the column-parallel Q projection, relate to the "
+               "full Q: 'concat' or 'sum'?",
+        answer="concat",
+        kind=Choice(("concat", "sum")),
+        wrong=[Wrong("sum", "each rank holds the columns of different heads; adding them would "
+                            "mix unrelated heads. The full Q is the shards side by side.")],
+    ),
+    Question(
+        id="14.gather_after_qkv",
+        prompt="Must Q, K and V be all-gathered right after the projections so that every rank "
+               "can compute attention? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "each head needs only its own columns of Q, K and V, and each rank "
+                           "owns whole heads. Gathering them would move 1.5 times the exit "
+                           "all-reduce's bytes for nothing.")],
+    ),
+    Question(
+        id="14.heads_never_mix",
+        prompt="Do the heads' contributions stay separate all the way to the attention layer's "
+               "output? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "they are independent up to the head outputs O_i; W_O then mixes every "
+                           "head into every output feature, which is why the exit needs a sum "
+                           "over the ranks.")],
+    ),
 ]

@@ -68,7 +68,8 @@ QUESTIONS = [
     ),
     Question(
         id="15.ring_send_gib",
-        prompt="A ring all-reduce of a 1 GiB tensor on 8 ranks: how many GiB does each rank send?",
+        prompt="A ring all-reduce of a 1 GiB tensor on 8 ranks: how many GiB does each rank send "
+               "(exact)?",
         answer=_send_gib,
         kind=Number(rtol=1e-6, unit="GiB"),
         wrong=[
@@ -84,7 +85,7 @@ QUESTIONS = [
     Question(
         id="15.ring_send_recv_gib",
         prompt="Same all-reduce: if you report bytes sent plus bytes received per rank, how many "
-               "GiB is that?",
+               "GiB is that (exact)?",
         answer=lambda: 2 * _send_gib(),
         kind=Number(rtol=1e-6, unit="GiB"),
         wrong=[
@@ -98,7 +99,7 @@ QUESTIONS = [
     Question(
         id="15.single_buffer_us",
         prompt="20 tiles, each 6 us to load and 10 us to compute. Single buffer (load, then "
-               "compute, no overlap): the total time in microseconds.",
+               "compute, no overlap): the total time in microseconds (exact).",
         answer=lambda: pipeline_time(TILES, LOAD_US, COMPUTE_US, buffers=1),
         kind=Number(rtol=1e-6, unit="us"),
         wrong=[Wrong(TILES * COMPUTE_US, "that counts the computation only; with one buffer "
@@ -109,7 +110,7 @@ QUESTIONS = [
     Question(
         id="15.double_buffer_us",
         prompt="Same 20 tiles with two buffers (ideal overlap, no extra synchronisation): the "
-               "total time in microseconds.",
+               "total time in microseconds (exact).",
         answer=lambda: pipeline_time(TILES, LOAD_US, COMPUTE_US, buffers=2),
         kind=Number(rtol=1e-6, unit="us"),
         wrong=[

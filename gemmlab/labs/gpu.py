@@ -1,0 +1,78 @@
+"""The kernel labs on a GPU backend.
+
+There ``numba.cuda`` is the real one, and the simulator cannot run in the same process (the
+backend is chosen once), so a lab check makes one call into the grader's subprocess runner,
+which runs the kernel's cell on the simulator with the same instrumented checks. When they pass,
+the notebook's check then times the student's kernel here, on the GPU, at full size, beside the
+course's kernel and cuBLAS measured in the same call, and keeps the figures for the student's
+own ladder (:mod:`gemmlab.labs.ladder`).
+"""
+import linecache
+import statistics
+
+import numpy as np
+
+from .. import bench, device, measure
+from ..grading.checker import FAIL, PASS
+from . import ladder
+MAX_REL_ERR = 1e-4          # float32 GEMM at 4096^3 on random inputs stays far below this
+
+
+def cell_source(kernel):
+    """(source of the notebook cell that defines ``kernel``, its name): IPython keeps each cell's
+    text in ``linecache`` under the code's file name; numba kernels expose ``py_func``."""
+    fn = getattr(kernel, "py_func", kernel)
+    filename = fn.__code__.co_filename
+    lines = linecache.getlines(filename)
+    if not lines:
+        raise ValueError(f"the source of {fn.__name__} is not available (defined in {filename}); "
+                         f"define the kernel in a notebook cell or a file")
+    return "".join(lines), fn.__name__
+
+
+def judge_on_gpu(lab, question, kernel, rng):
+    """(status, feedback): the instrumented checks in a subprocess on the simulator, then, for a
+    notebook's check (``rng`` None) of a kernel that passed, its speed on this GPU."""
+    try:
+        from ..grading import isolate       # branch `grade`: the subprocess runner
+        source, name = cell_source(kernel)
+    except (ImportError, ValueError) as exc:
+        return FAIL, f"the instrumented checks cannot run: {exc}."
+    seed = None if rng is None else int(rng.integers(2**31))
+    result = isolate.judge_code(question.id, source, name, seed=seed)
+    status, text = (result.status, result.feedback) if hasattr(result, "status") else result
+    if status != PASS or rng is not None:
+        return status, text
+    row = measure(lab, kernel)
+    if row["rel_err"] > MAX_REL_ERR:
+        return FAIL, (f"{text} But on the GPU at {row['n']}^3 the result is wrong: relative "
+                      f"error {row['rel_err']:.1e} against a float64 reference.")
+    ladder.record(lab.name, row)
+    return PASS, f"{text}\n{ladder.describe(lab.name, row)}"
+
+
+def measure(lab, kernel, n=None, repeats=10):
+    """Time ``kernel(A, B, C)`` with the lab's launch at n^3 (default: this backend's
+    ``gemm_n``), and the course's kernel and cuBLAS on the same shape: a dict of TFLOP/s."""
+    n = n or device.sizes()["gemm_n"]
+    cuda = device.cuda()
+    A, B = bench._inputs(n, n, n, seed=0)
+    ref = bench._reference(A, B)
+    dA, dB = cuda.to_device(A), cuda.to_device(B)
+    dC = cuda.device_array((n, n), dtype=np.float32)
+    grid, block = lab.launch(n, n)
+    configured = kernel[grid, block]
+
+    def launch():
+        configured(dA, dB, dC)
+    launch()
+    rel_err = bench._rel_err(dC.copy_to_host(), ref)
+    ms = statistics.median(measure.cuda_event_ms(launch, repeats, 2, batch=measure.AUTO))
+    rung, tiles = lab.rung
+    spec = f"{rung}:" + ",".join(f"{k}={v}" for k, v in tiles.items())
+    rows = {r["kernel"]: r for r in bench.run([spec], [n], repeats=repeats, progress=False)}
+    tflops = 2.0 * n ** 3 / (ms * 1e-3) / 1e12
+    cublas = rows.get("cublas", {}).get("tflops")
+    return dict(lab=lab.name, n=n, tflops=tflops, rel_err=rel_err, course=rung,
+                course_tiles=tiles, course_tflops=rows[rung]["tflops"], cublas_tflops=cublas,
+                gpu=device.info()["gpu"])

@@ -1,0 +1,594 @@
+"""Run a student's ``@cuda.jit`` kernel on Numba's CUDA simulator, instrumented.
+
+The kernel runs on the simulator's own ``cuda`` module (thread and block indices, ``cuda.grid``,
+local arrays, atomics: :class:`numba.cuda.simulator.kernelapi.FakeCUDAModule`), with three parts
+replaced so that the run can be measured and can never hang:
+
+- **Global arrays** are :class:`GlobalArray` wrappers: every read and write is counted per element
+  and per thread, and an index outside the array stops the run with a :class:`KernelFault` that
+  names the index, the thread and the block.
+- **Shared arrays** are :class:`SharedArray` wrappers: every access is tagged with the thread and
+  its *barrier interval* (how many ``syncthreads`` the block has passed). A read of an element
+  another thread wrote in the same interval, or a write of one another thread read in it, is a
+  :class:`Race`; a read of an element no thread of the block has written yet is recorded too.
+- **Scheduling.** The simulator starts one OS thread per CUDA thread and lets them all run; its
+  barrier waits until every live thread arrives, so a ``syncthreads`` that some thread never
+  reaches hangs it. Here each CUDA thread is a greenlet (a coroutine) of the caller's thread, and
+  the threads of a block take turns: each runs until it reaches a barrier or finishes, then hands
+  control back. When every thread has had its turn, either all wait at the same barrier (the
+  block crosses it, the interval count goes up), or all finished, or the barrier is not reached
+  by every thread (some finished, or they wait at different barriers): the run stops with a
+  fault that says which. Turn-taking makes the run deterministic, needs no locks, and switching
+  a greenlet costs a microsecond where waking an OS thread costs tens of them (more on a busy
+  machine): the instrumented run is faster than the plain simulator. It does not change what a
+  race-free kernel computes.
+
+A run that takes longer than its time limit (an endless loop) is stopped too
+(:class:`gemmlab.labs.watchdog.Watchdog`). Local arrays are filled with NaN (registers start
+with garbage on a GPU), and so is shared memory.
+"""
+import linecache
+import operator
+import re
+import sys
+from dataclasses import dataclass, field
+
+import greenlet
+import numpy as np
+
+from .. import device
+from .watchdog import Stop, Watchdog, where
+
+device.backend()   # the simulator modules below exist only once the backend is chosen
+from numba.cuda.simulator import kernel as _sim_kernel  # noqa: E402
+from numba.cuda.simulator.kernelapi import Dim3, FakeCUDAModule, swapped_cuda_module  # noqa: E402
+
+MAX_RACES = 20          # races kept per run (the first one is what feedback quotes)
+DEFAULT_TIME_LIMIT = 60.0
+
+
+class KernelFault(Exception):
+    """The kernel did something a GPU would not survive or that cannot be simulated: ``kind`` is
+    "out of bounds", "barrier", "exception", "index" or "timeout"; the message names the thread."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass
+class Race:
+    """Two threads touched one shared element in the same barrier interval, one of them writing."""
+    array: str
+    index: tuple
+    reader: str            # the thread that read (or, for "write-write", the first writer)
+    writer: str
+    kind: str              # "read-write" or "write-write"
+    had_value: bool        # the element already held a value from an earlier interval
+    interval: int
+    block: str
+
+    def describe(self):
+        where = f"{self.array}[{', '.join(map(str, self.index))}]"
+        if self.kind == "write-write":
+            return (f"{self.reader} and {self.writer} of {self.block} both wrote {where} "
+                    f"with different values in the same barrier interval")
+        return (f"{self.reader} of {self.block} read {where} in the same barrier interval in "
+                f"which {self.writer} wrote it")
+
+
+@dataclass
+class Trace:
+    """What one instrumented launch did."""
+    grid: tuple
+    block: tuple
+    arrays: dict                        # name -> GlobalArray
+    shared: dict = field(default_factory=dict)         # name -> total reads over all blocks
+    races: list = field(default_factory=list)
+    uninitialized: list = field(default_factory=list)  # (array, index, thread, block) of reads
+    #                                                    of shared elements nobody had written
+    barriers: dict = field(default_factory=dict)       # block -> barriers crossed
+    shared_reads: list = field(default_factory=list)   # per global thread id
+    fault: KernelFault = None
+    observer: object = None             # what watched the run, when one was given
+    read_intervals: dict = field(default_factory=dict)  # block -> intervals with shared reads
+    grid_ndim: int = 2
+    block_ndim: int = 2
+
+    @property
+    def threads_per_block(self):
+        return int(np.prod(self.block))
+
+    def locate(self, gid):
+        """(block index, thread index) of the thread with global id ``gid``."""
+        linear, local = divmod(gid, self.threads_per_block)
+        return _unflatten(linear, self.grid), _unflatten(local, self.block)
+
+    def who(self, gid):
+        """'thread (3,1) of block (0,2)' for a global thread id."""
+        block, thread = self.locate(gid)
+        return f"{thread_name(thread, self.block_ndim)} of {block_name(block, self.grid_ndim)}"
+
+
+def _unflatten(linear, dims):
+    x, rest = linear % dims[0], linear // dims[0]
+    return (x, rest % dims[1], rest // dims[1])
+
+
+def thread_name(idx, ndim):
+    """'thread 5' in a 1-D block, 'thread (3,1)' in a 2-D one (x first, as threadIdx)."""
+    return "thread " + _coords(idx, ndim)
+
+
+def block_name(idx, ndim):
+    return "block " + _coords(idx, ndim)
+
+
+def _coords(idx, ndim):
+    return str(idx[0]) if ndim == 1 else "(" + ",".join(str(i) for i in idx[:ndim]) + ")"
+
+
+def _dims(d):
+    """A launch dimension as given (int or tuple) -> (x, y, z) and how many were given."""
+    d = tuple(int(v) for v in (d if isinstance(d, tuple) else (d,)))
+    return d + (1,) * (3 - len(d)), len(d)
+
+
+class _Indexer:
+    """Row-major flat index of an element, with the checks a student needs to hear about."""
+    __slots__ = ("name", "shape", "launch")
+
+    def flat(self, index, action):
+        shape = self.shape
+        if type(index) is not tuple:
+            index = (index,)
+        if len(index) != len(shape):
+            self.launch.fail("index", f"{self.launch.who()} indexed {self.name} with "
+                             f"{len(index)} index(es), but {self.name} has {len(shape)} "
+                             f"dimensions: write {self.name}[{', '.join('i j k'.split()[:len(shape)])}]")
+        flat = 0
+        for i, dim in zip(index, shape):
+            try:
+                i = operator.index(i)
+            except TypeError:
+                self.launch.fail("index", f"{self.launch.who()} indexed {self.name} with "
+                                 f"{index!r}: indices must be whole numbers, one element at a "
+                                 f"time (no floats, no slices)")
+            if i < 0 or i >= dim:
+                self.launch.out_of_bounds(self, action, index)
+            flat = flat * dim + i
+        return flat
+
+
+class GlobalArray(_Indexer):
+    """A kernel argument in global memory, counting reads and writes per element and per thread."""
+    __slots__ = ("_flat_data", "reads", "writes", "writer", "thread_reads",
+                 "thread_writes", "read_before_write", "ndim", "size", "dtype")
+
+    def __init__(self, launch, name, data):
+        self.launch, self.name = launch, name
+        self.shape, self.ndim, self.size, self.dtype = data.shape, data.ndim, data.size, data.dtype
+        self._flat_data = data.reshape(-1)
+        self.reads = [0] * data.size
+        self.writes = [0] * data.size
+        self.writer = [-1] * data.size           # global id of the last thread that wrote it
+        self.thread_reads = {}
+        self.thread_writes = {}
+        self.read_before_write = None            # (index, thread) of the first such read
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __getitem__(self, index):
+        e = self.flat(index, "read")
+        t = self.launch.current
+        self.reads[e] += 1
+        self.thread_reads[t.gid] = self.thread_reads.get(t.gid, 0) + 1
+        if self.read_before_write is None and self.writes[e] == 0:
+            self.read_before_write = (np.unravel_index(e, self.shape), t.gid)
+        return self._flat_data[e]
+
+    def __setitem__(self, index, value):
+        e = self.flat(index, "wrote")
+        t = self.launch.current
+        self.writes[e] += 1
+        self.writer[e] = t.gid
+        self.thread_writes[t.gid] = self.thread_writes.get(t.gid, 0) + 1
+        self._flat_data[e] = value
+
+    def counts(self, which):
+        return np.array(getattr(self, which)).reshape(self.shape)
+
+
+class SharedArray(_Indexer):
+    """One block's shared array: every access tagged with the thread and its barrier interval."""
+    __slots__ = ("dtype", "_flat_data", "w_interval", "w_thread", "first_w", "r_interval",
+                 "r_thread", "r_other")
+
+    def __init__(self, launch, name, shape, dtype):
+        self.launch, self.name = launch, name
+        data = np.full(shape, np.nan, dtype=dtype)            # shared memory starts as garbage
+        self.shape, self.dtype = data.shape, data.dtype
+        self._flat_data = data.reshape(-1)
+        n = data.size
+        self.w_interval = [-1] * n      # interval of the last write
+        self.w_thread = [-1] * n        # block-local id of the last writer
+        self.first_w = [-1] * n         # interval of the first write
+        self.r_interval = [-1] * n      # interval of the latest reads
+        self.r_thread = [-1] * n        # a thread that read in that interval
+        self.r_other = [-1] * n         # a second, different reader in that interval
+
+    def __getitem__(self, index):
+        e = self.flat(index, "read")
+        launch = self.launch
+        t, now = launch.current.local_id, launch.interval
+        if self.w_interval[e] == now and self.w_thread[e] != t:
+            launch.race(self, e, reader=t, writer=self.w_thread[e], kind="read-write",
+                        had_value=self.first_w[e] < now)
+        elif self.first_w[e] == -1:
+            launch.uninitialized_read(self, e)
+        if self.r_interval[e] != now:
+            self.r_interval[e], self.r_thread[e], self.r_other[e] = now, t, -1
+        elif self.r_thread[e] != t and self.r_other[e] == -1:
+            self.r_other[e] = t
+        launch.count_shared_read(self.name)
+        value = self._flat_data[e]
+        if launch.observer is not None:
+            launch.observer.shared_read(launch.current, value, now)
+        return value
+
+    def __setitem__(self, index, value):
+        e = self.flat(index, "wrote")
+        launch = self.launch
+        t, now = launch.current.local_id, launch.interval
+        if self.r_interval[e] == now:
+            other = self.r_thread[e] if self.r_thread[e] != t else self.r_other[e]
+            if other != -1:
+                launch.race(self, e, reader=other, writer=t, kind="read-write",
+                            had_value=self.first_w[e] != -1 and self.first_w[e] < now)
+        if (self.w_interval[e] == now and self.w_thread[e] != t
+                and self._flat_data[e] != np.asarray(value, self.dtype)):
+            launch.race(self, e, reader=self.w_thread[e], writer=t, kind="write-write",
+                        had_value=self.first_w[e] < now)
+        self.w_interval[e], self.w_thread[e] = now, t
+        if self.first_w[e] == -1:
+            self.first_w[e] = now
+        self._flat_data[e] = value
+
+
+class _Allocations:
+    """``cuda.shared.array`` for one block: keyed by source line, as the simulator does (two calls
+    on one line alias each other), named after the variable the line assigns."""
+
+    def __init__(self, launch):
+        self.launch = launch
+        self.arrays = {}
+
+    def array(self, shape, dtype, alignment=None):      # alignment is a GPU layout hint
+        caller = sys._getframe(1)
+        key = (caller.f_code.co_filename, caller.f_lineno)
+        found = self.arrays.get(key)
+        if found is None:
+            dtype = _np_dtype(dtype)
+            found = SharedArray(self.launch, _assigned_name(key, "shared"), shape, dtype)
+            self.arrays[key] = found
+        return found
+
+
+class _Locals:
+    """``cuda.local.array``: NaN-filled (registers start with garbage), or the observer's arrays."""
+
+    def __init__(self, launch):
+        self.launch = launch
+
+    def array(self, shape, dtype, alignment=None):
+        data = np.full(shape, np.nan, dtype=_np_dtype(dtype))
+        observer = self.launch.observer
+        return data if observer is None else observer.local_array(self.launch, data)
+
+
+def _np_dtype(dtype):
+    from numba.cuda import types
+    from numba.cuda.np import numpy_support
+    return numpy_support.as_dtype(dtype) if isinstance(dtype, types.Type) else np.dtype(dtype)
+
+
+_ASSIGNED = re.compile(r"^\s*([A-Za-z_]\w*)\s*=")
+
+
+def _assigned_name(key, what):
+    line = linecache.getline(*key)
+    match = _ASSIGNED.match(line)
+    return match.group(1) if match else f"the {what} array of line {key[1]}"
+
+
+class _InstrumentedCuda(FakeCUDAModule):
+    """The simulator's in-kernel ``cuda`` module with instrumented shared memory and barriers.
+    The simulated threads are greenlets of one OS thread, so the thread and block indices come
+    from the launch's current thread rather than from ``threading.current_thread()``."""
+
+    def __init__(self, launch, grid, block):
+        super().__init__(grid, block, 0)
+        self._launch = launch
+        self._local = _Locals(launch)
+
+    @property
+    def threadIdx(self):
+        return self._launch.current.threadIdx
+
+    @property
+    def blockIdx(self):
+        return self._launch.current.blockIdx
+
+    @property
+    def laneid(self):
+        return self._launch.current.local_id % 32
+
+    @property
+    def shared(self):
+        return self._launch.block_run.allocations
+
+    def syncthreads(self):
+        self._launch.current.barrier(sys._getframe(1))
+
+    def _vote(self, value, combine):
+        votes = self._launch.block_run.votes
+        votes[self._launch.current.local_id] = bool(value)
+        self.syncthreads()
+        result = combine(votes.values())
+        self.syncthreads()
+        return result
+
+    def syncthreads_count(self, value):
+        return self._vote(value, sum)
+
+    def syncthreads_and(self, value):
+        return self._vote(value, lambda v: int(all(v)))
+
+    def syncthreads_or(self, value):
+        return self._vote(value, lambda v: int(any(v)))
+
+
+READY, RUNNING, WAITING, DONE, STOPPED, FAILED = range(6)
+
+
+class _SimThread:
+    """One CUDA thread: a greenlet that runs the kernel until it reaches a barrier or ends,
+    then hands control back to the block's scheduler."""
+
+    def __init__(self, block_run, thread_idx, local_id):
+        launch = block_run.launch
+        self.block_run, self.launch = block_run, launch
+        self.threadIdx, self.blockIdx = Dim3(*thread_idx), Dim3(*block_run.idx)
+        self.local_id = local_id
+        self.gid = block_run.linear * launch.threads_per_block + local_id
+        self.name_ = thread_name(thread_idx, launch.block_ndim)
+        self.glet = greenlet.greenlet(self._main, parent=launch.scheduler)
+        self.state, self.site, self.error = READY, None, None
+
+    def _main(self):
+        try:
+            self.launch.fn(*self.launch.args)
+            self.state = DONE
+        except Stop:
+            self.state = STOPPED
+        except BaseException as exc:          # the student's code: reported, never raised here
+            self.state, self.error = FAILED, exc
+
+    def barrier(self, frame):
+        self.site = _barrier_site(frame, self.launch.fn.__code__)
+        self.state = WAITING
+        self.launch.scheduler.switch()
+        self.state = RUNNING
+
+
+def _barrier_site(frame, kernel_code):
+    """Where a thread waits: the chain of (file, line) from the kernel down to the barrier call,
+    so one syncthreads in a device function called from two places is two barriers."""
+    site = []
+    while frame is not None:
+        site.append((frame.f_code.co_filename, frame.f_lineno))
+        if frame.f_code is kernel_code:
+            break
+        frame = frame.f_back
+    return tuple(site)
+
+
+class _BlockRun:
+    def __init__(self, launch, idx, linear):
+        self.launch, self.idx, self.linear = launch, idx, linear
+        self.name = block_name(idx, launch.grid_ndim)
+        self.allocations = _Allocations(launch)
+        self.votes = {}
+        self.threads = [_SimThread(self, t, i)
+                        for i, t in enumerate(_thread_order(launch.block))]
+
+
+def _thread_order(block):
+    """Thread indices in linear order: x fastest, then y, then z (as CUDA numbers them)."""
+    bx, by, bz = block
+    return [(x, y, z) for z in range(bz) for y in range(by) for x in range(bx)]
+
+
+class Launch:
+    """One instrumented launch of ``kernel[grid, block](*args)`` (use :func:`simulate`)."""
+
+    def __init__(self, kernel, grid, block, args, time_limit, observer):
+        self.fn = kernel.py_func
+        (self.grid, self.grid_ndim), (self.block, self.block_ndim) = _dims(grid), _dims(block)
+        self.threads_per_block = int(np.prod(self.block))
+        self.observer = observer
+        self.args, arrays = [], {}
+        for name, value in args:
+            if isinstance(value, np.ndarray):
+                if not value.flags.c_contiguous:
+                    raise ValueError(f"{name} must be C-contiguous: the run writes into it")
+                value = arrays[name] if name in arrays else GlobalArray(self, name, value)
+                arrays[name] = value
+            self.args.append(value)
+        self.trace = Trace(self.grid, self.block, arrays, observer=observer,
+                           shared_reads=[0] * (self.threads_per_block * int(np.prod(self.grid))),
+                           grid_ndim=self.grid_ndim, block_ndim=self.block_ndim)
+        self.time_limit = time_limit
+        self.scheduler = greenlet.getcurrent()
+        self.current = None
+        self.block_run = None
+        self.interval = 0
+
+    # -- called by the instrumented arrays, in the running simulated thread ------------------
+    def who(self):
+        return f"{self.current.name_} of {self.block_run.name}"
+
+    def fail(self, kind, message):
+        if self.trace.fault is None:
+            self.trace.fault = KernelFault(kind, message)
+        raise Stop
+
+    def out_of_bounds(self, array, action, index):
+        index = [operator.index(i) for i in index]
+        axes = ("row", "column") if len(index) == 2 else ("index",) * len(index)
+        bad = [f"{axis} {i} {'< 0' if i < 0 else f'>= {d}'}"
+               for axis, i, d in zip(axes, index, array.shape) if not 0 <= i < d]
+        where = "shared array" if isinstance(array, SharedArray) else "array"
+        self.fail("out of bounds", f"{self.who()} {action} {array.name}"
+                  f"[{', '.join(map(str, index))}], outside the "
+                  f"{' x '.join(map(str, array.shape))} {where} {array.name} ({'; '.join(bad)})")
+
+    def race(self, array, e, reader, writer, kind, had_value):
+        if len(self.trace.races) >= MAX_RACES:
+            return
+        threads = self.block_run.threads
+        self.trace.races.append(Race(
+            array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)),
+            threads[reader].name_, threads[writer].name_, kind, bool(had_value), self.interval,
+            self.block_run.name))
+
+    def uninitialized_read(self, array, e):
+        if len(self.trace.uninitialized) < MAX_RACES:
+            self.trace.uninitialized.append(
+                (array, e, self.current.name_, self.block_run.name, self.interval))
+
+    def count_shared_read(self, name):
+        trace = self.trace
+        trace.shared[name] = trace.shared.get(name, 0) + 1
+        trace.shared_reads[self.current.gid] += 1
+        if self.interval != self.last_read_interval:
+            self.last_read_interval = self.interval
+            idx = self.block_run.idx
+            trace.read_intervals[idx] = trace.read_intervals.get(idx, 0) + 1
+
+    # -- the scheduler ------------------------------------------------------------------------
+    def run(self):
+        module = _InstrumentedCuda(self, self.grid, self.block)
+        try:
+            with Watchdog(self.time_limit) as watchdog, \
+                    _sim_kernel._push_kernel_context(module), swapped_cuda_module(self.fn, module):
+                gx, gy, gz = self.grid
+                order = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+                for linear, idx in enumerate(order):
+                    self._run_block(_BlockRun(self, idx, linear))
+                    if self.trace.fault is not None:
+                        break
+        except Stop:
+            pass
+        if watchdog.fired and self.trace.fault is None or (
+                self.trace.fault is not None and self.trace.fault.kind == "interrupted"):
+            self.trace.fault = KernelFault("timeout", (
+                f"the kernel did not finish within {self.time_limit:g} s (it was running "
+                f"{self.who() if self.current else 'its first thread'}): an endless loop?"))
+        self.trace.uninitialized = [
+            (array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)), who, block)
+            for array, e, who, block, interval in self.trace.uninitialized
+            if array.first_w[e] == -1 or array.first_w[e] > interval]
+        return self.trace
+
+    def _turn(self, thread):
+        """Let ``thread`` run until it reaches a barrier or ends."""
+        self.current = thread
+        thread.state = RUNNING
+        thread.glet.switch()
+        if thread.state == STOPPED and self.trace.fault is None:
+            self.trace.fault = KernelFault("interrupted", "")    # the watchdog's Stop
+        if thread.state == FAILED:
+            self.fail_outside("exception", _describe_exception(thread, self.fn))
+        if self.trace.fault is not None:
+            raise Stop
+
+    def fail_outside(self, kind, message):
+        if self.trace.fault is None:
+            self.trace.fault = KernelFault(kind, message)
+        raise Stop
+
+    def _run_block(self, run):
+        self.block_run = run
+        self.interval = 0
+        self.last_read_interval = -1
+        pending = run.threads
+        try:
+            while True:
+                for thread in pending:
+                    self._turn(thread)
+                pending = [t for t in run.threads if t.state == WAITING]
+                if not pending:
+                    break
+                self._check_barrier(run, pending)
+                self.interval += 1
+            self.trace.barriers[run.idx] = self.interval
+        finally:
+            for t in run.threads:          # after a fault: unwind the threads parked at a barrier
+                if t.state == WAITING:
+                    t.glet.throw(Stop)
+
+    def _check_barrier(self, run, waiting):
+        finished = [t for t in run.threads if t.state == DONE]
+        site = waiting[0].site
+        line = _site_text(site)
+        if finished:
+            self.fail_outside("barrier", (
+                f"{_some(finished)} of {run.name} finished without reaching the syncthreads "
+                f"at {line}, where {_some(waiting)} wait: every thread of a block must reach "
+                f"every syncthreads (look for a barrier inside an `if`, or a `return` before it)"))
+        other = next((t for t in waiting if t.site != site), None)
+        if other is not None:
+            self.fail_outside("barrier", (
+                f"the threads of {run.name} wait at different syncthreads: "
+                f"{_some([t for t in waiting if t.site == site])} at {line}, "
+                f"{_some([t for t in waiting if t.site == other.site])} at "
+                f"{_site_text(other.site)}: every thread must reach the same barrier (a "
+                f"syncthreads in both branches of an `if` is two barriers)"))
+
+
+def _some(threads, shown=3):
+    names = [t.name_ for t in threads[:shown]]
+    more = f" and {len(threads) - shown} more" if len(threads) > shown else ""
+    return ", ".join(names) + more
+
+
+def _site_text(site):
+    filename, line = site[0]
+    text = linecache.getline(filename, line).strip()
+    return f"line {line}" + (f" (`{text}`)" if text else "")
+
+
+def _describe_exception(thread, fn):
+    """'thread (3,1) of block (0,1) raised ZeroDivisionError: ... at line 12 (`...`)'."""
+    exc = thread.error
+    return (f"{thread.name_} of {thread.block_run.name} raised {type(exc).__name__}: "
+            f"{exc}{where(exc, fn.__code__.co_filename)}")
+
+
+def simulate(kernel, grid, block, args, time_limit=DEFAULT_TIME_LIMIT, observer=None):
+    """Launch ``kernel[grid, block]`` on the instrumented simulator and return its :class:`Trace`.
+
+    ``args`` is a sequence of (name, value) pairs: NumPy arrays become instrumented global arrays
+    (the same name twice passes one array twice), other values pass through. The arrays are
+    modified in place, as a launch modifies device memory. ``observer`` (optional) sees every
+    shared read and builds the local arrays (see :mod:`gemmlab.labs.registers`). A fault in the
+    kernel ends up in ``trace.fault``; this function raises only for a bad launch.
+    """
+    if device.backend() != "sim":
+        raise RuntimeError("the instrumented simulator needs the simulator backend "
+                           "(GEMMLAB_BACKEND=sim); on a GPU the labs run it in a subprocess")
+    if not hasattr(kernel, "py_func") or getattr(kernel, "_device", False):
+        raise TypeError(f"expected a @cuda.jit kernel, got {type(kernel).__name__}")
+    return Launch(kernel, grid, block, args, time_limit, observer).run()

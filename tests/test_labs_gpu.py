@@ -1,0 +1,89 @@
+"""The kernel labs' GPU path, tested on the simulator with a stand-in for the grader's
+subprocess runner: one call into it, timing only after a pass in a notebook's check, the
+student's ladder. The real timing runs under GEMMLAB_BACKEND=gpu (benchmarks/gpu_labs.sh)."""
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import gemmlab as gl
+from gemmlab.grading import judge
+from gemmlab.labs import gpu, kernel_lab, ladder
+from gemmlab.labs.solutions import solution
+
+ROW = dict(lab="tiled", n=4096, tflops=7.4, rel_err=1e-6, course="tiled", course_tiles={"T": 16},
+           course_tflops=7.7, cublas_tflops=49.3, gpu="NVIDIA H200")
+
+
+@pytest.fixture
+def on_gpu(monkeypatch, tmp_path):
+    """Pretend the backend is a GPU; record the calls into the runner; keep the ladder in tmp."""
+    calls = []
+    runner = types.ModuleType("gemmlab.grading.isolate")
+
+    def judge_code(question_id, source, name, seed=None):
+        calls.append((question_id, source, name, seed))
+        return runner.verdict
+    runner.judge_code = judge_code
+    runner.verdict = ("pass", "right at 19x19x19.")
+    monkeypatch.setitem(sys.modules, "gemmlab.grading.isolate", runner)
+    monkeypatch.setattr(kernel_lab.device, "backend", lambda: "gpu")
+    monkeypatch.setattr(gpu, "measure", lambda lab, kernel: dict(ROW, lab=lab.name))
+    monkeypatch.setenv("GEMMLAB_LADDER", str(tmp_path / "ladder.json"))
+    return runner, calls
+
+
+def test_a_passing_check_calls_the_runner_once_then_times_and_records(on_gpu):
+    runner, calls = on_gpu
+    kernel = solution("05.lab_tiled")
+    result = judge("05.lab_tiled", kernel)
+    assert result.status == "pass"
+    assert len(calls) == 1
+    qid, source, name, seed = calls[0]
+    assert (qid, name, seed) == ("05.lab_tiled", "lab_tiled", None)
+    assert "def lab_tiled(A, B, C):" in source and "### BEGIN SOLUTION" in source
+    assert ("your tiled kernel: 7.4 TFLOP/s at 4096^3, 96% of the course's `tiled` (T=16), "
+            "15% of cuBLAS (NVIDIA H200)") in result.feedback
+    assert ladder.load()["tiled"]["tflops"] == 7.4
+
+
+def test_a_failing_verdict_or_the_graders_hidden_cases_are_not_timed(on_gpu, monkeypatch):
+    runner, calls = on_gpu
+    monkeypatch.setattr(gpu, "measure", lambda lab, kernel: pytest.fail("timed"))
+    runner.verdict = ("fail", "at 19x19x19: a race.")
+    assert judge("05.lab_tiled", solution("05.lab_tiled")).feedback == "at 19x19x19: a race."
+    runner.verdict = ("pass", "right.")
+    q = gl.grading.bank.get_question("05.lab_tiled")
+    status, _ = q.kind.judge(q, solution("05.lab_tiled"), np.random.default_rng(1))
+    assert status == "pass" and isinstance(calls[-1][3], int)
+
+
+def test_a_wrong_result_at_full_size_fails(on_gpu, monkeypatch):
+    monkeypatch.setattr(gpu, "measure", lambda lab, kernel: dict(ROW, rel_err=0.3))
+    result = judge("05.lab_tiled", solution("05.lab_tiled"))
+    assert result.status == "fail" and "relative error 3.0e-01" in result.feedback
+
+
+def test_without_the_runner_the_check_says_so(on_gpu, monkeypatch):
+    monkeypatch.setitem(sys.modules, "gemmlab.grading.isolate", None)
+    result = judge("05.lab_tiled", solution("05.lab_tiled"))
+    assert result.status == "fail" and "the instrumented checks cannot run" in result.feedback
+
+
+def test_the_ladder_plot_shows_the_records_or_says_how_to_get_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEMMLAB_LADDER", str(tmp_path / "none.json"))
+    ax = ladder.plot()
+    assert len(ax.patches) == 0 and "No lab measured on a GPU yet" in ax.texts[0].get_text()
+    ladder.record("tiled", ROW)
+    ladder.record("naive", dict(ROW, lab="naive", tflops=1.1, course="naive", course_tflops=1.2))
+    ladder.record("outer", {"tflops": 3.0})              # an entry missing fields is left out
+    ax = ladder.plot()
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["naive", "tiled"]
+    assert len(ax.patches) == 4 and ax.get_lines()[0].get_ydata()[0] == 49.3
+
+
+@pytest.mark.skipif(gl.device.backend() != "gpu", reason="times a kernel on a GPU")
+def test_measure_on_the_gpu():
+    row = gpu.measure(kernel_lab.TILED, solution("05.lab_tiled"), n=1024, repeats=3)
+    assert row["rel_err"] < gpu.MAX_REL_ERR and row["tflops"] > 0 and row["course_tflops"] > 0
