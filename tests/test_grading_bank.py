@@ -2,6 +2,7 @@
 fails with its own feedback, and `...` is "not attempted". Then the notebooks: graded by
 `gemmlab grade`, each solutions notebook passes every question of its lesson, and each exercise
 notebook runs through with every question "not attempted"."""
+import inspect
 from pathlib import Path
 
 import numpy as np
@@ -17,9 +18,12 @@ BANK = questions()
 
 
 def _reference(q):
-    """A Function's answer is the reference function; elsewhere (values, the labs' kernels) the
-    answer is computed by a zero-argument function."""
-    return q.answer if isinstance(q.kind, Function) else evaluate(q.answer)
+    """A value question's reference value; a code question's reference function (the kernel
+    labs give a zero-argument loader of it: their kernels come from the solutions notebooks)."""
+    if not (q.is_code or isinstance(q.kind, Function)):
+        return evaluate(q.answer)
+    takes_arguments = inspect.signature(q.answer).parameters
+    return q.answer if takes_arguments else q.answer()
 
 
 @pytest.mark.parametrize("qid", sorted(BANK))

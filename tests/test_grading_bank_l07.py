@@ -28,7 +28,8 @@ SOLUTIONS = {
 
 
 def test_every_question_has_a_solution_here():
-    assert sorted(lesson_questions("07")) == sorted(SOLUTIONS)
+    # the labs' programs, written by hand with their broken variants, are in tests/test_labs_*.py
+    assert sorted(q for q in lesson_questions("07") if ".lab_" not in q) == sorted(SOLUTIONS)
 
 
 def test_the_design_example_is_the_seed_exercise():

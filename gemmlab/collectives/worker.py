@@ -1,7 +1,7 @@
 """One MPI rank of ``gemmlab allreduce``: time each algorithm on each size and check its result.
 
-Started by ``launch.run_allreduce`` through the one launcher (``jobs``). Rank r's input is ``a + r * b`` with small random integers ``a`` and ``b`` shared by
-all ranks, so the exact sum, ``N a + N(N-1)/2 b``, is known without any communication and is
+Started by ``launch.run_allreduce`` through the one launcher (``jobs``). Rank r's input is
+``a + r * b`` with small random integers ``a`` and ``b`` shared by all ranks, so the exact sum, ``N a + N(N-1)/2 b``, is known without any communication and is
 exactly representable even in float32 (it stays far below 2^24). Every rank compares its result
 with it bit for bit. Rank 0 emits one record per (algorithm, size).
 """
@@ -32,17 +32,17 @@ def _time_once(comm, algorithm, buf):
     return out, comm.allreduce(elapsed, op=MPI.MAX)     # the slowest rank sets the time
 
 
-def measure(comm, algos, size_bytes, dtype, repeats, warmup, seed):
+def measure(comm, algos, size_bytes, dtype, repeats, warmup, seed, table=ALGORITHMS):
     """Per algorithm: the times of ``repeats`` runs (after ``warmup``) and whether every run on
     every rank gave the exact sum. Algorithms take turns, so drift in the machine's load is
-    shared between them."""
+    shared between them. ``table`` maps each name to a function ``algorithm(comm, buf)``."""
     n_items = size_bytes // dtype.itemsize
     mine, exact = _inputs(n_items, dtype, comm.Get_rank(), comm.Get_size(), seed)
     times = {name: [] for name in algos}
     correct = {name: True for name in algos}
     for rep in range(warmup + repeats):
         for name in algos:
-            out, seconds = _time_once(comm, ALGORITHMS[name], mine)
+            out, seconds = _time_once(comm, table[name], mine)
             correct[name] &= bool(np.array_equal(out, exact))
             if rep >= warmup:
                 times[name].append(seconds)
@@ -50,24 +50,34 @@ def measure(comm, algos, size_bytes, dtype, repeats, warmup, seed):
             for name in algos}
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--algos", required=True, help="comma-separated: ring,centralized,mpi")
-    parser.add_argument("--sizes", required=True, help="comma-separated sizes in bytes")
+def report(comm, results, size_bytes, dtype):
+    """One record per algorithm of :func:`measure`'s results, emitted by rank 0 (``jobs.emit``)."""
+    for name, (times, ok) in results.items():
+        emit({"algorithm": name, "n_ranks": comm.Get_size(), "size_bytes": size_bytes,
+              "dtype": dtype.name, "seconds": statistics.median(times), "times": times,
+              "verified": ok}, comm)
+
+
+def add_timing_arguments(parser):
+    """The options of :func:`measure`: --dtype, --repeats, --warmup, --seed."""
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--algos", required=True, help="comma-separated: ring,centralized,mpi")
+    parser.add_argument("--sizes", required=True, help="comma-separated sizes in bytes")
+    add_timing_arguments(parser)
     args = parser.parse_args(argv)
     comm = world()
     dtype = np.dtype(args.dtype)
     algos = args.algos.split(",")
     for size in (int(s) for s in args.sizes.split(",")):
-        results = measure(comm, algos, size, dtype, args.repeats, args.warmup, args.seed)
-        for name, (times, ok) in results.items():
-            emit({"algorithm": name, "n_ranks": comm.Get_size(), "size_bytes": size,
-                  "dtype": dtype.name, "seconds": statistics.median(times), "times": times,
-                  "verified": ok}, comm)
+        report(comm, measure(comm, algos, size, dtype, args.repeats, args.warmup, args.seed),
+               size, dtype)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Where students' code runs and is checked.
 
-Kernel labs (lessons 05, 08, 10, 11, 12; branch klabs): the student writes the GEMM kernel
+Kernel labs (lessons 05, 08, 10, 11, 12): the student writes the GEMM kernel
 ``kernel(A, B, C)`` and ``check("05.lab_tiled", lab_tiled)`` runs it on an instrumented Numba
 CUDA simulator (:mod:`.simulator`) at odd shapes, then names the mistake (:mod:`.feedback`).
 
@@ -14,18 +14,36 @@ CUDA simulator (:mod:`.simulator`) at odd shapes, then names the mistake (:mod:`
 - :mod:`.gpu` and :mod:`.ladder`: on a GPU backend, the checks in a subprocess and the timing
   of the student's kernel beside the course's and cuBLAS; the student's own ladder.
 - :mod:`.solutions`: the reference kernels, read from the solutions notebooks.
+
+Distributed labs (lessons 06, 07, 09, 13, 14, 15): the student writes the program of one rank,
+run on simulated ranks (:mod:`.ranks`: one thread per rank, rendezvous sends, every message
+traced, deadlocks reported with their wait-for cycle) or over MPI (:func:`run_mpi`).
+
+- :mod:`.ring` (``07.lab_ring``), :mod:`.tensor` (``06.lab_column``, ``06.lab_row``,
+  ``09.lab_ffn``, ``14.lab_attention``), :mod:`.groups` (``13.lab_groups``), :mod:`.budget`
+  (``15.lab_budget``): the lab kinds; :mod:`.limits` and :mod:`.deadlock`: stopping a student's
+  code and explaining a deadlock; :mod:`.mpi`: ``run_mpi(fn, np=4, size="16MiB")``.
+
+Submodules load on first use, so ``import gemmlab`` stays fast.
 """
 import importlib
 
 _SUBMODULES = {"simulator", "kernel_lab", "feedback", "cases", "registers", "wmma", "gpu",
-               "ladder", "solutions", "watchdog"}
+               "ladder", "solutions", "watchdog",
+               "ranks", "deadlock", "limits", "mpi", "ring", "tensor", "groups", "budget",
+               "kinds", "source"}
+# names offered at the top level, and the submodule each lives in
+_NAMES = {"run_mpi": "mpi", "run_ranks": "ranks", "RankComm": "ranks", "RankRun": "ranks",
+          "ring_run": "ring", "reference_ring_allreduce": "ring"}
 
 
 def __getattr__(name):
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
+    if name in _NAMES:
+        return getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
     raise AttributeError(f"module 'gemmlab.labs' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | _SUBMODULES)
+    return sorted(set(globals()) | _SUBMODULES | set(_NAMES))

@@ -6,6 +6,7 @@
 - :mod:`.attention`: Megatron's multi-head / grouped-query attention split by heads
 - :mod:`.mistakes`: the classic mistakes, runnable (bias on every rank, concatenated sums, ...)
 - :mod:`.grid`: ``RankGrid``, the 4D (tp, cp, dp, pp) rank layout and its groups
+- :mod:`.budget`: the time budget of one FFN layer on a 4D grid (lesson 15's model)
 
 Every sharded layer returns a :class:`ParallelResult`: ``.outputs`` (each rank's result after the
 exit collective), ``.comm`` (which collectives ran and the bytes each rank sent), ``.local`` (each
@@ -13,6 +14,7 @@ rank's intermediate tensors). The collectives are those of :mod:`gemmlab.collect
 """
 from .attention import (attention_reference, attention_shards, head_attention, megatron_attention,
                         rank_attention)
+from .budget import budget_config, layer_budget
 from .comm import CommLog, CommRecord, ParallelResult
 from .ffn import (ffn_backward_reference, ffn_reference, gelu, gelu_grad, megatron_ffn,
                   megatron_ffn_backward, megatron_swiglu_ffn, rank_ffn, silu, swiglu_reference)
@@ -31,5 +33,5 @@ __all__ = [
     "attention_reference", "head_attention", "attention_shards", "rank_attention", "rank_ffn", "ffn_bias_on_every_rank",
     "attention_bias_on_every_rank", "concat_partial_sums", "sum_column_shards",
     "ffn_allgather_in_middle", "RankGrid", "Coords", "AXES", "ParallelResult", "CommLog",
-    "CommRecord",
+    "CommRecord", "budget_config", "layer_budget",
 ]

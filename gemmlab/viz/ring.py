@@ -98,12 +98,20 @@ class RingStepper:
     The slider value k means "k steps done": the grid shows what every rank holds then (green:
     summed over all ranks), red frames mark the chunks sent in step k, and the ledger counts the
     bytes of steps 0..k-1. Display it in a notebook as the last expression of a cell.
+    ``result``: replay this recorded run instead (e.g. a student's, from
+    ``gemmlab.labs.ring_run``); its buffers' size then sets the centralized ledger's.
     """
 
-    def __init__(self, n_ranks=4, n_items=8):
+    def __init__(self, n_ranks=4, n_items=8, result=None):
         import ipywidgets as widgets
-        buffers = [np.full(n_items, r, dtype=np.float32) for r in range(n_ranks)]
-        self.ring = ring_allreduce(buffers)
+        if result is None:
+            buffers = [np.full(n_items, r, dtype=np.float32) for r in range(n_ranks)]
+            self.ring = ring_allreduce(buffers)
+            self.name = "ring all-reduce"
+        else:
+            buffers = [np.asarray(out) for out in result.outputs]
+            self.ring = result
+            self.name = result.algorithm
         self.central = centralized_allreduce(buffers)
         last = self.ring.n_steps
         self.slider = widgets.IntSlider(value=0, min=0, max=last, description="steps done")
@@ -125,7 +133,7 @@ class RingStepper:
                 f"next: step {after_steps} of {self.ring.n_steps} ({phase}); framed chunks "
                 f"travel to the next rank" + (", which adds them" if phase == "reduce-scatter"
                                               else ", which stores them"))
-        self.title.value = f"<b>ring all-reduce, {n} ranks</b> &mdash; {html.escape(what)}"
+        self.title.value = f"<b>{html.escape(self.name)}, {n} ranks</b> &mdash; {html.escape(what)}"
         self.view.value = grid_html(self.ring, after_steps)
         self.ledger.value = ledger_html(self.ring, self.central, after_steps)
 

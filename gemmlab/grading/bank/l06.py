@@ -3,6 +3,7 @@ the collective the layout needs, and the transposed-storage trap."""
 import numpy as np
 
 from ...parallel import column_parallel, parallel_kind, row_parallel, shape_ledger
+from ...labs.tensor import ColumnLab, RowLab, reference_column_rank, reference_row_rank
 from ..question import Choice, Exact, Function, Question, Shape, Wrong
 
 # The seed's exercise: X is 8 x 12, W is 12 x 20, p = 4 ranks.
@@ -185,6 +186,31 @@ QUESTIONS = [
         ],
         hint="np.split(X, p, axis=1) and np.split(W, p, axis=0) cut along K.",
         explain="Their sum is X W, whatever the split.",
+    ),
+    Question(
+        id="06.lab_column",
+        prompt="Lab: write column_rank(comm, X, W_r), one rank's forward pass of a column-parallel "
+               "layer Y = X W: X is the whole M x K input, W_r this rank's K x N/p block of W's "
+               "columns; return this rank's M x N/p output Y_r.",
+        answer=reference_column_rank,
+        kind=ColumnLab(),
+        answer_name="column_rank",
+        hint="Every rank already holds everything its output columns need.",
+        explain="Column parallel needs no communication in the layer itself: the shards are "
+                "finished output columns, gathered only if the next operation wants them whole.",
+    ),
+    Question(
+        id="06.lab_row",
+        prompt="Lab: write row_rank(comm, X_r, W_r), one rank's forward pass of a row-parallel "
+               "layer Y = X W: X_r is this rank's M x K/p block of X's columns, W_r the matching "
+               "K/p x N block of W's rows; return the whole M x N output Y, on every rank "
+               "(comm.all_reduce(a) sums an array over the ranks; comm.all_gather(a, axis) "
+               "concatenates).",
+        answer=reference_row_rank,
+        kind=RowLab(),
+        answer_name="row_rank",
+        hint="X_r W_r has Y's full shape but only part of each dot product.",
+        explain="Row parallel: full-shape partial sums, merged by one sum all-reduce.",
     ),
     Question(
         id="06.column_X_shape",

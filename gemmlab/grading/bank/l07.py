@@ -5,6 +5,7 @@ import numpy as np
 from ...collectives import centralized_allreduce, ring_allreduce
 from ...collectives.cost import (allreduce_cost, allreduce_time, algbw, busbw,
                                  centralized_root_bytes, ring_send_bytes)
+from ...labs.ring import RingLab, reference_ring_allreduce
 from ..question import Choice, Exact, Function, Number, Question, Wrong
 
 MIB, GIB = 2**20, 2**30
@@ -285,6 +286,22 @@ QUESTIONS = [
              "from the last step, where rank r-1 must send chunk r to rank r.",
         explain="Chunk c starts at rank c+1 and travels c+1 -> c+2 -> ... -> c, collecting every "
                 "rank on the way.",
+    ),
+    Question(
+        id="07.lab_ring",
+        prompt="Lab: write ring_allreduce(comm, x), the program of one rank: x is this rank's "
+               "1-D array; return the elementwise sum of every rank's x. Use comm.rank, "
+               "comm.size, comm.send(dst, a) (returns once rank dst has received a), "
+               "comm.recv(src) -> array and comm.sendrecv(a, dst, src) -> array: N-1 "
+               "reduce-scatter steps, then N-1 all-gather steps, one chunk per step.",
+        answer=reference_ring_allreduce,
+        kind=RingLab(),
+        answer_name="ring_allreduce",
+        hint="Cut x with np.array_split(x, comm.size). In reduce-scatter step s, rank r sends "
+             "chunk r-s-1 to r+1 and adds what it receives from r-1 to chunk r-s-2; in "
+             "all-gather step s it sends chunk r-s and stores what arrives in chunk r-s-1.",
+        explain="Every rank moved 2(N-1) chunks of S/N, always to the same neighbour: no rank is "
+                "a hot spot, and no rank ever holds more than its own buffer.",
     ),
     Question(
         id="07.allreduce_who",

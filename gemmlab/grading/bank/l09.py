@@ -4,6 +4,7 @@ import numpy as np
 
 from ...parallel import (ffn_allgather_in_middle, ffn_bias_on_every_rank, ffn_reference, gelu,
                          megatron_ffn, megatron_ffn_backward, split_columns, split_rows)
+from ...labs.tensor import FFNLab, reference_ffn_rank
 from ..question import Choice, Exact, Function, Number, Question, Shape, Wrong
 
 # The seed's exercise: M = 16 tokens, D = 1024, a D -> 4D -> D GELU FFN on p = 4 ranks.
@@ -237,5 +238,20 @@ QUESTIONS = [
         hint="np.split(W_up, p, axis=1)[r] and np.split(W_down, p, axis=0)[r]; "
              "gl.parallel.gelu is the activation.",
         explain="Add the p partial sums and you have Y.",
+    ),
+    Question(
+        id="09.lab_ffn",
+        prompt="Lab: write ffn_rank(comm, X, W_up_r, b_up_r, W_down_r, b_down), one rank of "
+               "Megatron's FFN Y = GELU(X W_up + b_up) W_down + b_down: X (M x D) is the whole "
+               "input, W_up_r (D x F/p) and b_up_r (F/p) this rank's column shard, W_down_r "
+               "(F/p x D) its row shard, b_down (D) the whole bias. Return the whole M x D output "
+               "on every rank, using gl.parallel.gelu and comm.all_reduce.",
+        answer=reference_ffn_rank,
+        kind=FFNLab(),
+        answer_name="ffn_rank",
+        hint="Column-parallel up projection with its bias slice, GELU on the shard, row-parallel "
+             "down projection, one all-reduce, then the down bias once.",
+        explain="One all-reduce of M x D per forward pass: the hidden activation, four times "
+                "wider, never leaves its rank.",
     ),
 ]

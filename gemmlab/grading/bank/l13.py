@@ -1,6 +1,7 @@
 """Lesson 13, 4D parallelism: the rank count as a product, coordinates in Megatron's order, groups
 built by fixing three axes, which axis each parallelism cuts, and orthogonal vs independent."""
 from ...parallel import RankGrid
+from ...labs.groups import GroupsLab, reference_groups
 from ._choices import options_text
 from ..question import Array, Choice, Exact, Function, Question, Wrong
 
@@ -183,6 +184,20 @@ QUESTIONS = [
         ],
         hint="i_TP = rank % tp; then divide by tp and repeat with cp, dp, pp.",
         explain="The inverse of rank = i_TP + tp (i_CP + cp (i_DP + dp i_PP)).",
+    ),
+    Question(
+        id="13.lab_groups",
+        prompt="Lab: write groups(tp, cp, dp, pp, axis) returning every rank group along axis "
+               "('tp', 'cp', 'dp' or 'pp') as a list of lists of ranks, with ranks numbered in "
+               "Megatron's order (tp fastest, then cp, dp, pp). The order of the groups, and of "
+               "the ranks inside a group, does not matter.",
+        answer=reference_groups,
+        kind=GroupsLab(),
+        answer_name="groups",
+        hint="rank = i_tp + tp (i_cp + cp (i_dp + dp i_pp)). A group along an axis fixes the "
+             "other three coordinates and walks that one.",
+        explain="Each axis partitions the ranks into lines through the grid: the TP lines are "
+                "runs of consecutive ranks, so they fit inside a node.",
     ),
     Question(
         id="13.tp_group_fixes",

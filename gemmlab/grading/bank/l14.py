@@ -3,6 +3,7 @@ GQA/MQA layouts and the divisibility rule."""
 import numpy as np
 
 from ...parallel import attention_reference, megatron_attention, split_rows
+from ...labs.tensor import AttentionLab, reference_attention_rank
 from ..question import Choice, Exact, Function, Question, Shape, Wrong
 
 # The seed's exercise: standard MHA, d_model = 4096, h = 32 (d_h = 128), TP = 8.
@@ -199,6 +200,22 @@ QUESTIONS = [
         hint="Columns r*w .. (r+1)*w of Wq, Wk, Wv (w = d_model / p), gl.parallel.head_attention "
              "with n_heads // p heads, rows r*w .. (r+1)*w of Wo.",
         explain="Sum the p of them and you have the layer's output.",
+    ),
+    Question(
+        id="14.lab_attention",
+        prompt="Lab: write attention_rank(comm, X, Wq_r, Wk_r, Wv_r, Wo, b_o, n_heads), one rank "
+               "of Megatron's multi-head attention (no mask): X (S x d_model) is the whole input; "
+               "rank r owns heads r h/p ... (r+1) h/p - 1 and Wq_r, Wk_r, Wv_r are their columns "
+               "(d_model x (h/p) d_h each); Wo ((h d_h) x d_model) and its bias b_o are whole; "
+               "n_heads = h. Return the whole S x d_model output on every rank, using "
+               "gl.parallel.head_attention and comm.all_reduce.",
+        answer=reference_attention_rank,
+        kind=AttentionLab(),
+        answer_name="attention_rank",
+        hint="Attention for this rank's h/p heads is local; their outputs multiply the rows of "
+             "W_O that belong to those heads; one all-reduce; b_o once.",
+        explain="Heads are independent until W_O; splitting W_O by rows turns the mixing into a "
+                "sum of partial outputs, so the layer communicates once, at its exit.",
     ),
     Question(
         id="14.q_shards_merge",

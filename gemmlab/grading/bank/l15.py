@@ -4,6 +4,7 @@ cross-cutting misconceptions."""
 from ...collectives import ring_send_bytes
 from ...parallel import shape_ledger
 from ...perfmodel import pipeline_time
+from ...labs.budget import BudgetLab, reference_layer_budget
 from ..question import Exact, Number, Question, Shape, Wrong
 
 GIB = 2**30
@@ -145,5 +146,21 @@ QUESTIONS = [
                            "into registers, accumulated over K and written back.")],
         hint="What size is one MMA operation?",
         explain="Tensor Cores are the micro-kernel's hardware, not the whole pipeline.",
+    ),
+    Question(
+        id="15.lab_budget",
+        prompt="Lab: write layer_budget(cfg), the time of one tensor-parallel FFN layer per GPU "
+               "and microbatch on a 4D grid, as a dict with the keys 'gemm', 'tp_allreduce', "
+               "'dp_allreduce' and 'pp_p2p' (seconds), following the contract in the exercise "
+               "notebook (the docstring of gemmlab.parallel.budget).",
+        answer=reference_layer_budget,
+        kind=BudgetLab(),
+        answer_name="layer_budget",
+        hint="Take the four terms one at a time: M = tokens / cp, f = d_ff / tp; six GEMMs with "
+             "the tiled traffic; two TP all-reduces; the dp x cp gradient all-reduce over "
+             "microbatches; two stage-boundary messages over layers / pp.",
+        explain="The budget puts each parallelism's traffic on its link: TP's all-reduces on "
+                "NVLink every layer, the gradients once per step, the pipeline's messages once "
+                "per stage.",
     ),
 ]

@@ -1,0 +1,91 @@
+"""What the distributed labs' question kinds share: the code-question protocol of the grader.
+
+A kind has ``coerce(answer)`` (the answer must be a function) and ``judge(question, fn, rng)``:
+with ``rng`` None it runs the public cases the notebook's ``check()`` uses (``cases()``); with a
+NumPy Generator it draws hidden cases from it (``hidden(rng)``: other rank counts, sizes and
+seeds). It stops at the first case that fails and says which case it was. It never raises for
+the student's code: an exception anywhere becomes a FAIL with the reason.
+"""
+import numpy as np
+
+from ..grading.checker import FAIL, NOT_ATTEMPTED, PASS
+from ..grading.question import AnswerTypeError
+from .ranks import numeric_array
+
+__all__ = ["PASS", "FAIL", "NOT_ATTEMPTED", "CodeLab", "not_attempted", "as_array",
+           "NoAnswer", "where_it_lives"]
+
+
+def where_it_lives(fn, helper, *args):
+    """``helper(fn, *args)`` run in the process that holds ``fn``. The grader keeps a student's
+    code in a process of its own and hands the check a proxy; its ``gemmlab.grading.isolate.call``
+    (branch grade) then runs the helper, a function of this package, next to that code. Without
+    it, ``fn`` is here. The helpers return plain data (lists, dicts, arrays, numbers)."""
+    try:
+        from ..grading.isolate import call
+    except ImportError:
+        return helper(fn, *args)
+    return call(fn, helper, *args)
+
+
+class NoAnswer(Exception):
+    """The student's function returned nothing (None or ...) on every rank: not attempted."""
+
+
+def not_attempted(value):
+    return value is None or value is Ellipsis
+
+
+def as_array(value, what):
+    """``value`` as a float or integer NumPy array, or a ValueError naming ``what``."""
+    if not_attempted(value):
+        raise ValueError(f"{what} returned nothing ({value!r})")
+    arr = numeric_array(value)
+    if arr is None or arr.dtype.kind == "c":
+        raise ValueError(f"{what} returned {type(value).__name__} {str(value)[:60]!r}, not an "
+                         f"array of numbers")
+    return arr
+
+
+class CodeLab:
+    """Base of a lab kind: subclasses give the cases and ``check_case(fn, case)``."""
+    function = "your function"          # how the feedback names the student's function
+
+    def coerce(self, answer):
+        if not callable(answer):
+            raise AnswerTypeError(f"expected a function (pass its name, without calling it), "
+                                  f"got {type(answer).__name__}")
+        return answer
+
+    def cases(self):
+        raise NotImplementedError
+
+    def hidden(self, rng):
+        raise NotImplementedError
+
+    def describe(self, case):
+        """How a case is named in the feedback, e.g. "on 4 ranks, 16 values each"."""
+        raise NotImplementedError
+
+    def check_case(self, fn, case):
+        """(status, feedback) of one case."""
+        raise NotImplementedError
+
+    def summary(self, cases):
+        return f"right on all {len(cases)} cases"
+
+    def judge(self, question, fn, rng=None):
+        cases = self.cases() if rng is None else self.hidden(rng)
+        for index, case in enumerate(cases):
+            try:
+                status, feedback = self.check_case(fn, case)
+            except NoAnswer:
+                if index == 0:
+                    return NOT_ATTEMPTED, (f"{self.function} returns nothing yet: write its body "
+                                           f"and run the cell again.")
+                status, feedback = FAIL, f"{self.function} returned nothing"
+            except Exception as exc:  # the student's values broke the check itself: a FAIL
+                status, feedback = FAIL, f"{type(exc).__name__}: {exc}"
+            if status != PASS:
+                return status, f"{self.describe(case)}: {feedback}"
+        return PASS, f"{self.summary(cases)}. {question.explain}".strip()

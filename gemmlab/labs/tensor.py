@@ -1,0 +1,359 @@
+"""Labs 06.lab_column, 06.lab_row, 09.lab_ffn and 14.lab_attention: one rank's forward pass of a
+tensor-parallel layer, run on simulated ranks (:mod:`.ranks`).
+
+Each check gives every rank its shards of random float64 weights at sizes the student does not
+see (and p in {1, 2, 4}), compares what every rank returns with the unsharded float64 reference
+of :mod:`gemmlab.parallel`, and reads the log of collectives the ranks called. Sizes are chosen
+so that the shapes of the tensors that might be communicated differ from each other (F/p is not
+D; in attention h d_h is not d_model), so the log says which tensor a collective moved. Known
+mistakes get their own message: the bias added on every rank (off by (p-1) b), partial sums
+concatenated, column-parallel outputs all-reduced, an all-gather the layer does not need (with the
+real ratio of bytes), W_O split by columns.
+"""
+import numpy as np
+
+from ..collectives.cost import ring_send_bytes
+from ..parallel.attention import attention_reference, head_attention
+from ..parallel.ffn import ffn_reference, gelu
+from .kinds import FAIL, PASS, CodeLab, NoAnswer, as_array, not_attempted, where_it_lives
+from .ranks import RankRun, run_plain
+
+TIME_LIMIT = 5.0
+
+
+# -- reference programs (the solutions notebooks hold the same, written by the student) --
+
+def reference_column_rank(comm, X, W_r):
+    """Column parallel: the whole X times this rank's columns of W; no communication."""
+    return X @ W_r
+
+
+def reference_row_rank(comm, X_r, W_r):
+    """Row parallel: this rank's partial sum, summed over the ranks by one all-reduce."""
+    return comm.all_reduce(X_r @ W_r)
+
+
+def reference_ffn_rank(comm, X, W_up_r, b_up_r, W_down_r, b_down):
+    """Megatron's FFN: column-parallel up, GELU on the shard, row-parallel down, one all-reduce,
+    the down bias added once after it."""
+    H_r = gelu(X @ W_up_r + b_up_r)
+    return comm.all_reduce(H_r @ W_down_r) + b_down
+
+
+def reference_attention_rank(comm, X, Wq_r, Wk_r, Wv_r, Wo, b_o, n_heads):
+    """Megatron's attention: this rank's heads locally, W_O's matching rows, one all-reduce."""
+    p, r = comm.size, comm.rank
+    local = n_heads // p
+    width = Wq_r.shape[1]
+    O_r = head_attention(X @ Wq_r, X @ Wk_r, X @ Wv_r, local, local)
+    return comm.all_reduce(O_r @ Wo[r * width:(r + 1) * width]) + b_o
+
+
+# -- shared by the four checks --
+
+def _close(a, b):
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    scale = 1.0 + float(np.abs(b).max(initial=0.0))
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-6, atol=1e-9 * scale))
+
+
+def _calls(run, collective=None):
+    return [c for c in run.collectives if collective is None or c.collective == collective]
+
+
+def _sent_per_rank(run):
+    return sum(max(c.record.sent_bytes) for c in run.collectives)
+
+
+def _bytes_ratio(run, needed):
+    """'3x the bytes of the one all-reduce the layer needs' (empty when p = 1: nothing moves)."""
+    if needed <= 0:
+        return ""
+    return f": {_sent_per_rank(run) / needed:.3g}x the bytes of the one all-reduce the layer needs"
+
+
+def _shape(call):
+    return "x".join(map(str, call.shapes[0]))
+
+
+def _gathers(calls):
+    """'an all-gather of 5x4' or '3 all-gathers of 5x2' (the first one's shape per rank)."""
+    many = f"{len(calls)} all-gathers" if len(calls) > 1 else "an all-gather"
+    return f"{many} of {_shape(calls[0])} per rank"
+
+
+def _log(run):
+    return ", ".join(f"{c.collective} of {_shape(c)}" for c in run.collectives) or "none"
+
+
+def _matmul_hint(error, hint):
+    return f"{error}. {hint}" if hint and "matmul" in error else error
+
+
+class ShardedLab(CodeLab):
+    """Common steps: run the ranks, then the lab's diagnoses in a fixed order (shape, log-based
+    mistakes that make the values wrong, known wrong values, other wrong values, collectives that
+    are not needed)."""
+    error_hint = ""
+
+    def cases(self):
+        return [self.make_case(p, np.random.default_rng(seed)) for p, seed in ((2, 1), (4, 2),
+                                                                               (1, 3))]
+
+    def hidden(self, rng):
+        """p = 4, 2, 1 (a mistake shows best on many ranks), at sizes and seeds from rng."""
+        return [self.make_case(p, rng) for p in (4, 2, 1)]
+
+    def describe(self, case):
+        return f"on p = {case['p']} rank{'s' if case['p'] > 1 else ''} ({case['label']})"
+
+    def summary(self, cases):
+        ps = sorted({c["p"] for c in cases})
+        return (f"right on all {len(cases)} cases (p = {', '.join(map(str, ps))}): every rank's "
+                f"result matches the unsharded float64 reference, with "
+                f"{self.needed_words}")
+
+    def check_case(self, fn, case):
+        run = RankRun.from_plain(where_it_lives(fn, run_plain, case["args"], True, TIME_LIMIT))
+        if run.error:
+            return FAIL, _matmul_hint(run.error, self.error_hint)
+        if all(not_attempted(out) for out in run.outputs):
+            raise NoAnswer()
+        outs = [as_array(out, f"rank {r}") for r, out in enumerate(run.outputs)]
+        for r, out in enumerate(outs):
+            if out.shape != case["expected"][r].shape:
+                return FAIL, self.wrong_shape(case, r, out, run) or (
+                    f"rank {r} returned shape {out.shape}; expected {case['expected'][r].shape}")
+        problem = self.wrong_log_first(case, run)
+        if problem:
+            return FAIL, problem
+        wrong = [r for r in range(case["p"]) if not _close(outs[r], case["expected"][r])]
+        if wrong:
+            return FAIL, self.wrong_values(case, outs, run) or self._mismatch(case, outs, wrong[0])
+        problem = self.wrong_log(case, run)
+        return (FAIL, problem) if problem else (PASS, "")
+
+    def _mismatch(self, case, outs, r):
+        error = float(np.abs(outs[r] - case["expected"][r]).max())
+        return (f"rank {r}'s result differs from the unsharded float64 reference (max error "
+                f"{error:.3g}). {self.value_hint}")
+
+    def wrong_shape(self, case, r, out, run):
+        return None
+
+    def wrong_log_first(self, case, run):
+        return None
+
+    def wrong_values(self, case, outs, run):
+        return None
+
+    def wrong_log(self, case, run):
+        """Right values: the collectives must be exactly the needed ones."""
+        got = [(c.collective, c.shapes[0]) for c in run.collectives]
+        if got == case["needed"]:
+            return None
+        return self.extra_collectives(case, run)
+
+    def extra_collectives(self, case, run):
+        needed = ", ".join(f"{name} of {'x'.join(map(str, shape))}"
+                           for name, shape in case["needed"]) or "none"
+        return (f"right values, but your ranks called {_log(run)} where the layer needs "
+                f"{needed}{_bytes_ratio(run, case['needed_bytes'])}.")
+
+
+def _matrix(rng, rows, cols, scale=1.0):
+    return rng.standard_normal((rows, cols)) * scale
+
+
+def _linear(p, rng, split):
+    """X (M x K), W (K x N) and their label, the dimension ``split`` (N for column parallel, K for
+    row parallel) a multiple of p."""
+    dims = {d: int(rng.integers(3, 8)) for d in "MKN"}
+    dims[split] = p * int(rng.integers(2, 4))
+    M, K, N = dims["M"], dims["K"], dims["N"]
+    return _matrix(rng, M, K), _matrix(rng, K, N), f"X {M}x{K}, W {K}x{N}"
+
+
+CONCAT_PARTIALS = ("concatenating partial sums: every rank's P_r already has Y's full shape "
+                   "{shape}, and holds only its part of each dot product; the p partial sums are "
+                   "added (comm.all_reduce), not put side by side.")
+BIAS_EVERY_RANK = ("the bias added on every rank: your Y is off by (p-1) b = {p_1} b. Each rank "
+                   "added the whole bias to its partial sum before the sum over ranks, so the sum "
+                   "holds p copies of it; add it once, after the all-reduce.")
+PARTIAL_ONLY = ("your result is this rank's partial sum, which holds only the part of each dot "
+                "product over this rank's slice of the contraction; sum it over the ranks with "
+                "comm.all_reduce.")
+COLUMN_ALLREDUCED = ("all-reducing column-parallel outputs: {what} are different {features} on "
+                     "each rank (finished values, not partial sums), so adding them over ranks "
+                     "mixes unrelated {features}. Only the row-parallel partial sums at the exit "
+                     "are summed.")
+NOT_NEEDED = "a collective the layer does not need: {what}{ratio}."
+
+
+class ColumnLab(ShardedLab):
+    """06.lab_column: ``column_rank(comm, X, W_r) -> Y_r``."""
+    function = "your column_rank"
+    needed_words = "no communication: the shards stay where they are"
+    value_hint = "Y_r is the whole X times this rank's block of W's columns."
+
+    def make_case(self, p, rng):
+        X, W, label = _linear(p, rng, "N")
+        W_r = np.split(W, p, axis=1)
+        return {"p": p, "label": label, "args": [(X, w) for w in W_r],
+                "expected": [X @ w for w in W_r], "Y": X @ W, "needed": [], "needed_bytes": 0}
+
+    def wrong_shape(self, case, r, out, run):
+        if _close(out, case["Y"]):
+            return (f"rank {r} returned the whole Y {out.shape}, gathered from every rank: "
+                    f"column_rank returns this rank's shard Y_r = X W_r "
+                    f"{case['expected'][r].shape}, finished columns of Y. Whether they are ever "
+                    f"gathered depends on the next operation (often it is not needed).")
+        return None
+
+    def wrong_values(self, case, outs, run):
+        if _calls(run, "all-reduce") and _close(outs[0], np.sum(case["expected"], axis=0)):
+            return COLUMN_ALLREDUCED.format(what="the Y_r", features="output columns")
+        return None
+
+    def extra_collectives(self, case, run):
+        return (f"right values, but your ranks called {_log(run)}: column parallel needs no "
+                f"communication, every rank already holds its finished columns.")
+
+
+class ExitSumLab(ShardedLab):
+    """Layers that end in a row-parallel projection: partial sums, one all-reduce, and (if the
+    case has one) a bias ``b`` added once after it. Where the layer starts column-parallel, the
+    case gives the width of those shards (``shard_width``) and the class names them."""
+    shards = ""             # the column-parallel tensors, as the feedback names them
+    shard_kind = ""         # what differs between the ranks' shards
+    no_gather = ""          # why the layer needs nothing gathered inside it
+
+    def wrong_log_first(self, case, run):
+        if "shard_width" in case and any(c.shapes[0][-1] == case["shard_width"]
+                                         for c in _calls(run, "all-reduce")):
+            return COLUMN_ALLREDUCED.format(what=self.shards, features=self.shard_kind)
+        return None
+
+    def extra_collectives(self, case, run):
+        gathers = _calls(run, "all-gather")
+        if gathers and self.no_gather:
+            return NOT_NEEDED.format(what=f"{_gathers(gathers)}; {self.no_gather}",
+                                     ratio=_bytes_ratio(run, case["needed_bytes"]))
+        return super().extra_collectives(case, run)
+
+    def wrong_shape(self, case, r, out, run):
+        for extra in self._biases(case):
+            if _close(out, np.concatenate([P + extra for P in case["partials"]], axis=1)):
+                return CONCAT_PARTIALS.format(shape=case["expected"][r].shape)
+        return None
+
+    def wrong_values(self, case, outs, run):
+        p, b = case["p"], case.get("b")
+        if b is not None and all(_close(o, e + (p - 1) * b)
+                                 for o, e in zip(outs, case["expected"])):
+            return BIAS_EVERY_RANK.format(p_1=p - 1)
+        for extra in self._biases(case):
+            if all(_close(o, P + extra) for o, P in zip(outs, case["partials"])):
+                return PARTIAL_ONLY
+        return None
+
+    @staticmethod
+    def _biases(case):
+        return (0,) if case.get("b") is None else (0, case["b"])
+
+
+class RowLab(ExitSumLab):
+    """06.lab_row: ``row_rank(comm, X_r, W_r) -> Y``, the full Y on every rank."""
+    function = "your row_rank"
+    needed_words = "one all-reduce of the M x N partial sums"
+    value_hint = "Each rank's partial sum is X_r W_r; Y is their sum over the ranks."
+
+    def make_case(self, p, rng):
+        X, W, label = _linear(p, rng, "K")
+        X_r, W_r = np.split(X, p, axis=1), np.split(W, p, axis=0)
+        Y = X @ W
+        return {"p": p, "label": label, "args": list(zip(X_r, W_r)), "expected": [Y] * p,
+                "partials": [x @ w for x, w in zip(X_r, W_r)], "needed": [("all-reduce", Y.shape)],
+                "needed_bytes": ring_send_bytes(p, Y.nbytes)}
+
+
+
+class FFNLab(ExitSumLab):
+    """09.lab_ffn: ``ffn_rank(comm, X, W_up_r, b_up_r, W_down_r, b_down) -> Y``."""
+    function = "your ffn_rank"
+    needed_words = "one all-reduce of the M x D partial sums and the bias added once"
+    value_hint = ("Each rank computes H_r = GELU(X W_up_r + b_up_r) with gl.parallel.gelu, its "
+                  "partial sum H_r W_down_r, sums it over the ranks, then adds b_down once.")
+    shards, shard_kind = "Z_r = X W_up_r and H_r = GELU(Z_r)", "hidden features"
+    no_gather = ("GELU works on each hidden feature alone and W_down_r needs exactly this rank's "
+                 "H_r, so nothing is gathered between the two projections")
+
+    def make_case(self, p, rng):
+        M, D = int(rng.integers(3, 8)), 2 * int(rng.integers(2, 5))
+        F = 4 * D if p != 4 else 8 * D          # the usual 4D, unless Z_r would be as wide as Y
+        X = _matrix(rng, M, D)
+        W_up, W_down = _matrix(rng, D, F, D ** -0.5), _matrix(rng, F, D, F ** -0.5)
+        b_up, b_down = rng.standard_normal(F), rng.standard_normal(D)
+        ups, downs = np.split(W_up, p, axis=1), np.split(W_down, p, axis=0)
+        b_ups = np.split(b_up, p)
+        partials = [gelu(X @ u + b) @ d for u, b, d in zip(ups, b_ups, downs)]
+        Y = ffn_reference(X, W_up, W_down, b_up, b_down)
+        return {"p": p, "label": f"X {M}x{D}, F = {F}", "shard_width": F // p, "b": b_down,
+                "args": [(X, u, b, d, b_down) for u, b, d in zip(ups, b_ups, downs)],
+                "expected": [Y] * p, "partials": partials, "needed": [("all-reduce", (M, D))],
+                "needed_bytes": ring_send_bytes(p, Y.nbytes)}
+
+
+
+class AttentionLab(ExitSumLab):
+    """14.lab_attention: ``attention_rank(comm, X, Wq_r, Wk_r, Wv_r, Wo, b_o, n_heads) -> Y``.
+
+    Rank r holds heads r h/p ... (r+1) h/p - 1: the matching column blocks Wq_r, Wk_r, Wv_r; the
+    whole W_O (h d_h x d_model) and its bias b_o, so that choosing W_O's rows is the rank's job.
+    """
+    function = "your attention_rank"
+    needed_words = "one all-reduce of the S x d_model partial sums and the bias added once"
+    value_hint = ("Each rank runs attention for its own heads (gl.parallel.head_attention), "
+                  "multiplies their outputs by W_O's rows of those heads, sums over the ranks, "
+                  "then adds b_o once.")
+    error_hint = ("O_r has the (h/p) d_h columns of this rank's heads, so it multiplies the "
+                  "matching rows of W_O, Wo[r (h/p) d_h : (r+1) (h/p) d_h]; W_O split by columns "
+                  "does not fit it.")
+    shards, shard_kind = "Q_r, K_r, V_r and the heads' outputs O_r", "heads"
+    no_gather = ("the heads are independent until W_O, so each rank computes its own heads' "
+                 "attention with nothing from the others")
+
+    def make_case(self, p, rng):
+        S, d_model = int(rng.integers(3, 7)), 4 * int(rng.integers(2, 4))
+        h = 4
+        d_h = int(rng.integers(2, 4))
+        while h * d_h == d_model:
+            d_h += 1
+        X = _matrix(rng, S, d_model)
+        Wq, Wk, Wv = (_matrix(rng, d_model, h * d_h, d_model ** -0.5) for _ in range(3))
+        Wo = _matrix(rng, h * d_h, d_model, (h * d_h) ** -0.5)
+        b_o = rng.standard_normal(d_model)
+        q, k, v = (np.split(W, p, axis=1) for W in (Wq, Wk, Wv))
+        rows = np.split(Wo, p, axis=0)
+        partials = [head_attention(X @ q[r], X @ k[r], X @ v[r], h // p, h // p) @ rows[r]
+                    for r in range(p)]
+        Y = attention_reference(X, Wq, Wk, Wv, Wo, h, b_o=b_o)
+        return {"p": p, "label": f"S = {S} tokens, d_model = {d_model}, {h} heads of d_h = {d_h}",
+                "args": [(X, q[r], k[r], v[r], Wo, b_o, h) for r in range(p)],
+                "expected": [Y] * p, "partials": partials, "b": b_o, "shard_width": h * d_h // p,
+                "y_column_width": d_model // p, "needed": [("all-reduce", (S, d_model))],
+                "needed_bytes": ring_send_bytes(p, Y.nbytes)}
+
+    def _wo_by_columns(self, case, run):
+        p = case["p"]
+        gathers = _calls(run, "all-gather")
+        if p > 1 and any(c.shapes[0][-1] == case["y_column_width"] for c in gathers):
+            return ("W_O split by columns: then each rank needs every head's output first (an "
+                    "all-gather of O, so every rank holds all heads), and its columns of Y must be "
+                    f"gathered again: {_log(run)}, two collectives where one suffices. Split W_O "
+                    f"by rows, the rows of this rank's heads: O_r W_O,r is then a partial sum of "
+                    f"the whole Y, and one all-reduce at the exit finishes the layer.")
+        return None
+
+    def wrong_log_first(self, case, run):
+        return self._wo_by_columns(case, run) or super().wrong_log_first(case, run)
