@@ -223,6 +223,26 @@ def test_a_lab_kind_judges_next_to_the_code_on_hidden_cases(withheld):
     assert result.status == FAIL and "expected a @cuda.jit kernel" in result.feedback
 
 
+GROUPS = """def groups(tp, cp, dp, pp, axis):
+    found = {}
+    for rank in range(tp * cp * dp * pp):
+        coords = {"tp": rank % tp, "cp": rank // tp % cp, "dp": rank // (tp * cp) % dp,
+                  "pp": rank // (tp * cp * dp)}
+        others = tuple(v for name, v in coords.items() if name != axis)
+        found.setdefault(others, []).append(rank)
+    return list(found.values())
+"""
+
+
+def test_a_distributed_lab_judges_here_and_runs_the_code_there(withheld):
+    iso = Isolation(package_root=withheld)
+    assert judge_code("13.lab_groups", GROUPS, "groups", seed=6, isolation=iso).status == PASS
+    pp_fastest = GROUPS.replace('"tp": rank % tp', '"tp": rank // (cp * dp * pp)').replace(
+        '"pp": rank // (tp * cp * dp)', '"pp": rank % pp')
+    result = judge_code("13.lab_groups", pp_fastest, "groups", seed=6, isolation=iso)
+    assert result.status == FAIL and "tp fastest" in result.feedback, result.feedback
+
+
 def test_a_kind_judged_next_to_the_code_must_be_findable_there():
     with pytest.raises(ValueError, match="not a module-level constant"):
         isolate.kind_spec(object())
