@@ -10,15 +10,15 @@ print, exit, patch the package) ends as a FAIL with the reason. ``seed`` None ju
 cases (what the notebook's ``check()`` shows), an integer the hidden cases drawn from
 ``np.random.default_rng(seed)``. Where the judging happens depends on the kind:
 
-* a kind with ``proxy_judge = True`` (``Function``: it only calls the function on data and
-  compares) judges here, in the calling process: its ``judge(question, fn, rng)`` gets a
-  :class:`RemoteFunction` that forwards each call to the worker, so references, hidden cases and
-  comparisons never enter the process that runs the student's code;
-* any other kind (the labs: a kernel on the instrumented simulator, per-rank programs on
-  simulated ranks) is looked up in the worker's own copy of the package (it must be a
-  module-level constant, :func:`kind_spec`) and judges there, next to the code, without the
-  question's reference. A cell that deliberately tampers with that judging, in its own process,
-  can only change its own verdict.
+* a kind with ``proxy_judge = True`` (``Function``, the distributed labs: they only call the
+  function on data, or hand it to a run helper through :func:`call`) judges here, in the calling
+  process: its ``judge(question, fn, rng)`` gets a :class:`RemoteFunction` that forwards each
+  call to the worker, so references, hidden cases and comparisons never enter the process that
+  runs the student's code;
+* any other kind (the kernel labs: a kernel on the instrumented simulator) is looked up in the
+  worker's own copy of the package (it must be a module-level constant, :func:`kind_spec`) and
+  judges there, next to the code, without the question's reference. A cell that deliberately
+  tampers with that judging, in its own process, can only change its own verdict.
 
 In a notebook, :func:`code_of` gives the (cell source, name) of a live function, so a check can
 run on the simulator in a subprocess while the notebook's own process uses a GPU:
