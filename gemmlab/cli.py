@@ -34,7 +34,7 @@ def _grade(args):
     from .grading import grade
     return grade.main(args.submissions, out=args.out, timeout=args.timeout,
                       notebook_timeout=args.notebook_timeout, memory_mib=args.memory,
-                      sandbox_=args.sandbox, seed=args.seed, lesson=args.lesson)
+                      use_sandbox=args.sandbox, seed=args.seed, lesson=args.lesson)
 
 
 def _positive(text):

@@ -97,7 +97,7 @@ def test_unusable_folders_and_options_stop_before_anything_runs(tmp_path, args, 
 def test_sandbox_without_bubblewrap_is_refused(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(grade.sandbox, "bwrap", lambda: None)
     _write(tmp_path / "subs" / "a" / "01_x.ipynb", "x = 1")
-    assert grade.main(tmp_path / "subs", out=tmp_path / "out", sandbox_=True) == 2
+    assert grade.main(tmp_path / "subs", out=tmp_path / "out", use_sandbox=True) == 2
     assert "--sandbox needs bubblewrap" in capsys.readouterr().err
 
 

@@ -394,7 +394,7 @@ def _restore_file(path, data):
 
 
 def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mib=8192,
-         sandbox_=False, seed=None, lesson=None):
+         use_sandbox=False, seed=None, lesson=None):
     """The ``gemmlab grade`` command; returns the exit status (0, 2 for a usage problem, 3 when
     the run could not be trusted to the end)."""
     root, out_path = Path(submissions).resolve(), Path(out).resolve()
@@ -405,14 +405,14 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
         print("gemmlab grade: --out must lie outside the submissions folder, which grading "
               "never modifies", file=sys.stderr)
         return 2
-    if sandbox_ and sandbox.bwrap() is None:
+    if use_sandbox and sandbox.bwrap() is None:
         print("gemmlab grade: --sandbox needs bubblewrap (`apt-get install bubblewrap`), and "
               "it does not work here", file=sys.stderr)
         return 2
     if lesson is not None and not lesson_questions(lesson):
         print(f"gemmlab grade: --lesson {lesson}: the bank has no such lesson", file=sys.stderr)
         return 2
-    settings = Settings(timeout, notebook_timeout, memory_mib, sandbox_, seed,
+    settings = Settings(timeout, notebook_timeout, memory_mib, use_sandbox, seed,
                         None if lesson is None else f"{int(lesson):02d}")
     found = find_submissions(root)
     if not found:

@@ -72,16 +72,16 @@ def python_argv(package_root, module, *args):
     return [sys.executable, "-I", "-c", BOOT, str(package_root or ""), module, *map(str, args)]
 
 
-def clean_env(workdir, backend="sim", extra=None):
+def clean_env(workdir):
     """The whole environment an untrusted process gets: nothing of the caller's but PATH and the
-    locale (no tokens, no GEMMLAB_* settings), every cache and config dir inside ``workdir``."""
+    locale (no tokens, no GEMMLAB_* settings), every cache and config dir inside ``workdir``, and
+    the simulator backend (a GPU notebook's check runs its instrumented part there too)."""
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
-    env.update(HOME=str(workdir), TMPDIR=str(workdir), GEMMLAB_BACKEND=backend, MPLBACKEND="Agg",
+    env.update(HOME=str(workdir), TMPDIR=str(workdir), GEMMLAB_BACKEND="sim", MPLBACKEND="Agg",
                NUMBA_CACHE_DIR=f"{workdir}/.numba", MPLCONFIGDIR=f"{workdir}/.mpl",
                IPYTHONDIR=f"{workdir}/.ipython", JUPYTER_RUNTIME_DIR=f"{workdir}/.jupyter",
                JUPYTER_CONFIG_DIR=f"{workdir}/.jupyter", JUPYTER_DATA_DIR=f"{workdir}/.jupyter",
                PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
-    env.update(extra or {})
     return env
 
 
@@ -94,7 +94,6 @@ class Isolation:
     limits: confine.Limits = field(default_factory=confine.Limits)
     sandbox: bool = False
     hidden_paths: tuple = ()
-    backend: str = "sim"
 
     def __post_init__(self):
         if self.sandbox and not self.package_root:
@@ -135,7 +134,7 @@ class Worker:
             argv = sandbox.command(argv, self.workdir, readable, isolation.hidden_paths)
         self.log = open(os.path.join(self.workdir, "worker.log"), "w+b")
         self.tree = confine.Tree(argv, isolation.limits, cwd=self.workdir,
-                                 env=clean_env(self.workdir, isolation.backend),
+                                 env=clean_env(self.workdir),
                                  stdin=-1, stdout=-1, stderr=self.log)
 
     def request(self, message):
