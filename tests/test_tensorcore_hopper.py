@@ -119,7 +119,7 @@ def test_more_stages_hide_latency_until_compute_bound():
 
 def test_inputs_must_be_16_bit():
     with pytest.raises(TypeError, match="FP16 or BF16"):
-        hopper.input_format(np.zeros((2, 2), np.float32), "A")
+        hopper.operands.input_format(np.zeros((2, 2), np.float32), "A")
 
 
 @pytest.mark.skipif(gl.device.backend() == "gpu", reason="checks the message off the GPU")

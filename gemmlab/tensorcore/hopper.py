@@ -36,11 +36,12 @@ from pathlib import Path
 import numpy as np
 
 from .. import device
+from . import operands
 
 BM, BN, BK = 128, 256, 64            # output tile and K slice of every stage
 B_BOX = 64                           # columns of B per TMA box (a 128-byte swizzled row)
 ELEM_BYTES = 2                       # FP16 / BF16
-ALIGN_ELEMS = 8                      # 16-byte row strides for the TMA
+ALIGN_ELEMS = operands.ROW_ELEMS     # 16-byte row strides for the TMA
 PIPELINE_STAGES = 4                  # buffers in the ring of the tma / ws / persistent kernels
 GROUP_M = 8                          # tile rows walked together by the persistent kernel (L2)
 MIN_COMPUTE_CAPABILITY = (9, 0)
@@ -90,10 +91,6 @@ def get_stage(name):
 
 def ceil_div(a, b):
     return -(-a // b)
-
-
-def round_up(n, m):
-    return ceil_div(n, m) * m
 
 
 def tile_coords(t, tiles_m, tiles_n, group_m=GROUP_M):
@@ -151,8 +148,8 @@ def plan(stage, M, N, K, sms=132):
     for name, value in (("M", M), ("N", N), ("K", K)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
             raise ValueError(f"{name} must be a non-negative whole number, got {value!r}")
-    return Plan(st, int(M), int(N), int(K), round_up(int(N), ALIGN_ELEMS),
-                round_up(int(K), ALIGN_ELEMS), int(sms))
+    return Plan(st, int(M), int(N), int(K), operands.round_up(int(N), ALIGN_ELEMS),
+                operands.round_up(int(K), ALIGN_ELEMS), int(sms))
 
 
 # ---- source ----------------------------------------------------------------------------------
@@ -161,7 +158,7 @@ def _wgmma_function(fmt):
     """The m64n256k16 wgmma as a device function: 128 FP32 accumulators as "+f" operands."""
     acc = BN // 2
     regs = ", ".join(f"%{i}" for i in range(acc))
-    operands = ", ".join(f'"+f"(d[{i}])' for i in range(acc))
+    accumulators = ", ".join(f'"+f"(d[{i}])' for i in range(acc))
     ptx_type = {"fp16": "f16", "bf16": "bf16"}[fmt]
     # scale-d is a predicate (1: accumulate into d); then scale A and B by +1; A not
     # transposed (K-major); B transposed (N-major, i.e. row-major K x N).
@@ -172,7 +169,7 @@ def _wgmma_function(fmt):
         f'        "setp.ne.b32 accumulate, %{acc + 2}, 0;\\n"\n'
         f'        "wgmma.mma_async.sync.aligned.m64n256k16.f32.{ptx_type}.{ptx_type} "\n'
         f'        "{{{regs}}}, %{acc}, %{acc + 1}, accumulate, 1, 1, 0, 1;\\n}}\\n"\n'
-        f"        : {operands}\n"
+        f"        : {accumulators}\n"
         '        : "l"(da), "l"(db), "r"(1));\n'
         "}\n")
 
@@ -355,29 +352,6 @@ def kernel_attributes(stage, fmt="fp16"):
 
 # ---- operands and launch -------------------------------------------------------------------------
 
-def input_format(x, name):
-    dt = np.dtype(x.dtype)
-    if dt == np.float16:
-        return "fp16"
-    if str(dt) == "bfloat16":
-        return "bf16"
-    raise TypeError(f"{name} has dtype {dt}; the Hopper kernels take FP16 or BF16 inputs: "
-                    f"convert with {name}.astype(np.float16) (or ml_dtypes.bfloat16)")
-
-
-def _device_bits(cupy, x, shape):
-    """x as C-contiguous 16-bit patterns on the device, zero-padded to ``shape`` if needed."""
-    if isinstance(x, np.ndarray):
-        bits = cupy.asarray(np.ascontiguousarray(x).view(np.uint16))
-    else:
-        bits = cupy.ascontiguousarray(x).view(cupy.uint16)
-    if tuple(bits.shape) == shape:
-        return bits
-    padded = cupy.zeros(shape, dtype=cupy.uint16)
-    padded[:bits.shape[0], :bits.shape[1]] = bits
-    return padded
-
-
 @dataclass
 class Problem:
     """Device operands of one GEMM and its launch, ready to run many times (for timing)."""
@@ -420,23 +394,12 @@ def prepare(A, B, C=None, alpha=1.0, beta=0.0, stage=DEFAULT_STAGE):
     """Check the operands, copy (and if needed pad) them to the GPU: a :class:`Problem`."""
     _require()
     import cupy
-    fmt = input_format(A, "A")
-    if input_format(B, "B") != fmt:
-        raise TypeError(f"A and B must have the same format, got A {A.dtype} and B {B.dtype}")
-    if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
-        raise ValueError(f"expected A (M x K) and B (K x N), got shapes {tuple(A.shape)} and "
-                         f"{tuple(B.shape)}")
-    (M, K), N = A.shape, B.shape[1]
-    if C is not None and tuple(C.shape) != (M, N):
-        raise ValueError(f"C must have shape ({M}, {N}), got {tuple(C.shape)}")
-    if C is None and beta != 0:
-        raise ValueError(f"beta={beta} scales C_in, but no C was given: pass C, or beta=0")
-    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    p = plan(stage, M, N, K, sms)
-    out = cupy.full((M, N), cupy.nan, dtype=cupy.float32)       # poisoned: a missed store shows
-    c_in = out if C is None else cupy.ascontiguousarray(cupy.asarray(C, dtype=cupy.float32))
-    return Problem(p, fmt, _device_bits(cupy, A, (M, p.Kp)), _device_bits(cupy, B, (p.Kp, p.Np)),
-                   c_in, out, float(alpha), float(beta))
+    fmt, M, N, K = operands.check(A, B, C, beta)
+    p = plan(stage, M, N, K, cupy.cuda.Device().attributes["MultiProcessorCount"])
+    c_in, out = operands.output(cupy, M, N, C)
+    return Problem(p, fmt, operands.device_bits(cupy, A, (M, p.Kp)),
+                   operands.device_bits(cupy, B, (p.Kp, p.Np)), c_in, out, float(alpha),
+                   float(beta))
 
 
 def gemm(A, B, C=None, alpha=1.0, beta=0.0, stage=DEFAULT_STAGE):

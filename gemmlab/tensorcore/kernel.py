@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import device
+from . import operands
 from .tiling import DEFAULT, VECTOR_ELEMS, get_tiling
 
 INPUT_TYPES = {"fp16": "__half", "bf16": "__nv_bfloat16"}
@@ -152,23 +153,6 @@ def kernel_attributes(tiling=DEFAULT, fmt="fp16", acc="fp32"):
             "smem_bytes": get_tiling(tiling).smem_bytes}
 
 
-def _round_up(n, m):
-    return -(-n // m) * m
-
-
-def _input_format(x, name, bits_as=None):
-    dt = np.dtype(x.dtype)
-    if dt == np.float16:
-        return "fp16"
-    if str(dt) == "bfloat16":
-        return "bf16"
-    if dt == np.uint16 and bits_as in INPUT_TYPES:
-        return bits_as
-    raise TypeError(f"{name} has dtype {dt}; the Tensor Core kernel takes FP16 or BF16 inputs: "
-                    f"convert with {name}.astype(np.float16) (or ml_dtypes.bfloat16) and decide "
-                    f"knowingly what that rounding costs")
-
-
 @dataclass
 class Problem:
     """Device operands of one GEMM, padded for 16-byte copies, ready to launch many times."""
@@ -203,37 +187,13 @@ def prepare(A, B, C=None, alpha=1.0, beta=0.0, tiling=DEFAULT, acc="fp32", bits_
     """
     _require_gpu()
     import cupy
-    fmt = _input_format(A, "A", bits_as)
-    if _input_format(B, "B", bits_as) != fmt:
-        raise TypeError(f"A and B must have the same format, got A {A.dtype} and B {B.dtype}")
-    if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
-        raise ValueError(f"expected A (M x K) and B (K x N), got shapes {tuple(A.shape)} and "
-                         f"{tuple(B.shape)}")
-    (M, K), N = A.shape, B.shape[1]
-    if C is not None and tuple(C.shape) != (M, N):
-        raise ValueError(f"C must have shape ({M}, {N}), got {tuple(C.shape)}")
-    if C is None and beta != 0:
-        raise ValueError(f"beta={beta} scales C_in, but no C was given: pass C, or beta=0")
-    Kp, Np = _round_up(K, VECTOR_ELEMS), _round_up(N, VECTOR_ELEMS)
-    dA = _padded_bits(cupy, A, (M, Kp))
-    dB = _padded_bits(cupy, B, (Kp, Np))
-    out = cupy.full((M, N), cupy.nan, dtype=cupy.float32)     # poisoned: a missed store shows
-    c_in = out if C is None else cupy.ascontiguousarray(cupy.asarray(C, dtype=cupy.float32))
+    fmt, M, N, K = operands.check(A, B, C, beta, bits_as)
+    Kp, Np = operands.round_up(K, VECTOR_ELEMS), operands.round_up(N, VECTOR_ELEMS)
+    dA = operands.device_bits(cupy, A, (M, Kp))
+    dB = operands.device_bits(cupy, B, (Kp, Np))
+    c_in, out = operands.output(cupy, M, N, C)
     fn = compiled_kernel(tiling, fmt, acc)
     return Problem(fn, get_tiling(tiling), dA, dB, c_in, out, M, N, Kp, float(alpha), float(beta))
-
-
-def _padded_bits(cupy, x, shape):
-    """x as a C-contiguous uint16 device array (the raw 16-bit patterns), zero-padded to shape."""
-    if isinstance(x, np.ndarray):
-        bits = cupy.asarray(np.ascontiguousarray(x).view(np.uint16))
-    else:
-        bits = cupy.ascontiguousarray(x).view(cupy.uint16)
-    if bits.shape == shape and bits.data.ptr % 16 == 0:     # 16-byte copies need aligned rows
-        return bits
-    padded = cupy.zeros(shape, dtype=cupy.uint16)
-    padded[:bits.shape[0], :bits.shape[1]] = bits
-    return padded
 
 
 def gemm_gpu(A, B, C=None, alpha=1.0, beta=0.0, tiling=DEFAULT, acc="fp32"):
