@@ -25,12 +25,18 @@ $(STAMP): pyproject.toml
 	$(VPY) -m pip install -q -e .
 	@touch $(STAMP)
 
+# The access token goes to JupyterLab through its environment (JUPYTER_TOKEN), which only you can
+# read, not on its command line, which every local user sees in `ps`. `gemmlab work` first copies
+# into work/ the exercise notebooks you do not have there yet: your answers there are never
+# overwritten (and git ignores work/).
 lab: $(STAMP)
+	@$(VENV)/bin/gemmlab work
 	@token=$$($(VPY) -c 'import secrets; print(secrets.token_hex(16))'); \
 	browser=$$(if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ] || [ "$$(uname)" = Darwin ]; then echo; else echo --no-browser; fi); \
-	echo; echo "  Open: http://localhost:$(PORT)/lab/tree/notebooks/00_start_here.ipynb?token=$$token"; echo; \
-	$(VENV)/bin/jupyter lab notebooks/00_start_here.ipynb --ServerApp.root_dir=. \
-	  --port=$(PORT) --ServerApp.port_retries=0 --IdentityProvider.token=$$token $$browser \
+	echo; echo "  Open: http://localhost:$(PORT)/lab/tree/notebooks/00_start_here.ipynb?token=$$token"; \
+	echo "  Do the exercises in work/ (your copies)."; echo; \
+	JUPYTER_TOKEN=$$token exec $(VENV)/bin/jupyter lab notebooks/00_start_here.ipynb \
+	  --ServerApp.root_dir=. --port=$(PORT) --ServerApp.port_retries=0 $$browser \
 	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 test: $(STAMP)
@@ -39,7 +45,10 @@ test: $(STAMP)
 gpu-test:
 	GEMMLAB_BACKEND=gpu $(GPU_PYTHON) -m pytest -n 0
 
+# For instructors: regenerate exercises/ from solutions/. It never overwrites an exercise notebook
+# changed since it wrote it (--force in `gemmlab assign` does); students work in work/ instead.
 assign: $(STAMP)
+	@echo "make assign is for instructors: it regenerates exercises/ from solutions/ (students: your notebooks are in work/)"
 	$(VENV)/bin/gemmlab assign
 
 $(SITE_STAMP): $(STAMP)

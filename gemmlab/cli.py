@@ -1,7 +1,9 @@
-"""The ``gemmlab`` command: ``doctor``, ``assign``, ``grade`` (and, as lessons add them, ``bench``,
-``allreduce`` and ``tp``). Each subcommand is a small function taking the parsed arguments."""
+"""The ``gemmlab`` command: ``doctor``, ``bench``, ``allreduce``, ``tp``, ``work`` (students'
+copies), ``assign`` and ``grade`` (instructors). Each subcommand is a small function taking the
+parsed arguments."""
 import argparse
 import sys
+from pathlib import Path
 
 
 def _doctor(args):
@@ -17,13 +19,49 @@ def _doctor(args):
 
 
 def _assign(args):
-    from .grading import assign
-    return assign.main(args.solutions, args.exercises, check_only=args.check)
+    from .grading import assign, handout
+    if args.release:
+        return handout.release_main(args.release, root=Path(args.solutions).resolve().parent)
+    return assign.main(args.solutions, args.exercises, check_only=args.check, force=args.force)
+
+
+def _work(args):
+    from .grading import handout
+    return handout.work_main(args.exercises, args.to)
 
 
 def _grade(args):
     from .grading import grade
-    return grade.main(args.submissions, out=args.out, timeout=args.timeout)
+    return grade.main(args.submissions, out=args.out, timeout=args.timeout,
+                      notebook_timeout=args.notebook_timeout, memory_mib=args.memory,
+                      use_sandbox=args.sandbox, seed=args.seed, lesson=args.lesson)
+
+
+def _positive(text):
+    """A whole number > 0 (``--timeout 0`` must not switch the limit off)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number greater than 0, got {text!r}")
+    return value
+
+
+def _seed(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 2**32-1, got {text!r}")
+    return value
+
+
+def _lesson(text):
+    if not (len(text) <= 2 and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected a lesson number like 07, got {text!r}")
+    return f"{int(text):02d}"
 
 
 def _sizes(text):
@@ -52,7 +90,11 @@ def _bench(args):
 
 def _allreduce(args):
     from .collectives import launch
-    return launch.main(args)
+    try:
+        return launch.main(args)
+    except (ValueError, RuntimeError) as exc:
+        print(f"gemmlab allreduce: {exc}", file=sys.stderr)
+        return 2
 
 
 def _tp(args):
@@ -82,17 +124,43 @@ def build_parser():
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=_bench)
 
-    p = sub.add_parser("assign", help="regenerate exercises/ from solutions/")
+    p = sub.add_parser("assign", help="instructors: regenerate exercises/ from solutions/ "
+                                      "(never over a notebook changed since), or --release")
     p.add_argument("--solutions", default="solutions")
     p.add_argument("--exercises", default="exercises")
     p.add_argument("--check", action="store_true",
                    help="change nothing; exit 1 if exercises/ is not what solutions/ generates")
+    p.add_argument("--force", action="store_true",
+                   help="also replace exercise notebooks changed since assign wrote them")
+    p.add_argument("--release", metavar="DIR",
+                   help="write a student copy of the course (no solutions/) into the new DIR")
     p.set_defaults(run=_assign)
 
-    p = sub.add_parser("grade", help="run and grade a folder of student notebooks")
-    p.add_argument("submissions", help="a folder of .ipynb files, or of one folder per student")
-    p.add_argument("--out", default="grades", help="where grades.csv and grades.json go")
-    p.add_argument("--timeout", type=int, default=120, help="seconds allowed per cell")
+    p = sub.add_parser("work", help="copy the exercise notebooks you do not have yet into work/ "
+                                    "(never over yours; `make lab` runs it)")
+    p.add_argument("--exercises", default="exercises")
+    p.add_argument("--to", default="work", help="your folder of exercise notebooks")
+    p.set_defaults(run=_work)
+
+    p = sub.add_parser("grade", help="run a folder of student notebooks in isolation and "
+                                     "judge their answers")
+    p.add_argument("submissions", help="a folder of one folder per student (holding NN_*.ipynb "
+                                       "notebooks), or of one notebook per student (with --lesson)")
+    p.add_argument("--out", default="grades", help="where grades.csv and grades.json go "
+                                                   "(outside the submissions)")
+    p.add_argument("--lesson", type=_lesson, help="the lesson every notebook answers (default: "
+                                                  "the NN_ that starts each file name)")
+    p.add_argument("--timeout", type=_positive, default=120,
+                   help="seconds allowed per cell, wall clock and CPU (also per code answer)")
+    p.add_argument("--notebook-timeout", type=_positive, default=900,
+                   help="seconds allowed per notebook, everything included")
+    p.add_argument("--memory", type=_positive, default=8192,
+                   help="MiB of address space per process of a notebook")
+    p.add_argument("--sandbox", action="store_true",
+                   help="run each notebook in bubblewrap: read-only file system, no network, "
+                        "no view of the repository, the submissions or other processes")
+    p.add_argument("--seed", type=_seed, help="seed of the hidden cases (default: random, and "
+                                              "written to grades.json)")
     p.set_defaults(run=_grade)
 
     p = sub.add_parser("allreduce", help="time ring, centralized and MPI's all-reduce over MPI "

@@ -1,4 +1,5 @@
-"""`gemmlab assign`: solution blocks become placeholders; exercises/ matches solutions/."""
+"""`gemmlab assign`: solution blocks become placeholders; exercises/ matches solutions/; a student's
+work is never overwritten or deleted."""
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
@@ -65,9 +66,68 @@ def test_main_writes_then_check_passes_then_detects_staleness(tmp_path, capsys):
     assert code.source == "# YOUR CODE HERE\nanswer = ..."
     assert code.outputs == [] and code.execution_count is None
     assert assign.main(sol, ex, check_only=True) == 0
-    (ex / "99_orphan.ipynb").write_text("{}")
+    nb = nbformat.read(sol / "01_x.ipynb", as_version=4)
+    nb.cells.append(new_markdown_cell("More."))
+    nbformat.write(nb, sol / "01_x.ipynb")
     assert assign.main(sol, ex, check_only=True) == 1
-    assert "no solution for" in capsys.readouterr().out
+    assert "stale: " in capsys.readouterr().out
+    assert assign.main(sol, ex) == 0                       # untouched since written: replaced
+    assert nbformat.read(ex / "01_x.ipynb", as_version=4).cells[-1].source == "More."
+
+
+def _student_answers(path):
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[1].source = "answer = 42   # mine"
+    nbformat.write(nb, path)
+    return path.read_bytes()
+
+
+def test_a_students_answers_are_never_overwritten_without_force(tmp_path, capsys):
+    sol, ex = tmp_path / "solutions", tmp_path / "exercises"
+    sol.mkdir()
+    _solution_notebook(sol / "01_x.ipynb")
+    assign.main(sol, ex)
+    mine = _student_answers(ex / "01_x.ipynb")
+    assert assign.main(sol, ex) == 1
+    err = capsys.readouterr().err
+    assert "changed since gemmlab assign wrote it" in err and "--force" in err
+    assert (ex / "01_x.ipynb").read_bytes() == mine
+    assert assign.main(sol, ex, check_only=True) == 1
+    assert (ex / "01_x.ipynb").read_bytes() == mine
+    assert assign.main(sol, ex, force=True) == 0
+    assert "# mine" not in (ex / "01_x.ipynb").read_text()
+
+
+def test_files_assign_did_not_write_are_never_deleted(tmp_path, capsys):
+    sol, ex = tmp_path / "solutions", tmp_path / "exercises"
+    sol.mkdir()
+    _solution_notebook(sol / "01_x.ipynb")
+    _solution_notebook(sol / "02_y.ipynb")
+    assign.main(sol, ex)
+    (ex / "my_notes.ipynb").write_text("{}")
+    (sol / "02_y.ipynb").unlink()
+    _student_answers(ex / "01_x.ipynb")
+    assert assign.main(sol, ex, check_only=True) == 1
+    assert "no solution for" in capsys.readouterr().out      # 02_y: written by assign, untouched
+    assign.main(sol, ex, force=True)
+    assert (ex / "my_notes.ipynb").read_text() == "{}"
+    assert not (ex / "02_y.ipynb").exists()
+    assert "my_notes.ipynb: no solution, and not as gemmlab assign wrote it: left alone" in \
+        capsys.readouterr().out
+    (sol / "01_x.ipynb").unlink()
+    _solution_notebook(sol / "03_z.ipynb")
+    _student_answers(ex / "01_x.ipynb")
+    assign.main(sol, ex, force=True)
+    assert (ex / "01_x.ipynb").exists()                       # edited: kept even with --force
+
+
+def test_without_solutions_assign_refuses_and_deletes_nothing(tmp_path, capsys):
+    ex = tmp_path / "exercises"
+    ex.mkdir()
+    (ex / "01_x.ipynb").write_text("{}")
+    assert assign.main(tmp_path / "solutions", ex) == 2
+    assert "instructors' tool" in capsys.readouterr().err
+    assert (ex / "01_x.ipynb").exists()
 
 
 def test_the_repository_exercises_are_up_to_date():

@@ -1,12 +1,11 @@
-"""check(): verdicts, misconception feedback, wrong types, functions, the grade log."""
-import json
-
+"""check(): verdicts, misconception feedback, wrong types, functions with public and hidden cases,
+answer names."""
 import numpy as np
 import pytest
 
 from gemmlab.grading import check, judge
 from gemmlab.grading.bank import get_question, questions
-from gemmlab.grading.checker import _judge_value
+from gemmlab.grading.checker import judge_question
 from gemmlab.grading.question import (Array, Choice, Exact, Function, Number, Question, Shape,
                                       Wrong)
 
@@ -50,13 +49,13 @@ def test_numpy_scalars_and_one_element_arrays_are_numbers():
     assert judge("01.weights_gib", np.array([7e9 * 2 / 2**30])).status == "pass"
 
 
-def test_grade_log_receives_one_json_line_per_check(tmp_path, monkeypatch):
-    log = tmp_path / "log.jsonl"
-    monkeypatch.setenv("GEMMLAB_GRADE_LOG", str(log))
+def test_check_writes_nothing_but_its_verdict(tmp_path, monkeypatch, capsys):
+    # the old grade log is gone: whatever a notebook's environment says, check() only prints
+    monkeypatch.setenv("GEMMLAB_GRADE_LOG", str(tmp_path / "log.jsonl"))
+    monkeypatch.chdir(tmp_path)
     check("01.weights_gib", 1.0)
-    check("01.weights_gib", ...)
-    records = [json.loads(line) for line in log.read_text().splitlines()]
-    assert [r["status"] for r in records] == ["fail", "not attempted"]
+    assert list(tmp_path.iterdir()) == []
+    assert capsys.readouterr().out.startswith("[FAIL] 01.weights_gib")
 
 
 def test_every_bank_id_names_its_lesson():
@@ -71,8 +70,8 @@ def _q(kind, answer, wrong=()):
 
 
 def test_shape_accepts_the_tuple():
-    assert _judge_value(_q(Shape(), (8, 20)), (8, 20))[0] == "pass"
-    assert _judge_value(_q(Shape(), (8, 20)), (20, 8))[0] == "fail"
+    assert judge_question(_q(Shape(), (8, 20)), (8, 20)).status == "pass"
+    assert judge_question(_q(Shape(), (8, 20)), (20, 8)).status == "fail"
 
 
 def test_shape_list_message_says_tuple():
@@ -83,7 +82,7 @@ def test_shape_list_message_says_tuple():
 
 def test_choice_is_case_insensitive_and_rejects_unknown_options():
     kind = Choice(["a", "b", "c"])
-    assert _judge_value(_q(kind, "b"), " B ")[0] == "pass"
+    assert judge_question(_q(kind, "b"), " B ").status == "pass"
     from gemmlab.grading.question import AnswerTypeError
     with pytest.raises(AnswerTypeError, match="one of"):
         kind.coerce("d")
@@ -91,7 +90,7 @@ def test_choice_is_case_insensitive_and_rejects_unknown_options():
 
 def test_exact_int_accepts_integral_floats_only():
     kind = Exact(int)
-    assert _judge_value(_q(kind, 2048), 2048.0)[0] == "pass"
+    assert judge_question(_q(kind, 2048), 2048.0).status == "pass"
     from gemmlab.grading.question import AnswerTypeError
     with pytest.raises(AnswerTypeError):
         kind.coerce(2048.5)
@@ -100,28 +99,59 @@ def test_exact_int_accepts_integral_floats_only():
 def test_array_compares_shape_and_values():
     kind = Array(rtol=1e-6)
     ref = np.arange(6.0).reshape(2, 3)
-    assert _judge_value(_q(kind, ref), ref.tolist())[0] == "pass"
-    assert _judge_value(_q(kind, ref), ref.T)[0] == "fail"
+    assert judge_question(_q(kind, ref), ref.tolist()).status == "pass"
+    assert judge_question(_q(kind, ref), ref.T).status == "fail"
 
 
-def test_function_answers_are_run_on_cases_and_mistakes_recognised(monkeypatch):
-    def reference(x):
-        return np.cumsum(x)
-
+def _cumsum_question():
     def forgot_the_first(x):
         return np.cumsum(x) - x[0]
 
-    q = Question(id="01.fn", prompt="p", answer=reference,
-                 kind=Function(cases=lambda: [(np.arange(5.0),), (np.ones(3),)]),
-                 wrong=[Wrong(forgot_the_first, "starts from the second element")])
-    monkeypatch.setattr("gemmlab.grading.checker.get_question", lambda qid: q)
-    assert judge("01.fn", reference).status == "pass"
-    r = judge("01.fn", forgot_the_first)
+    return Question(id="01.fn", prompt="p", answer=np.cumsum,
+                    kind=Function(cases=lambda: [(np.arange(5.0),), (np.ones(3),)],
+                                  hidden=lambda rng: [(rng.standard_normal(int(n)),)
+                                                      for n in rng.integers(2, 9, size=3)]),
+                    wrong=[Wrong(forgot_the_first, "starts from the second element")])
+
+
+def test_function_answers_are_run_on_cases_and_mistakes_recognised():
+    q = _cumsum_question()
+    assert judge_question(q, np.cumsum).status == "pass"
+    r = judge_question(q, q.wrong[0].value)
     assert r.status == "fail" and "second element" in r.feedback
-    r = judge("01.fn", lambda x: 1 / 0)
-    assert r.status == "fail" and "ZeroDivisionError" in r.feedback
-    assert judge("01.fn", lambda x: ...).status == "not attempted"
-    assert "expected a function" in judge("01.fn", np.cumsum(np.arange(5.0))).feedback
+    r = judge_question(q, lambda x: 1 / 0)
+    assert r.status == "fail" and "your function raised ZeroDivisionError" in r.feedback
+    assert judge_question(q, lambda x: ...).status == "not attempted"
+    assert "expected a function" in judge_question(q, np.cumsum(np.arange(5.0))).feedback
+    r = judge_question(q, lambda x: {"not": "an array"})
+    assert r.status == "fail" and "wrong kind of value" in r.feedback
+    r = judge_question(q, lambda x: np.cumsum(x) + 1)
+    assert r.status == "fail" and r.feedback.startswith("test case 1: got")
+
+
+def test_hidden_cases_catch_a_function_that_learned_the_public_ones():
+    q = _cumsum_question()
+    public = {tuple(args[0]): np.cumsum(args[0]) for args in q.kind.cases()}
+
+    def memorised(x):
+        return public.get(tuple(x), np.zeros(len(x)))
+
+    assert judge_question(q, memorised).status == "pass"
+    rng = np.random.default_rng(0)
+    assert judge_question(q, memorised, rng).status == "fail"
+    assert judge_question(q, np.cumsum, rng).status == "pass"
+
+
+def test_only_kinds_with_judge_are_code_questions():
+    assert _cumsum_question().is_code
+    assert not _q(Number(), 1.0).is_code
+
+
+def test_answer_name_defaults_to_the_id_after_the_dot_and_must_be_a_name():
+    assert _q(Number(), 1.0).answer_name == "q"
+    assert Question(id="01.x", prompt="p", answer=1, answer_name="y").answer_name == "y"
+    with pytest.raises(ValueError, match="not a Python name"):
+        Question(id="01.x", prompt="p", answer=1, answer_name="a b")
 
 
 def test_a_cell_ending_in_check_shows_the_verdict_once(capsys):

@@ -1,99 +1,284 @@
-"""`gemmlab grade` on a folder of made-up submissions: good, wrong, raising, hanging, broken."""
-import hashlib
+"""`gemmlab grade`: finding submissions, lessons, the command line, the reports, and grading small
+notebooks (the attacks are in test_grade_hostile.py)."""
 import json
+import os
+import subprocess
+import sys
+import time
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from gemmlab.grading import grade
-from gemmlab.grading.bank import lesson_questions
+from gemmlab.grading import confine, grade, integrity, report
+from gemmlab.grading.answers import extract
+from gemmlab.grading.grade import (NotebookGrade, Settings, Submission, find_submissions,
+                                   grade_notebook, lesson_of, read_notebook_file)
+from test_grading_isolate import processes_with
+
+FAST = Settings(timeout=10, notebook_timeout=120, seed=3)
 
 
 def _write(path, *sources):
     path.parent.mkdir(parents=True, exist_ok=True)
-    nb = new_notebook(cells=[new_code_cell(s) for s in sources])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, path)
+    nbformat.write(new_notebook(cells=[new_code_cell(s) for s in sources]), path)
 
 
-IMPORT = "from gemmlab.grading import check"
+def _cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "gemmlab.cli", "grade", *map(str, args)],
+                          cwd=cwd, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, GEMMLAB_BACKEND="sim"))
 
+
+# --- finding submissions ------------------------------------------------------------------------
+
+def test_students_are_folders_or_file_names_and_checkpoints_are_skipped(tmp_path):
+    _write(tmp_path / "alice" / "01_a.ipynb", "x = 1")
+    _write(tmp_path / "alice" / ".ipynb_checkpoints" / "01_a-checkpoint.ipynb", "x = 1")
+    _write(tmp_path / "bob.ipynb", "x = 1")
+    (tmp_path / "notes.txt").write_text("not a notebook")
+    found = find_submissions(tmp_path)
+    assert [(s.student, s.notebook) for s in found] == [("alice", "alice/01_a.ipynb"),
+                                                        ("bob", "bob.ipynb")]
+    assert all(s.data and not s.problem for s in found)
+
+
+def test_links_folders_and_fifos_named_like_notebooks_are_reported_not_opened(tmp_path):
+    (tmp_path / "x.ipynb").mkdir()
+    os.mkfifo(tmp_path / "y.ipynb")
+    os.symlink("/etc/passwd", tmp_path / "z.ipynb")
+    problems = {s.student: s.problem for s in find_submissions(tmp_path)}
+    assert problems == {"x": "a folder, not a notebook file",
+                        "y": "not a regular file (a FIFO, socket or device)",
+                        "z": "a symbolic link, not followed"}
+
+
+def test_a_notebook_too_large_is_not_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(grade, "MAX_NOTEBOOK_BYTES", 100)
+    (tmp_path / "big.ipynb").write_bytes(b"x" * 101)
+    assert read_notebook_file(tmp_path / "big.ipynb") == (None, "larger than 0 MiB")
+
+
+@pytest.mark.parametrize("name, forced, lesson", [
+    ("01_numbers_and_precision.ipynb", None, "01"), ("07_mine.ipynb", None, "07"),
+    ("alice.ipynb", None, None), ("alice.ipynb", "04", "04"), ("01_x.ipynb", "02", "02"),
+    ("99_x.ipynb", None, None), ("1_x.ipynb", None, None),
+])
+def test_the_lesson_comes_from_the_option_or_the_file_name(name, forced, lesson):
+    assert lesson_of(Submission("s", name, None), forced) == lesson
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("option", [["--timeout", "0"], ["--timeout", "-1"], ["--timeout", "x"],
+                                    ["--notebook-timeout", "0"], ["--memory", "-5"],
+                                    ["--seed", "-1"], ["--lesson", "abc"]])
+def test_bad_options_are_refused_with_a_one_line_error(tmp_path, option):
+    done = _cli(tmp_path, *option, cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "expected a" in done.stderr.splitlines()[-1]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["subs", "--out", "subs/grades"], "--out must lie outside"),
+    (["subs", "--out", "subs"], "--out must lie outside"),
+    (["missing"], "is not a folder of submissions"),
+    (["empty"], "no .ipynb files"),
+    (["subs", "--lesson", "88"], "no such lesson"),
+])
+def test_unusable_folders_and_options_stop_before_anything_runs(tmp_path, args, message):
+    _write(tmp_path / "subs" / "a" / "01_x.ipynb", "x = 1")
+    (tmp_path / "empty").mkdir()
+    done = _cli(*args, cwd=tmp_path)
+    assert done.returncode == 2 and message in done.stderr
+    assert not (tmp_path / "subs" / "grades").exists()
+
+
+def test_sandbox_without_bubblewrap_is_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(grade.sandbox, "bwrap", lambda: None)
+    _write(tmp_path / "subs" / "a" / "01_x.ipynb", "x = 1")
+    assert grade.main(tmp_path / "subs", out=tmp_path / "out", use_sandbox=True) == 2
+    assert "--sandbox needs bubblewrap" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_one_notebook_per_student_with_lesson_and_the_protections_printed(tmp_path):
+    _write(tmp_path / "subs" / "alice.ipynb", "weights_gib = 7e9 * 2 / 2**30")
+    _write(tmp_path / "subs" / "bob.ipynb", "weights_gib = 7")
+    done = _cli("subs", "--lesson", "1", "--out", "out", "--timeout", "20", "--seed", "5",
+                cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "protections in this run" in done.stderr and "hidden cases (seed 5)" in done.stderr
+    rows = {r["student"]: r for r in json.loads((tmp_path / "out" / "grades.json").read_text())
+            ["notebooks"]}
+    assert (rows["alice"]["passed"], rows["alice"]["total"], rows["alice"]["lesson"]) == (1, 12, "01")
+    assert rows["bob"]["results"]["01.weights_gib"] == "fail"
+    assert "alice" in done.stdout and "1/12" in done.stdout
+
+
+# --- grading small notebooks --------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    root = tmp_path_factory.mktemp("submissions")
-    _write(root / "alice" / "01_numbers_and_precision.ipynb", IMPORT,
-           "check('01.weights_gib', 7e9 * 2 / 2**30)", "check('01.fp16_ones_sum', 4096)")
-    _write(root / "bob" / "01_numbers_and_precision.ipynb", IMPORT,
-           "check('01.weights_gib', 13.04)", "raise ZeroDivisionError('oops')",
-           "check('01.fp16_ones_sum', 2048)")
-    _write(root / "carol" / "01_numbers_and_precision.ipynb", IMPORT,
-           "check('01.weights_gib', 13.04)", "import time; time.sleep(60)",
-           "check('01.fp16_ones_sum', 2048)")
-    (root / "dave").mkdir()
-    (root / "dave" / "01_numbers_and_precision.ipynb").write_text("{ not json", encoding="utf-8")
-    digest = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*") if p.is_file()}
-    out = tmp_path_factory.mktemp("grades")
-    status = grade.main(root, out=out, timeout=8)
-    return root, digest, out, status
+def small(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("small")
+    _write(folder / "02_gemm.ipynb",
+           "import numpy as np",
+           "Y = np.array([[58, 64], [139, 154]])",
+           "weight_shape = [2048, 512]",                      # a list, not a tuple
+           "b_row_stride = 'seventy'",
+           "raise KeyError('half-way')",
+           "def row_major_index(r, c, rows, cols):\n    return r * cols + c",
+           "naive_matmul = np.matmul",                        # not a function of a cell
+           "address = 4096 + 27 * 4\nprint('x' * 2_000_000)")
+    return grade_notebook(folder / "02_gemm.ipynb", settings=FAST)
 
 
-def _rows(out):
-    return {row["student"]: row for row in json.loads((out / "grades.json").read_text())}
+def test_answers_are_collected_by_name_and_judged_by_the_grader(small):
+    assert small.results["02.two_neurons"] == "pass"
+    assert small.results["02.byte_address"] == "pass"
+    assert small.results["02.row_major_index"] == "pass"       # code, on hidden cases
+    assert "right on all 6 test cases" in small.feedback["02.row_major_index"]
 
 
-def test_exit_status_and_reports(graded):
-    root, _, out, status = graded
-    assert status == 0
-    assert (out / "grades.csv").read_text().splitlines()[0].startswith("student,notebook,01.")
-    assert set(_rows(out)) == {"alice", "bob", "carol", "dave"}
+def test_a_missing_variable_is_not_attempted_and_a_wrong_type_says_so(small):
+    assert small.results["02.linear_layer_output"] == "not attempted"
+    assert "no variable Y_linear" in small.feedback["02.linear_layer_output"]
+    assert "write it with round brackets" in small.feedback["02.linear_weight_shape"]
+    assert "expected a whole number, got str 'seventy'" in small.feedback["02.b_row_stride"]
 
 
-def test_every_lesson_question_gets_a_verdict(graded):
-    rows = _rows(graded[2])
-    for row in rows.values():
-        assert set(row["results"]) >= set(lesson_questions(1))
+def test_a_code_answer_must_be_defined_in_a_cell(small):
+    assert small.results["02.naive_matmul"] == "fail"
+    assert "expected a function defined in a notebook cell, got ufunc" in \
+        small.feedback["02.naive_matmul"]
 
 
-def test_pass_fail_and_not_attempted(graded):
-    alice = _rows(graded[2])["alice"]["results"]
-    assert alice["01.weights_gib"] == "pass"
-    assert alice["01.fp16_ones_sum"] == "fail"
-    # questions the notebook never checks count as not attempted, not as errors
-    others = set(lesson_questions(1)) - {"01.weights_gib", "01.fp16_ones_sum"}
-    assert all(alice[q] == "not attempted" for q in others)
+def test_errors_and_big_output_are_noted_and_the_notebook_goes_on(small):
+    assert "cell 5 raised KeyError: 'half-way'" in small.notes
+    assert "printed 1 MiB of output (not kept)" in small.notes
 
 
-def test_a_raising_cell_keeps_earlier_and_later_checks(graded):
-    bob = _rows(graded[2])["bob"]
-    assert "ZeroDivisionError" in bob["error"]
-    assert bob["results"]["01.weights_gib"] == "pass"
-    assert bob["results"]["01.fp16_ones_sum"] == "pass"
+@pytest.mark.slow
+@pytest.mark.parametrize("stubborn, note", [
+    ("time.sleep(60)", "cell 2 ran past 3 s and did not stop when interrupted"),
+    ("while True:\n    pass", "cell 2 used more than 3 s of CPU: its kernel was stopped"),
+])
+def test_a_cell_that_ignores_the_interrupt_stops_the_run_with_the_reason(tmp_path, stubborn, note):
+    _write(tmp_path / "01_x.ipynb", "weights_gib = 7e9 * 2 / 2**30",
+           "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n" + stubborn)
+    result = grade_notebook(tmp_path / "01_x.ipynb",
+                            settings=Settings(timeout=3, notebook_timeout=60, seed=1))
+    assert result.notes[0] == note
+    assert result.passed == 0 and "not graded" in result.feedback["01.weights_gib"]
 
 
-def test_a_hanging_notebook_fails_what_it_did_not_reach(graded):
-    carol = _rows(graded[2])["carol"]
-    assert "8 s" in carol["error"]
-    assert carol["results"]["01.weights_gib"] == "pass"
-    assert carol["results"]["01.fp16_ones_sum"] == "fail"
-    assert "not checked" in carol["feedback"]["01.fp16_ones_sum"]
+@pytest.mark.slow
+def test_a_notebook_past_its_total_time_is_stopped(tmp_path):
+    _write(tmp_path / "01_x.ipynb", *["import time\ntime.sleep(2)"] * 5)
+    result = grade_notebook(tmp_path / "01_x.ipynb",
+                            settings=Settings(timeout=10, notebook_timeout=5, seed=1))
+    assert result.notes[0] == "the notebook ran past 5 s and was stopped"
 
 
-def test_invalid_json_fails_every_question_with_the_reason(graded):
-    dave = _rows(graded[2])["dave"]
-    assert "not a valid notebook" in dave["error"]
-    assert dave["passed"] == 0
-    assert all(s == "fail" for s in dave["results"].values())
+def test_extract_writes_values_sources_and_reasons(tmp_path):
+    import linecache
+    source = "def f(x):\n    return x\n"
+    linecache.cache["<cell-7>"] = (len(source), None, source.splitlines(True), "<cell-7>")
+    namespace = {}
+    exec(compile(source, "<cell-7>", "exec"), namespace)
+    namespace.update(g=namespace["f"], v=2.5, builtin=len)
+    requests = [{"id": "a", "answer_name": "v"}, {"id": "b", "answer_name": "nothing"},
+                {"id": "c", "answer_name": "g", "code": True},
+                {"id": "d", "answer_name": "builtin", "code": True}]
+    extract(requests, tmp_path / "answers.json", namespace)
+    got = json.loads((tmp_path / "answers.json").read_text())["answers"]
+    assert got["a"] == {"value": {"t": "float", "v": "2.5"}}
+    assert got["b"] == {"missing": True}
+    assert got["c"] == {"source": source, "name": "f"}       # `g` is not assigned in that cell
+    assert "expected a function defined in a notebook cell" in got["d"]["error"]
 
 
-def test_submissions_are_not_modified(graded):
-    root, digest, _, _ = graded
-    now = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*") if p.is_file()}
-    assert now == digest
+# --- reports ------------------------------------------------------------------------------------
+
+def _grade(student, note=""):
+    g = NotebookGrade(student, f"{student}/01_x.ipynb", "01", {"01.q": "pass"}, {"01.q": "ok"})
+    if note:
+        g.notes.append(note)
+    return g
 
 
-def test_out_inside_submissions_is_refused(tmp_path):
-    _write(tmp_path / "x" / "01_a.ipynb", IMPORT)
-    assert grade.main(tmp_path, out=tmp_path / "grades") == 2
-    assert not (tmp_path / "grades").exists()
+def test_the_table_escapes_control_and_format_characters():
+    text = report.table([_grade("e\x1b[2Jve\r", "boom\r\x1b[1Aall pass\u202e\x07")])
+    assert not any(c in text for c in "\x1b\r\u202e\x07")
+    assert "e\\x1b[2Jve\\r" in text and "boom\\r\\x1b[1Aall pass\\u202e\\x07" in text
+
+
+def test_the_csv_defuses_spreadsheet_formulas():
+    text = report.csv_text([_grade("=HYPERLINK(\"http://x\")", "-2+3")])
+    assert "'=HYPERLINK" in text and ",'-2+3" in text
+
+
+def test_reports_replace_a_planted_link_instead_of_writing_through_it(tmp_path):
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    out = tmp_path / "out"
+    out.mkdir()
+    os.symlink(target, out / "grades.csv")
+    report.write_reports([_grade("alice")], out, {"seed": 1})
+    assert target.read_text() == "keep me"
+    assert not (out / "grades.csv").is_symlink()
+    assert json.loads((out / "grades.json").read_text())["notebooks"][0]["passed"] == 1
+
+
+# --- the grader's own files ---------------------------------------------------------------------
+
+def test_the_package_snapshot_puts_back_changed_planted_and_removed_files(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "a.py").write_text("A = 1\n")
+    (pkg / "sub" / "b.py").write_text("B = 2\n")
+    snap = integrity.PackageSnapshot(pkg)
+    (pkg / "a.py").write_text("A = 'patched'\n")
+    (pkg / "sub" / "b.py").unlink()
+    (pkg / "sub" / "planted.py").write_text("evil = 1\n")
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"poisoned")
+    assert snap.restore() == ["__pycache__/a.cpython-311.pyc", "a.py", "sub/b.py",
+                              "sub/planted.py"]
+    assert (pkg / "a.py").read_text() == "A = 1\n" and (pkg / "sub" / "b.py").exists()
+    assert not (pkg / "sub" / "planted.py").exists()
+    assert snap.restore() == []
+
+
+def test_the_environment_watch_sees_a_modified_library(tmp_path, monkeypatch):
+    lib = tmp_path / "site-packages"
+    lib.mkdir()
+    (lib / "numpy_like.py").write_text("def allclose(a, b): ...\n")
+    monkeypatch.setattr(integrity, "_python_dirs", lambda: {str(lib)})
+    watch = integrity.EnvironmentWatch()
+    assert watch.changed() == []
+    (lib / "numpy_like.py").write_text("def allclose(a, b): return True\n")
+    assert watch.changed() == [str(lib / "numpy_like.py")]
+
+
+def test_without_cgroups_a_detached_process_is_still_killed(monkeypatch):
+    monkeypatch.setattr(confine, "_cgroup_bases", lambda: [])
+    marker = f"gemmlab-test-orphan-{os.getpid()}"
+    code = ("import os, subprocess, sys, time\n"
+            f"child = 'import os, time\\nif os.fork(): os._exit(0)\\nos.setsid()\\ntime.sleep(60)'\n"
+            f"subprocess.Popen([sys.executable, '-c', child, {marker!r}], env={{}})\n"
+            "time.sleep(30)\n")
+    tree = confine.Tree([sys.executable, "-c", code], confine.Limits())
+    assert not tree.cgroups.dirs
+    deadline = time.monotonic() + 10
+    while not processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_with(marker)
+    tree.kill()
+    assert not processes_with(marker)
+
+
+@pytest.mark.parametrize("field", ["cpu_seconds", "memory_bytes", "file_bytes", "processes"])
+def test_limits_must_be_positive_whole_numbers(field):
+    with pytest.raises(ValueError, match=field):
+        confine.Limits(**{field: 0})

@@ -28,6 +28,8 @@ def on_gpu(monkeypatch, tmp_path):
     runner.judge_code = judge_code
     runner.verdict = ("pass", "right at 19x19x19.")
     monkeypatch.setitem(sys.modules, "gemmlab.grading.isolate", runner)
+    # `from ..grading import isolate` takes the package's attribute once the real one is imported
+    monkeypatch.setattr(gl.grading, "isolate", runner, raising=False)
     monkeypatch.setattr(kernel_lab.device, "backend", lambda: "gpu")
     monkeypatch.setattr(gpu, "measure", lambda lab, kernel: dict(ROW, lab=lab.name))
     monkeypatch.setenv("GEMMLAB_LADDER", str(tmp_path / "ladder.json"))
@@ -67,6 +69,7 @@ def test_a_wrong_result_at_full_size_fails(on_gpu, monkeypatch):
 
 def test_without_the_runner_the_check_says_so(on_gpu, monkeypatch):
     monkeypatch.setitem(sys.modules, "gemmlab.grading.isolate", None)
+    monkeypatch.delattr(gl.grading, "isolate", raising=False)
     result = judge("05.lab_tiled", solution("05.lab_tiled"))
     assert result.status == "fail" and "the instrumented checks cannot run" in result.feedback
 

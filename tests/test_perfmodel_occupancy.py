@@ -1,5 +1,6 @@
 """Blocks per SM on Hopper as the CUDA guide defines shared memory for compute capability 9.0:
-228 KiB per SM, at most 227 KiB per block, 1 KiB reserved by the driver for each resident block."""
+228 KiB per SM, at most 227 KiB per block, 1 KiB reserved by the driver for each resident block;
+and no block past what a GPU can launch (1024 threads, 255 registers per thread)."""
 import pytest
 
 from gemmlab import perfmodel as pm
@@ -32,3 +33,18 @@ def test_hopper_shared_memory_facts():
     assert pm.HOPPER.max_shared_per_block == 227 * KIB
     assert pm.HOPPER.reserved_shared_per_block == KIB
 
+
+@pytest.mark.parametrize("regs, threads, message", [
+    (32, 2048, "a block of 2048 threads cannot be launched: a CUDA block has at most 1024"),
+    (32, 1025, "a block of 1025 threads"),
+    (300, 256, "300 registers per thread is not possible: a thread has at most 255"),
+    (256, 128, "256 registers per thread"),
+])
+def test_blocks_no_gpu_can_launch_are_refused(regs, threads, message):
+    with pytest.raises(ValueError, match=message):
+        pm.blocks_per_sm(regs, threads, 0)
+
+
+def test_the_thread_and_register_limits_themselves_are_allowed():
+    assert pm.blocks_per_sm(16, 1024, 0) == (2, "threads")
+    assert pm.blocks_per_sm(255, 128, 0) == (2, "registers")

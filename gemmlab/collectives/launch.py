@@ -176,10 +176,48 @@ def requested_sizes(args):
     return SWEEPS[args.backend] if args.sweep else (args.size or "64MiB").split(",")
 
 
+RANK_BASE_BYTES = 64 << 20    # one MPI rank of the worker: Python, NumPy, mpi4py (measured ~54 MiB)
+RANK_BUFFERS = 6              # its peak beside that, in message sizes (measured 5.0-5.5x, 2 ranks)
+
+
+def available_memory():
+    """Bytes of memory available to new processes (MemAvailable), or None if unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_arguments(args, sizes):
+    """Raise ValueError, with the fix, for counts below 1, unreadable sizes, or an MPI job whose
+    ranks would not fit in memory together (estimated from the largest size)."""
+    for flag, value in (("--np", args.n_ranks), ("--repeats", args.repeats),
+                        ("--iters", args.iters), ("--timeout", args.timeout)):
+        if value < 1:
+            raise ValueError(f"{flag} {value}: expected a whole number of at least 1")
+    largest = max(parse_size(s) for s in sizes)
+    if largest <= 0:
+        raise ValueError(f"--size {format_size(largest)}: expected a positive size, e.g. 64MiB")
+    if args.backend != "mpi":
+        return
+    need, have = args.n_ranks * (RANK_BUFFERS * largest + RANK_BASE_BYTES), available_memory()
+    if have is not None and need > have:
+        raise ValueError(
+            f"{args.n_ranks} ranks of {format_size(largest)} need about {format_size(need)} of "
+            f"memory ({RANK_BUFFERS} x {format_size(largest)} + {format_size(RANK_BASE_BYTES)} "
+            f"each), but {format_size(have)} is available: use fewer ranks (--np) or a smaller "
+            f"--size")
+
+
 def main(args):
     """Run ``gemmlab allreduce`` with parsed arguments; exit status 1 if a result is wrong, 2 if
-    the NCCL backend cannot run here (no CuPy, or fewer GPUs than --np)."""
+    the request cannot run (bad numbers, not enough memory, for NCCL no CuPy or fewer GPUs
+    than --np), with a one-line reason."""
     sizes = requested_sizes(args)
+    check_arguments(args, sizes)
     if args.backend == "nccl":
         algos = args.algo.split(",") if args.algo else NCCL_DEFAULT
         try:

@@ -1,12 +1,21 @@
-"""``gemmlab assign``: generate the student notebooks in ``exercises/`` from ``solutions/``.
+"""``gemmlab assign``: generate the student notebooks in ``exercises/`` from ``solutions/`` (an
+instructor's tool).
 
 In a code cell, the lines between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` are the answer.
 They become ``# YOUR CODE HERE`` plus a placeholder that keeps the rest of the notebook runnable:
 ``name = ...`` for each name the block assigns at its top level, ``return ...`` when the block
 returns, and ``...`` otherwise. ``check()`` reads ``...`` as "not attempted". In a markdown
 cell the block becomes "_Your answer here._". Outputs and execution counts are dropped.
+
+Student work is never lost: ``exercises/.assign-manifest.json`` keeps the hash of every notebook
+assign wrote; a notebook that changed since (a student's answers, a hand edit) is not overwritten
+without ``--force``, and no file assign did not write (or that changed since) is ever deleted.
+Students work on copies in ``work/`` (:func:`copy_exercises`, run by ``make lab``).
 """
 import ast
+import hashlib
+import json
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -15,6 +24,7 @@ import nbformat
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 GENERATED_NOTE = "generated from solutions/ by `gemmlab assign`: edit the solution, not this file"
+MANIFEST = ".assign-manifest.json"      # in exercises/: {notebook: sha256 of what assign wrote}
 
 
 class SolutionMarkerError(ValueError):
@@ -116,31 +126,116 @@ def expected_exercises(solutions_dir):
     return result
 
 
-def main(solutions="solutions", exercises="exercises", check_only=False):
-    """Write (or, with ``check_only``, compare) exercises/; return the process exit status."""
+def _digest(text):
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _read(path):
     try:
-        wanted = expected_exercises(solutions)
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _load_manifest(folder):
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def plan(solutions, exercises):
+    """What ``gemmlab assign`` would do, as lists of notebook names: ``write`` (missing, or still
+    exactly as assign wrote it), ``edited`` (changed since: never overwritten without --force),
+    ``current``, ``remove`` (generated, untouched, and its solution is gone), ``keep`` (no
+    solution, but edited or not written by assign: left alone); plus the texts and manifest."""
+    wanted = expected_exercises(solutions)
+    out = Path(exercises)
+    manifest = _load_manifest(out)
+    steps = {k: [] for k in ("write", "edited", "current", "remove", "keep")}
+    for name, text in wanted.items():
+        now = _read(out / name) if (out / name).is_file() and not (out / name).is_symlink() \
+            else None
+        if not (out / name).exists() and not (out / name).is_symlink():
+            steps["write"].append(name)
+        elif now == text:
+            steps["current"].append(name)
+        elif now is not None and manifest.get(name) == _digest(now):
+            steps["write"].append(name)
+        else:
+            steps["edited"].append(name)
+    present = sorted(p.name for p in out.glob("*.ipynb")) if out.is_dir() else []
+    for name in present:
+        if name not in wanted:
+            now = _read(out / name)
+            untouched = now is not None and manifest.get(name) == _digest(now)
+            steps["remove" if untouched else "keep"].append(name)
+    return steps, wanted, manifest
+
+
+def main(solutions="solutions", exercises="exercises", check_only=False, force=False):
+    """Write (or, with ``check_only``, compare) exercises/; return the process exit status:
+    0 done, 1 something stale or refused, 2 nothing to do it from."""
+    if not sorted(Path(solutions).glob("*.ipynb")):
+        print(f"gemmlab assign: no notebooks in {solutions}/: `gemmlab assign` is the "
+              f"instructors' tool and runs in the course repository (a student copy has no "
+              f"solutions)", file=sys.stderr)
+        return 2
+    try:
+        steps, wanted, manifest = plan(solutions, exercises)
     except SolutionMarkerError as exc:
         print(f"gemmlab assign: {exc}", file=sys.stderr)
         return 2
     out = Path(exercises)
-    present = {p.name for p in out.glob("*.ipynb")} if out.is_dir() else set()
-    stale = sorted(n for n, text in wanted.items()
-                   if not (out / n).is_file() or (out / n).read_text(encoding="utf-8") != text)
-    extra = sorted(present - set(wanted))
+    record = {n: _digest(wanted[n]) for n in steps["current"]}
     if check_only:
-        for name in stale:
-            print(f"stale: {out / name} (run `gemmlab assign`)")
-        for name in extra:
-            print(f"no solution for: {out / name}")
-        if not stale and not extra:
-            print(f"{out}/ is up to date with {solutions}/ ({len(wanted)} notebooks)")
-        return 1 if stale or extra else 0
+        return _report_check(out, solutions, steps, manifest, record)
     out.mkdir(parents=True, exist_ok=True)
-    for name in stale:
-        (out / name).write_text(wanted[name], encoding="utf-8")
-    for name in extra:
+    replace = steps["write"] + (steps["edited"] if force else [])
+    for name in replace:
+        _replace(out / name, wanted[name])
+        record[name] = _digest(wanted[name])
+    for name in steps["remove"]:
         (out / name).unlink()
-    print(f"{out}/: {len(stale)} written, {len(extra)} removed, "
-          f"{len(wanted) - len(stale)} already up to date")
-    return 0
+    refused = [] if force else steps["edited"]
+    for name in refused:
+        record[name] = manifest[name] if name in manifest else None
+        print(f"gemmlab assign: {out / name} changed since gemmlab assign wrote it (a student's "
+              f"answers, or a hand edit): left as it is; `gemmlab assign --force` replaces it",
+              file=sys.stderr)
+    for name in steps["keep"]:
+        record[name] = manifest.get(name)
+        print(f"{out / name}: no solution, and not as gemmlab assign wrote it: left alone")
+    record = {k: v for k, v in sorted(record.items()) if v}
+    if record != manifest:
+        _replace(out / MANIFEST, json.dumps(record, indent=1) + "\n")
+    print(f"{out}/: {len(replace)} written, {len(steps['remove'])} removed, "
+          f"{len(steps['current'])} already up to date"
+          + (f", {len(refused)} refused (changed since assign wrote them)" if refused else ""))
+    return 1 if refused else 0
+
+
+def _report_check(out, solutions, steps, manifest, record):
+    for name in steps["write"] + steps["edited"]:
+        print(f"stale: {out / name} (run `gemmlab assign`)")
+    for name in steps["remove"]:
+        print(f"no solution for: {out / name}")
+    for name in steps["keep"]:
+        print(f"not generated by gemmlab assign (left alone): {out / name}")
+    ours = {k: v for k, v in manifest.items() if k in record}
+    manifest_stale = ours != record
+    if manifest_stale:
+        print(f"{out / MANIFEST} does not match the notebooks (run `gemmlab assign`)")
+    bad = steps["write"] or steps["edited"] or steps["remove"] or manifest_stale
+    if not bad:
+        print(f"{out}/ is up to date with {solutions}/ ({len(record)} notebooks)")
+    return 1 if bad else 0
+
+
+def _replace(path, text):
+    """Write through a new file renamed over ``path`` (a link there is replaced, not followed)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

@@ -2,18 +2,20 @@
 
 The verdict is printed (so an exercise cell shows it) and returned as a :class:`Result`. A check
 never raises for a student's answer: a wrong type, an exception in the student's function and a
-missing answer all become a verdict with a message. When ``GEMMLAB_GRADE_LOG`` names a file (the
-grader sets it), each verdict is also appended to it as one JSON line.
+missing answer all become a verdict with a message. ``check()`` is the student's feedback only:
+grades come from ``gemmlab grade``, which collects the answers and judges them itself.
+
+Two sorts of questions: a *value* question's kind has ``coerce``/``same``/``show`` and the value
+is compared with the reference here; a *code* question's kind also has
+``judge(question, fn, rng=None) -> (status, feedback)``, which runs the student's code on the
+public cases (``rng`` None, what ``check()`` uses) or on hidden cases drawn from ``rng`` (what the
+grader uses), and never raises for the student's code.
 """
-import json
-import os
 from dataclasses import dataclass, field
 
-
 from .bank import get_question
-from .question import AnswerTypeError, Function, evaluate
+from .question import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, evaluate
 
-PASS, FAIL, NOT_ATTEMPTED = "pass", "fail", "not attempted"
 _MARKS = {PASS: "PASS", FAIL: "FAIL", NOT_ATTEMPTED: "NOT ATTEMPTED"}
 
 
@@ -42,13 +44,14 @@ class Result:
             print(self)
 
 
-def _not_attempted(answer):
+def is_missing(answer):
+    """``None`` and ``...`` (the exercise placeholder) mean "not attempted"."""
     return answer is None or answer is Ellipsis
 
 
-def _judge_value(q, answer):
+def _judge_value(q, value):
+    """(status, feedback) for an already coerced value."""
     kind = q.kind
-    value = kind.coerce(answer)
     expected = evaluate(q.answer)
     if kind.same(value, expected):
         return PASS, f"{kind.show(value)} is right. {q.explain}".strip()
@@ -64,58 +67,25 @@ def _judge_value(q, answer):
     return FAIL, f"{kind.show(value)} is not right.{hint}"
 
 
-def _outputs(fn, cases):
-    return [fn(*args) for args in cases]
-
-
-def _judge_function(q, fn):
-    kind = q.kind
-    cases = list(kind.cases())
-    expected = _outputs(q.answer, cases)
-    try:
-        got = _outputs(fn, cases)
-    except Exception as exc:  # the student's code: report, never raise
-        return FAIL, f"your function raised {type(exc).__name__}: {exc}"
-    if all(_not_attempted(g) for g in got):
-        return NOT_ATTEMPTED, "your function returns nothing yet; write its body and run the cell again."
-    compare = kind.compare
-    mismatch = None
-    for i, (g, e) in enumerate(zip(got, expected)):
-        try:
-            ok = compare.same(compare.coerce(g), e)
-        except AnswerTypeError as exc:
-            return FAIL, f"on test case {i + 1} your function returned the wrong kind of value: {exc}"
-        if not ok:
-            mismatch = i
-            break
-    if mismatch is None:
-        return PASS, f"right on all {len(cases)} test cases. {q.explain}".strip()
-    for wrong in q.wrong:
-        wrong_out = _outputs(wrong.value, cases)
-        if all(compare.same(compare.coerce(g), w) for g, w in zip(got, wrong_out)):
-            return FAIL, f"your function behaves like a known mistake: {wrong.feedback}"
-    hint = f" Hint: {q.hint}" if q.hint else ""
-    shown = compare.show(compare.coerce(got[mismatch]))
-    return FAIL, (f"test case {mismatch + 1}: got {shown}, expected "
-                  f"{compare.show(expected[mismatch])}.{hint}")
-
-
-def judge(question_id, answer, rng=None):
-    """The verdict for one answer, without printing or logging; ``rng`` draws a code question's
-    hidden cases (None: its public ones)."""
-    q = get_question(question_id)
-    if _not_attempted(answer):
+def judge_question(q, answer, rng=None):
+    """The verdict on ``answer`` for the Question ``q``; ``rng`` draws a code question's hidden
+    cases (None: its public ones). Value questions ignore ``rng``."""
+    if is_missing(answer):
         return Result(q.id, NOT_ATTEMPTED, f"no answer yet. {q.prompt}")
     try:
-        if q.is_code:       # a kind that runs the code itself: judge(question, fn, rng)
-            status, feedback = q.kind.judge(q, q.kind.coerce(answer), rng)
-        elif isinstance(q.kind, Function):
-            status, feedback = _judge_function(q, q.kind.coerce(answer))
+        value = q.kind.coerce(answer)
+        if q.is_code:
+            status, feedback = q.kind.judge(q, value, rng)
         else:
-            status, feedback = _judge_value(q, answer)
+            status, feedback = _judge_value(q, value)
     except AnswerTypeError as exc:
         status, feedback = FAIL, f"{exc}."
     return Result(q.id, status, feedback)
+
+
+def judge(question_id, answer, rng=None):
+    """The verdict for one answer, without printing (see :func:`judge_question`)."""
+    return judge_question(get_question(question_id), answer, rng)
 
 
 def check(question_id, answer):
@@ -123,12 +93,7 @@ def check(question_id, answer):
     result = judge(question_id, answer)
     print(result)
     result._printed = True
-    log = os.environ.get("GEMMLAB_GRADE_LOG")
-    if log:
-        with open(log, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"question": result.question, "status": result.status,
-                                "feedback": result.feedback}) + "\n")
     return result
 
 
-__all__ = ["check", "judge", "Result", "PASS", "FAIL", "NOT_ATTEMPTED"]
+__all__ = ["check", "judge", "judge_question", "Result", "PASS", "FAIL", "NOT_ATTEMPTED"]

@@ -8,9 +8,12 @@ message a student understands, and how to compare a well-typed answer with the r
 """
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, ClassVar, Optional, Sequence
 
 import numpy as np
+
+
+PASS, FAIL, NOT_ATTEMPTED = "pass", "fail", "not attempted"     # a verdict's status
 
 
 class AnswerTypeError(Exception):
@@ -176,16 +179,58 @@ class Array:
 
 @dataclass(frozen=True)
 class Function:
-    """A function the student writes; it is called on the question's test cases and its outputs
-    compared with the reference implementation's, with ``compare`` (a Number or Array kind)."""
+    """A function the student writes; it is called on test cases and its outputs compared with the
+    reference implementation's, with ``compare`` (a Number or Array kind).
+
+    ``cases()`` gives the public cases, the ones the notebook's ``check()`` uses; ``hidden(rng)``
+    draws other cases (other shapes, values, rank counts) from a NumPy Generator: the grader's.
+    """
     cases: Callable[[], Sequence[tuple]]
     compare: Any = field(default_factory=Array)
+    hidden: Callable[[np.random.Generator], Sequence[tuple]] = None
+    proxy_judge: ClassVar[bool] = True  # judge() only calls fn on data: the grader may pass a
+                                        # proxy to the student's process (see grading.isolate)
 
     def coerce(self, answer):
         if not callable(answer):
             raise AnswerTypeError(f"expected a function (pass its name, without calling it), "
                                   f"got {_describe(answer)}")
         return answer
+
+    def judge(self, question, fn, rng=None):
+        """(status, feedback) for the student's function ``fn``: the public cases when ``rng``
+        is None, else hidden cases drawn from it. Never raises for the student's code."""
+        cases = list(self.cases() if rng is None else self.hidden(rng))
+        try:
+            got = [fn(*args) for args in cases]
+        except Exception as exc:  # the student's code: report, never raise
+            return FAIL, f"your function raised {type(exc).__name__}: {exc}"
+        if all(g is None or g is Ellipsis for g in got):
+            return NOT_ATTEMPTED, ("your function returns nothing yet; write its body and run "
+                                     "the cell again.")
+        expected = [question.answer(*args) for args in cases]
+        compare = self.compare
+        for i, (g, e) in enumerate(zip(got, expected)):
+            try:
+                value = compare.coerce(g)
+            except AnswerTypeError as exc:
+                return FAIL, f"on test case {i + 1} your function returned the wrong kind of value: {exc}"
+            if compare.same(value, e):
+                continue
+            for wrong in question.wrong:
+                if _all_same(compare, got, [wrong.value(*args) for args in cases]):
+                    return FAIL, f"your function behaves like a known mistake: {wrong.feedback}"
+            hint = f" Hint: {question.hint}" if question.hint else ""
+            return FAIL, (f"test case {i + 1}: got {compare.show(value)}, expected "
+                            f"{compare.show(e)}.{hint}")
+        return PASS, f"right on all {len(cases)} test cases. {question.explain}".strip()
+
+
+def _all_same(compare, got, expected):
+    try:
+        return all(compare.same(compare.coerce(g), e) for g, e in zip(got, expected))
+    except AnswerTypeError:
+        return False
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,9 @@ def names():
 
 def get(name):
     """The rung called ``name``; a ValueError lists the valid names (and the closest one)."""
+    if not isinstance(name, str):
+        raise TypeError(f"kernel must be the name of a rung, e.g. 'tiled', got "
+                        f"{type(name).__name__} {name!r}; the kernels are {', '.join(names())}")
     if name not in _BY_NAME:
         close = difflib.get_close_matches(str(name), _BY_NAME, n=1)
         also = f" Did you mean {close[0]!r}?" if close else ""

@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from .. import device
+from .. import device, simcost
 from .ladder import get
 
 NAMES = ("A", "B", "C")
@@ -105,6 +105,7 @@ def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
     if C is None and beta != 0:
         raise ValueError(f"beta={float(beta)} scales C_in, but no C was given: pass C, or beta=0")
     M, N, K = _check_shapes(A, B, C)
+    simcost.warn_if_slow(rung.name, M, N, K)
 
     on_device = any(x is not None and not isinstance(x, np.ndarray) for x in (A, B, C))
     cuda = device.cuda()

@@ -50,6 +50,8 @@ def as_array(value, what):
 class CodeLab:
     """Base of a lab kind: subclasses give the cases and ``check_case(fn, case)``."""
     function = "your function"          # how the feedback names the student's function
+    proxy_judge = True                  # fn is only run through where_it_lives: the grader may
+                                        # judge here and keep the code in a process of its own
 
     def coerce(self, answer):
         if not callable(answer):

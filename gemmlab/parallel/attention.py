@@ -57,6 +57,8 @@ def head_attention(Q, K, V, n_heads, n_kv_heads, causal=False):
     Q: S x (n_heads d_h), K and V: S x (n_kv_heads d_h); query head i reads K/V head
     ``i // (n_heads // n_kv_heads)``. Returns the heads' outputs side by side, S x (n_heads d_h).
     """
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal must be True or False, got {type(causal).__name__} {causal!r}")
     S, d_head = Q.shape[0], Q.shape[1] // n_heads
     q = Q.reshape(S, n_heads, d_head).transpose(1, 0, 2)
     group = n_heads // n_kv_heads

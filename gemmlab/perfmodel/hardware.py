@@ -132,6 +132,7 @@ def table(dtypes=DTYPES):
 # ------------------------------------------------------------------ one thread block, one SM
 
 MAX_THREADS_PER_BLOCK = 1024           # every compute capability since 2.0
+MAX_REGISTERS_PER_THREAD = 255         # every compute capability since 3.5
 MAX_STATIC_SHARED_BYTES = 48 * 1024    # per block; numba-cuda allocates shared arrays statically
 
 

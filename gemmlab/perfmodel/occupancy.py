@@ -6,7 +6,7 @@ its blocks an SM runs at once, hence how many warps the scheduler can switch bet
 latency. Lessons 08 and 11 use this to explain when double buffering pays: with few resident
 warps, nothing else hides a warp's wait, so the kernel must overlap within the warp.
 """
-from .hardware import HOPPER
+from .hardware import HOPPER, MAX_REGISTERS_PER_THREAD, MAX_THREADS_PER_BLOCK
 
 
 def blocks_per_sm(regs_per_thread, threads, smem_bytes, sm=HOPPER):
@@ -16,6 +16,13 @@ def blocks_per_sm(regs_per_thread, threads, smem_bytes, sm=HOPPER):
     if min(regs_per_thread, threads) < 1 or smem_bytes < 0:
         raise ValueError(f"need registers >= 1, threads >= 1, shared bytes >= 0; got "
                          f"{regs_per_thread}, {threads}, {smem_bytes}")
+    if threads > MAX_THREADS_PER_BLOCK:
+        raise ValueError(f"a block of {threads} threads cannot be launched: a CUDA block has at "
+                         f"most {MAX_THREADS_PER_BLOCK} threads")
+    if regs_per_thread > MAX_REGISTERS_PER_THREAD:
+        raise ValueError(f"{regs_per_thread} registers per thread is not possible: a thread has "
+                         f"at most {MAX_REGISTERS_PER_THREAD} (the compiler spills the rest to "
+                         f"local memory)")
     if smem_bytes > sm.max_shared_per_block:
         raise ValueError(f"a block of {smem_bytes} bytes of shared memory cannot launch: "
                          f"{sm.name} allows at most {sm.max_shared_per_block} per block")

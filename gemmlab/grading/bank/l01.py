@@ -124,6 +124,7 @@ QUESTIONS = [
     ),
     Question(
         id="01.inference_budget_misses",
+        answer_name="missing",
         prompt="'The weights take about 13.04 GiB, less than 16 GiB, so inference will run.' Which "
                "conditions does this reasoning leave out? Give the letters of all that apply:\n"
                + options_text(INFERENCE_OPTIONS),
@@ -149,6 +150,7 @@ QUESTIONS = [
     ),
     Question(
         id="01.training_state_gib",
+        answer_name="training_gib",
         prompt="Mixed-precision training with Adam keeps, per parameter: FP16 weights (2 B), FP16 "
                "gradients (2 B), an FP32 master copy of the weights (4 B) and Adam's two FP32 "
                "moments (4 B each). How many GiB is this state for 7e9 parameters, before any "
@@ -174,6 +176,7 @@ QUESTIONS = [
     ),
     Question(
         id="01.fp16_rne",
+        answer_name="stored",
         prompt="Round 2048, 2049, 2050 and 2051 to FP16 (round to nearest, ties to even). Give the "
                "four stored values as a list.",
         answer=lambda: P.round_to([2048, 2049, 2050, 2051], "fp16"),
@@ -195,6 +198,7 @@ QUESTIONS = [
     ),
     Question(
         id="01.assoc_orders",
+        answer_name="two_orders",
         prompt="With a = 2^24, b = 1, c = -2^24 in FP32 (each addition rounded to nearest even), "
                "give [fl(fl(a + b) + c), fl(a + fl(b + c))].",
         answer=_assoc_orders,
@@ -213,6 +217,7 @@ QUESTIONS = [
     ),
     Question(
         id="01.fp16_ones_sum",
+        answer_name="fp16_sum",
         prompt="The result of adding 4096 ones one at a time into an FP16 accumulator that starts "
                "at 0 (rounding to FP16 after every addition).",
         answer=_fp16_sequential_ones,
@@ -231,6 +236,7 @@ QUESTIONS = [
     ),
     Question(
         id="01.fp16_ones_pairwise",
+        answer_name="pairwise_sum",
         prompt="The same 4096 ones summed pairwise in FP16: add neighbours in pairs, then the pairs "
                "in pairs, and so on, rounding to FP16 after every addition.",
         answer=lambda: int(P.accumulate(np.ones(4096), "fp16", order="pairwise")),
@@ -246,6 +252,7 @@ QUESTIONS = [
     ),
     Question(
         id="01.bf16_ones_sum",
+        answer_name="bf16_sum",
         prompt="4096 ones added one at a time into a BF16 accumulator that starts at 0 (rounding to "
                "BF16 after every addition).",
         answer=lambda: int(P.accumulate(np.ones(4096), "bf16")),
@@ -262,6 +269,7 @@ QUESTIONS = [
     ),
     Question(
         id="01.fp16_input_fp32_acc",
+        answer_name="acc_value",
         prompt="The input 4097 is stored in FP16, then added to an FP32 accumulator that starts at "
                "0. What does the accumulator hold (exact)?",
         answer=lambda: P.accumulate([P.round_to(4097, "fp16")], "fp32"),
@@ -281,6 +289,7 @@ QUESTIONS = [
     ),
     Question(
         id="01.product_overflow",
+        answer_name="two_paths",
         prompt="a = b = 300, both stored in FP16. Give [s1, s2] where s1 is the FP32 accumulator "
                "after adding the product a*b rounded to FP16, and s2 after adding the exact "
                "product (kept in FP32).",
@@ -301,6 +310,7 @@ QUESTIONS = [
     ),
     Question(
         id="01.mixed_precision_contract",
+        answer_name="contract",
         prompt="After these experiments, what must a description like 'FP16 multiply, FP32 "
                "accumulate' state to be precise? Pick one:\n"
                + options_text(CONTRACT_OPTIONS),

@@ -29,6 +29,11 @@ def _index_cases():
     return cases
 
 
+def _index_hidden(rng):
+    shapes = [tuple(int(v) for v in rng.integers(1, 40, size=2)) for _ in range(6)]
+    return [(int(rng.integers(rows)), int(rng.integers(cols)), rows, cols) for rows, cols in shapes]
+
+
 def _byte_address():
     i, k = A_ELEMENT
     return A_BASE + _row_major_index(i, k, *A_SHAPE) * ITEMSIZE
@@ -83,9 +88,16 @@ def _matmul_cases():
             for m, k, n in ((2, 3, 2), (3, 1, 4), (1, 5, 3), (4, 3, 1))]
 
 
+def _matmul_hidden(rng):
+    shapes = [(int(rng.integers(1, 7)), int(rng.integers(1, 7)), int(rng.integers(2, 7)))
+              for _ in range(4)]
+    return [(rng.standard_normal((m, k)), rng.standard_normal((k, n))) for m, k, n in shapes]
+
+
 QUESTIONS = [
     Question(
         id="02.two_neurons",
+        answer_name="Y",
         prompt="Y for inputs X = [[1,2,3],[4,5,6]] (one input per row) and two neurons whose "
                "weights are the columns of W = [[7,8],[9,10],[11,12]], as a 2 x 2 array.",
         answer=lambda: X @ W,
@@ -103,6 +115,7 @@ QUESTIONS = [
     ),
     Question(
         id="02.linear_weight_shape",
+        answer_name="weight_shape",
         prompt=f"The shape of nn.Linear(in_features={LINEAR_IN}, out_features={LINEAR_OUT}).weight.",
         answer=lambda: (LINEAR_OUT, LINEAR_IN),
         kind=Shape(),
@@ -116,6 +129,7 @@ QUESTIONS = [
     ),
     Question(
         id="02.linear_layer_output",
+        answer_name="Y_linear",
         prompt="With weight = [[7,9,11],[8,10,12]] stored out x in as nn.Linear does, compute "
                "Y = X @ weight.T for X = [[1,2,3],[4,5,6]].",
         answer=lambda: X @ WEIGHT.T,
@@ -132,7 +146,7 @@ QUESTIONS = [
         prompt="Write row_major_index(r, c, rows, cols): the element index of [r, c] in a "
                "contiguous row-major rows x cols array (counting from 0).",
         answer=_row_major_index,
-        kind=Function(cases=_index_cases),
+        kind=Function(cases=_index_cases, hidden=_index_hidden),
         wrong=[
             Wrong(lambda r, c, rows, cols: r * rows + c,
                   "the row stride is the length of a row, which is the number of COLUMNS. Moving "
@@ -162,6 +176,7 @@ QUESTIONS = [
     ),
     Question(
         id="02.byte_address",
+        answer_name="address",
         prompt=f"A float32 array A of shape {A_SHAPE} (row-major, contiguous) starts at byte "
                f"address {A_BASE}. The byte address of A[{A_ELEMENT[0]}, {A_ELEMENT[1]}].",
         answer=_byte_address,
@@ -200,7 +215,7 @@ QUESTIONS = [
         prompt="Write naive_matmul(A, B) that returns C = AB with three explicit loops (i, j, k), "
                "one accumulator per output starting at 0; no @, np.dot or np.matmul.",
         answer=_naive_matmul,
-        kind=Function(cases=_matmul_cases),
+        kind=Function(cases=_matmul_cases, hidden=_matmul_hidden),
         wrong=[
             Wrong(_accumulator_not_reset,
                   "the accumulator is reset once per row instead of once per output, so each "

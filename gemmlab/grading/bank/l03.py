@@ -60,9 +60,14 @@ def _amdahl_cases():
     return [(0.2, 8.0), (0.05, 100.0), (0.5, 2.0), (0.0, 16.0), (1.0, 4.0), (0.3, 1.0)]
 
 
+def _amdahl_hidden(rng):
+    return [(float(rng.uniform(0, 1)), float(rng.uniform(1, 512))) for _ in range(6)] + [(1.0, 3.0)]
+
+
 QUESTIONS = [
     Question(
         id="03.round1_time",
+        answer_name="t_round_1",
         prompt=f"Round 1: the four workers hold {ROUND_1} of the {ITEMS} numbers, rate 1 each, "
                f"c = 2 per report. T = max W_i/r_i + 4c + 3, in time units (exact).",
         answer=lambda: group_sum_time(ROUND_1, 1, comm=2),
@@ -79,6 +84,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.round2_time",
+        answer_name="t_round_2",
         prompt="Round 2: chunks of 4 numbers go to whoever is idle first, rates all 1, c = 2. "
                "The total time in units (exact).",
         answer=lambda: group_sum_time(round_2_shares(), 1, comm=2),
@@ -92,6 +98,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.round2_time_c6",
+        answer_name="t_round_2_c6",
         prompt="The same even split when each report costs c = 6. The total time in units (exact).",
         answer=lambda: group_sum_time(round_2_shares(), 1, comm=6),
         kind=Number(unit="time units"),
@@ -103,6 +110,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.split_beats_baseline_c6",
+        answer_name="split_wins",
         prompt=f"With c = 6, does the even split beat one worker summing all {ITEMS} numbers "
                f"alone ({ITEMS} units)? True or False.",
         answer=lambda: group_sum_time(round_2_shares(), 1, comm=6) < group_sum_time([ITEMS]),
@@ -115,6 +123,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.gap_is_all_communication",
+        answer_name="gap_is_communication",
         prompt="Is the time between the last worker finishing and the total being known all "
                "communication time? True or False.",
         answer=False,
@@ -127,6 +136,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.rounds_4_processors",
+        answer_name="rounds_4",
         prompt="Summing 16 numbers with the balanced tree, level by level, on 4 processors: "
                "how many rounds (one addition per processor per round)?",
         answer=lambda: reduction_schedule(16, 4)["rounds"],
@@ -142,6 +152,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.rounds_8_processors",
+        answer_name="rounds_8",
         prompt="The same 16-number sum on 8 processors: how many rounds?",
         answer=lambda: reduction_schedule(16, 8)["rounds"],
         kind=Exact(int, unit="rounds"),
@@ -152,6 +163,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.rounds_16_processors",
+        answer_name="rounds_16",
         prompt="On 16 processors: how many rounds?",
         answer=lambda: reduction_schedule(16, 16)["rounds"],
         kind=Exact(int, unit="rounds"),
@@ -162,6 +174,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.shared_output_race",
+        answer_name="race_answer",
         prompt="Threads split the k loop of one C[i,j] and each does C[i,j] += acc directly, "
                "without a reduction. What happens? 'a': C[i,j] gets the full sum; 'b': updates "
                "can be lost (a data race); 'c': it does not compile.",
@@ -177,6 +190,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.many_small_messages_ms",
+        answer_name="many_ms",
         prompt="1 MB sent as 1000 messages of 1 KB, one after another, L = 10 us, "
                "beta = 20 GB/s (decimal units). Total time in ms (4 significant figures).",
         answer=lambda: message_time(MB, LATENCY, BETA, messages=1000) * 1e3,
@@ -191,6 +205,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.one_message_us",
+        answer_name="one_us",
         prompt="The same 1 MB as a single message. Time in microseconds (exact).",
         answer=lambda: message_time(MB, LATENCY, BETA) * 1e6,
         kind=Number(unit="us"),
@@ -218,6 +233,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.speedup_10_workers",
+        answer_name="speedup_10",
         prompt="A task goes from 100 ms to 50 ms using 10 equal workers. The speedup (exact).",
         answer=lambda: speedup(100, 50),
         kind=Number(unit="x"),
@@ -225,6 +241,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.efficiency_10_workers",
+        answer_name="efficiency_10",
         prompt="The parallel efficiency of that run, as a fraction from 0 to 1 (exact).",
         answer=lambda: efficiency(100, 50, 10),
         kind=Number(),
@@ -239,6 +256,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.gemm_8x_total_ms",
+        answer_name="total_8x",
         prompt="Prepare 10 ms, GEMM 80 ms, post-process 10 ms, in sequence. The GEMM becomes 8x "
                "faster. The new total in ms (exact).",
         answer=lambda: PREPARE + GEMM / 8 + POST,
@@ -250,6 +268,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.gemm_8x_speedup",
+        answer_name="speedup_8x",
         prompt="The overall speedup of that change (3 significant figures).",
         answer=lambda: amdahl(UNACCELERATED, 8),
         kind=Number(sig=3, unit="x"),
@@ -261,6 +280,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.amdahl_limit",
+        answer_name="limit",
         prompt="If the GEMM took no time at all, the overall speedup (exact).",
         answer=lambda: amdahl(UNACCELERATED, math.inf),
         kind=Number(unit="x"),
@@ -273,6 +293,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.gemm_16x_overhead_ms",
+        answer_name="total_16x",
         prompt="Instead of 8x, the GEMM is made 16x faster, but this adds 5 ms of overhead. "
                "The new total in ms (exact).",
         answer=lambda: TOTAL / amdahl(UNACCELERATED, 16, overhead=5 / TOTAL),
@@ -284,6 +305,7 @@ QUESTIONS = [
     ),
     Question(
         id="03.gemm_16x_worth_it",
+        answer_name="worth_it",
         prompt="Is the 16x version with 5 ms overhead better than the 8x version? True or False.",
         answer=lambda: TOTAL / amdahl(UNACCELERATED, 16, 5 / TOTAL) < PREPARE + GEMM / 8 + POST,
         kind=Exact(bool),
@@ -294,10 +316,11 @@ QUESTIONS = [
     ),
     Question(
         id="03.amdahl_function",
+        answer_name="amdahl_speedup",
         prompt="Write amdahl_speedup(s, p): the overall speedup when a fraction s of the time is "
                "not accelerated and the rest runs p times faster.",
         answer=lambda s, p: 1 / (s + (1 - s) / p),
-        kind=Function(cases=_amdahl_cases, compare=Number(rtol=1e-9)),
+        kind=Function(cases=_amdahl_cases, compare=Number(rtol=1e-9), hidden=_amdahl_hidden),
         wrong=[
             Wrong(lambda s, p: 1 / ((1 - s) + s / p),
                   "s is the fraction NOT sped up; it is (1 - s) that gets divided by p."),

@@ -137,6 +137,10 @@ def _roofline_cases():
     return [tuple(float(v) for v in rng.uniform(1, 1e3, size=4)) for _ in range(6)]
 
 
+def _roofline_hidden(rng):
+    return [tuple(float(v) for v in 10.0 ** rng.uniform(-3, 6, size=4)) for _ in range(8)]
+
+
 QUESTIONS = [
     Question(
         id="04.rate_tflops",
@@ -164,6 +168,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.vector_add_time_ms",
+        answer_name="vector_add_ms",
         prompt="Lower bound on the time of that vector add with 1e8 elements on the H200 "
                "(67 TFLOP/s FP32, 4.8 TB/s), in ms (exact).",
         answer=lambda: roofline_time(*_vec(), P, B) * 1e3,
@@ -192,6 +197,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.double_peak_time_ms",
+        answer_name="double_peak_ms",
         prompt="Same vector add: only the compute peak is doubled. The new lower bound in ms (exact).",
         answer=lambda: roofline_time(*_vec(), 2 * P, B) * 1e3,
         kind=Number(unit="ms"),
@@ -203,6 +209,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.double_bandwidth_time_ms",
+        answer_name="double_bandwidth_ms",
         prompt="Only the HBM bandwidth is doubled instead. The new lower bound in ms (exact).",
         answer=lambda: roofline_time(*_vec(), P, 2 * B) * 1e3,
         kind=Number(unit="ms"),
@@ -225,6 +232,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.gemm_storage_mib",
+        answer_name="storage_mib",
         prompt="Memory A, B and C occupy for that GEMM in FP32, in MiB (exact).",
         answer=lambda: gemm_storage_bytes(N_GEMM, N_GEMM, N_GEMM) / 2**20,
         kind=Number(unit="MiB"),
@@ -236,6 +244,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.no_reuse_traffic_gb",
+        answer_name="no_reuse_gb",
         prompt="Traffic of that GEMM under the no-reuse model (each output reads a full row of A "
                "and column of B; C written once), in GB (10^9 B), to 3 significant figures.",
         answer=lambda: _gemm_traffic("no_reuse") / 1e9,
@@ -249,6 +258,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.gemm_ideal_time_us",
+        answer_name="gemm_ideal_us",
         prompt="Lower bound on the time of that GEMM on the H200 under the ideal traffic model, "
                "in microseconds (2 significant figures).",
         answer=lambda: _gemm_time("ideal") * 1e6,
@@ -261,6 +271,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.gemm_no_reuse_time_ms",
+        answer_name="gemm_no_reuse_ms",
         prompt="The same lower bound under the no-reuse model, in ms (3 significant figures).",
         answer=lambda: _gemm_time("no_reuse") * 1e3,
         kind=Number(sig=3, unit="ms"),
@@ -271,6 +282,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.gemm_ideal_intensity",
+        answer_name="gemm_intensity",
         prompt="Arithmetic intensity of that GEMM under the ideal model, in FLOP/B "
                "(4 significant figures).",
         answer=lambda: intensity(gemm_flops(N_GEMM, N_GEMM, N_GEMM), _gemm_traffic("ideal")),
@@ -284,6 +296,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.ridge_point",
+        answer_name="ridge",
         prompt="The FP32 ridge point of the H200 (67 TFLOP/s, 4.8 TB/s), in FLOP/B "
                "(2 significant figures).",
         answer=lambda: ridge_point(P, B),
@@ -300,6 +313,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.measured_fraction_of_roof",
+        answer_name="fraction_of_roof",
         prompt="The 1e8-element vector add is measured at 0.625 ms. Its effective bandwidth as a "
                "fraction of the 4.8 TB/s roof, from 0 to 1 (exact).",
         answer=lambda: effective_bandwidth(_vec()[1], MEASURED_VEC_MS * 1e-3) / B,
@@ -313,6 +327,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.reported_bandwidth_tbs",
+        answer_name="reported_tbs",
         prompt="A report claims the same 1.2 GB vector add ran in 0.125 ms on the H200. The "
                "bandwidth this implies, in TB/s (exact).",
         answer=lambda: effective_bandwidth(_vec()[1], REPORTED_VEC_MS * 1e-3) / 1e12,
@@ -325,6 +340,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.report_is_consistent",
+        answer_name="report_consistent",
         prompt="Is that report consistent with its own assumptions (1.2 GB of HBM traffic, "
                "4.8 TB/s)? True or False.",
         answer=lambda: effective_bandwidth(_vec()[1], REPORTED_VEC_MS * 1e-3) <= B,
@@ -337,6 +353,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.lru_two_lines_bytes",
+        answer_name="lru_2",
         prompt="Trace 0, 4, 8, 0, 4, 8 (1-byte reads), 4-byte lines, LRU cache of 2 lines: bytes "
                "brought in.",
         answer=lambda: simulate(LRU_TRACE, LRU_LINE, 2).bytes_moved,
@@ -350,6 +367,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.lru_three_lines_bytes",
+        answer_name="lru_3",
         prompt="The same trace with 3 lines: bytes brought in.",
         answer=lambda: simulate(LRU_TRACE, LRU_LINE, 3).bytes_moved,
         kind=Exact(int, unit="B"),
@@ -360,6 +378,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.reorder_changes_k_order",
+        answer_name="k_order_changes",
         prompt="Swapping the j and k loops (i-k-j instead of i-j-k): does the order in which the k "
                "products are added into each C[i,j] change? True or False.",
         answer=False,
@@ -385,6 +404,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.tile_output",
+        answer_name="block",
         prompt="With A = np.arange(1, 33).reshape(4, 8) and B = np.arange(1, 33).reshape(8, 4), "
                "the finished 2x2 block C[0:2, 0:2].",
         answer=lambda: (TILE_A @ TILE_B)[:2, :2],
@@ -396,6 +416,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.largest_tile_in_budget",
+        answer_name="largest_tile",
         prompt="Workspace 3 T^2 x 4 B, budget 64 KiB: the largest of T = 32, 64, 128 that fits.",
         answer=_largest_fitting_tile,
         kind=Exact(int),
@@ -406,6 +427,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.smallest_tile_over_ridge",
+        answer_name="smallest_tile",
         prompt="For N = 1024 FP32 and the tiled traffic model, the smallest of T = 32, 64, 128 "
                "whose intensity exceeds the H200's 13.96 FLOP/B ridge.",
         answer=_smallest_tile_over_ridge,
@@ -418,6 +440,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.fused_traffic_gb",
+        answer_name="fused_gb",
         prompt="u = x + y, then z = u * w, N = 1e8, FP32: HBM traffic of the FUSED kernel in GB "
                "(exact).",
         answer=lambda: fusion_traffic(N_VEC)["fused_bytes"] / 1e9,
@@ -431,6 +454,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.fusion_speedup_bound",
+        answer_name="fusion_bound",
         prompt="The ideal speedup of fusing, if both versions are bandwidth-bound (exact).",
         answer=lambda: fusion_traffic(N_VEC)["unfused_bytes"] / fusion_traffic(N_VEC)["fused_bytes"],
         kind=Number(unit="x"),
@@ -450,6 +474,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.linear_intensity_m128",
+        answer_name="linear_i",
         prompt="Intensity of a linear layer X[M,K] W[K,N] with K = N = 4096, M = 128, FP32, each "
                "matrix crossing HBM once, in FLOP/B (2 significant figures).",
         answer=lambda: linear_intensity(128, LINEAR_K, LINEAR_N),
@@ -460,6 +485,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.smallest_m_over_ridge",
+        answer_name="smallest_m",
         prompt="With K = N = 4096 FP32, the smallest M whose intensity exceeds the H200's FP32 "
                "ridge point.",
         answer=_smallest_m_over_ridge,
@@ -470,6 +496,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.attention_scores_gib",
+        answer_name="scores_gib",
         prompt="One full FP16 attention score tensor for 32 heads and T = 8192 tokens, in GiB (exact).",
         answer=lambda: attention_scores_bytes(HEADS, SEQ, 2) / GIB,
         kind=Number(unit="GiB"),
@@ -481,6 +508,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.pipeline_single_ms",
+        answer_name="single_ms",
         prompt="4 batches, load 2 ms and compute 5 ms each, ONE input buffer: total ms (exact).",
         answer=lambda: pipeline_time(BATCHES, LOAD_MS, COMPUTE_MS, buffers=1),
         kind=Number(unit="ms"),
@@ -491,6 +519,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.pipeline_double_ms",
+        answer_name="double_ms",
         prompt="The same with TWO input buffers: total ms (exact).",
         answer=lambda: pipeline_time(BATCHES, LOAD_MS, COMPUTE_MS, buffers=2),
         kind=Number(unit="ms"),
@@ -503,6 +532,7 @@ QUESTIONS = [
     ),
     Question(
         id="04.pipeline_dependent",
+        answer_name="dependent_answer",
         prompt="If each batch's input is computed from the previous batch's output, can its "
                "load still overlap the previous compute? 'a': yes, as before; 'b': no, the load "
                "must wait for that output; 'c': only with three buffers.",
@@ -516,10 +546,11 @@ QUESTIONS = [
     ),
     Question(
         id="04.roofline_function",
+        answer_name="roofline_bound",
         prompt="Write roofline_bound(F, Q, P, B): the lower bound on time, in seconds, for F "
                "FLOPs and Q bytes on a machine with peak P FLOP/s and bandwidth B B/s.",
         answer=lambda F, Q, P_, B_: max(F / P_, Q / B_),
-        kind=Function(cases=_roofline_cases, compare=Number(rtol=1e-9)),
+        kind=Function(cases=_roofline_cases, compare=Number(rtol=1e-9), hidden=_roofline_hidden),
         wrong=[
             Wrong(lambda F, Q, P_, B_: min(F / P_, Q / B_),
                   "the faster resource does not set the time; the slower one does: max."),

@@ -29,6 +29,15 @@ def _row_partials_cases():
             (rng.standard_normal((2, 6)), rng.standard_normal((6, 6)), 1)]
 
 
+def _row_partials_hidden(rng):
+    cases = []
+    for _ in range(3):
+        p = int(rng.integers(2, 6))
+        m, k, n = int(rng.integers(1, 7)), p * int(rng.integers(1, 4)), p * int(rng.integers(1, 3))
+        cases.append((rng.standard_normal((m, k)), rng.standard_normal((k, n)), p))
+    return cases
+
+
 QUESTIONS = [
     Question(
         id="06.column_Wr_shape",
@@ -168,7 +177,7 @@ QUESTIONS = [
         prompt="Write row_partials(X, W, p) returning the list of the p row-parallel partial sums "
                "P_r = X_r W_r (r = 0 .. p-1).",
         answer=row_parallel,
-        kind=Function(_row_partials_cases),
+        kind=Function(_row_partials_cases, hidden=_row_partials_hidden),
         wrong=[
             Wrong(column_parallel, "your function keeps the whole X and cuts W's columns: that is "
                                    "column parallel. Cut W's rows and X's columns, both along K."),

@@ -47,6 +47,11 @@ def _rs_cases():
     return [(r, s, n) for n in (2, 3, 4, 7) for s in range(n - 1) for r in range(n)]
 
 
+def _rs_hidden(rng):
+    return [(r, s, n) for n in (int(v) for v in rng.integers(5, 17, size=2))
+            for s in range(n - 1) for r in range(n)]
+
+
 SEND_ONLY = ("the course counts what one rank sends; it receives just as much, and adding the two "
              "doubles the figure. State which one you report.")
 
@@ -267,7 +272,7 @@ QUESTIONS = [
                "reduce-scatter step `step` (0-based) of an n-rank ring, such that at the end rank "
                "r holds chunk r summed over all ranks.",
         answer=rs_send_chunk,
-        kind=Function(cases=_rs_cases, compare=Number(rtol=0)),
+        kind=Function(cases=_rs_cases, compare=Number(rtol=0), hidden=_rs_hidden),
         wrong=[
             Wrong(lambda rank, step, n: (rank - step) % n,
                   "this is a valid ring, but rank r ends up owning chunk r+1, not chunk r: shift "

@@ -54,6 +54,16 @@ def _rank_partial_cases():
     return cases
 
 
+def _rank_partial_hidden(rng):
+    cases = []
+    for _ in range(3):
+        p = int(rng.choice([2, 4, 8]))
+        m, d = int(rng.integers(1, 7)), p * int(rng.integers(1, 3))
+        cases.append((rng.standard_normal((m, d)), rng.standard_normal((d, 4 * d)) / d,
+                      rng.standard_normal((4 * d, d)) / d, p, int(rng.integers(p))))
+    return cases
+
+
 def _no_gelu(X, W_up, W_down, p, r):
     return X @ split_columns(W_up, p)[r] @ split_rows(W_down, p)[r]
 
@@ -218,7 +228,7 @@ QUESTIONS = [
         prompt="Write rank_partial(X, W_up, W_down, p, r): rank r's partial sum "
                "GELU(X W_up,r) W_down,r in Megatron's FFN.",
         answer=rank_partial,
-        kind=Function(_rank_partial_cases),
+        kind=Function(_rank_partial_cases, hidden=_rank_partial_hidden),
         wrong=[
             Wrong(_no_gelu, "GELU is missing: it runs on each rank's shard before the down "
                             "projection."),

@@ -26,6 +26,10 @@ def _slot_cases():
     return [(4, 4), (8, 8), (4, 8), (2, 16), (1, 1), (3, 5)]
 
 
+def _slot_hidden(rng):
+    return [tuple(int(v) for v in rng.integers(1, 33, size=2)) for _ in range(6)]
+
+
 QUESTIONS = [
     Question(
         id="10.baseline_reads",
@@ -76,10 +80,11 @@ QUESTIONS = [
     ),
     Question(
         id="10.slots_m_n",
+        answer_name="slots",
         prompt="Write slots(m, n): the scalar register slots of a thread owning an m x n "
                "micro-tile that keeps one m-vector of A and one n-vector of B per step.",
         answer=slots,
-        kind=Function(cases=_slot_cases, compare=Number(rtol=0)),
+        kind=Function(cases=_slot_cases, compare=Number(rtol=0), hidden=_slot_hidden),
         wrong=[
             Wrong(lambda m, n: m * n, "only the accumulators: the current a and b vectors need "
                                       "m + n slots too."),

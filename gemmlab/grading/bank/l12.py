@@ -58,7 +58,15 @@ def _mma_cases():
     return cases
 
 
-
+def _mma_hidden(rng):
+    cases = []
+    for _ in range(3):
+        m, k, n = (int(rng.choice([8, 16, 32])) for _ in range(3))
+        scale = float(rng.uniform(0.25, 4))
+        cases.append(((scale * rng.standard_normal((m, k))).astype(np.float16),
+                      (scale * rng.standard_normal((k, n))).astype(np.float16),
+                      rng.standard_normal((m, n)).astype(np.float32)))
+    return cases
 
 
 MMA_SHAPES = {
@@ -212,7 +220,7 @@ QUESTIONS = [
                "with a, b FP16 arrays and c a float32 array. Products exact, accumulation in "
                "FP32 (return float32).",
         answer=_mma_step,
-        kind=Function(cases=_mma_cases, compare=Array(rtol=1e-4, atol=1e-4)),
+        kind=Function(cases=_mma_cases, compare=Array(rtol=1e-4, atol=1e-4), hidden=_mma_hidden),
         wrong=[
             Wrong(lambda a, b, c: (a @ b).astype(np.float32) + c,
                   "a @ b on FP16 arrays rounds the result to FP16 before it reaches the FP32 "

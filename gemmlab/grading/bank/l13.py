@@ -36,6 +36,14 @@ def _coords_cases():
             (13, 3, 1, 5, 2)]
 
 
+def _coords_hidden(rng):
+    cases = []
+    for _ in range(6):
+        tp, cp, dp, pp = (int(v) for v in rng.integers(2, 6, size=4))
+        cases.append((int(rng.integers(tp * cp * dp * pp)), tp, cp, dp, pp))
+    return cases
+
+
 AXIS_OPTIONS = ("contexts", "layers", "tokens", "features")
 AXIS_PROMPT = "'contexts' (samples or microbatches), 'layers', 'tokens' (of one sequence) or " \
               "'features'"
@@ -167,7 +175,7 @@ QUESTIONS = [
                "of rank on a grid of those degrees, in Megatron's order (tp fastest, then cp, dp, "
                "pp).",
         answer=coords_of,
-        kind=Function(_coords_cases, compare=Array(rtol=0, atol=0)),
+        kind=Function(_coords_cases, compare=Array(rtol=0, atol=0), hidden=_coords_hidden),
         wrong=[
             Wrong(_coords_in("pp-dp-cp-tp"), "your function lets pp vary fastest; in Megatron's "
                                              "order tp is the lowest digit."),

@@ -46,6 +46,17 @@ def _attention_cases():
     return cases
 
 
+def _attention_hidden(rng):
+    cases = []
+    for _ in range(3):
+        p = int(rng.choice([2, 3, 4]))
+        h, d_h, S = p * int(rng.integers(1, 4)), int(rng.integers(1, 4)), int(rng.integers(1, 7))
+        d = h * d_h
+        Wq, Wk, Wv, Wo = (rng.standard_normal((d, d)) / np.sqrt(d) for _ in range(4))
+        cases.append((rng.standard_normal((S, d)), Wq, Wk, Wv, Wo, h, p, int(rng.integers(p))))
+    return cases
+
+
 def _whole_layer(X, Wq, Wk, Wv, Wo, n_heads, p, r):
     return attention_reference(X, Wq, Wk, Wv, Wo, n_heads)
 
@@ -179,7 +190,7 @@ QUESTIONS = [
         prompt="Write rank_partial_attention(X, Wq, Wk, Wv, Wo, n_heads, p, r): rank r's partial "
                "output O_r W_O,r for standard MHA (no mask, no bias).",
         answer=rank_partial_attention,
-        kind=Function(_attention_cases),
+        kind=Function(_attention_cases, hidden=_attention_hidden),
         wrong=[
             Wrong(_whole_layer, "that is the whole layer's output. Rank r uses only its own "
                                 "heads' columns of Wq, Wk, Wv and their rows of Wo."),

@@ -1,0 +1,82 @@
+"""What students get: their own copies of the exercises, and a student copy of the course.
+
+``gemmlab work`` (run by ``make lab``) copies each ``exercises/NN_*.ipynb`` into ``work/`` unless
+``work/`` already has a file of that name: a student's answers there are never overwritten, and a
+new course version only adds the notebooks that are new. ``work/`` is ignored by git.
+
+``gemmlab assign --release DIR`` writes a student copy of the course into a new folder DIR: the
+lessons, the exercises, the package, the README, the Makefile and the dependency lists; no
+``solutions/``, no ``tests/`` (they grade the solutions), no CI. The package keeps its question
+bank, reference answers included: ``check()`` needs them to give feedback, so a student who reads
+the package's source can find them. The grader does not depend on hiding them (it collects the
+answers and runs code on hidden cases itself), and a graded notebook's kernel gets no references.
+"""
+import shutil
+import sys
+from pathlib import Path
+
+from .assign import BEGIN, MANIFEST, main as assign_main
+
+RELEASE = ("README.md", "Makefile", "pyproject.toml", "environment.yml", ".gitignore",
+           "notebooks", "exercises", "gemmlab", "docs", "benchmarks")
+JUNK = ("__pycache__", ".ipynb_checkpoints", "*.pyc", "*.egg-info", ".DS_Store", MANIFEST)
+
+
+def copy_exercises(exercises="exercises", work="work"):
+    """Copy the exercise notebooks ``work/`` lacks; return (names copied, names already there)."""
+    exercises, work = Path(exercises), Path(work)
+    work.mkdir(exist_ok=True)
+    copied, kept = [], []
+    for source in sorted(exercises.glob("[0-9][0-9]_*.ipynb")):
+        target = work / source.name
+        if target.exists() or target.is_symlink():
+            kept.append(source.name)
+            continue
+        with open(target, "xb") as f:               # "x": never over a file that appeared since
+            f.write(source.read_bytes())
+        copied.append(source.name)
+    return copied, kept
+
+
+def work_main(exercises="exercises", work="work"):
+    copied, kept = copy_exercises(exercises, work)
+    print(f"{work}/: your exercise notebooks ({len(copied)} new copied from {exercises}/, "
+          f"{len(kept)} already yours, left as they are)")
+    return 0
+
+
+def release(dest, root="."):
+    """Write the student copy of the course at ``root`` into the new folder ``dest``."""
+    root, dest = Path(root).resolve(), Path(dest).resolve()
+    if dest == root or root in dest.parents and dest.relative_to(root).parts[0] in RELEASE:
+        raise ValueError(f"{dest} lies inside the course folder's {RELEASE}: choose another place")
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise FileExistsError(f"{dest} exists and is not an empty folder: a release never "
+                              f"writes over anything")
+    if assign_main(root / "solutions", root / "exercises", check_only=True) != 0:
+        raise ValueError("exercises/ is not what solutions/ generates: run `gemmlab assign` first")
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in RELEASE:
+        source = root / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name, ignore=shutil.ignore_patterns(*JUNK),
+                            symlinks=True)
+        elif source.is_file():
+            shutil.copy2(source, dest / name)
+    leaked = [str(p.relative_to(dest)) for p in dest.rglob("*.ipynb")
+              if BEGIN in p.read_text(encoding="utf-8", errors="replace")]
+    if leaked:
+        raise RuntimeError(f"solution blocks found in the release: {', '.join(leaked)}")
+    return dest
+
+
+def release_main(dest, root="."):
+    try:
+        where = release(dest, root)
+    except (ValueError, FileExistsError, RuntimeError) as exc:
+        print(f"gemmlab assign --release: {exc}", file=sys.stderr)
+        return 2
+    print(f"{where}: a student copy of the course ({', '.join(RELEASE)}); without solutions/ "
+          f"and tests/. The package's question bank still holds the reference answers that "
+          f"check() compares with: see the README, 'What students can see'.")
+    return 0

@@ -1,0 +1,189 @@
+"""Run one submitted notebook and collect its answers; the grader starts this inside the
+submission's confinement (:mod:`gemmlab.grading.confine`, maybe the sandbox), so that everything
+here is on the student's side: ``python -m gemmlab.grading.runner WORKDIR``.
+
+``WORKDIR/request.json`` names the notebook, the seconds allowed per cell and the answers to
+collect. The notebook's code cells run one by one in a fresh IPython kernel (this Python, this
+copy of gemmlab). Their output is counted, never kept; an error is noted (its name and first
+line, from the execute reply). A cell past its time (wall clock, and CPU through the kernel's RLIMIT_CPU) is interrupted
+and the next one runs. Then, if the kernel is alive, :func:`gemmlab.grading.answers.extract`
+runs in it and writes ``WORKDIR/answers.json``. What happened goes to ``WORKDIR/run.json``.
+"""
+import json
+import os
+import resource
+import signal
+import sys
+import time
+from pathlib import Path
+from queue import Empty
+
+import gemmlab
+
+NOTED_ERRORS = 20
+EXTRACT_TIMEOUT = 120
+
+
+def _kernel_manager(workdir):
+    from jupyter_client import KernelManager
+    from jupyter_client.kernelspec import KernelSpecManager
+    spec_dir = Path(workdir) / ".kernels" / "gemmlab-grade"
+    spec_dir.mkdir(parents=True)
+    root = str(Path(gemmlab.__file__).resolve().parent.parent)
+    from gemmlab.grading.isolate import python_argv
+    argv = python_argv(root, "ipykernel_launcher", "-f", "{connection_file}")
+    (spec_dir / "kernel.json").write_text(json.dumps(
+        {"argv": argv, "display_name": "gemmlab grade", "language": "python"}))
+    specs = KernelSpecManager(kernel_dirs=[str(spec_dir.parent)], ensure_native_kernel=False)
+    # Unix sockets in the work folder, not TCP ports on localhost that any local user can reach.
+    return KernelManager(kernel_name="gemmlab-grade", kernel_spec_manager=specs, transport="ipc",
+                         ip=str(Path(workdir) / "kernel"))
+
+
+def _cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Run:
+    def __init__(self, km, kc):
+        self.km, self.kc = km, kc
+        self.output_bytes = 0
+        self.errors = []
+
+    def _limit_cpu(self, seconds):
+        """Let the kernel use ``seconds`` more CPU from now (RLIMIT_CPU, SIGXCPU past it)."""
+        try:
+            pid = self.km.provisioner.process.pid
+            _soft, hard = resource.prlimit(pid, resource.RLIMIT_CPU)
+            soft = int(_cpu_seconds(pid) + seconds) + 1
+            resource.prlimit(pid, resource.RLIMIT_CPU,
+                             (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+        except (OSError, AttributeError, ValueError):
+            pass
+
+    def execute(self, index, source, timeout):
+        """Run one cell; '' if the next cell may run, else why the run stops."""
+        self._limit_cpu(timeout)
+        msg_id = self.kc.execute(source, store_history=True, allow_stdin=False,
+                                 stop_on_error=False)
+        deadline, interrupted = time.monotonic() + timeout, False
+        while True:
+            try:
+                reply = self.kc.get_shell_msg(timeout=max(0.01, min(1.0, deadline - time.monotonic())))
+                if reply["parent_header"].get("msg_id") == msg_id:
+                    break
+            except Empty:
+                pass
+            self._drain(msg_id, wait=0)
+            if not self.km.is_alive():
+                return self._death(index, timeout)
+            if time.monotonic() > deadline:
+                if interrupted:
+                    return f"cell {index} ran past {timeout:g} s and did not stop when interrupted"
+                self._note(index, "Timeout", f"ran past {timeout:g} s: interrupted")
+                self.km.interrupt_kernel()
+                deadline, interrupted = time.monotonic() + min(10, timeout), True
+        content = reply["content"]
+        if content.get("status") == "error" and not interrupted:
+            self._note(index, content.get("ename"), content.get("evalue"))
+        self._drain(msg_id, wait=2)
+        return ""
+
+    def _death(self, index, timeout):
+        process = getattr(self.km.provisioner, "process", None)
+        code = process.poll() if process is not None else None
+        if code == -signal.SIGXCPU:
+            return f"cell {index} used more than {timeout:g} s of CPU: its kernel was stopped"
+        return f"the kernel died during cell {index}"
+
+    def _note(self, index, ename, evalue):
+        if len(self.errors) < NOTED_ERRORS:
+            self.errors.append({"cell": index, "ename": str(ename)[:80],
+                                "evalue": str(evalue)[:300]})
+
+    def _drain(self, msg_id, wait):
+        """Count the output messages waiting (for up to ``wait`` s, until the cell's idle)."""
+        end = time.monotonic() + wait
+        while True:
+            try:
+                msg = self.kc.get_iopub_msg(timeout=max(0.0, end - time.monotonic()))
+            except Empty:
+                return
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                self.output_bytes += len(content.get("text", ""))
+            elif kind in ("display_data", "execute_result", "update_display_data"):
+                self.output_bytes += sum(len(str(v)) for v in content.get("data", {}).values())
+            elif kind == "status" and content.get("execution_state") == "idle" \
+                    and msg["parent_header"].get("msg_id") == msg_id:
+                return
+
+
+def code_cells(data):
+    """The sources of a notebook's code cells (nbformat 4 JSON); ValueError if it is not one.
+    (Read directly: importing nbformat costs seconds, and its validation adds nothing here.)"""
+    nb = json.loads(data.decode("utf-8"))
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list) \
+            or not isinstance(nb.get("nbformat"), int) or nb["nbformat"] < 4:
+        raise ValueError("expected the JSON of a Jupyter notebook, format 4")
+    sources = []
+    for cell in nb["cells"]:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            if isinstance(source, list) and all(isinstance(line, str) for line in source):
+                source = "".join(source)
+            if not isinstance(source, str):
+                raise ValueError("a code cell whose source is not text")
+            sources.append(source)
+    return sources
+
+
+def run(workdir):
+    workdir = Path(workdir)
+    request = json.loads((workdir / "request.json").read_text())
+    report = {"cells": 0, "errors": [], "stopped": "", "output_bytes": 0, "extracted": False}
+    try:
+        cells = code_cells((workdir / request["notebook"]).read_bytes())
+    except (ValueError, RecursionError) as exc:
+        report["stopped"] = f"not a valid notebook ({str(exc)[:150]})"
+        return report
+    km = _kernel_manager(workdir)
+    km.start_kernel(cwd=str(workdir))
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=120)
+        state = Run(km, kc)
+        for index, source in enumerate(cells, 1):
+            if source.strip():
+                report["stopped"] = state.execute(index, source, request["timeout"])
+                report["cells"] = index
+                if report["stopped"]:
+                    break
+        if not report["stopped"]:
+            code = ("import gemmlab.grading.answers as _gemmlab_answers\n"
+                    f"_gemmlab_answers.extract({request['requests']!r}, "
+                    f"{str(workdir / 'answers.json')!r}, get_ipython().user_ns)")
+            why = state.execute("(answers)", code, EXTRACT_TIMEOUT)
+            report["extracted"] = not why and (workdir / "answers.json").exists()
+            if why:
+                report["stopped"] = f"the answers could not be collected: {why}"
+        report["errors"], report["output_bytes"] = state.errors, state.output_bytes
+    except RuntimeError as exc:      # the kernel did not start
+        report["stopped"] = f"the kernel did not start ({str(exc)[:150]})"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    return report
+
+
+def main():
+    workdir = Path(sys.argv[1])
+    report = run(workdir)
+    (workdir / "run.json").write_text(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

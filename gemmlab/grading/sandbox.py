@@ -1,0 +1,85 @@
+"""``gemmlab grade --sandbox``: run untrusted processes inside bubblewrap (``bwrap``).
+
+Inside, a process sees a read-only file system made of the system directories, this Python and
+its packages, and the withheld copy of gemmlab; its own work directory is the one writable place.
+It has no network (a new, empty network namespace), no view of other processes (a new PID
+namespace: it cannot signal the grader or read its command line), no capabilities, and dies with
+the grader. The repository (``solutions/``, the bank's source), the submissions folder and the
+output folder are not mounted; where one of them lies inside a mounted directory (a package
+installed into site-packages), an empty tmpfs is mounted over it.
+"""
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+                "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/alternatives",
+                "/etc/fonts")
+OPTIONS = ("--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL")
+
+
+@functools.lru_cache(maxsize=1)
+def bwrap():
+    """Path of a bubblewrap that works here (a trial run succeeds), else None."""
+    path = shutil.which("bwrap")
+    if path is None:
+        return None
+    try:
+        trial = subprocess.run([path, *OPTIONS, "--ro-bind", "/", "/", "true"],
+                               capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return path if trial.returncode == 0 else None
+
+
+def _python_dirs():
+    """Directories this Python and its packages live in (resolved)."""
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+            os.path.dirname(os.path.realpath(sys.executable))}
+    return {os.path.realpath(d) for d in dirs if os.path.isdir(d)}
+
+
+def _package_sources():
+    """The installed gemmlab and, for an editable install, its repository (always hidden)."""
+    package = Path(__file__).resolve().parent.parent
+    checkout = package.parent
+    return [package] + ([checkout] if (checkout / "pyproject.toml").exists() else [])
+
+
+def _inside(path, folder):
+    path, folder = Path(path), Path(folder)
+    return path == folder or folder in path.parents
+
+
+def command(argv, workdir, readable=(), hidden=()):
+    """``argv`` wrapped in bwrap: ``workdir`` writable, ``readable`` and the Python read-only,
+    ``hidden`` folders (and the installed gemmlab, and its repository) not mounted, or masked when
+    a mounted folder contains them. Raises RuntimeError when
+    bubblewrap is not available."""
+    path = bwrap()
+    if path is None:
+        raise RuntimeError("--sandbox needs bubblewrap (bwrap): install it, e.g. "
+                           "`apt-get install bubblewrap`")
+    hidden = [os.path.realpath(h) for h in [*hidden, *_package_sources()]]
+    mounts = sorted(_python_dirs())
+    entries = [os.path.realpath(p) for p in sys.path if p and os.path.exists(p)]
+    mounts += [p for p in entries if not any(_inside(h, p) or _inside(p, h) for h in hidden)
+               and not any(_inside(p, m) for m in mounts)]
+    args = [path, *OPTIONS]
+    for d in SYSTEM_DIRS:
+        args += ["--ro-bind-try", d, d]
+    for f in SYSTEM_FILES:
+        args += ["--ro-bind-try", f, f]
+    for m in mounts + [os.path.realpath(r) for r in readable]:
+        args += ["--ro-bind", m, m]
+    for h in hidden:
+        if any(_inside(h, m) for m in mounts) and os.path.isdir(h):
+            args += ["--tmpfs", h]
+    workdir = os.path.realpath(workdir)
+    args += ["--dev", "/dev", "--proc", "/proc", "--bind", workdir, workdir, "--chdir", workdir,
+             "--"]
+    return args + list(argv)

@@ -1,0 +1,256 @@
+"""`gemmlab grade` on the hostile submissions of tests/hostile (see its README): every attack fails
+to change any grade but its own, the honest students get full marks, the run finishes, the
+submissions and the package are unchanged afterwards, and no process is left.
+
+The whole folder is graded once with --sandbox where bubblewrap works (CI installs it), and the
+attacks that reach outside their notebook are graded again without it, where the grader's own
+restoring and cleaning are what stops them."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gemmlab.grading import sandbox
+from gemmlab.grading.bank import lesson_questions
+from test_grading_isolate import processes_with
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE = ROOT / "tests" / "hostile"
+L01, L02 = "01_numbers_and_precision.ipynb", "02_gemm_from_neurons.ipynb"
+ESCAPED_NAME = "attack_terminal\x1b[31m_escapes\r"
+REACHING = ["attack_proc_snooper", "attack_checker_patcher", "attack_detached",
+            "attack_solutions_reader", "attack_kill_parent"]
+MARKER = "gemmlab-hostile-detached"
+N01, N02 = len(lesson_questions(1)), len(lesson_questions(2))
+
+
+def _hashes(folder):
+    """sha256 of every regular file under ``folder`` (links and FIFOs by what they are)."""
+    found = {}
+    for path in sorted(Path(folder).rglob("*")):
+        if "__pycache__" in path.parts:
+            continue
+        rel = str(path.relative_to(folder))
+        if path.is_symlink():
+            found[rel] = "link -> " + os.readlink(path)
+        elif path.is_fifo():
+            found[rel] = "fifo"
+        elif path.is_file():
+            found[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def _make_submissions(folder, students):
+    for student in students:
+        shutil.copytree(HOSTILE / student, folder / student)
+    if "attack_terminal_escapes" in students:
+        (folder / "attack_terminal_escapes").rename(folder / ESCAPED_NAME)
+    for student, source in (("honest01", ROOT / "solutions" / L01),
+                            ("honest02", ROOT / "solutions" / L02),
+                            ("blank", ROOT / "exercises" / L01)):
+        (folder / student).mkdir()
+        shutil.copyfile(source, folder / student / source.name)
+
+
+def _make_special_entries(folder):
+    (folder / "dir_student" / "01_x.ipynb").mkdir(parents=True)
+    (folder / "fifo_student").mkdir()
+    os.mkfifo(folder / "fifo_student" / "01_x.ipynb")
+    (folder / "link_student").mkdir()
+    os.symlink(ROOT / "solutions" / L01, folder / "link_student" / "01_x.ipynb")
+    (folder / "malformed").mkdir()
+    (folder / "malformed" / "01_x.ipynb").write_text("{ not json")
+
+
+@dataclass
+class Run:
+    sandboxed: bool
+    status: int
+    stdout: str
+    stderr: str
+    rows: dict
+    info: dict
+    before: dict            # submissions' hashes before grading
+    after: dict
+    package_before: dict
+    package_after: dict
+    reports_at_exit: dict
+    reports_later: dict
+    seconds: float
+
+
+def _grade(tmp, students, sandboxed, special=False):
+    subs = tmp / "submissions"
+    subs.mkdir()
+    _make_submissions(subs, students)
+    if special:
+        _make_special_entries(subs)
+    (tmp / "tmp").mkdir()
+    before, package_before = _hashes(subs), _hashes(ROOT / "gemmlab") | _hashes(ROOT / "solutions")
+    command = [sys.executable, "-m", "gemmlab.cli", "grade", "submissions", "--out", "grades",
+               "--timeout", "10", "--notebook-timeout", "120", "--seed", "7"]
+    env = dict(os.environ, TMPDIR=str(tmp / "tmp"), GEMMLAB_BACKEND="sim")
+    start = time.monotonic()
+    done = subprocess.run(command + (["--sandbox"] if sandboxed else []), cwd=tmp, env=env,
+                          capture_output=True, text=True, timeout=1200)
+    seconds = time.monotonic() - start
+    at_exit = _hashes(tmp / "grades")
+    time.sleep(2)                       # a surviving detached process would strike now
+    report = json.loads((tmp / "grades" / "grades.json").read_text())
+    rows = {r["student"]: r for r in report["notebooks"]}
+    return Run(sandboxed, done.returncode, done.stdout, done.stderr, rows, report, before,
+               _hashes(subs), package_before,
+               _hashes(ROOT / "gemmlab") | _hashes(ROOT / "solutions"), at_exit,
+               _hashes(tmp / "grades"), seconds)
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory):
+    students = sorted(p.name for p in HOSTILE.iterdir() if p.is_dir())
+    return _grade(tmp_path_factory.mktemp("full"), students, sandbox.bwrap() is not None,
+                  special=True)
+
+
+@pytest.fixture(scope="module")
+def unsandboxed(full, tmp_path_factory):
+    if not full.sandboxed:
+        return full
+    return _grade(tmp_path_factory.mktemp("reaching"), REACHING, False)
+
+
+@pytest.fixture(params=["full", "unsandboxed"])
+def run(request):
+    return request.getfixturevalue(request.param)
+
+
+def _passed(row):
+    return row["passed"], row["total"]
+
+
+def test_the_run_finishes_and_writes_its_reports(run):
+    assert run.status == 0, run.stderr[-3000:]
+    assert run.info["seed"] == 7 and run.info["sandbox"] == run.sandboxed
+    print(f"graded {len(run.rows)} submissions in {run.seconds:.0f} s "
+          f"({'sandbox' if run.sandboxed else 'no sandbox'})")
+
+
+def test_honest_and_blank_students_are_untouched_by_the_attacks(run):
+    assert _passed(run.rows["honest01"]) == (N01, N01), run.rows["honest01"]["feedback"]
+    assert not run.rows["honest01"]["notes"]
+    assert _passed(run.rows["blank"]) == (0, N01)
+    assert set(run.rows["blank"]["results"].values()) == {"not attempted"}
+    assert _passed(run.rows["honest02"]) == (N02, N02), run.rows["honest02"]["feedback"]
+
+
+def test_submissions_and_package_are_unchanged_afterwards(run):
+    assert {k: v for k, v in run.after.items() if k in run.before} == run.before
+    assert run.package_after == run.package_before
+    planted = set(run.after) - set(run.before)
+    assert planted <= {"planted.txt"}
+    if planted:
+        assert any("planted.txt" in w for w in run.info["warnings"])
+
+
+def test_no_process_is_left_and_the_reports_stay_as_written(run):
+    assert not processes_with(MARKER)
+    assert not processes_with("gemmlab-grade-")
+    assert run.reports_later == run.reports_at_exit
+
+
+def test_a_notebook_cannot_forge_verdicts_by_logging_or_printing(full):
+    row = full.rows["attack_log_forger"]
+    assert row["results"]["01.weights_gib"] == "fail"
+    assert _passed(row) == (0, N01)
+
+
+def test_the_package_in_a_notebook_has_no_references(full):
+    assert _passed(full.rows["attack_reference_reader"]) == (0, N01)
+    assert set(full.rows["attack_reference_reader"]["results"].values()) == {"not attempted"}
+
+
+def test_code_runs_without_the_references_and_its_processes_die(full):
+    row = full.rows["attack_code_cheater"]
+    assert row["results"]["02.naive_matmul"] == "fail"
+    assert "reference answers are not available" in row["feedback"]["02.naive_matmul"]
+    assert row["results"]["02.row_major_index"] == "pass"
+
+
+def test_reading_the_repository_works_only_without_the_sandbox(full, unsandboxed):
+    if full.sandboxed:
+        assert _passed(full.rows["attack_solutions_reader"]) == (0, N01)
+    # the documented limit: without the sandbox a notebook can read solutions/ from disk
+    assert _passed(unsandboxed.rows["attack_solutions_reader"]) == (N01, N01)
+
+
+def test_rewriting_another_submission_changes_nothing_and_is_reported(unsandboxed):
+    row = unsandboxed.rows["attack_proc_snooper"]
+    assert any("modified submissions (honest01/01_numbers_and_precision.ipynb); restored" in n
+               for n in row["notes"]), row["notes"]
+    assert any("output folder" in w and "planted.txt" in w for w in unsandboxed.info["warnings"])
+
+
+def test_patching_the_installed_checker_changes_nothing_and_is_reported(unsandboxed):
+    notes = " ".join(unsandboxed.rows["attack_checker_patcher"]["notes"])
+    assert "modified the grader's package (grading/checker.py, grading/planted_module.py)" in notes
+    assert _passed(unsandboxed.rows["attack_checker_patcher"]) == (0, N01)
+
+
+def test_killing_the_parent_or_the_kernel_fails_only_that_notebook(run):
+    row = run.rows["attack_kill_parent"]
+    assert "kill its parent process" in row["notes"][0] and _passed(row) == (0, N01)
+    assert all(f.startswith("not graded") for f in row["feedback"].values())
+    if "attack_kernel_dies" in run.rows:
+        row = run.rows["attack_kernel_dies"]
+        assert "the kernel died during cell 2" in row["notes"][0] and _passed(row) == (0, N01)
+
+
+def test_a_hanging_read_is_interrupted_and_the_notebook_goes_on(full):
+    row = full.rows["attack_hanging_read"]
+    assert any("ran past 10 s: interrupted" in n for n in row["notes"]), row["notes"]
+    assert row["results"]["01.weights_gib"] == "pass"
+
+
+def test_huge_output_and_memory_are_capped_and_the_notebook_goes_on(full):
+    row = full.rows["attack_huge_output"]
+    assert any("printed 100 MiB of output (not kept)" in n for n in row["notes"]), row["notes"]
+    assert row["results"]["01.weights_gib"] == "pass"
+    row = full.rows["attack_memory_hog"]
+    assert any("MemoryError" in n for n in row["notes"]) and _passed(row) == (1, N01)
+
+
+def test_the_questions_come_from_the_bank_not_from_the_notebook(full):
+    assert _passed(full.rows["attack_deleted_checks"]) == (1, N01)
+
+
+def test_objects_equal_to_everything_are_not_numbers(full):
+    row = full.rows["attack_equal_to_everything"]
+    assert _passed(row) == (0, N01)
+    assert "expected a number (in GiB), got Everything 0.0" in row["feedback"]["01.weights_gib"]
+
+
+def test_the_terminal_table_shows_control_characters_escaped(full):
+    table = full.stdout
+    assert not any(c in table for c in "\x1b\r\u202e")
+    assert "\\x1b[31m_escapes\\r" in table and "\\x1b[2K" in table
+    row = full.rows[ESCAPED_NAME]
+    assert row["results"]["01.weights_gib"] == "fail"
+
+
+@pytest.mark.parametrize("student, reason", [
+    ("dir_student", "a folder, not a notebook file"),
+    ("fifo_student", "not a regular file (a FIFO, socket or device)"),
+    ("link_student", "a symbolic link, not followed"),
+    ("malformed", "not a valid notebook"),
+])
+def test_entries_that_are_not_notebooks_fail_with_the_reason(full, student, reason):
+    row = full.rows[student]
+    assert reason in row["notes"][0] and _passed(row) == (0, N01)

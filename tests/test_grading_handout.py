@@ -1,0 +1,162 @@
+"""What students get: `gemmlab work` copies the exercises into work/ and never over a student's
+file; `make lab` does it, and keeps its token off the command line (other users see that in
+`ps`) while printing the URL; `gemmlab assign --release` writes a course without solutions."""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from gemmlab.grading import assign, handout
+from gemmlab.grading.bank import get_question, lesson_questions
+from gemmlab.grading.isolate import clean_env, python_argv
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _status(port, token):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}",
+                                    timeout=5) as reply:
+            return reply.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except (urllib.error.URLError, ConnectionError):
+        return None
+
+
+def _session(sid):
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[3]) == sid:
+                    yield int(pid)
+        except (OSError, IndexError, ValueError):
+            pass
+
+
+@pytest.fixture
+def course(tmp_path):
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    for folder in ("notebooks", "exercises"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "01_numbers_and_precision.ipynb").write_text("my answers")
+    return tmp_path
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_lab_keeps_the_token_off_the_command_line_and_the_students_work(course):
+    port, venv = _free_port(), Path(sys.prefix)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    lab = subprocess.Popen(["make", "-s", "--no-print-directory", "lab", f"PORT={port}",
+                            f"VENV={venv}", "-o", str(venv / ".installed-stamp")],
+                           cwd=course, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        printed, token = "", None
+        deadline = time.monotonic() + 120
+        while token is None and time.monotonic() < deadline:
+            printed += lab.stdout.readline()
+            found = re.search(r"Open: http://localhost:\d+/lab/tree/\S+\?token=([0-9a-f]{32})",
+                              printed)
+            token = found and found.group(1)
+        assert token, printed
+        while _status(port, token) != 200 and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert _status(port, token) == 200
+        assert _status(port, "0" * 32) == 403
+        processes = list(_session(lab.pid))
+        command_lines = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in processes]
+        assert any(b"jupyter" in c for c in command_lines)
+        assert not any(token.encode() in c for c in command_lines)
+        assert (course / "work" / "01_numbers_and_precision.ipynb").read_text() == "my answers"
+        assert len(list((course / "work").glob("[0-9][0-9]_*.ipynb"))) == \
+            len(list((course / "exercises").glob("[0-9][0-9]_*.ipynb")))
+    finally:
+        os.killpg(lab.pid, signal.SIGTERM)
+        try:
+            lab.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(lab.pid, signal.SIGKILL)
+            lab.wait()
+
+
+def test_work_copies_new_exercises_and_never_overwrites_a_students(tmp_path):
+    ex, work = tmp_path / "exercises", tmp_path / "work"
+    ex.mkdir()
+    (ex / "01_x.ipynb").write_text("v1 of 01")
+    assert handout.copy_exercises(ex, work) == (["01_x.ipynb"], [])
+    (work / "01_x.ipynb").write_text("my answers")
+    (work / "my_notes.ipynb").write_text("notes")
+    (ex / "01_x.ipynb").write_text("v2 of 01")                # a new course version
+    (ex / "02_y.ipynb").write_text("v1 of 02")
+    assert handout.copy_exercises(ex, work) == (["02_y.ipynb"], ["01_x.ipynb"])
+    assert (work / "01_x.ipynb").read_text() == "my answers"
+    assert (work / "my_notes.ipynb").read_text() == "notes"
+
+
+def test_work_is_ignored_by_git_and_never_run_by_make_test():
+    assert "/work/" in (ROOT / ".gitignore").read_text().split()
+    testpaths = re.search(r"testpaths = \[(.*?)\]", (ROOT / "pyproject.toml").read_text()).group(1)
+    assert "work" not in testpaths
+    recipe = (ROOT / "Makefile").read_text().split("\ntest:", 1)[1].split("\n\n", 1)[0]
+    assert "assign" not in recipe and "work" not in recipe
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    dest = tmp_path_factory.mktemp("release") / "course"
+    assert handout.release_main(dest, root=ROOT) == 0
+    return dest
+
+
+def test_a_release_has_the_course_but_no_solutions(released):
+    present = {p.name for p in released.iterdir()}
+    assert {"README.md", "Makefile", "pyproject.toml", "environment.yml", "notebooks",
+            "exercises", "gemmlab"} <= present
+    assert not {"solutions", "tests", ".ci"} & present
+    notebooks = list(released.rglob("*.ipynb"))
+    assert len(notebooks) >= 30
+    assert not [p for p in notebooks if assign.BEGIN in p.read_text()]
+    assert not list(released.rglob("__pycache__")) and not (released / "exercises" / assign.MANIFEST).exists()
+
+
+def test_a_releases_exercises_run_with_its_own_package(released, tmp_path):
+    name = "02_gemm_from_neurons.ipynb"
+    (tmp_path / name).write_bytes((released / "exercises" / name).read_bytes())
+    requests = [{"id": q, "answer_name": get_question(q).answer_name,
+                 "code": get_question(q).is_code} for q in lesson_questions(2)]
+    (tmp_path / "request.json").write_text(json.dumps(
+        {"notebook": name, "timeout": 60, "requests": requests}))
+    done = subprocess.run(python_argv(released, "gemmlab.grading.runner", tmp_path), cwd=tmp_path,
+                          env=clean_env(tmp_path), capture_output=True, timeout=300)
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert done.returncode == 0 and run["errors"] == [] and run["extracted"], run
+    answers = json.loads((tmp_path / "answers.json").read_text())["answers"]
+    assert answers["02.b_row_stride"] == {"value": {"t": "ellipsis"}}
+
+
+def test_a_release_never_writes_over_a_folder(tmp_path, capsys):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "keep.txt").write_text("mine")
+    assert handout.release_main(tmp_path / "x", root=ROOT) == 2
+    assert "never writes over anything" in capsys.readouterr().err
+    assert handout.release_main(ROOT / "notebooks" / "rel", root=ROOT) == 2

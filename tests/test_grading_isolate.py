@@ -1,0 +1,323 @@
+"""judge_code: a student's cell runs in its own limited process, the judging stays here."""
+import os
+import textwrap
+
+import numpy as np
+import pytest
+
+from gemmlab.grading import answers, confine, isolate, sandbox
+from gemmlab.grading.bank import questions
+from gemmlab.grading.integrity import PackageSnapshot
+from gemmlab.grading.isolate import Isolation, call, code_of, judge_code
+from gemmlab.grading.question import FAIL, PASS, Question
+
+QID = "02.naive_matmul"
+RIGHT = "def naive_matmul(A, B):\n    return np.asarray(A, dtype=float) @ np.asarray(B, dtype=float)\n"
+
+
+def _judge(source, seed=3, timeout=20, **kw):
+    return judge_code(QID, textwrap.dedent(source), "naive_matmul", seed=seed, timeout=timeout, **kw)
+
+
+def test_a_right_function_passes_hidden_and_public_cases():
+    assert _judge(RIGHT).status == PASS
+    assert _judge(RIGHT, seed=None).status == PASS
+
+
+@pytest.mark.parametrize("source, status, message", [
+    ("def naive_matmul(A, B):\n    return 1 / 0\n", "fail", "your function raised ZeroDivisionError"),
+    ("def naive_matmul(A, B):\n    return np.zeros((len(A), len(B[0])))\n", "fail",
+     "every output is 0"),
+    ("import os\ndef naive_matmul(A, B):\n    os._exit(3)\n", "fail", "it ended: exit status 3"),
+    ("def naive_matmul(A, B):\n    return ...\n", "not attempted", "returns nothing yet"),
+    ("naive_matmul = ...\n", "not attempted", "naive_matmul is ellipsis yet"),
+    ("x = 1\n", "not attempted", "no naive_matmul yet"),
+    ("naive_matmul = 42\n", "fail", "expected a function (pass its name, without calling it), "
+                                    "got int 42"),
+    ("raise ValueError('boom')\n", "fail", "your cell raised ValueError: boom"),
+    ("class Weird(Exception):\n    pass\ndef naive_matmul(A, B):\n    raise Weird('no')\n", "fail",
+     "your function raised Weird: no"),
+    ("def naive_matmul(A, B):\n    return {'a': set()}\n", "fail", "wrong kind of value"),
+])
+def test_what_the_code_does_becomes_a_verdict_with_its_reason(source, status, message):
+    result = _judge(source)
+    assert result.status == status and message in result.feedback, result.feedback
+
+
+def test_a_cell_that_fails_after_defining_the_function_is_still_judged():
+    result = _judge(RIGHT + "assert check('02.naive_matmul', naive_matmul)\nraise SystemExit\n")
+    assert result.status == PASS, result.feedback
+
+
+def test_endless_loops_in_the_cell_or_the_function_end_at_the_timeout():
+    result = _judge("while True:\n    pass\n", timeout=4)
+    assert result.status == FAIL
+    assert "your cell did not finish: no answer within 4 s" in result.feedback
+    result = _judge("def naive_matmul(A, B):\n    while True:\n        pass\n", timeout=4)
+    assert result.status == FAIL and "TimeoutError: no answer within 4 s" in result.feedback
+
+
+def test_prints_and_writes_to_the_standard_streams_do_not_disturb_the_judging():
+    source = RIGHT.replace("    return", "    print('x' * 100000); import sys\n"
+                                         "    sys.stdout.write('junk'); sys.stderr.write('junk')\n"
+                                         "    os.write(1, b'junk'); return")
+    assert _judge("import os\n" + source).status == PASS
+
+
+def test_garbage_written_to_the_channel_itself_fails_only_this_answer():
+    source = """
+    import os
+    def naive_matmul(A, B):
+        for fd in os.listdir('/proc/self/fd'):
+            try:
+                os.write(int(fd), b'\\xff' * 64)
+            except OSError:
+                pass
+        return np.asarray(A, dtype=float) @ np.asarray(B, dtype=float)
+    """
+    result = _judge(source)
+    assert result.status == FAIL and "broke off" in result.feedback
+
+
+def test_memorising_the_public_cases_fails_the_hidden_ones():
+    public = questions()[QID].kind.cases()
+    table = {repr((np.asarray(a).tolist(), np.asarray(b).tolist())): np.asarray(a) @ np.asarray(b)
+             for a, b in public}
+    source = (f"TABLE = {{k: np.array(v) for k, v in {({k: v.tolist() for k, v in table.items()})!r}"
+              f".items()}}\n"
+              "def naive_matmul(A, B):\n"
+              "    key = repr((np.asarray(A).tolist(), np.asarray(B).tolist()))\n"
+              "    return TABLE.get(key, np.zeros((len(A), len(B[0]))))\n")
+    assert _judge(source, seed=None).status == PASS
+    assert _judge(source, seed=11).status == FAIL
+
+
+@pytest.fixture(scope="module")
+def withheld(tmp_path_factory):
+    public = [{"id": q.id, "prompt": q.prompt, "answer_name": q.answer_name}
+              for q in questions().values()]
+    return str(PackageSnapshot().write_copy(tmp_path_factory.mktemp("pkg"), public))
+
+
+def test_the_code_never_runs_next_to_the_references(withheld):
+    cheat = ("from gemmlab.grading.bank import get_question\n"
+             "def naive_matmul(A, B):\n"
+             "    return get_question('02.naive_matmul').answer(A, B)\n")
+    result = _judge(cheat, isolation=Isolation(package_root=withheld))
+    assert result.status == FAIL
+    assert "reference answers are not available" in result.feedback
+    assert _judge(RIGHT, isolation=Isolation(package_root=withheld)).status == PASS
+
+
+def test_a_detached_process_does_not_outlive_the_judging(tmp_path):
+    marker = f"gemmlab-test-detached-{os.getpid()}"
+    source = textwrap.dedent(f"""
+    import os, subprocess, sys, time
+    code = "import os, time\\nif os.fork(): os._exit(0)\\nos.setsid()\\nwhile True: time.sleep(0.1)"
+    subprocess.Popen([sys.executable, "-c", code, {marker!r}], env={{}},
+                     start_new_session=True)
+    time.sleep(0.5)
+    assert os.popen("cat /proc/*/cmdline").read().count({marker!r}) >= 1
+    """) + RIGHT
+    assert _judge(source).status == PASS
+    assert not processes_with(marker)
+
+
+def processes_with(text):
+    """Pids of the live (not zombie) processes whose command line contains ``text``."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                mentions = text.encode() in f.read()
+            with open(f"/proc/{pid}/stat") as f:
+                zombie = f.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            continue
+        if mentions and not zombie:
+            found.append(pid)
+    return found
+
+
+def test_a_memory_hog_is_stopped_by_its_limit():
+    hog = "def naive_matmul(A, B):\n    return np.ones((1 << 34,))\n"
+    result = _judge(hog, isolation=Isolation(limits=confine.Limits(memory_bytes=3 << 30)))
+    assert result.status == FAIL and "MemoryError" in result.feedback
+
+
+def _kernel_question(monkeypatch):
+    """A code question whose kind launches the student's CUDA kernel, made here."""
+    class Doubling:
+        proxy_judge = True
+
+        def coerce(self, answer):
+            return answer
+
+        def judge(self, question, fn, rng=None):
+            out = np.full(37, -7.0)                      # poisoned, odd length
+            fn[2, 32](out)
+            ok = np.array_equal(out, 2 * np.arange(37.0))
+            return (PASS, "doubled") if ok else (FAIL, f"got {out[:4]}")
+
+    q = Question(id="99.doubling", prompt="p", answer=None, kind=Doubling())
+    monkeypatch.setattr(isolate, "get_question", lambda qid: q)
+    return q
+
+
+def test_a_kernel_launch_writes_back_into_the_judges_array(monkeypatch):
+    _kernel_question(monkeypatch)
+    kernel = ("@cuda.jit\ndef double(a):\n    i = cuda.grid(1)\n    if i < a.size:\n"
+              "        a[i] = 2 * i\n")
+    assert judge_code("99.doubling", kernel, "double", timeout=60).status == PASS
+    wrong = kernel.replace("2 * i", "i")
+    assert judge_code("99.doubling", wrong, "double", timeout=60).status == FAIL
+
+
+def test_call_runs_a_package_helper_where_the_function_lives(monkeypatch):
+    seen = {}
+
+    class ByHelper:
+        proxy_judge = True
+
+        def coerce(self, answer):
+            return answer
+
+        def judge(self, question, fn, rng=None):
+            seen["source"], seen["name"] = call(fn, code_of)
+            return PASS, "ran"
+
+    q = Question(id="99.helper", prompt="p", answer=None, kind=ByHelper())
+    monkeypatch.setattr(isolate, "get_question", lambda qid: q)
+    assert judge_code("99.helper", RIGHT, "naive_matmul").status == PASS
+    assert seen == {"source": RIGHT, "name": "naive_matmul"}
+    with pytest.raises(ValueError, match="module-level function of gemmlab"):
+        call(isolate.RemoteFunction(None, "function", False, ""), np.sum)
+
+
+LAB_NAIVE = """TILE = 16
+
+
+@cuda.jit
+def lab_naive(A, B, C):
+    M, K = A.shape
+    N = B.shape[1]
+    row = cuda.blockIdx.y * TILE + cuda.threadIdx.y
+    col = cuda.blockIdx.x * TILE + cuda.threadIdx.x
+    if row < M and col < N:
+        acc = float32(0)
+        for k in range(K):
+            acc += A[row, k] * B[k, col]
+        C[row, col] = acc
+"""
+
+
+def test_a_lab_kind_judges_next_to_the_code_on_hidden_cases(withheld):
+    iso = Isolation(package_root=withheld)
+    result = judge_code("05.lab_naive", LAB_NAIVE, "lab_naive", seed=4, isolation=iso)
+    assert result.status == PASS, result.feedback
+    unguarded = LAB_NAIVE.replace("if row < M and col < N:", "if True:")
+    result = judge_code("05.lab_naive", unguarded, "lab_naive", seed=4, isolation=iso)
+    assert result.status == FAIL and "outside the 27 x 27 array B" in result.feedback, result.feedback
+    plain = "def lab_naive(A, B, C):\n    pass\n"
+    result = judge_code("05.lab_naive", plain, "lab_naive", seed=4, isolation=iso)
+    assert result.status == FAIL and "expected a @cuda.jit kernel" in result.feedback
+
+
+GROUPS = """def groups(tp, cp, dp, pp, axis):
+    found = {}
+    for rank in range(tp * cp * dp * pp):
+        coords = {"tp": rank % tp, "cp": rank // tp % cp, "dp": rank // (tp * cp) % dp,
+                  "pp": rank // (tp * cp * dp)}
+        others = tuple(v for name, v in coords.items() if name != axis)
+        found.setdefault(others, []).append(rank)
+    return list(found.values())
+"""
+
+
+def test_a_distributed_lab_judges_here_and_runs_the_code_there(withheld):
+    iso = Isolation(package_root=withheld)
+    assert judge_code("13.lab_groups", GROUPS, "groups", seed=6, isolation=iso).status == PASS
+    pp_fastest = GROUPS.replace('"tp": rank % tp', '"tp": rank // (cp * dp * pp)').replace(
+        '"pp": rank // (tp * cp * dp)', '"pp": rank % pp')
+    result = judge_code("13.lab_groups", pp_fastest, "groups", seed=6, isolation=iso)
+    assert result.status == FAIL and "tp fastest" in result.feedback, result.feedback
+
+
+def test_a_kind_judged_next_to_the_code_must_be_findable_there():
+    with pytest.raises(ValueError, match="not a module-level constant"):
+        isolate.kind_spec(object())
+    from gemmlab.labs.kernel_lab import TILED
+    assert isolate.kind_spec(TILED) == "gemmlab.labs.kernel_lab:TILED"
+    for q in questions().values():
+        if q.is_code and not getattr(q.kind, "proxy_judge", False):
+            isolate.kind_spec(q.kind)
+
+
+def test_code_of_gives_the_cell_of_a_live_function():
+    namespace = {}
+    source = "K = 3\ndef times_k(x):\n    return K * x\n"
+    import linecache
+    linecache.cache["<cell-42>"] = (len(source), None, source.splitlines(True), "<cell-42>")
+    exec(compile(source, "<cell-42>", "exec"), namespace)
+    assert code_of(namespace["times_k"]) == (source, "times_k")
+    with pytest.raises(TypeError, match="expected a function defined in a notebook cell"):
+        code_of(42)
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, "10"])
+def test_judge_code_rejects_a_bad_timeout(bad):
+    with pytest.raises(ValueError, match="positive number of seconds"):
+        judge_code(QID, RIGHT, "naive_matmul", timeout=bad)
+
+
+def test_the_sandbox_needs_a_package_copy():
+    with pytest.raises(ValueError, match="package copy"):
+        Isolation(sandbox=True)
+
+
+def test_judge_code_refuses_a_value_question():
+    with pytest.raises(ValueError, match="not a code question"):
+        judge_code("01.weights_gib", "weights_gib = 1", "weights_gib")
+
+
+@pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")
+def test_in_the_sandbox_the_code_sees_no_repository_no_network_and_writes_only_its_folder(
+        withheld, tmp_path):
+    spy = f"""
+    import os, socket
+    def naive_matmul(A, B):
+        problems = []
+        if os.path.exists({str(isolate.__file__)!r}) or os.path.exists({str(tmp_path)!r}):
+            problems.append("sees the repository")
+        try:
+            socket.create_connection(("127.0.0.53", 53), timeout=1)
+            problems.append("network")
+        except OSError:
+            pass
+        for target in ("/usr/gemmlab-probe", {withheld!r} + "/probe"):
+            try:
+                open(target, "w")
+                problems.append("wrote " + target)
+            except OSError:
+                pass
+        if problems:
+            raise RuntimeError(", ".join(problems))
+        return np.asarray(A, dtype=float) @ np.asarray(B, dtype=float)
+    """
+    iso = Isolation(package_root=withheld, sandbox=True, hidden_paths=(str(tmp_path),))
+    result = _judge(spy, isolation=iso)
+    assert result.status == PASS, result.feedback
+
+
+def test_decode_refuses_forged_data():
+    good = answers.encode(np.arange(6.0).reshape(2, 3))
+    for forged in [dict(good, shape=[7, 7]), dict(good, dtype="|O"), dict(good, b64="!!"),
+                   {"t": "int", "v": "9" * 5000}, {"t": "list", "v": {"a": 1}},
+                   {"t": "dict", "v": [[1, {"t": "none"}]]}, {"t": "what"}, [1, 2]]:
+        with pytest.raises(answers.DecodeError):
+            answers.decode(forged)
+    deep = {"t": "none"}
+    for _ in range(100):
+        deep = {"t": "list", "v": [deep]}
+    with pytest.raises(answers.DecodeError, match="deeply"):
+        answers.decode(deep)
