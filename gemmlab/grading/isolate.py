@@ -47,12 +47,16 @@ from .bank import get_question
 from .checker import FAIL, NOT_ATTEMPTED, PASS, Result, judge_question
 from .worker import frame, read_frame
 
-# Starts Python on a given copy of gemmlab: -I ignores PYTHONPATH and user site-packages; the
-# editable install's import hook (which would find the repository's gemmlab first) is removed and
-# the copy put first on sys.path. Then it runs a module as __main__.
+# Starts Python on a given copy of gemmlab: -I ignores PYTHONPATH and user site-packages, and the
+# module search path is then set to the grader's own (passed in argv, one entry per line), so the
+# untrusted process imports the same libraries the grader does, also when they came from
+# PYTHONPATH (an offline GPU machine's --target folder). The editable install's import hook
+# (which would find the repository's gemmlab first) is removed and the copy put first on
+# sys.path. Then it runs a module as __main__.
 BOOT = """import sys
-root, module = sys.argv[1], sys.argv[2]
-sys.argv = [module] + sys.argv[3:]
+root, search, module = sys.argv[1], sys.argv[2].splitlines(), sys.argv[3]
+sys.argv = [module] + sys.argv[4:]
+sys.path[:] = [p for p in search if p] + [p for p in sys.path if p not in search]
 if root:
     sys.meta_path[:] = [f for f in sys.meta_path if "gemmlab" not in getattr(f, "__module__", "")]
     sys.path_hooks[:] = [h for h in sys.path_hooks if "gemmlab" not in getattr(h, "__module__", "")]
@@ -68,8 +72,10 @@ runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 def python_argv(package_root, module, *args):
     """argv that runs ``python -m module args`` with gemmlab from ``package_root`` ("" = the
-    installed one)."""
-    return [sys.executable, "-I", "-c", BOOT, str(package_root or ""), module, *map(str, args)]
+    one this process imports), on this process's module search path."""
+    search = "\n".join(p for p in sys.path if p)
+    return [sys.executable, "-I", "-c", BOOT, str(package_root or ""), search, module,
+            *map(str, args)]
 
 
 def clean_env(workdir):

@@ -12,7 +12,8 @@ import statistics
 
 import numpy as np
 
-from .. import bench, device, measure
+from .. import bench, device
+from ..measure import AUTO, cuda_event_ms
 from ..grading.checker import FAIL, PASS
 from . import ladder
 MAX_REL_ERR = 1e-4          # float32 GEMM at 4096^3 on random inputs stays far below this
@@ -67,7 +68,7 @@ def measure(lab, kernel, n=None, repeats=10):
         configured(dA, dB, dC)
     launch()
     rel_err = bench._rel_err(dC.copy_to_host(), ref)
-    ms = statistics.median(measure.cuda_event_ms(launch, repeats, 2, batch=measure.AUTO))
+    ms = statistics.median(cuda_event_ms(launch, repeats, 2, batch=AUTO))
     rung, tiles = lab.rung
     spec = f"{rung}:" + ",".join(f"{k}={v}" for k, v in tiles.items())
     rows = {r["kernel"]: r for r in bench.run([spec], [n], repeats=repeats, progress=False)}
