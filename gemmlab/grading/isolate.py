@@ -74,7 +74,9 @@ def python_argv(package_root, module, *args):
     """argv that runs ``python -m module args`` with gemmlab from ``package_root`` ("" = the
     one this process imports), on this process's module search path."""
     search = "\n".join(p for p in sys.path if p)
-    return [sys.executable, "-I", "-c", BOOT, str(package_root or ""), search, module,
+    # -B: -I also ignores PYTHONDONTWRITEBYTECODE, and bytecode written into site-packages by an
+    # untrusted process would change the environment the grader watches
+    return [sys.executable, "-I", "-B", "-c", BOOT, str(package_root or ""), search, module,
             *map(str, args)]
 
 
