@@ -1,6 +1,7 @@
 """The kernel labs' GPU path, tested on the simulator with a stand-in for the grader's
 subprocess runner: one call into it, timing only after a pass in a notebook's check, the
 student's ladder. The real timing runs under GEMMLAB_BACKEND=gpu (benchmarks/gpu_labs.sh)."""
+import linecache
 import sys
 import types
 
@@ -9,6 +10,7 @@ import pytest
 
 import gemmlab as gl
 from gemmlab.grading import judge
+from gemmlab.grading.checker import Result
 from gemmlab.labs import gpu, kernel_lab, ladder
 from gemmlab.labs.solutions import solution
 
@@ -26,7 +28,7 @@ def on_gpu(monkeypatch, tmp_path):
         calls.append((question_id, source, name, seed))
         return runner.verdict
     runner.judge_code = judge_code
-    runner.verdict = ("pass", "right at 19x19x19.")
+    runner.verdict = Result("05.lab_tiled", "pass", "right at 19x19x19.")
     monkeypatch.setitem(sys.modules, "gemmlab.grading.isolate", runner)
     # `from ..grading import isolate` takes the package's attribute once the real one is imported
     monkeypatch.setattr(gl.grading, "isolate", runner, raising=False)
@@ -53,9 +55,9 @@ def test_a_passing_check_calls_the_runner_once_then_times_and_records(on_gpu):
 def test_a_failing_verdict_or_the_graders_hidden_cases_are_not_timed(on_gpu, monkeypatch):
     runner, calls = on_gpu
     monkeypatch.setattr(gpu, "measure", lambda lab, kernel: pytest.fail("timed"))
-    runner.verdict = ("fail", "at 19x19x19: a race.")
+    runner.verdict = Result("05.lab_tiled", "fail", "at 19x19x19: a race.")
     assert judge("05.lab_tiled", solution("05.lab_tiled")).feedback == "at 19x19x19: a race."
-    runner.verdict = ("pass", "right.")
+    runner.verdict = Result("05.lab_tiled", "pass", "right.")
     q = gl.grading.bank.get_question("05.lab_tiled")
     status, _ = q.kind.judge(q, solution("05.lab_tiled"), np.random.default_rng(1))
     assert status == "pass" and isinstance(calls[-1][3], int)
@@ -67,10 +69,10 @@ def test_a_wrong_result_at_full_size_fails(on_gpu, monkeypatch):
     assert result.status == "fail" and "relative error 3.0e-01" in result.feedback
 
 
-def test_without_the_runner_the_check_says_so(on_gpu, monkeypatch):
-    monkeypatch.setitem(sys.modules, "gemmlab.grading.isolate", None)
-    monkeypatch.delattr(gl.grading, "isolate", raising=False)
-    result = judge("05.lab_tiled", solution("05.lab_tiled"))
+def test_a_kernel_whose_cell_is_unknown_says_so(on_gpu, monkeypatch):
+    kernel = solution("05.lab_tiled")
+    monkeypatch.delitem(linecache.cache, kernel.py_func.__code__.co_filename)
+    result = judge("05.lab_tiled", kernel)
     assert result.status == "fail" and "the instrumented checks cannot run" in result.feedback
 
 

@@ -13,7 +13,8 @@ import gemmlab as gl
 from gemmlab.grading import judge
 from gemmlab.grading.bank import get_question
 from gemmlab.labs import kernel_lab
-from gemmlab.labs.solutions import cell, run_cell, solution
+from gemmlab.labs.solutions import cell, solution
+from gemmlab.labs.source import load_function
 
 cuda = gl.device.cuda()
 pytestmark = pytest.mark.skipif(gl.device.backend() != "sim",
@@ -28,7 +29,7 @@ def variant(qid, *edits):
     for old, new in edits:
         assert source.count(old) == 1, f"{old!r} is not in the solution of {qid} exactly once"
         source = source.replace(old, new)
-    return run_cell(source, name, f"{label} (edited: {abs(hash(edits))})")
+    return load_function(source, name, f"{label} (edited: {abs(hash(edits))})")
 
 
 def verdict(qid, kernel, **lab_changes):

@@ -12,7 +12,8 @@ from gemmlab.labs import ranks, ring_run, run_ranks
 from gemmlab.labs.limits import call_plain
 from gemmlab.labs.ranks import RankRun, run_plain
 from gemmlab.labs.ring import reference_ring_allreduce
-from gemmlab.labs.source import function_source, load_function
+from gemmlab.grading.answers import code_of
+from gemmlab.labs.source import load_function
 from gemmlab.viz.ring import RingStepper, holdings
 
 
@@ -233,12 +234,12 @@ def test_a_function_travels_as_its_cell_source():
     linecache.cache[name] = (len(cell), None, cell.splitlines(True), name)
     namespace = {"np": np, "check": lambda *a: None}
     exec(compile(cell, name, "exec"), namespace)
-    source, fn_name = function_source(namespace["double_ring"])
+    source, fn_name = code_of(namespace["double_ring"])
     assert (source, fn_name) == (cell, "double_ring")
     rebuilt = load_function(source, fn_name)
     assert np.array_equal(rebuilt(None, [1, 2]), [2, 4])
     with pytest.raises(ValueError, match="lambda"):
-        function_source(lambda comm, x: x)
+        code_of(lambda comm, x: x)
     with pytest.raises(ValueError, match="does not define a function named 'other'"):
         load_function(source, "other")
 

@@ -7,7 +7,8 @@ import pytest
 
 from gemmlab.grading import judge
 from gemmlab.labs import wmma
-from gemmlab.labs.solutions import cell, run_cell, solution
+from gemmlab.labs.solutions import cell, solution
+from gemmlab.labs.source import load_function
 
 QID = "12.lab_wmma"
 
@@ -17,7 +18,7 @@ def variant(*edits):
     for old, new in edits:
         assert source.count(old) == 1, old
         source = source.replace(old, new)
-    return run_cell(source, name, f"{label} (edited: {abs(hash(edits))})")
+    return load_function(source, name, f"{label} (edited: {abs(hash(edits))})")
 
 
 def test_fragments_compute_a_gemm_with_zeros_past_the_edges():

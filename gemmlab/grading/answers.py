@@ -201,6 +201,9 @@ def code_of(fn):
     if code is None:
         raise TypeError(f"expected a function defined in a notebook cell, got "
                         f"{type(fn).__name__} {str(fn)[:60]}")
+    if target.__name__ == "<lambda>":
+        raise ValueError("a lambda has no name to look it up by in another process: define the "
+                         "function with def")
     lines = linecache.getlines(code.co_filename)
     if not lines:
         raise ValueError(f"the source of {target.__name__}() is not known: was it defined in a "

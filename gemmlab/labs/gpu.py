@@ -7,41 +7,30 @@ the notebook's check then times the student's kernel here, on the GPU, at full s
 course's kernel and cuBLAS measured in the same call, and keeps the figures for the student's
 own ladder (:mod:`gemmlab.labs.ladder`).
 """
-import linecache
 import statistics
 
 import numpy as np
 
 from .. import bench, device
 from ..measure import AUTO, cuda_event_ms
+from ..grading.answers import code_of
 from ..grading.checker import FAIL, PASS
 from . import ladder
+
 MAX_REL_ERR = 1e-4          # float32 GEMM at 4096^3 on random inputs stays far below this
-
-
-def cell_source(kernel):
-    """(source of the notebook cell that defines ``kernel``, its name): IPython keeps each cell's
-    text in ``linecache`` under the code's file name; numba kernels expose ``py_func``."""
-    fn = getattr(kernel, "py_func", kernel)
-    filename = fn.__code__.co_filename
-    lines = linecache.getlines(filename)
-    if not lines:
-        raise ValueError(f"the source of {fn.__name__} is not available (defined in {filename}); "
-                         f"define the kernel in a notebook cell or a file")
-    return "".join(lines), fn.__name__
 
 
 def judge_on_gpu(lab, question, kernel, rng):
     """(status, feedback): the instrumented checks in a subprocess on the simulator, then, for a
     notebook's check (``rng`` None) of a kernel that passed, its speed on this GPU."""
+    from ..grading import isolate   # here: isolate imports the bank, whose labs import this module
     try:
-        from ..grading import isolate       # branch `grade`: the subprocess runner
-        source, name = cell_source(kernel)
-    except (ImportError, ValueError) as exc:
+        source, name = code_of(kernel)
+    except (TypeError, ValueError) as exc:
         return FAIL, f"the instrumented checks cannot run: {exc}."
     seed = None if rng is None else int(rng.integers(2**31))
     result = isolate.judge_code(question.id, source, name, seed=seed)
-    status, text = (result.status, result.feedback) if hasattr(result, "status") else result
+    status, text = result.status, result.feedback
     if status != PASS or rng is not None:
         return status, text
     row = measure(lab, kernel)

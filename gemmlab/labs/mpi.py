@@ -19,7 +19,7 @@ from ..collectives import jobs
 from ..collectives.launch import (check_request, format_size, format_table, parse_size,
                                   with_bandwidths)
 from .ranks import run_ranks
-from .source import function_source
+from ..grading.answers import code_of
 
 ALGORITHMS = ("yours", "ring", "mpi")
 REHEARSAL_ITEMS = 1031          # values per rank of the simulated try-run (not divisible by N)
@@ -68,7 +68,7 @@ def run_mpi(fn, np=4, size="16MiB", dtype="float32", repeats=5, warmup=1, timeou
         records = jobs.run(np, program + ["--module", fn.__module__], timeout=timeout,
                            expected=len(ALGORITHMS))
     else:
-        source, name = function_source(fn)
+        source, name = code_of(fn)
         program[program.index("--name") + 1] = name
         handle, path = tempfile.mkstemp(prefix="gemmlab-lab-", suffix=".py")
         try:

@@ -5,27 +5,18 @@ The bank's lab questions take their reference from here, so the worked kernel a 
 in ``solutions/`` is the one the tests hold to the lab's checks: there is no second copy.
 """
 import json
-import linecache
 import re
 from pathlib import Path
 
+from .source import load_function
+
 ROOT = Path(__file__).resolve().parents[2]
-# The fixed preamble every code answer runs after (the shared contract of the grader).
-PREAMBLE = """\
-import math
-import numpy as np
-import gemmlab as gl
-from numba import float32, int32
-cuda = gl.device.cuda()
-"""
-
-
 def solution(question_id, folder=None):
     """The object the solutions notebook of the question's lesson defines under its name
     ("05.lab_tiled" -> ``lab_tiled`` of ``solutions/05_*.ipynb``); ``folder="exercises"`` gives
     the student's skeleton instead."""
     source, name, filename = cell(question_id, folder)
-    return run_cell(source, name, filename)
+    return load_function(source, name, filename)
 
 
 def cell(question_id, folder=None):
@@ -42,14 +33,3 @@ def cell(question_id, folder=None):
         if c["cell_type"] == "code" and defines.search(source):
             return source, name, f"<{folder.name}/{paths[0].name}, cell {number}>"
     raise LookupError(f"{paths[0].name} has no cell that defines {name}()")
-
-
-def run_cell(source, name, filename):
-    """Execute the preamble and one cell's ``source`` in a fresh namespace; return ``name``.
-    The source is registered in ``linecache`` under ``filename``, as IPython does for a cell, so
-    messages can quote its lines."""
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"__name__": "__gemmlab_cell__", "check": lambda *args, **kwargs: None}
-    exec(compile(PREAMBLE, "<preamble>", "exec"), namespace)
-    exec(compile(source, filename, "exec"), namespace)
-    return namespace[name]
