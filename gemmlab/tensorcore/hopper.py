@@ -55,6 +55,7 @@ class Stage:
     threads: int                     # per block
     buffers: int                     # shared-memory buffers of one K slice (A + B tiles)
     uses_tma: bool
+    specialised: bool                # a producer warpgroup beside two consumers
     persistent: bool
     adds: str                        # what this step changes, for tables and the lesson
 
@@ -65,19 +66,20 @@ class Stage:
 
     @property
     def smem_bytes(self):
-        """Dynamic shared memory per block: the buffers, their mbarriers, 1 KiB for alignment."""
-        barriers = (2 if self.threads == 384 else 1) * self.buffers * 8 if self.uses_tma else 0
+        """Dynamic shared memory per block: the buffers, their mbarriers (8 bytes each: "full"
+        per buffer, and "empty" too when warps are specialised), 1 KiB for alignment."""
+        barriers = (1 + self.specialised) * self.buffers * 8 if self.uses_tma else 0
         return self.buffers * self.stage_bytes + barriers + 1024
 
 
 STAGES = {
-    "wgmma": Stage("wgmma", 256, 1, False, False,
+    "wgmma": Stage("wgmma", 256, 1, False, False, False,
                    "wgmma from shared memory, tiles copied with ordinary loads and stores"),
-    "tma": Stage("tma", 256, PIPELINE_STAGES, True, False,
+    "tma": Stage("tma", 256, PIPELINE_STAGES, True, False, False,
                  f"TMA copies into a ring of {PIPELINE_STAGES} buffers, one mbarrier each"),
-    "ws": Stage("ws", 384, PIPELINE_STAGES, True, False,
+    "ws": Stage("ws", 384, PIPELINE_STAGES, True, True, False,
                 "a producer warpgroup copies, two consumer warpgroups compute"),
-    "persistent": Stage("persistent", 384, PIPELINE_STAGES, True, True,
+    "persistent": Stage("persistent", 384, PIPELINE_STAGES, True, True, True,
                         f"one block per SM over many tiles (groups of {GROUP_M} tile rows)"),
 }
 DEFAULT_STAGE = "persistent"
