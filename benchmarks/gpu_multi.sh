@@ -33,8 +33,8 @@ PY="${PYTHON:-python}"
 export GEMMLAB_BACKEND=gpu NCCL_NVLS_ENABLE=0
 NS="${NS:-2 4 8}"
 TESTS="${TESTS:-1}" BREAKDOWN="${BREAKDOWN:-1}" SWEEP="${SWEEP:-1}" LAYERS="${LAYERS:-1}"
-ALGOS="${ALGOS:-ring,ring_stepwise,nccl,nccl_reduce_scatter,nccl_allgather}"
-LAYER_ALGOS="${LAYER_ALGOS:-ring,ring_stepwise,nccl}"
+ALGOS="${ALGOS:-ring,ring_stepwise,ring_nvlink,nccl,nccl_reduce_scatter,nccl_allgather}"
+LAYER_ALGOS="${LAYER_ALGOS:-ring,ring_stepwise,ring_nvlink,nccl}"
 status=0
 
 GPUS=$($PY -c "from gemmlab.collectives.nccl import visible_gpus; print(visible_gpus())") || exit 2
@@ -53,7 +53,8 @@ PY
 if [ "$TESTS" = 1 ]; then
     echo "== NCCL and tensor-parallel tests on the gpu backend"
     timeout 420 $PY -m pytest -q -rs -p no:cacheprovider tests/test_collectives_nccl.py \
-        tests/test_collectives_nccl_graph.py tests/test_parallel_nccl.py 2>&1 \
+        tests/test_collectives_nccl_graph.py tests/test_collectives_nvlink_ring.py \
+        tests/test_parallel_nccl.py 2>&1 \
         | tee "$OUT_DIR/nccl_multi_tests.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
@@ -111,9 +112,9 @@ for n, entry in summary["by_ranks"].items():
     fits = {f["algorithm"]: f for f in entry.get("fits", [])}
     line = f"N = {n}:"
     if entry.get("ring_fraction_of_nccl"):
-        line += (f" ring / NCCL busbw at 256 MiB {entry['ring_fraction_of_nccl']:.0%}, lowest from"
+        line += (f" {entry['ring_algorithm']} / NCCL busbw at 256 MiB {entry['ring_fraction_of_nccl']:.0%}, lowest from"
                  f" 256 MiB up {entry['ring_lowest_fraction_from_headline']:.0%};")
-    for name in ("ring", "ring_stepwise", "nccl"):
+    for name in ("ring_nvlink", "ring", "ring_stepwise", "nccl"):
         if name in fits:
             line += f" {name} {fits[name]['alpha_us']:.1f} us/step, {fits[name]['bandwidth_GBps']:.0f} GB/s;"
     for name, layer in entry.get("layers", {}).items():

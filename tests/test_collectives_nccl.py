@@ -178,7 +178,7 @@ def test_cli_argument_errors_come_before_any_gpu_is_needed(capsys):
     # a user's bad input is a one-line error with exit status 2, not a traceback
     assert cli.main(["allreduce", "--backend", "nccl", "--algo", "centralized",
                      "--size", "4KiB"]) == 2
-    assert "expected some of ring, ring_stepwise, nccl" in capsys.readouterr().err
+    assert "expected some of ring, ring_stepwise, ring_nvlink, nccl" in capsys.readouterr().err
     assert cli.main(["allreduce", "--backend", "nccl", "--size", "4098"]) == 2
     assert "multiple of 4" in capsys.readouterr().err
     with pytest.raises(ValueError, match="iters=0"):
@@ -244,7 +244,7 @@ def test_launcher_reads_the_records_and_their_bandwidths(monkeypatch, tmp_path):
     with pytest.raises(nccl.BackendUnavailable, match="needs 8 GPUs, found 4"):
         launch.run_allreduce_nccl(8, ["1MiB"])
     _fake_job(monkeypatch, lines[:1])
-    with pytest.raises(RuntimeError, match="expected 3 record"):
+    with pytest.raises(RuntimeError, match="expected 4 record"):
         launch.run_allreduce_nccl(4, ["1MiB"])
 
 
@@ -309,7 +309,7 @@ def test_cli_on_one_gpu(tmp_path):
                      "--repeats", "2", "--iters", "2", "--json", str(out)]) == 0
     records = json.loads(out.read_text())
     assert {(r["algorithm"], r["size_bytes"]) for r in records} == {
-        (a, s) for a in ("ring", "ring_stepwise", "nccl") for s in (8192, 4100)}
+        (a, s) for a in ("ring", "ring_stepwise", "ring_nvlink", "nccl") for s in (8192, 4100)}
     assert all(r["verified"] and r["checks_passed"] and r["busbw"] == 0 for r in records)
     assert all(r["nccl_version"] > 0 and r["gpu"] for r in records)
 
@@ -371,9 +371,10 @@ def test_cli_on_n_gpus(n):
 
 
 def test_sweep_summary_quotes_the_headline_ratio_and_the_fits():
-    alpha, beta = {"ring": 30e-6, "nccl": 10e-6}, {"ring": 1 / 200e9, "nccl": 1 / 360e9}
+    alpha = {"ring": 30e-6, "ring_nvlink": 5e-6, "nccl": 10e-6}
+    beta = {"ring": 1 / 200e9, "ring_nvlink": 1 / 340e9, "nccl": 1 / 360e9}
     records = []
-    for name in ("ring", "nccl"):
+    for name in ("ring", "ring_nvlink", "nccl"):
         for size in (2**13, 2**20, 2**28, 2**30):
             seconds = C.allreduce_cost("ring", 8, size).time(alpha[name], beta[name])
             records.append({"algorithm": name, "n_ranks": 8, "size_bytes": size,
@@ -381,16 +382,25 @@ def test_sweep_summary_quotes_the_headline_ratio_and_the_fits():
                             "verified": True, "checks_passed": True})
     summary = launch.sweep_summary(records)
     at = summary["busbw_at_headline"]
-    assert summary["ring_fraction_of_nccl"] == pytest.approx(at["ring"] / at["nccl"])
-    assert 0.5 < summary["ring_fraction_of_nccl"] < 0.6 and summary["all_verified"]
+    assert summary["ring_algorithm"] == "ring_nvlink"         # the first of OUR_RINGS swept
+    assert summary["ring_fraction_of_nccl"] == pytest.approx(at["ring_nvlink"] / at["nccl"])
+    assert 0.9 < summary["ring_fraction_of_nccl"] < 1 and summary["all_verified"]
     fits = {f["algorithm"]: f for f in summary["fits"]}
     assert fits["nccl"]["alpha_us"] == pytest.approx(10, rel=1e-3)
     assert fits["ring"]["bandwidth_GBps"] == pytest.approx(200, rel=1e-3)
+    assert fits["ring_nvlink"]["alpha_us"] == pytest.approx(5, rel=1e-3)
     bw = {(r["algorithm"], r["size_bytes"]): r["busbw"] for r in records}
-    ratios = [bw["ring", s] / bw["nccl", s] for s in (2**28, 2**30)]    # from 256 MiB up
-    assert summary["ring_lowest_fraction_from_headline"] == pytest.approx(min(ratios))
+    for ring in ("ring", "ring_nvlink"):
+        ratios = [bw[ring, s] / bw["nccl", s] for s in (2**28, 2**30)]    # from 256 MiB up
+        assert summary["lowest_fraction_from_headline"][ring] == pytest.approx(min(ratios))
+    assert summary["ring_lowest_fraction_from_headline"] == pytest.approx(
+        summary["lowest_fraction_from_headline"]["ring_nvlink"])
     assert summary["fraction_of_nccl_at_headline"] == pytest.approx(
-        {"ring": summary["ring_fraction_of_nccl"], "nccl": 1.0})
+        {"ring": at["ring"] / at["nccl"], "ring_nvlink": summary["ring_fraction_of_nccl"],
+         "nccl": 1.0})
+    graph_only = launch.sweep_summary([r for r in records if r["algorithm"] != "ring_nvlink"])
+    assert graph_only["ring_algorithm"] == "ring"
+    assert 0.5 < graph_only["ring_fraction_of_nccl"] < 0.6
     records[0]["checks_passed"] = False
     assert not launch.sweep_summary(records)["all_verified"]
     with pytest.raises(ValueError, match="one number of ranks"):

@@ -16,7 +16,7 @@ from gemmlab.collectives import nccl, nccl_graph
 
 
 def test_programs_are_named():
-    assert nccl_graph.ALLREDUCE_ALGORITHMS == ("ring", "ring_stepwise", "nccl")
+    assert nccl_graph.ALLREDUCE_ALGORITHMS == ("ring", "ring_stepwise", "ring_nvlink", "nccl")
     with pytest.raises(ValueError, match="all-reduce 'tree': expected one of ring, ring_stepw"):
         nccl_graph.allreduce_program("tree", None, None, None)
     # ring_stepwise and nccl are plain calls of the ring functions: one run on two ranks

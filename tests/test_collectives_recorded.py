@@ -12,12 +12,12 @@ def test_the_sweep_is_complete_and_exact():
     records = recorded.sweep()
     sizes = sorted({r["size_bytes"] for r in records})
     assert sizes == launch.SWEEPS["nccl"]                          # 8 KiB .. 1 GiB
-    assert {r["algorithm"] for r in records} == {"ring", "ring_stepwise", "nccl",
+    assert {r["algorithm"] for r in records} == {"ring", "ring_stepwise", "ring_nvlink", "nccl",
                                                  "nccl_reduce_scatter", "nccl_allgather"}
-    assert len(records) == 5 * len(sizes)
+    assert len(records) == 6 * len(sizes)
     assert all(r["verified"] and r["checks_passed"] and r["n_ranks"] == 2 for r in records)
     allreduce = recorded.sweep("allreduce")
-    assert len(allreduce) == 3 * len(sizes)
+    assert len(allreduce) == 4 * len(sizes)
     assert {r["collective"] for r in recorded.sweep("allgather")} == {"allgather"}
     # the busbw stored is nccl-tests' busbw of the stored time, with the collective's factor
     for r in records:

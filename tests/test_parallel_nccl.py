@@ -47,7 +47,7 @@ def test_layers_on_one_gpu(layer, shape, dtype):
     report = tp.run_layer("nccl", layer, 1, **shape, dtype=dtype, repeats=2, iters=1,
                           timeout=300)
     assert report["verified"] and report["n_ranks"] == 1 and report["dtype"] == dtype
-    assert set(report["allreduce_seconds"]) == {"ring", "ring_stepwise", "nccl"}
+    assert set(report["allreduce_seconds"]) == {"ring", "ring_stepwise", "ring_nvlink", "nccl"}
     assert all(0 <= share < 1 for share in report["comm_share"].values())
 
 

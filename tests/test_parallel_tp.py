@@ -41,7 +41,7 @@ def test_inputs_are_the_same_for_the_same_seed_and_shards_cover_the_weights():
     (dict(backend="mpi", layer="ffn", n_ranks=2, algos=["nccl"]), "algos: for the NCCL"),
     (dict(backend="nccl", layer="ffn", n_ranks=2, dtype="int8"), "dtype 'int8'"),
     (dict(backend="nccl", layer="ffn", n_ranks=2, algos=["centralized"]),
-     "expected some of ring, ring_stepwise, nccl"),
+     "expected some of ring, ring_stepwise, ring_nvlink, nccl"),
     (dict(backend="nccl", layer="attention", n_ranks=2, causal=True), "MPI backend only"),
     (dict(backend="nccl", layer="ffn", n_ranks=2, repeats=0), "repeats = 0"),
 ])
@@ -73,7 +73,7 @@ def test_the_launcher_is_asked_for_the_shape_and_the_backend(monkeypatch):
     args = dict(zip(program[2::2], program[3::2]))
     assert args == {**args, "--backend": "nccl", "--layer": "attention", "--tokens": "2048",
                     "--d-model": "4096", "--heads": "32", "--kv-heads": "2",
-                    "--dtype": "float16", "--algos": "ring,ring_stepwise,nccl"}
+                    "--dtype": "float16", "--algos": "ring,ring_stepwise,ring_nvlink,nccl"}
     tp.run_layer("mpi", "attention", 2, causal=True, bias=True)
     program = calls[-1]["program"]
     assert program[-2:] == ["--causal", "--bias"] and "--algos" not in program

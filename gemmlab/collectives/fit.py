@@ -69,8 +69,9 @@ def fit_alpha_beta(algorithm, n_ranks, sizes, seconds, model=None):
 
 # The libraries' own all-reduces ("mpi": MPI's Allreduce, "nccl": NCCL's allReduce) are fitted
 # with the ring's step and byte counts, the shape of their large-message algorithms; so is our
-# ring driven step by step from Python (the same ring, another way of driving it).
-LIBRARY_MODELS = {"mpi": "ring", "nccl": "ring", "ring_stepwise": "ring"}
+# ring driven step by step from Python and our ring over NVLink loads (the same ring, other ways of
+# driving it).
+LIBRARY_MODELS = {"mpi": "ring", "nccl": "ring", "ring_stepwise": "ring", "ring_nvlink": "ring"}
 
 
 def fit_records(records):

@@ -18,8 +18,9 @@ steps travel whole.
 """
 from .nccl import (RingPlan, flat_view, nccl_allreduce, output_like, require_cupy,
                    ring_allreduce, ring_ops, run_ops)
+from .nvlink_ring import NvlinkRing
 
-ALLREDUCE_ALGORITHMS = ("ring", "ring_stepwise", "nccl")
+ALLREDUCE_ALGORITHMS = ("ring", "ring_stepwise", "ring_nvlink", "nccl")
 COLLECTIVES = {"nccl_reduce_scatter": "reducescatter", "nccl_allgather": "allgather"}
 ALGORITHMS = ALLREDUCE_ALGORITHMS + tuple(COLLECTIVES)
 
@@ -63,6 +64,10 @@ class RingGraph:
         self.graph.launch(self.cupy.cuda.get_current_stream())
         return self.out
 
+    def close(self):
+        """Drop the graph (and with it the NCCL operations it holds)."""
+        self.graph = None
+
 
 def _end_quietly(stream):
     try:
@@ -85,12 +90,25 @@ def graph_ring(transport, buf, out=None):
 
 def allreduce_program(name, transport, buf, out):
     """A call that sums every rank's ``buf`` into ``out`` each time: ``ring`` (our ring as a CUDA
-    graph), ``ring_stepwise`` (our ring driven step by step from Python), ``nccl`` (NCCL's own
-    allReduce). Every rank builds the same program at the same point."""
+    graph), ``ring_stepwise`` (our ring driven step by step from Python), ``ring_nvlink`` (our ring
+    reading the peer's memory, the addition inside the transfer), ``nccl`` (NCCL's own allReduce).
+    Every rank builds the same program at the same point, and hands it to :func:`close_program`
+    at the same point when done."""
     if name == "ring":
         return graph_ring(transport, buf, out)
+    if name == "ring_nvlink":
+        return NvlinkRing(transport, buf, out)
     if name == "ring_stepwise":
         return lambda: ring_allreduce(transport, buf, out)
     if name == "nccl":
         return lambda: nccl_allreduce(transport, buf, out)
     raise ValueError(f"all-reduce {name!r}: expected one of {', '.join(ALLREDUCE_ALGORITHMS)}")
+
+
+def close_program(program):
+    """Release what a program of :func:`allreduce_program` holds (a CUDA graph of NCCL operations,
+    a peer's mapped memory) before its buffers or the communicator go; every rank calls it at the
+    same point, since unmapping a peer's memory ends with the ranks meeting."""
+    close = getattr(program, "close", None)
+    if close is not None:
+        close()

@@ -19,7 +19,7 @@ from .. import measure
 from .jobs import emit, world
 from .nccl import (RingPlan, connect, nccl_allgather, nccl_reduce_scatter, ring_allgather,
                    ring_reduce_scatter)
-from .nccl_graph import COLLECTIVES, allreduce_program
+from .nccl_graph import COLLECTIVES, allreduce_program, close_program
 from .worker import _inputs
 
 POISON = -(1 << 22)    # written into outputs before a run: no exact sum here is that far from 0
@@ -101,6 +101,7 @@ def measure_size(transport, mpi, algos, size_bytes, dtype, args):
             "checks_passed": all(ok is not False for ok in mine_checks.values()),
             "sent_bytes_per_rank": (plan.result(name, [None] * n).sent_bytes.tolist()
                                     if name.startswith("ring") else None)})
+        close_program(call)
         del call, out
     return records
 

@@ -5,8 +5,9 @@ A notebook cannot start two GPU ranks itself (``gemmlab allreduce --backend nccl
 recorded by ``benchmarks/gpu_multi.sh`` on a machine with two H200s linked by NVLink, on the
 simulator and on a GPU alike, and say so:
 
-- :func:`sweep`: our ring (as a CUDA graph, and step by step from Python) beside NCCL's
-  all-reduce, reduce-scatter and all-gather, 8 KiB to 1 GiB, every result exact;
+- :func:`sweep`: our ring (as a CUDA graph, step by step from Python, and reading the peer's
+  memory over NVLink with the addition fused) beside NCCL's all-reduce, reduce-scatter and
+  all-gather, 8 KiB to 1 GiB, every result exact;
 - :func:`layers`: Megatron's FFN and attention, FP32 and FP16, local GEMMs against the all-reduce;
 - :func:`breakdown`: where one step of our ring went, part by part;
 - :func:`link_fit`: alpha and beta fitted to a recorded curve (the lessons' NVLink figures).

@@ -13,7 +13,7 @@ import statistics
 import numpy as np
 
 from ..collectives.nccl import ring_allreduce
-from ..collectives.nccl_graph import allreduce_program
+from ..collectives.nccl_graph import allreduce_program, close_program
 from .tp import TOLERANCE, layer_shards, local_partial, make_inputs
 
 
@@ -66,6 +66,7 @@ def rank_report(transport, mpi, args):
         report["allreduce_seconds"][name] = t_comm
         report["comm_share"][name] = t_comm / (t_comm + report["gemm_seconds"])
         report["max_rel_error"][name] = mpi.allreduce(error, op=MPI.MAX)
+        close_program(allreduce)
     report["verified"] = all(e <= report["tolerance"] for e in report["max_rel_error"].values())
     if transport.rank != 0:
         return None

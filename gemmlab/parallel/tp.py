@@ -126,7 +126,7 @@ def run_layer(backend, layer, n_ranks, tokens=None, d_model=None, n_heads=None, 
     Both backends report layer, backend, n_ranks, the shape and ``verified``. MPI (float32, any
     machine; ``causal`` and ``bias`` apply): max_error against the float64 reference,
     identical_to_simulation, seconds (slowest rank), sent_bytes_per_rank. NCCL (``dtype``
-    float32 or float16, ``algos`` among ring, ring_stepwise, nccl): gemm_seconds (the slowest
+    float32 or float16, ``algos`` among ring, ring_stepwise, ring_nvlink, nccl): gemm_seconds (the slowest
     rank's local work), one_gpu_seconds (the unsharded layer), allreduce_seconds and comm_share
     per algorithm, max_rel_error against one GPU, and the machine. Shapes left out take
     :data:`DEFAULT_SHAPES`. Raises ValueError for a bad request, BackendUnavailable when the
@@ -181,7 +181,8 @@ def add_arguments(parser):
     parser.add_argument("--kv-heads", type=int, dest="n_kv_heads", help="K/V heads (GQA)")
     parser.add_argument("--dtype", default="float32", help="nccl: float32 or float16")
     parser.add_argument("--algo", dest="algos", help="nccl: comma-separated all-reduces to time, "
-                                                     "some of ring, ring_stepwise, nccl")
+                                                     "some of ring, ring_stepwise, ring_nvlink, "
+                                                     "nccl")
     parser.add_argument("--causal", action="store_true", help="mpi: causal attention")
     parser.add_argument("--bias", action="store_true", help="mpi: the exit bias, added once")
     parser.add_argument("--repeats", type=int, default=5, help="nccl: timed samples (median)")

@@ -7,6 +7,7 @@ from ..collectives.launch import format_size
 # one style per algorithm of the NCCL sweep, so that the lessons and the PNG agree
 STYLES = {"ring": ("o-", "our ring (CUDA graph)"),
           "ring_stepwise": ("s--", "our ring, step by step from Python"),
+          "ring_nvlink": ("*-", "our ring, NVLink loads (addition fused)"),
           "nccl": ("^-", "NCCL all-reduce"),
           "nccl_reduce_scatter": ("v:", "NCCL reduce-scatter"),
           "nccl_allgather": ("d:", "NCCL all-gather")}
@@ -39,7 +40,7 @@ def plot_busbw(records, ax=None, title=None):
     return ax
 
 
-def plot_layer_times(reports, algorithms=("nccl", "ring_stepwise"), ax=None):
+def plot_layer_times(reports, algorithms=("nccl", "ring_nvlink", "ring_stepwise"), ax=None):
     """One horizontal bar per (layer, dtype, all-reduce): the local GEMMs' time, then the
     all-reduce's, labelled with the all-reduce's share of the layer."""
     ax = _axes(ax, (8, 0.5 + 0.45 * len(reports) * len(algorithms)))
