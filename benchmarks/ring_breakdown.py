@@ -1,5 +1,6 @@
 """Where the time of our ring over NCCL goes (issue 17): every way of driving the same ring on N
-GPUs, each timed on the GPU's clock and on the host's, and the parts of one step alone.
+GPUs, each timed on the GPU's clock and on the host's, and the parts of one step alone; then the
+NVLink ring (``collectives.nvlink_ring``) at several launch shapes.
 
     python benchmarks/ring_breakdown.py --np 2 --out benchmarks/ring_breakdown_np2.json
 

@@ -6,8 +6,9 @@ rank, as nccl-tests does) and on the host's (the time to issue those calls, with
 the GPU). When the two agree, the host sets the pace; when the host is much faster, the GPU does.
 Leaving one part out at a time (the additions, the Python between steps, the per-call set-up)
 attributes the difference. Alone, on one chunk: an NCCL group of one send and one receive, one
-addition, and the Python that rebuilds the plan and its views on each call. Every variant that
-computes the sum is checked against the exact sum (outputs poisoned before it runs).
+addition, and the Python that rebuilds the plan and its views on each call. Then the NVLink ring
+(one kernel, the addition inside the transfer) at the launch shapes of :data:`LAUNCHES`. Every
+variant that computes the sum is checked against the exact sum (outputs poisoned before it runs).
 """
 import argparse
 import statistics
@@ -18,7 +19,8 @@ from mpi4py import MPI
 
 from gemmlab import measure
 from gemmlab.collectives import jobs, nccl
-from gemmlab.collectives.nccl_graph import RingGraph
+from gemmlab.collectives.nccl_graph import RingGraph, close_program
+from gemmlab.collectives.nvlink_ring import BLOCKS, THREADS, NvlinkRing
 from gemmlab.collectives.nccl_worker import POISON, slowest_rank_seconds
 from gemmlab.collectives.worker import _inputs
 
@@ -36,6 +38,9 @@ def host_us(mpi, call, iters, repeats):
     return statistics.median(samples)
 
 
+LAUNCHES = ((BLOCKS, THREADS), (16, 512), (64, 512), (132, 512), (32, 1024))  # NvlinkRing's
+
+
 def variants(transport, mine, out, plan):
     """(name, make, computes the sum) for each way of running the ring on these buffers; ``make()``
     returns the call (a CUDA graph is recorded there, inside the caller's error handling)."""
@@ -50,6 +55,10 @@ def variants(transport, mine, out, plan):
     yield "CUDA graph, whole chunks", lambda: RingGraph(transport, ops, out), True
     yield "CUDA graph, transfers only", lambda: RingGraph(transport, transfers, out), False
     yield "NCCL allReduce", lambda: lambda: nccl.nccl_allreduce(transport, mine, out), True
+    for blocks, threads in LAUNCHES:
+        default = " (the default)" if (blocks, threads) == (BLOCKS, THREADS) else ""
+        yield (f"NVLink loads, addition fused: {blocks} blocks x {threads} threads{default}",
+               lambda b=blocks, t=threads: NvlinkRing(transport, mine, out, b, t), True)
 
 
 def components(transport, mine, out, plan):
@@ -95,6 +104,7 @@ def measure_size(transport, mpi, size, args):
                 record["error"] = f"{type(err).__name__}: {err}"
                 cupy.cuda.get_current_stream().synchronize()
             jobs.emit(record, mpi)
+            close_program(call)
             del call
 
 
