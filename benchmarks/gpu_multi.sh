@@ -6,7 +6,7 @@
 #   bash benchmarks/gpu_multi.sh OUT_DIR                      # everything, every N the GPUs allow
 #   NS=2 TESTS=0 LAYERS=0 bash benchmarks/gpu_multi.sh OUT_DIR   # a subset
 #
-# Steps, each switched by a variable (1 = run): TESTS, BREAKDOWN, SWEEP, LAYERS; NS lists the
+# Steps, each switched by a variable (1 = run): TESTS, BREAKDOWN, SWEEP, LAYERS, MEMCHECK; NS lists the
 # rank counts (default "2 4 8"; an N above the GPU count is skipped, saying so). ALGOS: the sweep's
 # algorithms; LAYER_ALGOS: the all-reduces timed in the layers. Every multi-rank step runs under
 # the launcher's timeout and an outer `timeout`.
@@ -20,6 +20,8 @@
 #                                       ring, GPU and host time, the time of one step split up
 #   allreduce_nccl_npN.{json,txt}       `gemmlab allreduce --backend nccl --sweep`: 8 KiB .. 1 GiB,
 #                                       time, algbw, busbw, exact on every GPU
+#   nvlink_memcheck_npN.txt             compute-sanitizer memcheck over the NVLink ring
+#                                       (benchmarks/nvlink_memcheck.py)
 #   layers_nccl_npN.json                `gemmlab tp --backend nccl`: FFN and attention, FP32 and
 #                                       FP16, local GEMM time vs all-reduce time
 #   summary.json                        per N: busbw at 256 MiB, ours / NCCL's, the fits (alpha =
@@ -33,6 +35,7 @@ PY="${PYTHON:-python}"
 export GEMMLAB_BACKEND=gpu NCCL_NVLS_ENABLE=0
 NS="${NS:-2 4 8}"
 TESTS="${TESTS:-1}" BREAKDOWN="${BREAKDOWN:-1}" SWEEP="${SWEEP:-1}" LAYERS="${LAYERS:-1}"
+MEMCHECK="${MEMCHECK:-1}"
 ALGOS="${ALGOS:-ring,ring_stepwise,ring_nvlink,nccl,nccl_reduce_scatter,nccl_allgather}"
 LAYER_ALGOS="${LAYER_ALGOS:-ring,ring_stepwise,ring_nvlink,nccl}"
 status=0
@@ -75,6 +78,13 @@ for N in $NS; do
             --algo "$ALGOS" --timeout 240 --json "$OUT_DIR/allreduce_nccl_np$N.json" 2>&1 \
             | tee "$OUT_DIR/allreduce_nccl_np$N.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    fi
+    if [ "$MEMCHECK" = 1 ]; then
+        echo "== N = $N: the NVLink ring under compute-sanitizer memcheck"
+        GEMMLAB_MPI_RANKS=$N timeout 300 "$(command -v mpiexec)" -n "$N" compute-sanitizer \
+            --tool memcheck --leak-check no $PY -m mpi4py benchmarks/nvlink_memcheck.py \
+            > "$OUT_DIR/nvlink_memcheck_np$N.txt" 2>&1 || status=1
+        tail -2 "$OUT_DIR/nvlink_memcheck_np$N.txt"
     fi
     if [ "$LAYERS" = 1 ]; then
         for run in "ffn float32" "ffn float16" "attention float32" "attention float16"; do
