@@ -82,7 +82,8 @@ for N in $NS; do
     if [ "$MEMCHECK" = 1 ]; then
         echo "== N = $N: the NVLink ring under compute-sanitizer memcheck"
         GEMMLAB_MPI_RANKS=$N timeout 300 "$(command -v mpiexec)" -n "$N" compute-sanitizer \
-            --tool memcheck --leak-check no $PY -m mpi4py benchmarks/nvlink_memcheck.py \
+            --tool memcheck --leak-check no --report-api-errors no --error-exitcode 3 \
+            "$($PY -c 'import sys; print(sys.executable)')" -m mpi4py benchmarks/nvlink_memcheck.py \
             > "$OUT_DIR/nvlink_memcheck_np$N.txt" 2>&1 || status=1
         tail -2 "$OUT_DIR/nvlink_memcheck_np$N.txt"
     fi

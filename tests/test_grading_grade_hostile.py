@@ -86,6 +86,7 @@ class Run:
     reports_at_exit: dict
     reports_later: dict
     seconds: float
+    tmpdir: Path            # the run's TMPDIR: its run folder, and so its processes' arguments
 
 
 def _grade(tmp, students, sandboxed, special=False):
@@ -110,7 +111,7 @@ def _grade(tmp, students, sandboxed, special=False):
     return Run(sandboxed, done.returncode, done.stdout, done.stderr, rows, report, before,
                _hashes(subs), package_before,
                _hashes(ROOT / "gemmlab") | _hashes(ROOT / "solutions"), at_exit,
-               _hashes(tmp / "grades"), seconds)
+               _hashes(tmp / "grades"), seconds, tmp / "tmp")
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +163,9 @@ def test_submissions_and_package_are_unchanged_afterwards(run):
 
 def test_no_process_is_left_and_the_reports_stay_as_written(run):
     assert not processes_with(MARKER)
-    assert not processes_with("gemmlab-grade-")
+    # this run's processes name its run folder (gemmlab-grade-* under its TMPDIR); other tests
+    # grading at the same time on other workers have their own
+    assert not processes_with(str(run.tmpdir))
     assert run.reports_later == run.reports_at_exit
 
 
