@@ -4,6 +4,7 @@ NCCL's grouped send/recv (the CPU tests of ``collectives.nccl``, ``nccl_graph`` 
 decides which GPU tests run ("needs N GPUs, found M" otherwise), and a program run on N real
 ranks that must reach its end on every rank."""
 import queue
+import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -30,6 +31,53 @@ GPUS, NO_GPU = _gpus()
 def needs_gpus(n):
     """Skip unless ``n`` GPUs are visible, saying how many were found."""
     return pytest.mark.skipif(GPUS < n, reason=f"needs {n} GPUs, found {GPUS}" if GPUS else NO_GPU)
+
+
+_NCCL_PREAMBLE = """\
+import sys
+from pathlib import Path
+import cupy
+import numpy as np
+import gemmlab.collectives as C
+from gemmlab.collectives import jobs, nccl, nccl_graph, nvlink_ring
+
+comm = jobs.world()
+t = nccl.connect(comm)
+n, rank = comm.Get_size(), comm.Get_rank()
+"""
+_NCCL_ENDING = """
+t.close()
+Path(sys.argv[1], f"rank{rank}.ok").write_text("ok")
+"""
+
+
+def nccl_program(body):
+    """A program for :func:`run_on_ranks` on GPUs: ``body`` (Python source) runs on every rank with
+    ``cupy``, ``np``, ``C`` (gemmlab.collectives), ``nccl``, ``nccl_graph``, ``nvlink_ring``, the
+    rank's NCCL transport ``t``, ``comm``, ``n`` and ``rank``; then the transport is closed and the
+    rank reports that it reached its end."""
+    return _NCCL_PREAMBLE + textwrap.dedent(body) + _NCCL_ENDING
+
+
+def assert_one_rank_copies(make, calls=3):
+    """On one GPU (a one-rank communicator), the all-reduce program ``make(transport, x, out)``
+    builds must copy x into out on every call; it is released (``close_program``) before the
+    communicator closes, and returned."""
+    import cupy
+
+    from gemmlab.collectives.nccl_graph import close_program
+    transport = nccl.connect()
+    try:
+        x = cupy.arange(1001, dtype=cupy.float32).reshape(7, 143)
+        out = cupy.full_like(x, np.nan)
+        program = make(transport, x, out)
+        for _ in range(calls):
+            out.fill(np.nan)
+            assert program() is out and cupy.array_equal(out, x)
+        close_program(program)
+        return program
+    finally:
+        transport.close()
 
 
 def run_on_ranks(tmp_path, program, n, timeout=180):

@@ -3,16 +3,16 @@
 Everywhere: the step table against the ring's schedule, worked by hand for two ranks and run in
 lock step on NumPy arrays for 2..8 ranks at uneven sizes (where it must give the simulated ring's
 bits, since it adds in the same order); the error without CuPy. On the gpu backend: one rank (a
-copy), the refusals (a type the kernel does not add, misaligned buffers); with N GPUs, new inputs
+copy), the refusals (a closed ring, a NumPy array, a type the kernel does not add, misaligned
+buffers); with N GPUs, new inputs
 on every call (a stale read of a peer's memory would show), several types and uneven sizes
 against the simulated ring's bits, the input left alone. With fewer GPUs those tests skip.
 """
 import sys
-import textwrap
 
 import numpy as np
 import pytest
-from multirank import needs_gpus, run_on_ranks
+from multirank import assert_one_rank_copies, nccl_program, needs_gpus, run_on_ranks
 
 import gemmlab.collectives as C
 from gemmlab.collectives import nccl, nvlink_ring
@@ -53,36 +53,21 @@ def test_without_cupy_it_says_what_it_needs(monkeypatch):
 @needs_gpus(1)
 def test_one_rank_copies_and_bad_buffers_are_refused():
     import cupy
-    transport = nccl.connect()
-    try:
-        x = cupy.arange(1001, dtype=cupy.float32).reshape(7, 143)
-        out = cupy.full_like(x, np.nan)
-        ring = nvlink_ring.NvlinkRing(transport, x, out)
-        for _ in range(2):
-            out.fill(np.nan)
-            assert ring() is out and cupy.array_equal(out, x)
-        ring.close()
-        with pytest.raises(TypeError, match="adds float16, float32, float64, int32, int64; got "
-                                            "complex64"):
-            nvlink_ring.NvlinkRing(transport, x.astype(cupy.complex64))
-        whole = cupy.zeros(1000, dtype=cupy.float32)
-        with pytest.raises(ValueError, match="same offset modulo 16 bytes"):
-            nvlink_ring.NvlinkRing(transport, whole[1:], cupy.zeros(999, dtype=cupy.float32))
-    finally:
-        transport.close()
+    ring = assert_one_rank_copies(nvlink_ring.NvlinkRing)
+    with pytest.raises(RuntimeError, match="was closed"):
+        ring()
+    # refused before the transport is used
+    with pytest.raises(TypeError, match="runs on CuPy arrays .* got a numpy.ndarray"):
+        nvlink_ring.NvlinkRing(None, np.zeros(3, np.float32))
+    with pytest.raises(TypeError, match="adds float16, float32, float64, int32, int64; got "
+                                        "complex64"):
+        nvlink_ring.NvlinkRing(None, cupy.zeros(3, dtype=cupy.complex64))
+    whole = cupy.zeros(1000, dtype=cupy.float32)
+    with pytest.raises(ValueError, match="same offset modulo 16 bytes"):
+        nvlink_ring.NvlinkRing(None, whole[1:], cupy.zeros(999, dtype=cupy.float32))
 
 
-NVLINK_PROGRAM = textwrap.dedent("""
-    import sys
-    from pathlib import Path
-    import cupy
-    import numpy as np
-    import gemmlab.collectives as C
-    from gemmlab.collectives import jobs, nccl, nvlink_ring
-
-    comm = jobs.world()
-    t = nccl.connect(comm)
-    n, rank = comm.Get_size(), comm.Get_rank()
+NVLINK_PROGRAM = nccl_program("""
     cases = ((1001, np.float32), (n + 1, np.float32), (1, np.float32), (3000, np.float16),
              (77777, np.float64), (12345, np.int32), (999, np.int64), ((1 << 22) + 3, np.float32))
     for items, dtype in cases:
@@ -108,8 +93,6 @@ NVLINK_PROGRAM = textwrap.dedent("""
     summed = ring().get()
     assert np.array_equal(summed, n * np.arange(0, 1002, 2) + n * (n - 1) // 2), summed
     ring.close()
-    t.close()
-    Path(sys.argv[1], f"rank{rank}.ok").write_text("ok")
 """)
 
 

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .nccl import BackendUnavailable, RingPlan, flat_view, output_like, require_cupy
+from .nccl import (BackendUnavailable, RingPlan, array_module, flat_view, output_like,
+                   require_cupy)
 
 BLOCKS = 32          # blocks per GPU: each moves 1/BLOCKS of every chunk, waiting only on its twin
 THREADS = 512
@@ -105,14 +106,6 @@ def _record(cupy, arrays):
     return np.array(words, dtype=np.int64)
 
 
-class _Peer:
-    """A neighbour's buffers, as addresses in this process."""
-
-    def __init__(self, device, host, addresses):
-        self.device, self.host = device, host
-        self.addresses = dict(zip(_BUFFERS, addresses))
-
-
 class NvlinkRing:
     """Rank ``transport.rank``'s ring all-reduce of ``buf`` into ``out`` (allocated when None),
     with its neighbours' buffers mapped in; each call sums every rank's ``buf`` into ``out`` again.
@@ -126,12 +119,15 @@ class NvlinkRing:
     def __init__(self, transport, buf, out=None, blocks=BLOCKS, threads=THREADS):
         self.cupy, _ = require_cupy()
         cupy = self.cupy
+        if array_module(buf) is not cupy:
+            raise TypeError(f"the NVLink ring runs on CuPy arrays on this rank's GPU; got a "
+                            f"{type(buf).__module__}.{type(buf).__name__}")
         if np.dtype(buf.dtype).name not in KERNEL_TYPES:
             raise TypeError(f"the NVLink ring adds {', '.join(KERNEL_TYPES)}; got {buf.dtype}")
         self.transport, self.blocks, self.threads = transport, int(blocks), int(threads)
         self.flat = flat_view(buf)               # a copy only when buf is not contiguous
         self.out = output_like(buf, out)
-        self._opened, self._launch = {}, None
+        self._opened, self._launch, self._closed = {}, None, False
         out_flat = self.out.reshape(-1)
         if (self.flat.data.ptr - out_flat.data.ptr) % 16:
             raise ValueError("the NVLink ring reads in 16-byte vectors: the input and the output "
@@ -143,13 +139,14 @@ class NvlinkRing:
         self.flags = cupy.zeros(3 * self.blocks, dtype=cupy.uint64)
         pred, succ = self._exchange([self.flat, out_flat, self.flags], transport)
         self._launch = (kernel(buf.dtype), (self.blocks,), (self.threads,), (
-            self.flat, out_flat, np.uint64(pred.addresses["input"]),
-            np.uint64(pred.addresses["output"]), cupy.asarray(np.array(plan.offsets, np.int64)),
+            self.flat, out_flat, np.uint64(pred["input"]), np.uint64(pred["output"]),
+            cupy.asarray(np.array(plan.offsets, np.int64)),
             cupy.asarray(step_table(plan, transport.rank)), np.int32(2 * (n - 1)), self.flags,
-            np.uint64(succ.addresses["flags"]), np.uint64(pred.addresses["flags"])))
+            np.uint64(succ["flags"]), np.uint64(pred["flags"])))
 
     def _exchange(self, arrays, transport):
-        """Swap IPC handles with every rank; open the predecessor's and the successor's."""
+        """Swap IPC handles with every rank; the predecessor's and the successor's buffers (name ->
+        address in this process)."""
         cupy = self.cupy
         mine = _record(cupy, arrays)
         everyone = cupy.empty(mine.size * transport.size, dtype=cupy.int64)
@@ -169,16 +166,18 @@ class NvlinkRing:
         if not cupy.cuda.runtime.deviceCanAccessPeer(mine, device):
             raise BackendUnavailable(f"GPU {mine} cannot read GPU {device}'s memory (no NVLink or "
                                      f"peer-to-peer path): use the 'ring' or 'nccl' all-reduce")
-        addresses = []
-        for i in range(len(_BUFFERS)):
+        addresses = {}
+        for i, name in enumerate(_BUFFERS):
             words = record[2 + i * (_HANDLE_WORDS + 1):2 + (i + 1) * (_HANDLE_WORDS + 1)]
             handle = words[:_HANDLE_WORDS].tobytes()
             if handle not in self._opened:       # an allocation is opened once per process
                 self._opened[handle] = cupy.cuda.runtime.ipcOpenMemHandle(handle)
-            addresses.append(self._opened[handle] + int(words[_HANDLE_WORDS]))
-        return _Peer(device, host, addresses)
+            addresses[name] = self._opened[handle] + int(words[_HANDLE_WORDS])
+        return addresses
 
     def __call__(self):
+        if self._closed:
+            raise RuntimeError("this NvlinkRing was closed: its neighbours' buffers are unmapped")
         if self._launch is None:
             self.out.reshape(-1)[...] = self.flat
         else:
@@ -192,7 +191,7 @@ class NvlinkRing:
         cupy.cuda.get_current_stream().synchronize()
         for address in self._opened.values():
             cupy.cuda.runtime.ipcCloseMemHandle(address)
-        self._opened, self._launch = {}, None
+        self._opened, self._launch, self._closed = {}, None, True
         if self.transport.size > 1:          # nobody frees a buffer a neighbour still maps
             token = cupy.zeros(1, dtype=cupy.int64)
             self.transport.allreduce(token, token)
