@@ -24,6 +24,7 @@ SOLUTIONS = {
     "07.allreduce_who": "every rank",
     "07.ring_send_4_ranks_s": 1.5,
     "07.ring_send_128_ranks_s": 1.984375,
+    "07.addition_pass_mib": 128 + 128 + 128,     # read two halves of 256 MiB, write one (N = 2)
 }
 
 

@@ -1,10 +1,12 @@
 """Lesson 07, ring all-reduce: the root's hot spot, the ring's per-rank bytes 2(1-1/N)S, send vs
-send+receive accounting, the 2(N-1) steps and the latency term, busbw vs algbw."""
+send+receive accounting, the 2(N-1) steps and the latency term, busbw vs algbw, and the memory
+traffic of an addition done as a pass of its own."""
 import numpy as np
 
 from ...collectives import centralized_allreduce, ring_allreduce
 from ...collectives.cost import (allreduce_cost, allreduce_time, algbw, busbw,
                                  centralized_root_bytes, ring_send_bytes)
+from ...collectives.nccl import RingPlan
 from ...labs.ring import RingLab, reference_ring_allreduce
 from ..question import Choice, Exact, Function, Number, Question, Wrong
 
@@ -35,6 +37,19 @@ def _faster_for_small_messages():
     times = {name: allreduce_time(name, 128, 8 * 2**10, ALPHA, 1 / BANDWIDTH)
              for name in ("ring", "tree")}
     return min(times, key=times.get)
+
+
+# Lesson 07, section 8.3: two GPUs, 256 MiB of float32 per GPU, the addition as a pass of its own.
+PASS_RANKS, PASS_MIB = 2, 256
+
+
+def _addition_pass_mib(reads=2, writes=1, steps=None):
+    """MiB one rank's separate additions move: in each reduce-scatter step the chunk that arrived
+    and the rank's own chunk are read and their sum written (the all-gather adds nothing)."""
+    plan = RingPlan.split(PASS_RANKS, PASS_MIB * MIB // 4, 4)
+    added = [plan.counts[s.recv] * plan.itemsize for s in plan.schedule(0)
+             if steps == "all" or s.phase == "reduce-scatter"]
+    return (reads + writes) * sum(added) / MIB
 
 
 def rs_send_chunk(rank, step, n):
@@ -265,6 +280,31 @@ QUESTIONS = [
         hint="Count the steps.",
         explain="2(N-1) alpha: linear in N. That is why large clusters use trees or hierarchical "
                 "rings for small messages.",
+    ),
+    Question(
+        id="07.addition_pass_mib",
+        prompt="Our ring over NCCL's send/recv adds each arriving chunk in a pass of its own (the "
+               "chunk that arrived plus the rank's own chunk, written back). On 2 GPUs with "
+               "S = 256 MiB per GPU, how many MiB does that pass move through one GPU's memory "
+               "per all-reduce, reads plus writes (3 significant figures)?",
+        answer=_addition_pass_mib,
+        kind=Number(sig=3, rtol=2e-3, unit="MiB"),
+        wrong=[
+            Wrong(lambda: _addition_pass_mib(reads=0),
+                  "that is only the sum written back; the addition also reads two chunks, the "
+                  "one that arrived and the rank's own."),
+            Wrong(lambda: _addition_pass_mib(writes=0),
+                  "that counts the two chunks read; the sum is written back too."),
+            Wrong(lambda: _addition_pass_mib(steps="all"),
+                  "that adds in the all-gather too (it only copies), or adds the whole buffer: "
+                  "the additions are the reduce-scatter's N-1 steps, one chunk of S/N each."),
+        ],
+        hint="At N = 2 the reduce-scatter has one step and adds one chunk of S/2: read two "
+             "chunks, write one.",
+        explain="About 160 us at the 2.5 TB/s this addition ran at on an H200: the 15% by which "
+                "that ring trailed NCCL (lesson 07, section 8.3). The NVLink ring reads the "
+                "arriving chunk once and adds it in registers, so the addition needs no pass of "
+                "its own.",
     ),
     Question(
         id="07.rs_send_chunk",
