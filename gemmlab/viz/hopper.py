@@ -2,6 +2,7 @@
 the course's pipeline model (``gl.tensorcore.hopper.ring_events``), and a widget to change the
 number of stages, the load time, the latency and the compute time."""
 from ..tensorcore.hopper import ring_events
+from .controls import redrawing
 
 COLOURS = {"flight": "#4c72b0", "full": "#dddddd", "compute": "#dd8452"}
 
@@ -45,22 +46,10 @@ def draw_ring(n, t_load, t_compute, stages, latency=0.0, unit="us", ax=None):
 def ring_widget(n=12, t_load=0.2, t_compute=0.55, latency=1.0, stages=2):
     """Sliders for the ring's stages, load issue time, latency and compute time."""
     import ipywidgets as widgets
-    import matplotlib.pyplot as plt
 
-    sliders = dict(
+    return redrawing(lambda **values: draw_ring(n, **values), dict(
         stages=widgets.IntSlider(value=stages, min=1, max=6, description="stages"),
         t_load=widgets.FloatSlider(value=t_load, min=0.05, max=2, step=0.05, description="issue"),
         latency=widgets.FloatSlider(value=latency, min=0, max=3, step=0.1, description="latency"),
         t_compute=widgets.FloatSlider(value=t_compute, min=0.05, max=2, step=0.05,
-                                      description="wgmma"))
-    out = widgets.Output()
-
-    def redraw(_=None):
-        with out:
-            out.clear_output(wait=True)
-            draw_ring(n, **{k: s.value for k, s in sliders.items()})
-            plt.show()
-    for s in sliders.values():
-        s.observe(redraw, names="value")
-    redraw()
-    return widgets.VBox([widgets.HBox(list(sliders.values())), out])
+                                      description="wgmma")))

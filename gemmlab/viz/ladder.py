@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import device, measure
 from ..perfmodel import pipeline_schedule, pipeline_time
+from .controls import redrawing
 
 COLOURS = {"load": "#4c72b0", "compute": "#dd8452"}
 LADDER_RECORD = "gpu_ladder.json"       # written by benchmarks/gpu_ladder.sh
@@ -124,24 +125,12 @@ def draw_pipeline(n, t_load, t_compute, unit="us", ax=None):
 def pipeline_widget(n=4, t_load=8.0, t_compute=12.0):
     """Sliders for n, T_L and T_C redrawing :func:`draw_pipeline`; returns the widget box."""
     import ipywidgets as widgets
-    import matplotlib.pyplot as plt
 
-    sliders = dict(
+    return redrawing(draw_pipeline, dict(
         n=widgets.IntSlider(value=n, min=1, max=10, description="tiles n"),
         t_load=widgets.FloatSlider(value=t_load, min=1, max=30, step=1, description="T_L (us)"),
         t_compute=widgets.FloatSlider(value=t_compute, min=1, max=30, step=1,
-                                      description="T_C (us)"))
-    out = widgets.Output()
-
-    def redraw(_=None):
-        with out:
-            out.clear_output(wait=True)
-            draw_pipeline(**{k: s.value for k, s in sliders.items()})
-            plt.show()
-    for s in sliders.values():
-        s.observe(redraw, names="value")
-    redraw()
-    return widgets.VBox([widgets.HBox(list(sliders.values())), out])
+                                      description="T_C (us)")))
 
 
 def draw_ladder(results, shape, ax=None, note=""):

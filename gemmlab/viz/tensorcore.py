@@ -3,6 +3,7 @@ fragment, mixed-precision error against K (with a widget), and measured throughp
 import numpy as np
 
 from ..tensorcore import emulation, numerics, tiling
+from .controls import redrawing
 
 SERIES = {   # key of error_vs_k: (label, colour, line style)
     "fp16_fp32acc": ("FP16 in, FP32 accumulate", "#4c72b0", "-"),
@@ -112,24 +113,16 @@ def draw_error_vs_k(results, measured=None, ax=None, bounds=True):
 def error_widget(max_log2_k=14, trials=32):
     """Input kind and largest K as controls, redrawing :func:`draw_error_vs_k`. Returns the box."""
     import ipywidgets as widgets
-    import matplotlib.pyplot as plt
 
-    kind = widgets.Dropdown(options=list(numerics.INPUT_KINDS), value="positive",
-                            description="inputs")
-    top = widgets.IntSlider(value=min(12, max_log2_k), min=5, max=max_log2_k,
-                            description="log2 max K")
-    out = widgets.Output()
+    def draw(kind, top):
+        ks = [2 ** e for e in range(4, top + 1, 2)]
+        draw_error_vs_k(numerics.error_vs_k(ks, kind, trials, seed=0))
 
-    def redraw(_=None):
-        with out:
-            out.clear_output(wait=True)
-            ks = [2 ** e for e in range(4, top.value + 1, 2)]
-            draw_error_vs_k(numerics.error_vs_k(ks, kind.value, trials, seed=0))
-            plt.show()
-    kind.observe(redraw, names="value")
-    top.observe(redraw, names="value")
-    redraw()
-    return widgets.VBox([widgets.HBox([kind, top]), out])
+    return redrawing(draw, dict(
+        kind=widgets.Dropdown(options=list(numerics.INPUT_KINDS), value="positive",
+                              description="inputs"),
+        top=widgets.IntSlider(value=min(12, max_log2_k), min=5, max=max_log2_k,
+                              description="log2 max K")))
 
 
 def draw_performance(rows, title, ax=None):
