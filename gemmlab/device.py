@@ -12,6 +12,8 @@ import os
 import platform
 import sys
 
+from . import cudadriver
+
 BACKENDS = ("gpu", "sim")
 
 # Problem sizes the lessons use, per backend. Lessons add their own keys here.
@@ -73,17 +75,13 @@ _backend = None
 
 def _gpu_count():
     """Number of CUDA devices the driver reports, without importing numba.cuda (0 if none)."""
-    names = {"linux": ("libcuda.so.1", "libcuda.so"), "win32": ("nvcuda.dll",)}.get(sys.platform, ())
-    for name in names:
-        try:
-            lib = ctypes.CDLL(name)
-        except OSError:
-            continue
-        count = ctypes.c_int(0)
-        if lib.cuInit(0) != 0 or lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
-            return 0
-        return count.value
-    return 0
+    lib = cudadriver.library()
+    if lib is None:
+        return 0
+    count = ctypes.c_int(0)
+    if lib.cuInit(0) != 0 or lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        return 0
+    return count.value
 
 
 def _choose():

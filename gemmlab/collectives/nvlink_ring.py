@@ -18,12 +18,14 @@ GPU able to reach its neighbours' memory (NVLink or PCIe peer to peer): :class:`
 so and stops otherwise. NCCL itself is used only to swap the handles and as a barrier.
 """
 import ctypes
+import functools
 import socket
 import zlib
 from pathlib import Path
 
 import numpy as np
 
+from .. import cudadriver
 from .nccl import (BackendUnavailable, RingPlan, array_module, flat_view, output_like,
                    require_cupy)
 
@@ -64,31 +66,28 @@ def emulate(plan, inputs):
     return outs
 
 
+@functools.lru_cache(maxsize=None)
 def _module():
+    """The ring kernel for every type of :data:`KERNEL_TYPES`, compiled once per process."""
     cupy, _ = require_cupy()
     source = (Path(__file__).with_name("nvlink_ring.cu")).read_text(encoding="utf-8")
     names = [f"ring_allreduce<{t}>" for t in KERNEL_TYPES.values()]
     return cupy.RawModule(code=source, options=("--std=c++17",), name_expressions=names)
 
 
-_MODULE = []
-
-
 def kernel(dtype):
-    """The compiled ring kernel for ``dtype`` (compiled once per process, all types at once)."""
-    if not _MODULE:
-        _MODULE.append(_module())
-    return _MODULE[0].get_function(f"ring_allreduce<{KERNEL_TYPES[np.dtype(dtype).name]}>")
+    """The compiled ring kernel for ``dtype``."""
+    return _module().get_function(f"ring_allreduce<{KERNEL_TYPES[np.dtype(dtype).name]}>")
 
 
 def _allocation_base(ptr):
     """The start of the cudaMalloc allocation holding device address ``ptr``: an IPC handle names
     the allocation, so the peer needs ``ptr``'s offset in it."""
-    lib = ctypes.CDLL("libcuda.so.1")
+    lib = cudadriver.required()
     base, size = ctypes.c_uint64(), ctypes.c_size_t()
-    err = lib.cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size), ctypes.c_uint64(ptr))
-    if err:
-        raise RuntimeError(f"cuMemGetAddressRange failed (CUresult {err}) for address {ptr:#x}")
+    cudadriver.check(lib.cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size),
+                                                 ctypes.c_uint64(ptr)),
+                     f"cuMemGetAddressRange({ptr:#x})", lib)
     return base.value
 
 

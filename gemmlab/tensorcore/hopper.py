@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import device
+from .. import cudadriver, device
 from . import operands
 
 BM, BN, BK = 128, 256, 64            # output tile and K slice of every stage
@@ -259,16 +259,13 @@ def cubin(fmt="fp16"):
 # ---- the driver --------------------------------------------------------------------------------
 
 class _Driver:
-    """The few CUDA driver calls the launch needs, through ctypes (CuPy owns the context)."""
+    """The few CUDA driver calls the launch needs (``gl.cudadriver``; CuPy owns the context)."""
 
     def __init__(self):
-        self.lib = ctypes.CDLL("libcuda.so.1")
+        self.lib = cudadriver.required()
 
     def check(self, result, what):
-        if result != 0:
-            name = ctypes.c_char_p()
-            self.lib.cuGetErrorName(result, ctypes.byref(name))
-            raise RuntimeError(f"{what} failed: {name.value.decode() if name.value else result}")
+        cudadriver.check(result, what, self.lib)
 
     def load(self, binary):
         module = ctypes.c_void_p()
