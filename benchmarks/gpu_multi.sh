@@ -20,8 +20,8 @@
 #                                       ring, GPU and host time, the time of one step split up
 #   allreduce_nccl_npN.{json,txt}       `gemmlab allreduce --backend nccl --sweep`: 8 KiB .. 1 GiB,
 #                                       time, algbw, busbw, exact on every GPU
-#   nvlink_memcheck_npN.txt             compute-sanitizer memcheck over the NVLink ring
-#                                       (benchmarks/nvlink_memcheck.py)
+#   nvlink_memcheck_npN.txt             the NVLink ring's test program on N GPUs, every rank
+#                                       under compute-sanitizer memcheck
 #   layers_nccl_npN.json                `gemmlab tp --backend nccl`: FFN and attention, FP32 and
 #                                       FP16, local GEMM time vs all-reduce time
 #   summary.json                        per N: busbw at 256 MiB, ours / NCCL's, the fits (alpha =
@@ -80,12 +80,20 @@ for N in $NS; do
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     fi
     if [ "$MEMCHECK" = 1 ]; then
-        echo "== N = $N: the NVLink ring under compute-sanitizer memcheck"
-        GEMMLAB_MPI_RANKS=$N timeout 300 "$(command -v mpiexec)" -n "$N" compute-sanitizer \
-            --tool memcheck --leak-check no --report-api-errors no --error-exitcode 3 \
-            "$($PY -c 'import sys; print(sys.executable)')" -m mpi4py benchmarks/nvlink_memcheck.py \
+        echo "== N = $N: the NVLink ring's test program under compute-sanitizer memcheck"
+        # the program of tests/test_collectives_nvlink_ring.py, each rank inside the sanitizer (it
+        # does not follow ranks started by an mpiexec it runs); a memory error in a kernel ends
+        # the rank with status 3, and every rank that reaches its end leaves rank<r>.ok
+        work="$OUT_DIR/memcheck_np$N"; mkdir -p "$work"
+        (cd tests && $PY -c "import test_collectives_nvlink_ring as t; print(t.NVLINK_PROGRAM)") \
+            > "$work/program.py"
+        timeout 420 "$(command -v mpiexec)" -n "$N" compute-sanitizer --tool memcheck \
+            --leak-check no --report-api-errors no --error-exitcode 3 \
+            "$($PY -c 'import sys; print(sys.executable)')" -m mpi4py "$work/program.py" "$work" \
             > "$OUT_DIR/nvlink_memcheck_np$N.txt" 2>&1 || status=1
-        tail -2 "$OUT_DIR/nvlink_memcheck_np$N.txt"
+        [ "$(ls "$work" | grep -c '^rank.*\.ok$')" -eq "$N" ] || status=1
+        rm -r "$work"
+        tail -3 "$OUT_DIR/nvlink_memcheck_np$N.txt"
     fi
     if [ "$LAYERS" = 1 ]; then
         for run in "ffn float32" "ffn float16" "attention float32" "attention float16"; do
