@@ -89,17 +89,33 @@ class Run:
     tmpdir: Path            # the run's TMPDIR: its run folder, and so its processes' arguments
 
 
+def _checkout_copy(tmp):
+    """The package, the solutions and pyproject.toml copied to ``tmp/checkout``: the grader under
+    attack runs from there (first on PYTHONPATH), so a notebook that patches "the installed
+    grader" patches this copy, never the checkout other tests are importing at the same time."""
+    checkout = tmp / "checkout"
+    shutil.copytree(ROOT / "gemmlab", checkout / "gemmlab",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "solutions", checkout / "solutions")
+    shutil.copyfile(ROOT / "pyproject.toml", checkout / "pyproject.toml")
+    return checkout
+
+
 def _grade(tmp, students, sandboxed, special=False):
+    checkout = _checkout_copy(tmp)
     subs = tmp / "submissions"
     subs.mkdir()
     _make_submissions(subs, students)
     if special:
         _make_special_entries(subs)
     (tmp / "tmp").mkdir()
-    before, package_before = _hashes(subs), _hashes(ROOT / "gemmlab") | _hashes(ROOT / "solutions")
+    before = _hashes(subs)
+    package_before = _hashes(checkout / "gemmlab") | _hashes(checkout / "solutions")
     command = [sys.executable, "-m", "gemmlab.cli", "grade", "submissions", "--out", "grades",
                "--timeout", "10", "--notebook-timeout", "120", "--seed", "7"]
-    env = dict(os.environ, TMPDIR=str(tmp / "tmp"), GEMMLAB_BACKEND="sim")
+    env = dict(os.environ, TMPDIR=str(tmp / "tmp"), GEMMLAB_BACKEND="sim",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(checkout),
+                                                        os.environ.get("PYTHONPATH")])))
     start = time.monotonic()
     done = subprocess.run(command + (["--sandbox"] if sandboxed else []), cwd=tmp, env=env,
                           capture_output=True, text=True, timeout=1200)
@@ -110,7 +126,7 @@ def _grade(tmp, students, sandboxed, special=False):
     rows = {r["student"]: r for r in report["notebooks"]}
     return Run(sandboxed, done.returncode, done.stdout, done.stderr, rows, report, before,
                _hashes(subs), package_before,
-               _hashes(ROOT / "gemmlab") | _hashes(ROOT / "solutions"), at_exit,
+               _hashes(checkout / "gemmlab") | _hashes(checkout / "solutions"), at_exit,
                _hashes(tmp / "grades"), seconds, tmp / "tmp")
 
 
