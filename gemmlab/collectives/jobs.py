@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 TAG = "GEMMLAB_RECORD"
@@ -93,12 +94,20 @@ def mpirun(n_ranks, program, timeout=300, env=None):
                *map(str, program)]
     env = {**os.environ, **(env or {}), **NVLS_OFF, "MPIEXEC_TIMEOUT": str(int(timeout)),
            WORLD_SIZE_VAR: str(n_ranks)}
+    start = time.monotonic()
     try:
         done = subprocess.run(command, capture_output=True, text=True, env=env,
                               timeout=timeout + 30)
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"mpiexec did not finish within {timeout + 30} s: "
                            f"{' '.join(command)}") from None
+    # MPICH's mpiexec can exit 0 after killing a job at MPIEXEC_TIMEOUT (seen with mpich 5.0.2
+    # when a proxy is still starting), so a job that lived to its time limit fails here whatever
+    # the exit status says.
+    if time.monotonic() - start >= timeout:
+        raise RuntimeError(f"the job reached its time limit of {timeout} s and was killed "
+                           f"(a deadlock, or a job too large for the limit).\n"
+                           f"command: {' '.join(command)}\n{done.stderr[-3000:]}")
     if done.returncode != 0:
         raise RuntimeError(f"mpiexec exited with status {done.returncode} (a timeout after "
                            f"{timeout} s, or a rank failed).\ncommand: {' '.join(command)}\n"
