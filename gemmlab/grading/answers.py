@@ -20,6 +20,8 @@ import os
 
 import numpy as np
 
+from .question import is_missing
+
 MAX_ARRAY_BYTES = 16 << 20        # one array (or string) larger than this is not collected
 MAX_TOTAL_BYTES = 64 << 20        # all the answers of one notebook together
 MAX_DEPTH = 32
@@ -229,7 +231,7 @@ def _collect(request, namespace):
     if name not in namespace:
         return {"missing": True}
     value = namespace[name]
-    if not request.get("code") or value is None or value is Ellipsis:
+    if not request.get("code") or is_missing(value):
         return {"value": encode(value)}
     try:
         source, defined_as = code_of(value)

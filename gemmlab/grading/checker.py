@@ -14,7 +14,7 @@ grader uses), and never raises for the student's code.
 from dataclasses import dataclass, field
 
 from .bank import get_question
-from .question import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, evaluate
+from .question import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, evaluate, is_missing
 
 _MARKS = {PASS: "PASS", FAIL: "FAIL", NOT_ATTEMPTED: "NOT ATTEMPTED"}
 
@@ -42,11 +42,6 @@ class Result:
             self._printed = False
         else:
             print(self)
-
-
-def is_missing(answer):
-    """``None`` and ``...`` (the exercise placeholder) mean "not attempted"."""
-    return answer is None or answer is Ellipsis
 
 
 def _judge_value(q, value):

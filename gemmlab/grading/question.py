@@ -16,6 +16,11 @@ import numpy as np
 PASS, FAIL, NOT_ATTEMPTED = "pass", "fail", "not attempted"     # a verdict's status
 
 
+def is_missing(answer):
+    """``None`` and ``...`` (the exercise placeholder) mean "not attempted"."""
+    return answer is None or answer is Ellipsis
+
+
 class AnswerTypeError(Exception):
     """The answer has the wrong type or form; the message says what was expected."""
 
@@ -205,7 +210,7 @@ class Function:
             got = [fn(*args) for args in cases]
         except Exception as exc:  # the student's code: report, never raise
             return FAIL, f"your function raised {type(exc).__name__}: {exc}"
-        if all(g is None or g is Ellipsis for g in got):
+        if all(is_missing(g) for g in got):
             return NOT_ATTEMPTED, ("your function returns nothing yet; write its body and run "
                                      "the cell again.")
         expected = [question.answer(*args) for args in cases]

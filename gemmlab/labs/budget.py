@@ -13,7 +13,7 @@ import numpy as np
 
 from ..parallel import budget as model
 from ..perfmodel.traffic import gemm_flops
-from .kinds import FAIL, NOT_ATTEMPTED, PASS, CodeLab, NoAnswer, not_attempted, where_it_lives
+from .kinds import FAIL, NOT_ATTEMPTED, PASS, CodeLab, NoAnswer, is_missing, where_it_lives
 from .limits import call_plain
 
 TIME_LIMIT = 5.0
@@ -136,7 +136,7 @@ def evaluate(fn, cfg):
     if called["error"]:
         return FAIL, f"layer_budget(cfg) {called['error']}"
     value = called["value"]
-    if not_attempted(value):
+    if is_missing(value):
         raise NoAnswer()
     if not isinstance(value, dict):
         return FAIL, (f"layer_budget(cfg) returned {type(value).__name__}; expected a dict with "

@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 
 from ..parallel.grid import AXES, RankGrid
-from .kinds import FAIL, PASS, CodeLab, NoAnswer, not_attempted, where_it_lives
+from .kinds import FAIL, PASS, CodeLab, NoAnswer, is_missing, where_it_lives
 from .limits import call_plain
 
 TIME_LIMIT = 5.0
@@ -35,7 +35,7 @@ def reference_groups(tp, cp, dp, pp, axis):
 
 def _normalise(groups, what):
     """A sorted list of sorted tuples of ints, or a ValueError saying what is wrong."""
-    if not_attempted(groups):
+    if is_missing(groups):
         raise NoAnswer()
     if isinstance(groups, (str, bytes)) or not hasattr(groups, "__iter__"):
         raise ValueError(f"{what} returned {type(groups).__name__}; expected a list of groups, "

@@ -9,10 +9,10 @@ the student's code: an exception anywhere becomes a FAIL with the reason.
 import numpy as np
 
 from ..grading.checker import FAIL, NOT_ATTEMPTED, PASS
-from ..grading.question import AnswerTypeError
+from ..grading.question import AnswerTypeError, is_missing
 from .ranks import numeric_array
 
-__all__ = ["PASS", "FAIL", "NOT_ATTEMPTED", "CodeLab", "not_attempted", "as_array",
+__all__ = ["PASS", "FAIL", "NOT_ATTEMPTED", "CodeLab", "is_missing", "as_array",
            "NoAnswer", "where_it_lives"]
 
 
@@ -32,13 +32,9 @@ class NoAnswer(Exception):
     """The student's function returned nothing (None or ...) on every rank: not attempted."""
 
 
-def not_attempted(value):
-    return value is None or value is Ellipsis
-
-
 def as_array(value, what):
     """``value`` as a float or integer NumPy array, or a ValueError naming ``what``."""
-    if not_attempted(value):
+    if is_missing(value):
         raise ValueError(f"{what} returned nothing ({value!r})")
     arr = numeric_array(value)
     if arr is None or arr.dtype.kind == "c":

@@ -20,6 +20,7 @@ from ..collectives.launch import (check_request, format_size, format_table, pars
                                   with_bandwidths)
 from .ranks import run_ranks
 from ..grading.answers import code_of
+from ..grading.question import is_missing
 
 ALGORITHMS = ("yours", "ring", "mpi")
 REHEARSAL_ITEMS = 1031          # values per rank of the simulated try-run (not divisible by N)
@@ -35,7 +36,7 @@ def rehearse(fn, n_ranks, seed=0):
     run = run_ranks(fn, [(x,) for x in inputs], allow_collectives=False)
     if run.error:
         return run.error
-    if all(out is None or out is Ellipsis for out in run.outputs):
+    if all(is_missing(out) for out in run.outputs):
         return f"{fn.__name__} returns nothing yet"
     for r, out in enumerate(run.outputs):
         try:

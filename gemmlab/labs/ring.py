@@ -12,7 +12,7 @@ whole buffers sent at once (centralized), too many steps or bytes.
 import numpy as np
 
 from ..collectives.buffers import chunk_bounds
-from .kinds import FAIL, PASS, CodeLab, NoAnswer, as_array, not_attempted, where_it_lives
+from .kinds import FAIL, PASS, CodeLab, NoAnswer, as_array, is_missing, where_it_lives
 from .ranks import RankRun, run_plain, run_ranks
 
 TIME_LIMIT = 5.0           # seconds per simulated run
@@ -255,7 +255,7 @@ def check_ring(fn, n, length, seed=0):
     run = RankRun.from_plain(plain).annotated(tags.annotate)
     if run.error:
         return FAIL, run.error
-    if all(not_attempted(out) for out in run.outputs):
+    if all(is_missing(out) for out in run.outputs):
         raise NoAnswer()
     outs = []
     for r, out in enumerate(run.outputs):

@@ -15,7 +15,7 @@ import numpy as np
 from ..collectives.cost import ring_send_bytes
 from ..parallel.attention import attention_reference, head_attention
 from ..parallel.ffn import ffn_reference, gelu
-from .kinds import FAIL, PASS, CodeLab, NoAnswer, as_array, not_attempted, where_it_lives
+from .kinds import FAIL, PASS, CodeLab, NoAnswer, as_array, is_missing, where_it_lives
 from .ranks import RankRun, run_plain
 
 TIME_LIMIT = 5.0
@@ -117,7 +117,7 @@ class ShardedLab(CodeLab):
         run = RankRun.from_plain(where_it_lives(fn, run_plain, case["args"], True, TIME_LIMIT))
         if run.error:
             return FAIL, _matmul_hint(run.error, self.error_hint)
-        if all(not_attempted(out) for out in run.outputs):
+        if all(is_missing(out) for out in run.outputs):
             raise NoAnswer()
         outs = [as_array(out, f"rank {r}") for r, out in enumerate(run.outputs)]
         for r, out in enumerate(outs):
