@@ -256,9 +256,9 @@ def test_the_environment_watch_sees_a_modified_library(tmp_path, monkeypatch):
     (lib / "numpy_like.py").write_text("def allclose(a, b): ...\n")
     monkeypatch.setattr(integrity, "_python_dirs", lambda: {str(lib)})
     watch = integrity.EnvironmentWatch()
-    assert watch.changed() == []
+    assert list(watch.changed()) == []
     (lib / "numpy_like.py").write_text("def allclose(a, b): return True\n")
-    assert watch.changed() == [str(lib / "numpy_like.py")]
+    assert list(watch.changed()) == [str(lib / "numpy_like.py")]
 
 
 def test_without_cgroups_a_detached_process_is_still_killed(monkeypatch):

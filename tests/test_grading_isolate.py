@@ -191,7 +191,7 @@ def test_call_runs_a_package_helper_where_the_function_lives(monkeypatch):
     assert judge_code("99.helper", RIGHT, "naive_matmul").status == PASS
     assert seen == {"source": RIGHT, "name": "naive_matmul"}
     with pytest.raises(ValueError, match="module-level function of gemmlab"):
-        call(isolate.RemoteFunction(None, "function", False, ""), np.sum)
+        call(isolate.RemoteFunction(None, ""), np.sum)
 
 
 LAB_NAIVE = """TILE = 16

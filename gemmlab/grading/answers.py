@@ -174,20 +174,6 @@ def _decode_numpy(data, budget):
     return array if data["t"] == "array" else array.reshape(())[()]
 
 
-def dumps(value):
-    """``encode`` then JSON text (NaN and infinities travel inside strings)."""
-    return json.dumps(encode(value))
-
-
-def loads(text):
-    """The inverse of :func:`dumps`; DecodeError for anything malformed."""
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise DecodeError(f"not JSON: {str(exc)[:80]}") from None
-    return decode(data)
-
-
 # --- in the student's kernel ------------------------------------------------------------------
 
 def code_of(fn):

@@ -15,12 +15,13 @@ Students work on copies in ``work/`` (:func:`copy_exercises`, run by ``make lab`
 import ast
 import hashlib
 import json
-import os
 import sys
 import textwrap
 from pathlib import Path
 
 import nbformat
+
+from .files import write_file
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 GENERATED_NOTE = "generated from solutions/ by `gemmlab assign`: edit the solution, not this file"
@@ -194,7 +195,7 @@ def main(solutions="solutions", exercises="exercises", check_only=False, force=F
     out.mkdir(parents=True, exist_ok=True)
     replace = steps["write"] + (steps["edited"] if force else [])
     for name in replace:
-        _replace(out / name, wanted[name])
+        write_file(out / name, wanted[name], mode=0o666)     # not private: course material
         record[name] = _digest(wanted[name])
     for name in steps["remove"]:
         (out / name).unlink()
@@ -209,7 +210,7 @@ def main(solutions="solutions", exercises="exercises", check_only=False, force=F
         print(f"{out / name}: no solution, and not as gemmlab assign wrote it: left alone")
     record = {k: v for k, v in sorted(record.items()) if v}
     if record != manifest:
-        _replace(out / MANIFEST, json.dumps(record, indent=1) + "\n")
+        write_file(out / MANIFEST, json.dumps(record, indent=1) + "\n", mode=0o666)
     print(f"{out}/: {len(replace)} written, {len(steps['remove'])} removed, "
           f"{len(steps['current'])} already up to date"
           + (f", {len(refused)} refused (changed since assign wrote them)" if refused else ""))
@@ -232,10 +233,3 @@ def _report_check(out, solutions, steps, manifest, record):
         print(f"{out}/ is up to date with {solutions}/ ({len(record)} notebooks)")
     return 1 if bad else 0
 
-
-def _replace(path, text):
-    """Write through a new file renamed over ``path`` (a link there is replaced, not followed)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.unlink(missing_ok=True)
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

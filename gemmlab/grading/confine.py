@@ -48,6 +48,13 @@ class Limits:
 
 # --- /proc ----------------------------------------------------------------------------------------
 
+def proc_stat(pid):
+    """The fields of ``/proc/<pid>/stat`` after the command name (the state first; the name is
+    cut at its last ')': it may hold spaces and parentheses). OSError, IndexError if unreadable."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return f.read().rsplit(b")", 1)[1].split()
+
+
 def _processes():
     """{pid: (ppid, pgid, sid, state)} of every process this user can see."""
     table = {}
@@ -55,8 +62,7 @@ def _processes():
         if not entry.name.isdigit():
             continue
         try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
+            fields = proc_stat(entry.name)
         except (OSError, IndexError):
             continue
         table[int(entry.name)] = (int(fields[1]), int(fields[2]), int(fields[3]),
@@ -136,9 +142,6 @@ class _Cgroups:
             except OSError:
                 pass
 
-    def limits_processes(self):
-        return any((d / "pids.max").exists() for d in self.dirs)
-
     def enter(self):
         """Move the calling process in (runs in the child, before exec)."""
         for d in self.dirs:
@@ -198,7 +201,7 @@ def _user_process_count():
 
 class Tree:
     """``Tree(argv, limits, cwd=..., env=..., stdin=..., stdout=..., stderr=...)``: the started
-    process tree (``.popen`` is its leader). Use as a context manager or call :meth:`kill`."""
+    process tree (``.popen`` is its leader); :meth:`kill` ends it."""
 
     def __init__(self, argv, limits=Limits(), **popen_kwargs):
         self.limits = limits
@@ -272,12 +275,6 @@ class Tree:
         _live_trees.discard(self)
         if not _live_trees:
             _prctl_subreaper(False)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.kill()
 
 
 def describe_exit(returncode):

@@ -36,7 +36,9 @@ from pathlib import Path
 from . import answers, confine, integrity, report, sandbox
 from .bank import lesson_questions, questions
 from .checker import FAIL, NOT_ATTEMPTED, PASS, Result, judge_question
-from .isolate import Isolation, clean_env, judge_code, python_argv
+from .files import write_file
+from .integrity import file_state
+from .isolate import Isolation, judge_code, start_confined
 
 MAX_NOTEBOOK_BYTES = 32 << 20
 MAX_ANSWERS_BYTES = answers.MAX_TOTAL_BYTES * 2
@@ -92,6 +94,16 @@ class Settings:
 
 # --- finding and reading submissions ----------------------------------------------------------
 
+def _read_regular(path, limit):
+    """Up to ``limit + 1`` bytes of ``path`` (so that a longer file shows), or None if it is not a
+    regular file; a link is not followed and a FIFO does not block. OSError if unreadable."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return f.read(limit + 1)
+
+
 def read_notebook_file(path):
     """(bytes, '') of a regular file, or (None, why not) for a link, folder, FIFO, device..."""
     try:
@@ -104,13 +116,11 @@ def read_notebook_file(path):
             return None, "not a regular file (a FIFO, socket or device)"
         if info.st_size > MAX_NOTEBOOK_BYTES:
             return None, f"larger than {MAX_NOTEBOOK_BYTES >> 20} MiB"
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None, "not a regular file"
-            data = f.read(MAX_NOTEBOOK_BYTES + 1)
+        data = _read_regular(path, MAX_NOTEBOOK_BYTES)
     except OSError as exc:
         return None, f"cannot be read ({exc.strerror})"
+    if data is None:
+        return None, "not a regular file"
     if len(data) > MAX_NOTEBOOK_BYTES:
         return None, f"larger than {MAX_NOTEBOOK_BYTES >> 20} MiB"
     return data, ""
@@ -136,10 +146,10 @@ def find_submissions(root):
 
 
 def lesson_of(sub, forced=None):
-    """The lesson whose questions a notebook answers: ``forced`` (``--lesson``) or the two digits
-    starting its file name; None if neither names a lesson of the bank."""
+    """The lesson whose questions a notebook answers, as two digits: ``forced`` (``--lesson``) or
+    the two digits starting its file name; None if neither names a lesson of the bank."""
     lesson = forced if forced is not None else (_LESSON.match(Path(sub.notebook).name) or [0, None])[1]
-    return lesson if lesson is not None and lesson_questions(lesson) else None
+    return f"{int(lesson):02d}" if lesson is not None and lesson_questions(lesson) else None
 
 
 # --- the grader --------------------------------------------------------------------------------
@@ -148,32 +158,16 @@ def _read_small(path, limit):
     """A small JSON file a student's process wrote: its object, or None (absent, a link, not a
     regular file, too large, malformed)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = f.read(limit + 1)
-    try:
-        value = json.loads(data) if len(data) <= limit else None
-    except (ValueError, RecursionError):
+        data = _read_regular(path, limit)
+        value = json.loads(data) if data is not None and len(data) <= limit else None
+    except (OSError, ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
 
-def _file_state(path):
-    try:
-        st = os.lstat(path)
-        return st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
-    except OSError:
-        return None
-
-
 def _listing(root):
-    root = Path(root)
-    return {str(Path(f, n).relative_to(root)) for f, ds, fs in os.walk(root) for n in ds + fs} \
-        if root.is_dir() else set()
+    """Relative paths of everything under ``root`` (folders too), to see what gets planted."""
+    return set(integrity.walk(root, folders=True))
 
 
 class Grader:
@@ -196,7 +190,7 @@ class Grader:
         shutil.rmtree(self.run_dir, ignore_errors=True)
 
     def grade(self, submissions):
-        states = {s.path: _file_state(s.path) for s in submissions if s.data is not None}
+        states = {s.path: file_state(s.path) for s in submissions if s.data is not None}
         listing_before = _listing(self.root)
         grades, windows = [], []
         for i, sub in enumerate(submissions, 1):
@@ -222,7 +216,7 @@ class Grader:
             grade.notes.append("no lesson: name the notebook NN_... after its lesson, or grade "
                                "with --lesson NN")
             return grade
-        grade.lesson = f"{int(lesson):02d}"
+        grade.lesson = lesson
         wanted = [self.bank[q] for q in lesson_questions(lesson)]
         problem = sub.problem
         collected = None
@@ -249,10 +243,7 @@ class Grader:
             (workdir / "request.json").write_text(json.dumps(
                 {"notebook": "submission.ipynb", "timeout": self.settings.timeout,
                  "requests": requests}))
-            argv = python_argv(workdir / "pkg", "gemmlab.grading.runner", workdir)
-            if self.settings.sandbox:
-                argv = sandbox.command(argv, workdir, hidden=self.hidden)
-            ended = self._execute(argv, workdir)
+            ended = self._execute(workdir)
             run = _read_small(workdir / "run.json", 1 << 20) or {}
             for error in (run.get("errors") or [])[:3]:
                 if isinstance(error, dict):
@@ -271,11 +262,12 @@ class Grader:
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _execute(self, argv, workdir):
-        """Run the confined runner; '' if it ended normally, else why not."""
-        tree = confine.Tree(argv, self.settings.limits(), cwd=workdir, env=clean_env(workdir),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    def _execute(self, workdir):
+        """Run the confined runner on the package copy in ``workdir``; '' if it ended normally,
+        else why not."""
+        tree = start_confined(self._isolation(workdir / "pkg"), workdir, "gemmlab.grading.runner",
+                              workdir, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
         try:
             tree.popen.wait(timeout=self.settings.notebook_timeout)
         except subprocess.TimeoutExpired:
@@ -294,10 +286,10 @@ class Grader:
             grade.notes.append(f"TAMPERING: it modified the grader's package "
                                f"({', '.join(changed[:4])}); restored")
         touched = [s for s in submissions
-                   if s.path in states and _file_state(s.path) != states[s.path]]
+                   if s.path in states and file_state(s.path) != states[s.path]]
         for other in touched:
-            _restore_file(other.path, other.data)
-            states[other.path] = _file_state(other.path)
+            write_file(other.path, other.data)     # as it was read, over whatever is there now
+            states[other.path] = file_state(other.path)
         if touched:
             grade.notes.append(f"TAMPERING: it modified submissions "
                                f"({', '.join(s.notebook for s in touched[:4])}); restored")
@@ -309,11 +301,13 @@ class Grader:
         if not modified:
             return
         for start, end, grade in windows:
-            during = [p for p in modified if start <= (_file_state(p) or (0,) * 4)[3] <= end]
+            during = [p for p, now in modified.items()
+                      if now is not None and start <= now.ctime_ns <= end]
             if during:
                 grade.notes.append(f"TAMPERING: it modified the Python environment "
                                    f"({', '.join(during[:3])})")
-        self.untrusted = (f"the Python environment changed during grading ({', '.join(modified[:3])}"
+        self.untrusted = (f"the Python environment changed during grading "
+                          f"({', '.join(list(modified)[:3])}"
                           f"): grades judged after that cannot be trusted; reinstall it and grade "
                           f"with --sandbox")
         self.warnings.append(self.untrusted)
@@ -339,10 +333,13 @@ class Grader:
         """judge_code on hidden cases, with a fresh package copy of its own (deleted after)."""
         with tempfile.TemporaryDirectory(dir=self.run_dir, prefix="code-") as folder:
             self.snapshot.write_copy(folder, self.public)
-            isolation = Isolation(package_root=folder, limits=self.settings.limits(),
-                                  sandbox=self.settings.sandbox, hidden_paths=self.hidden)
             return judge_code(q.id, source, name, seed=self.seed, timeout=self.settings.timeout,
-                              isolation=isolation)
+                              isolation=self._isolation(folder))
+
+    def _isolation(self, package_root):
+        """How this run confines a student's process that imports the copy at ``package_root``."""
+        return Isolation(package_root=str(package_root), limits=self.settings.limits(),
+                         sandbox=self.settings.sandbox, hidden_paths=self.hidden)
 
     def protections(self):
         lines = ["verdicts: the grader collects each question's answer after the notebook ran "
@@ -385,14 +382,6 @@ def grade_notebook(path, student="student", settings=Settings()):
         grader.close()
 
 
-def _restore_file(path, data):
-    """Put a submission back as it was read (through a new file renamed over whatever is there)."""
-    fd, tmp = tempfile.mkstemp(dir=Path(path).parent, prefix=".restore-")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
-
-
 def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mib=8192,
          use_sandbox=False, seed=None, lesson=None):
     """The ``gemmlab grade`` command; returns the exit status (0, 2 for a usage problem, 3 when
@@ -412,8 +401,7 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
     if lesson is not None and not lesson_questions(lesson):
         print(f"gemmlab grade: --lesson {lesson}: the bank has no such lesson", file=sys.stderr)
         return 2
-    settings = Settings(timeout, notebook_timeout, memory_mib, use_sandbox, seed,
-                        None if lesson is None else f"{int(lesson):02d}")
+    settings = Settings(timeout, notebook_timeout, memory_mib, use_sandbox, seed, lesson)
     found = find_submissions(root)
     if not found:
         print(f"gemmlab grade: no .ipynb files under {root}", file=sys.stderr)
@@ -423,8 +411,9 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
     sys.dont_write_bytecode = True      # so that nothing legitimate changes the environment
     grader = Grader(settings, root, out_path, progress=lambda m: print(m, file=sys.stderr))
     try:
+        protections = grader.protections()
         print("gemmlab grade: protections in this run:", file=sys.stderr)
-        for line in grader.protections():
+        for line in protections:
             print(f"  - {line}", file=sys.stderr)
         grades = grader.grade(found)
     finally:
@@ -436,7 +425,7 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
                                f"there): {', '.join(planted[:10])}")
     print(report.table(grades))
     info = {"seed": grader.seed, "sandbox": settings.sandbox, "timeout": settings.timeout,
-            "protections": grader.protections(), "warnings": grader.warnings}
+            "protections": protections, "warnings": grader.warnings}
     csv_path, json_path = report.write_reports(grades, out_path, info)
     for warning in grader.warnings:
         print(f"WARNING: {report.printable(warning, 300)}", file=sys.stderr)

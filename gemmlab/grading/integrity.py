@@ -12,11 +12,12 @@ With ``--sandbox`` both are mounted read-only and neither can happen.
 """
 import json
 import os
+from collections import namedtuple
 from pathlib import Path
 
 import gemmlab
 
-from .sandbox import _python_dirs
+from .sandbox import _inside, _python_dirs
 
 PACKAGE = Path(gemmlab.__file__).resolve().parent
 WITHHELD_BANK = "grading/bank"
@@ -26,12 +27,27 @@ def _is_cache(rel):
     return "__pycache__" in Path(rel).parts or rel.endswith((".pyc", ".pyo"))
 
 
-def _walk(root):
-    """Relative paths of the regular files and symlinks under ``root``."""
+def walk(root, folders=False):
+    """Relative paths of the regular files and symlinks under ``root`` (links are not followed),
+    and of its folders too with ``folders``; nothing if ``root`` is no folder."""
     for folder, dirs, files in os.walk(root):
         dirs.sort()
-        for name in sorted(files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]):
+        for name in sorted(files + [d for d in dirs
+                                    if folders or os.path.islink(os.path.join(folder, d))]):
             yield os.path.relpath(os.path.join(folder, name), root)
+
+
+FileState = namedtuple("FileState", "size mtime_ns ctime_ns ino")
+
+
+def file_state(path):
+    """The :class:`FileState` of ``path`` itself (a link is not followed), None if it cannot be
+    read: any write, replacement, chmod or rename there changes it (the ctime at least)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return FileState(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 class PackageSnapshot:
@@ -40,10 +56,10 @@ class PackageSnapshot:
     def __init__(self, root=PACKAGE):
         self.root = Path(root)
         self.files, self.caches = {}, {}
-        for rel in _walk(self.root):
+        for rel in walk(self.root):
             path = self.root / rel
             if _is_cache(rel):
-                self.caches[rel] = _stat(path)
+                self.caches[rel] = file_state(path)
             elif not path.is_symlink():
                 self.files[rel] = path.read_bytes()
 
@@ -70,11 +86,11 @@ class PackageSnapshot:
     def restore(self):
         """Put the installed package back as it was; the relative paths that had changed."""
         changed = []
-        present = set(_walk(self.root))
+        present = set(walk(self.root))
         for rel in sorted(present):
             path = self.root / rel
             if _is_cache(rel):
-                if self.caches.get(rel) != _stat(path):
+                if self.caches.get(rel) != file_state(path):
                     path.unlink(missing_ok=True)          # a cache is rebuilt from the source
                     changed.append(rel)
             elif rel not in self.files or path.is_symlink():
@@ -92,11 +108,6 @@ class PackageSnapshot:
         return sorted(set(changed))
 
 
-def _stat(path):
-    st = os.lstat(path)
-    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
-
-
 def _write(path, data, mode=0o644):
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists() or path.is_symlink():
@@ -108,27 +119,30 @@ def _write(path, data, mode=0o644):
 
 class EnvironmentWatch:
     """Stats of every file of this Python (prefixes, standard library, site-packages, their
-    bytecode caches) except the gemmlab package itself; :meth:`changed` lists what differs since.
+    bytecode caches) except the gemmlab package itself; :meth:`changed` gives what differs since.
     Untrusted processes run with PYTHONDONTWRITEBYTECODE and the grader sets
     ``sys.dont_write_bytecode`` while it grades, so nothing legitimate writes there."""
 
     def __init__(self):
-        self.dirs = sorted(_python_dirs())
+        dirs = _python_dirs()
+        # a folder inside another (the prefix's bin/) is walked with it, not twice
+        self.dirs = sorted(d for d in dirs if not any(o != d and _inside(d, o) for o in dirs))
         self.state = self._signature()
 
     def _signature(self):
         sig, package = {}, f"{PACKAGE}{os.sep}"
         for d in self.dirs:
-            for rel in _walk(d):
+            for rel in walk(d):
                 path = os.path.join(d, rel)
                 if path.startswith(package):
                     continue
-                try:
-                    sig[path] = _stat(path)
-                except OSError:
-                    pass
+                state = file_state(path)
+                if state is not None:
+                    sig[path] = state
         return sig
 
     def changed(self):
+        """{path: its FileState now, None if gone} of each file that changed, in path order."""
         now = self._signature()
-        return sorted(p for p in set(now) | set(self.state) if now.get(p) != self.state.get(p))
+        return {p: now.get(p) for p in sorted(set(now) | set(self.state))
+                if now.get(p) != self.state.get(p)}

@@ -109,6 +109,19 @@ class Isolation:
                              "(package_root), e.g. PackageSnapshot().write_copy(folder)")
 
 
+def start_confined(isolation, workdir, module, *args, **streams):
+    """Start ``python -m module args`` as ``isolation`` says (its package copy, limits, sandbox),
+    in ``workdir`` with :func:`clean_env`; ``streams``: Popen's stdin/stdout/stderr. Returns the
+    :class:`~gemmlab.grading.confine.Tree`. The sandbox mounts the package copy read-only, unless
+    it lies inside ``workdir`` (writable there anyway)."""
+    argv = python_argv(isolation.package_root, module, *args)
+    if isolation.sandbox:
+        root = isolation.package_root
+        readable = [root] if root and not sandbox._inside(root, workdir) else []
+        argv = sandbox.command(argv, workdir, readable, isolation.hidden_paths)
+    return confine.Tree(argv, isolation.limits, cwd=workdir, env=clean_env(workdir), **streams)
+
+
 class StudentCodeError(Exception):
     """The student's code failed in its process; the message says how."""
 
@@ -136,14 +149,9 @@ class Worker:
         self.deadline = time.monotonic() + timeout
         self.failure = None        # set once the process is gone: later calls raise it again
         self.workdir = tempfile.mkdtemp(prefix="gemmlab-code-")
-        argv = python_argv(isolation.package_root, "gemmlab.grading.worker")
-        if isolation.sandbox:
-            readable = [isolation.package_root] if isolation.package_root else []
-            argv = sandbox.command(argv, self.workdir, readable, isolation.hidden_paths)
         self.log = open(os.path.join(self.workdir, "worker.log"), "w+b")
-        self.tree = confine.Tree(argv, isolation.limits, cwd=self.workdir,
-                                 env=clean_env(self.workdir),
-                                 stdin=-1, stdout=-1, stderr=self.log)
+        self.tree = start_confined(isolation, self.workdir, "gemmlab.grading.worker",
+                                   stdin=-1, stdout=-1, stderr=self.log)
 
     def request(self, message):
         """Send ``message``, wait for the reply frame (raising what the student's code did)."""
@@ -204,10 +212,10 @@ class _DeadlineReader:
 
 class RemoteFunction:
     """The student's function, living in the worker: call it, launch it (``fn[grid, block](...)``)
-    or hand it to a run helper with :func:`call`. ``type_name`` and ``is_kernel`` describe it."""
+    or hand it to a run helper with :func:`call`; its repr is the one it has there."""
 
-    def __init__(self, worker, type_name, is_kernel, text):
-        self._worker, self.type_name, self.is_kernel, self._text = worker, type_name, is_kernel, text
+    def __init__(self, worker, text):
+        self._worker, self._text = worker, text
 
     def __repr__(self):
         return self._text
@@ -274,8 +282,7 @@ def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation
             return _judge_next_to_the_code(worker, q, seed)
         text = str(loaded.get("repr", ""))[:200]
         if loaded.get("callable"):
-            answer = RemoteFunction(worker, str(loaded.get("type"))[:60],
-                                    bool(loaded.get("kernel")), text)
+            answer = RemoteFunction(worker, text)
         else:
             answer = answers.decode({"t": "opaque", "type": loaded.get("type"), "repr": text})
         return judge_question(q, answer, rng)

@@ -9,11 +9,10 @@ Reports are written to a fresh temporary file and renamed into place, never thro
 import csv
 import io
 import json
-import os
-import tempfile
 import unicodedata
 from pathlib import Path
 
+from .files import write_file
 from .question import FAIL, NOT_ATTEMPTED, PASS
 
 _SHORT = {PASS: "pass", FAIL: "FAIL", NOT_ATTEMPTED: "-"}
@@ -61,20 +60,6 @@ def csv_text(grades):
                         + [g.results.get(q, "") for q in cols]
                         + [g.passed, len(g.results), _cell(g.note)])
     return buffer.getvalue()
-
-
-def write_file(path, text):
-    """Write ``text`` to ``path`` through a new temporary file renamed over it (a link at
-    ``path`` is replaced, never followed)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_reports(grades, out, run_info):

@@ -19,6 +19,7 @@ from pathlib import Path
 from queue import Empty
 
 import gemmlab
+from gemmlab.grading.confine import proc_stat
 
 NOTED_ERRORS = 20
 EXTRACT_TIMEOUT = 120
@@ -41,8 +42,8 @@ def _kernel_manager(workdir):
 
 
 def _cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        fields = f.read().rsplit(b")", 1)[1].split()
+    """User plus system CPU seconds the process ``pid`` has used."""
+    fields = proc_stat(pid)
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -143,7 +144,7 @@ def code_cells(data):
 def run(workdir):
     workdir = Path(workdir)
     request = json.loads((workdir / "request.json").read_text())
-    report = {"cells": 0, "errors": [], "stopped": "", "output_bytes": 0, "extracted": False}
+    report = {"errors": [], "stopped": "", "output_bytes": 0, "extracted": False}
     try:
         cells = code_cells((workdir / request["notebook"]).read_bytes())
     except (ValueError, RecursionError) as exc:
@@ -159,7 +160,6 @@ def run(workdir):
         for index, source in enumerate(cells, 1):
             if source.strip():
                 report["stopped"] = state.execute(index, source, request["timeout"])
-                report["cells"] = index
                 if report["stopped"]:
                     break
         if not report["stopped"]:

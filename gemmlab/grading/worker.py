@@ -7,8 +7,8 @@ prints cannot mix with it): frames of an 8-byte big-endian length and a JSON obj
 
 * ``{"op": "load", "source": cell text, "name": name}`` runs :data:`PREAMBLE`, then the cell with
   ``check`` a no-op; replies ``{"ok": true, "state": "missing"|"none"|"ellipsis"|"value",
-  "callable": bool, "kernel": bool, "type": name, "repr": text}``, or ``{"ok": false, "error":
-  {...}}`` when the cell raised before defining ``name``.
+  "callable": bool, "type": name, "repr": text}``, or ``{"ok": false, "error": {...}}`` when the
+  cell raised before defining ``name``.
 * ``{"op": "call", "args": [...], "kwargs": {...}}`` calls it; ``"launch": [grid, block]`` launches
   it as a CUDA kernel (``fn[grid, block](*args)``); ``"helper": "gemmlab.module:function"`` calls
   ``function(fn, *args, **kwargs)`` instead (a run helper of the package: instrumented simulator,
@@ -110,7 +110,7 @@ class _Served:
         except Exception:
             text = f"<{type(value).__name__}>"
         return {"ok": True, "state": state, "callable": callable(value),
-                "kernel": hasattr(value, "py_func"), "type": type(value).__name__, "repr": text}
+                "type": type(value).__name__, "repr": text}
 
     def call(self, request, answers):
         fn = self.namespace[self.name]
