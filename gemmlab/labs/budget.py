@@ -14,9 +14,8 @@ import numpy as np
 from ..parallel import budget as model
 from ..perfmodel.traffic import gemm_flops
 from .kinds import FAIL, NOT_ATTEMPTED, PASS, CodeLab, NoAnswer, is_missing, where_it_lives
-from .limits import call_plain
+from .limits import TIME_LIMIT, call_plain
 
-TIME_LIMIT = 5.0
 RTOL = 1e-6
 
 
@@ -30,14 +29,14 @@ def _other_bandwidth(cfg, axes):
     return cfg["ib_bandwidth"] if inside else cfg["nvlink_bandwidth"], inside
 
 
-def _link_message(cfg, axes, what):
+def _link_message(cfg, axes):
     _, inside = _other_bandwidth(cfg, axes)
     group = " x ".join(axes)
     if inside:
-        return (f"{what} over InfiniBand, but on this grid every {group} group lies inside one "
+        return (f"it runs over InfiniBand, but on this grid every {group} group lies inside one "
                 f"node of {cfg['gpus_per_node']} GPUs (Megatron numbers ranks tp fastest, then "
                 f"cp, dp, pp), so it runs over NVLink")
-    return (f"{what} over NVLink, but on this grid a {group} group spans more than one node of "
+    return (f"it runs over NVLink, but on this grid a {group} group spans more than one node of "
             f"{cfg['gpus_per_node']} GPUs, so it crosses InfiniBand")
 
 
@@ -76,7 +75,7 @@ def _variants(cfg):
              "it counts one all-reduce; the forward has one at the layer's exit and the backward "
              "another (for dX): two per layer"),
             ("link", model.tp_term(cfg, M, bandwidth=_other_bandwidth(cfg, ("tp",))[0]),
-             _link_message(cfg, ("tp",), "it runs")),
+             _link_message(cfg, ("tp",))),
             ("tokens", model.tp_term(cfg, cfg["tokens"]), ALL_TOKENS),
             ("sent+received", model.tp_term(cfg, M, bytes_factor=2),
              "it counts the bytes sent plus received; sending and receiving overlap (full "
@@ -95,7 +94,7 @@ def _variants(cfg):
              "it reduces the gradients of the whole weights; each rank holds and reduces only "
              "its shards, 2 d_model (d_ff / tp) values"),
             ("link", model.dp_term(cfg, f, bandwidth=_other_bandwidth(cfg, ("dp", "cp"))[0]),
-             _link_message(cfg, ("dp", "cp"), "it runs")),
+             _link_message(cfg, ("dp", "cp"))),
         ],
         "pp_p2p": [
             ("one message", model.pp_term(cfg, M, messages=1),
@@ -105,7 +104,7 @@ def _variants(cfg):
              "it charges a whole stage boundary to this layer; a stage's layers/pp layers share "
              "its one boundary"),
             ("link", model.pp_term(cfg, M, bandwidth=_other_bandwidth(cfg, ("pp",))[0]),
-             _link_message(cfg, ("pp",), "it runs")),
+             _link_message(cfg, ("pp",))),
             ("tokens", model.pp_term(cfg, cfg["tokens"]), ALL_TOKENS),
         ],
     }

@@ -61,13 +61,11 @@ def public_cases(shapes, seed):
     return [make_case(*shape, rng) for shape in shapes]
 
 
-def hidden_shapes(rng, tile, square=True, k_multiple=None):
+def hidden_shapes(rng, tile, k_multiple=None):
     """Shapes drawn for the grader: a square one (where the layout mistakes show), then two with
     ragged edges in M, N and K; with ``k_multiple``, the last has K a multiple of it."""
-    shapes = []
-    if square:
-        n = int(rng.integers(tile + 1, 2 * tile)) | 1
-        shapes.append((n, n, n))
+    n = int(rng.integers(tile + 1, 2 * tile)) | 1
+    shapes = [(n, n, n)]
     for last in (False, True):
         M = int(rng.integers(1, 3 * tile))
         N = int(rng.integers(tile + 2, 3 * tile))          # >1 block column: traffic shows

@@ -7,12 +7,9 @@ the notebook's check then times the student's kernel here, on the GPU, at full s
 course's kernel and cuBLAS measured in the same call, and keeps the figures for the student's
 own ladder (:mod:`gemmlab.labs.ladder`).
 """
-import statistics
-
 import numpy as np
 
 from .. import bench, device
-from ..measure import AUTO, cuda_event_ms
 from ..grading.answers import code_of
 from ..grading.checker import FAIL, PASS
 from . import ladder
@@ -43,7 +40,9 @@ def judge_on_gpu(lab, question, kernel, rng):
 
 def measure(lab, kernel, n=None, repeats=10):
     """Time ``kernel(A, B, C)`` with the lab's launch at n^3 (default: this backend's
-    ``gemm_n``), and the course's kernel and cuBLAS on the same shape: a dict of TFLOP/s."""
+    ``gemm_n``), and the course's kernel and cuBLAS on the same inputs, with the per-kernel
+    timers of :mod:`gemmlab.bench` (``bench.run`` would rebuild the inputs and measure the
+    machine's peaks): a dict of TFLOP/s."""
     n = n or device.sizes()["gemm_n"]
     cuda = device.cuda()
     A, B = bench._inputs(n, n, n, seed=0)
@@ -57,12 +56,16 @@ def measure(lab, kernel, n=None, repeats=10):
         configured(dA, dB, dC)
     launch()
     rel_err = bench._rel_err(dC.copy_to_host(), ref)
-    ms = statistics.median(cuda_event_ms(launch, repeats, 2, batch=AUTO))
+    ms = bench._time_gpu(launch, repeats, 2, "numba")
     rung, tiles = lab.rung
     spec = f"{rung}:" + ",".join(f"{k}={v}" for k, v in tiles.items())
-    rows = {r["kernel"]: r for r in bench.run([spec], [n], repeats=repeats, progress=False)}
-    tflops = 2.0 * n ** 3 / (ms * 1e-3) / 1e12
-    cublas = rows.get("cublas", {}).get("tflops")
-    return dict(lab=lab.name, n=n, tflops=tflops, rel_err=rel_err, course=rung,
-                course_tiles=tiles, course_tflops=rows[rung]["tflops"], cublas_tflops=cublas,
-                gpu=device.info()["gpu"])
+    warmup = 3                                      # bench.run's default
+    course_ms = bench._bench_kernel(spec, dA, dB, dC, ref, repeats, warmup)["ms"]
+    cublas_ms = (bench._bench_cublas(A, B, ref, repeats, warmup)[0]
+                 if bench._cupy() is not None else None)
+
+    def tflops(ms):
+        return None if ms is None else 2.0 * n ** 3 / (ms * 1e-3) / 1e12
+    return dict(lab=lab.name, n=n, tflops=tflops(ms), rel_err=rel_err, course=rung,
+                course_tiles=tiles, course_tflops=tflops(course_ms),
+                cublas_tflops=tflops(cublas_ms), gpu=device.info()["gpu"])

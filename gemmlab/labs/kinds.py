@@ -17,14 +17,12 @@ __all__ = ["PASS", "FAIL", "NOT_ATTEMPTED", "CodeLab", "is_missing", "as_array",
 
 
 def where_it_lives(fn, helper, *args):
-    """``helper(fn, *args)`` run in the process that holds ``fn``. The grader keeps a student's
-    code in a process of its own and hands the check a proxy; its ``gemmlab.grading.isolate.call``
-    (branch grade) then runs the helper, a function of this package, next to that code. Without
-    it, ``fn`` is here. The helpers return plain data (lists, dicts, arrays, numbers)."""
-    try:
-        from ..grading.isolate import call
-    except ImportError:
-        return helper(fn, *args)
+    """``helper(fn, *args)`` run in the process that holds ``fn``, through
+    :func:`gemmlab.grading.isolate.call`: the grader keeps a student's code in a process of its
+    own and hands the check a proxy, and the helper, a function of this package, runs next to
+    that code (for a plain function, here). The helpers return plain data (lists, dicts, arrays,
+    numbers)."""
+    from ..grading.isolate import call     # here: isolate imports the bank, which imports the labs
     return call(fn, helper, *args)
 
 

@@ -35,9 +35,9 @@ import numpy as np
 
 from ..collectives import ring_allgather, ring_allreduce
 from ..collectives.result import Transfer, make_result
-from ..parallel.comm import CommLog, CommRecord
+from ..parallel.comm import CommLog, CommRecord, _record
 from .deadlock import describe_deadlock
-from .limits import DEFAULT_TIME_LIMIT, Stop, short_traceback, stop_thread
+from .limits import DEFAULT_TIME_LIMIT, Stop, raise_in_thread, short_traceback
 
 class LabRuleError(Exception):
     """A call the lab forbids (e.g. comm.all_reduce in the ring lab) or uses wrongly (mismatched
@@ -87,14 +87,12 @@ class RankRun:
 
     @property
     def n_steps(self):
-        return 1 + max((t.step for t in self.trace), default=-1)
+        """Communication rounds of the point-to-point messages (0 when none was sent)."""
+        return self.result().n_steps
 
     def sent_bytes(self):
         """Bytes each rank sent point to point."""
-        sent = np.zeros(self.n_ranks, dtype=np.int64)
-        for t in self.trace:
-            sent[t.src] += t.bytes
-        return sent
+        return self.result().sent_bytes
 
     def annotated(self, label):
         """This run with each message's chunk and phase set by ``label(src, dst, data) ->
@@ -264,9 +262,7 @@ class _World:
             moved = [np.moveaxis(np.atleast_1d(a), axis, 0) for a in arrays]
             res = ring_allgather(moved)
             outputs = [np.moveaxis(out, 0, axis) for out in res.outputs]
-        record = CommRecord(name, f"collective {seq + 1} of the rank program",
-                            int(arrays[0].nbytes), tuple(int(b) for b in res.sent_bytes),
-                            tuple(int(b) for b in res.recv_bytes), res.n_steps)
+        record = _record(name, f"collective {seq + 1} of the rank program", arrays, res)
         self.collectives.append(CollectiveCall(name, tuple(a.shape for a in arrays),
                                                str(arrays[0].dtype), axis, record))
         start = max(self.clock)
@@ -426,7 +422,7 @@ def run_ranks(program: Callable, per_rank_args, allow_collectives=True,
             world.cond.notify_all()
         for r in busy:
             if threads[r].is_alive():
-                stop_thread(threads[r])
+                raise_in_thread(threads[r].ident)
         for r in busy:
             threads[r].join(timeout=2.0)
     return _finish(world, outputs, busy, time_limit)

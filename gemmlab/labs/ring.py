@@ -13,9 +13,9 @@ import numpy as np
 
 from ..collectives.buffers import chunk_bounds
 from .kinds import FAIL, PASS, CodeLab, NoAnswer, as_array, is_missing, where_it_lives
+from .limits import TIME_LIMIT
 from .ranks import RankRun, run_plain, run_ranks
 
-TIME_LIMIT = 5.0           # seconds per simulated run
 RANDOM_BITS = 6
 
 

@@ -37,7 +37,8 @@ import greenlet
 import numpy as np
 
 from .. import device
-from .watchdog import Stop, Watchdog, where
+from .limits import Stop, where
+from .watchdog import Watchdog
 
 device.backend()   # the simulator modules below exist only once the backend is chosen
 from numba.cuda.simulator import kernel as _sim_kernel  # noqa: E402
@@ -405,7 +406,8 @@ class _BlockRun:
 
 
 def _thread_order(block):
-    """Thread indices in linear order: x fastest, then y, then z (as CUDA numbers them)."""
+    """Thread (or block) indices in linear order: x fastest, then y, then z (as CUDA numbers
+    them)."""
     bx, by, bz = block
     return [(x, y, z) for z in range(bz) for y in range(by) for x in range(bx)]
 
@@ -483,16 +485,13 @@ class Launch:
         try:
             with Watchdog(self.time_limit) as watchdog, \
                     _sim_kernel._push_kernel_context(module), swapped_cuda_module(self.fn, module):
-                gx, gy, gz = self.grid
-                order = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
-                for linear, idx in enumerate(order):
+                for linear, idx in enumerate(_thread_order(self.grid)):
                     self._run_block(_BlockRun(self, idx, linear))
                     if self.trace.fault is not None:
                         break
         except Stop:
             pass
-        if watchdog.fired and self.trace.fault is None or (
-                self.trace.fault is not None and self.trace.fault.kind == "interrupted"):
+        if watchdog.fired and self.trace.fault is None:
             self.trace.fault = KernelFault("timeout", (
                 f"the kernel did not finish within {self.time_limit:g} s (it was running "
                 f"{self.who() if self.current else 'its first thread'}): an endless loop?"))
@@ -507,17 +506,10 @@ class Launch:
         self.current = thread
         thread.state = RUNNING
         thread.glet.switch()
-        if thread.state == STOPPED and self.trace.fault is None:
-            self.trace.fault = KernelFault("interrupted", "")    # the watchdog's Stop
         if thread.state == FAILED:
-            self.fail_outside("exception", _describe_exception(thread, self.fn))
-        if self.trace.fault is not None:
-            raise Stop
-
-    def fail_outside(self, kind, message):
-        if self.trace.fault is None:
-            self.trace.fault = KernelFault(kind, message)
-        raise Stop
+            self.fail("exception", _describe_exception(thread, self.fn))
+        if thread.state == STOPPED or self.trace.fault is not None:
+            raise Stop          # a fault, or (with no fault) the watchdog: the run ends
 
     def _run_block(self, run):
         self.block_run = run
@@ -544,13 +536,13 @@ class Launch:
         site = waiting[0].site
         line = _site_text(site)
         if finished:
-            self.fail_outside("barrier", (
+            self.fail("barrier", (
                 f"{_some(finished)} of {run.name} finished without reaching the syncthreads "
                 f"at {line}, where {_some(waiting)} wait: every thread of a block must reach "
                 f"every syncthreads (look for a barrier inside an `if`, or a `return` before it)"))
         other = next((t for t in waiting if t.site != site), None)
         if other is not None:
-            self.fail_outside("barrier", (
+            self.fail("barrier", (
                 f"the threads of {run.name} wait at different syncthreads: "
                 f"{_some([t for t in waiting if t.site == site])} at {line}, "
                 f"{_some([t for t in waiting if t.site == other.site])} at "

@@ -13,12 +13,12 @@ real ratio of bytes), W_O split by columns.
 import numpy as np
 
 from ..collectives.cost import ring_send_bytes
-from ..parallel.attention import attention_reference, head_attention
-from ..parallel.ffn import ffn_reference, gelu
+from ..parallel.attention import attention_reference, head_attention, megatron_attention
+from ..parallel.ffn import ffn_reference, gelu, megatron_ffn
+from ..parallel.sharding import row_parallel
 from .kinds import FAIL, PASS, CodeLab, NoAnswer, as_array, is_missing, where_it_lives
+from .limits import TIME_LIMIT
 from .ranks import RankRun, run_plain
-
-TIME_LIMIT = 5.0
 
 
 # -- reference programs (the solutions notebooks hold the same, written by the student) --
@@ -273,7 +273,7 @@ class RowLab(ExitSumLab):
         X_r, W_r = np.split(X, p, axis=1), np.split(W, p, axis=0)
         Y = X @ W
         return {"p": p, "label": label, "args": list(zip(X_r, W_r)), "expected": [Y] * p,
-                "partials": [x @ w for x, w in zip(X_r, W_r)], "needed": [("all-reduce", Y.shape)],
+                "partials": row_parallel(X, W, p), "needed": [("all-reduce", Y.shape)],
                 "needed_bytes": ring_send_bytes(p, Y.nbytes)}
 
 
@@ -294,13 +294,12 @@ class FFNLab(ExitSumLab):
         X = _matrix(rng, M, D)
         W_up, W_down = _matrix(rng, D, F, D ** -0.5), _matrix(rng, F, D, F ** -0.5)
         b_up, b_down = rng.standard_normal(F), rng.standard_normal(D)
-        ups, downs = np.split(W_up, p, axis=1), np.split(W_down, p, axis=0)
-        b_ups = np.split(b_up, p)
-        partials = [gelu(X @ u + b) @ d for u, b, d in zip(ups, b_ups, downs)]
+        local = megatron_ffn(X, W_up, W_down, p, b_up=b_up).local
         Y = ffn_reference(X, W_up, W_down, b_up, b_down)
         return {"p": p, "label": f"X {M}x{D}, F = {F}", "shard_width": F // p, "b": b_down,
-                "args": [(X, u, b, d, b_down) for u, b, d in zip(ups, b_ups, downs)],
-                "expected": [Y] * p, "partials": partials, "needed": [("all-reduce", (M, D))],
+                "args": [(X, u, b, d, b_down)
+                         for u, b, d in zip(local["W_up"], np.split(b_up, p), local["W_down"])],
+                "expected": [Y] * p, "partials": local["P"], "needed": [("all-reduce", (M, D))],
                 "needed_bytes": ring_send_bytes(p, Y.nbytes)}
 
 
@@ -333,14 +332,12 @@ class AttentionLab(ExitSumLab):
         Wq, Wk, Wv = (_matrix(rng, d_model, h * d_h, d_model ** -0.5) for _ in range(3))
         Wo = _matrix(rng, h * d_h, d_model, (h * d_h) ** -0.5)
         b_o = rng.standard_normal(d_model)
-        q, k, v = (np.split(W, p, axis=1) for W in (Wq, Wk, Wv))
-        rows = np.split(Wo, p, axis=0)
-        partials = [head_attention(X @ q[r], X @ k[r], X @ v[r], h // p, h // p) @ rows[r]
-                    for r in range(p)]
+        local = megatron_attention(X, Wq, Wk, Wv, Wo, h, p).local
         Y = attention_reference(X, Wq, Wk, Wv, Wo, h, b_o=b_o)
         return {"p": p, "label": f"S = {S} tokens, d_model = {d_model}, {h} heads of d_h = {d_h}",
-                "args": [(X, q[r], k[r], v[r], Wo, b_o, h) for r in range(p)],
-                "expected": [Y] * p, "partials": partials, "b": b_o, "shard_width": h * d_h // p,
+                "args": [(X, q, k, v, Wo, b_o, h)
+                         for q, k, v in zip(local["Wq"], local["Wk"], local["Wv"])],
+                "expected": [Y] * p, "partials": local["P"], "b": b_o, "shard_width": h * d_h // p,
                 "y_column_width": d_model // p, "needed": [("all-reduce", (S, d_model))],
                 "needed_bytes": ring_send_bytes(p, Y.nbytes)}
 

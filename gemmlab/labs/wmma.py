@@ -26,7 +26,8 @@ import numpy as np
 from ..grading.checker import FAIL, NOT_ATTEMPTED, PASS
 from ..grading.question import AnswerTypeError
 from .kernel_lab import _three_parameters
-from .watchdog import Stop, Watchdog, where
+from .limits import Stop, where
+from .watchdog import Watchdog
 
 FRAG = 16
 INPUT_TYPES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
@@ -70,11 +71,10 @@ class Operand:
 class _Record:
     """What the fragment calls did during one check."""
 
-    def __init__(self, operands):
-        self.operands = operands
+    def __init__(self):
         self.calls = 0
         self.mmas = 0
-        self.loads = {name: 0 for name in operands}
+        self.loads = {}                   # operand name -> fragments loaded from it
         self.stores = {}                  # (row, col) -> list of the stored fragments' MMA counts
 
 
@@ -179,10 +179,7 @@ class WmmaLab:
         return answer
 
     def judge(self, question, fn, rng=None):
-        try:
-            fn = self.coerce(fn)
-        except AnswerTypeError as exc:
-            return FAIL, f"{exc}."
+        """(status, feedback) for a function the grader has already passed through ``coerce``."""
         status, text = self.verdict(fn, rng)
         if status == PASS and question.explain:
             text += " " + question.explain
@@ -222,7 +219,7 @@ class WmmaLab:
         """Call ``fn`` on wrapped operands while counting: (record, error message or None)."""
         global _record
         operands = {"A": Operand("A", A), "B": Operand("B", B), "C": Operand("C", C)}
-        record = _Record(operands)
+        record = _Record()
         _record = record
         try:
             with Watchdog(self.time_limit) as watchdog:
