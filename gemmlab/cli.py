@@ -90,11 +90,7 @@ def _bench(args):
 
 def _allreduce(args):
     from .collectives import launch
-    try:
-        return launch.main(args)
-    except (ValueError, RuntimeError) as exc:
-        print(f"gemmlab allreduce: {exc}", file=sys.stderr)
-        return 2
+    return launch.main(args)
 
 
 def _tp(args):

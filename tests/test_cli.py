@@ -14,14 +14,14 @@ def _gemmlab(*args):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--np", "0"], "--np 0: expected a whole number of at least 1"),
-    (["--np", "-3"], "--np -3: expected a whole number of at least 1"),
+    (["--np", "0"], "the number of ranks (--np) must be a whole number >= 1, got 0"),
+    (["--np", "-3"], "the number of ranks (--np) must be a whole number >= 1, got -3"),
     (["--np", "two"], "argument --np: invalid int value: 'two'"),
     (["--size", "abc"], "size 'abc': expected a number of bytes with an optional unit"),
-    (["--size", "0"], "--size 0 B: expected a positive size"),
+    (["--size", "0"], "size 0 bytes: expected a positive multiple of 4"),
     (["--size", "6"], "size 6 bytes: expected a positive multiple of 4"),
-    (["--repeats", "0"], "--repeats 0: expected a whole number of at least 1"),
-    (["--repeats", "-2"], "--repeats -2: expected a whole number of at least 1"),
+    (["--repeats", "0"], "repeats must be a whole number >= 1, got 0"),
+    (["--repeats", "-2"], "repeats must be a whole number >= 1, got -2"),
     (["--algo", "fastest"], "algorithms ['fastest']: expected some of ring, centralized, mpi"),
 ])
 def test_allreduce_rejects_bad_numbers_in_one_line(args, message):

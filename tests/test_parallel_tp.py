@@ -31,8 +31,9 @@ def test_inputs_are_the_same_for_the_same_seed_and_shards_cover_the_weights():
 @pytest.mark.parametrize("request_, message", [
     (dict(backend="gloo", layer="ffn", n_ranks=2), "backend must be one of mpi, nccl"),
     (dict(backend="mpi", layer="conv", n_ranks=2), "layer must be one of ffn, attention"),
-    (dict(backend="mpi", layer="ffn", n_ranks=0), r"number of ranks \(--np\) = 0"),
-    (dict(backend="mpi", layer="ffn", n_ranks=2, tokens=0), "tokens = 0"),
+    (dict(backend="mpi", layer="ffn", n_ranks=0),
+     r"number of ranks \(--np\) must be a whole number >= 1, got 0"),
+    (dict(backend="mpi", layer="ffn", n_ranks=2, tokens=0), "tokens must be a whole number >= 1"),
     (dict(backend="mpi", layer="ffn", n_ranks=3, d_model=5),
      "F = 20 must be divisible by p = 3"),
     (dict(backend="mpi", layer="attention", n_ranks=4, d_model=12, n_heads=6),
@@ -43,7 +44,7 @@ def test_inputs_are_the_same_for_the_same_seed_and_shards_cover_the_weights():
     (dict(backend="nccl", layer="ffn", n_ranks=2, algos=["centralized"]),
      "expected some of ring, ring_stepwise, ring_nvlink, nccl"),
     (dict(backend="nccl", layer="attention", n_ranks=2, causal=True), "MPI backend only"),
-    (dict(backend="nccl", layer="ffn", n_ranks=2, repeats=0), "repeats = 0"),
+    (dict(backend="nccl", layer="ffn", n_ranks=2, repeats=0), "repeats must be a whole number"),
 ])
 def test_bad_requests_fail_before_launching(monkeypatch, request_, message):
     monkeypatch.setattr(jobs, "mpirun", lambda *a, **k: pytest.fail("launched"))
@@ -104,7 +105,7 @@ def _gemmlab_tp(*argv):
 
 @pytest.mark.parametrize("argv, message", [
     (["--np", "3", "--d-model", "5"], "F = 20 must be divisible by p = 3"),
-    (["--np", "-1"], "number of ranks (--np) = -1"),
+    (["--np", "-1"], "number of ranks (--np) must be a whole number >= 1, got -1"),
     (["--backend", "mpi", "--dtype", "float16"], "dtype: for the NCCL backend only"),
 ])
 def test_the_command_says_what_is_wrong_in_one_line(argv, message):

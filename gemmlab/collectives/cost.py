@@ -12,6 +12,8 @@ import math
 import numbers
 from dataclasses import dataclass
 
+from ..perfmodel._checks import whole_number
+
 ALGORITHMS = ("centralized", "ring", "tree", "recursive_doubling", "rabenseifner")
 
 
@@ -32,11 +34,10 @@ class Cost:
 
 def _check(n, size_bytes):
     """n as a Python int, after checking n and size_bytes make sense."""
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f"n_ranks={n!r}: expected a whole number of ranks >= 1")
+    n = whole_number("n_ranks (the number of ranks)", n)
     if not isinstance(size_bytes, numbers.Real) or size_bytes < 0:
         raise ValueError(f"size_bytes={size_bytes!r}: expected a size in bytes >= 0")
-    return int(n)
+    return n
 
 
 def allreduce_cost(algorithm, n, size_bytes):

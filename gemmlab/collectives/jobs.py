@@ -12,13 +12,14 @@ mpiexec kill a job that outlives its time, so a deadlock ends in an error; ``NCC
 is in every rank's environment (NVLink multicast stays off, whatever the job does).
 """
 import json
-import numbers
 import os
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from ..perfmodel._checks import whole_number
 
 TAG = "GEMMLAB_RECORD"
 NVLS_OFF = {"NCCL_NVLS_ENABLE": "0"}
@@ -76,12 +77,6 @@ def parse(stdout, expected=None):
     return records
 
 
-def _ranks(n_ranks):
-    if isinstance(n_ranks, bool) or not isinstance(n_ranks, numbers.Integral) or n_ranks < 1:
-        raise ValueError(f"n_ranks={n_ranks!r}: expected a whole number of processes >= 1")
-    return int(n_ranks)
-
-
 def mpirun(n_ranks, program, timeout=300, env=None):
     """Run ``mpiexec -n n_ranks python -m mpi4py <program...>`` and return the finished process.
 
@@ -89,7 +84,7 @@ def mpirun(n_ranks, program, timeout=300, env=None):
     ``env``: variables added to every rank's environment (NCCL_NVLS_ENABLE=0 always is).
     Raises RuntimeError if the job fails or outlives ``timeout`` seconds.
     """
-    n_ranks = _ranks(n_ranks)
+    n_ranks = whole_number("n_ranks (the number of processes)", n_ranks)
     command = [mpiexec_path(), "-n", str(n_ranks), sys.executable, "-m", "mpi4py",
                *map(str, program)]
     env = {**os.environ, **(env or {}), **NVLS_OFF, "MPIEXEC_TIMEOUT": str(int(timeout)),

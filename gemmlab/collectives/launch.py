@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..perfmodel._checks import whole_number
 from . import jobs
 from . import cost
 from .nccl import BackendUnavailable, check_gpu_count, visible_gpus
@@ -49,8 +50,14 @@ def format_size(nbytes):
     return f"{nbytes:g} B"
 
 
-def check_request(sizes, algos, dtype, known=MPI_ALGORITHMS):
-    """Raise ValueError unless ``algos`` are some of ``known`` and every size holds whole items."""
+def check_request(sizes, algos, dtype, known=MPI_ALGORITHMS, n_ranks=1, repeats=1, warmup=0,
+                  iters=1):
+    """Raise ValueError unless the counts are whole numbers (``warmup`` >= 0, the others >= 1),
+    ``algos`` are some of ``known`` and every size holds whole items: both backends' checks, so
+    the library and ``gemmlab allreduce`` refuse the same requests."""
+    whole_number("the number of ranks (--np)", n_ranks)
+    for name, value, least in (("repeats", repeats, 1), ("warmup", warmup, 0), ("iters", iters, 1)):
+        whole_number(name, value, least)
     unknown = [a for a in algos if a not in known]
     if unknown or not algos:
         raise ValueError(f"algorithms {list(algos)}: expected some of {', '.join(known)}")
@@ -71,19 +78,10 @@ def run_allreduce(n_ranks, sizes, algos=MPI_ALGORITHMS, dtype="float32", repeats
     ``repeats``), times, verified, algbw and busbw (GB/s, nccl-tests' convention). Raises
     RuntimeError if the job fails or outlives ``timeout`` seconds.
     """
-    sizes = [parse_size(s) for s in sizes]
-    algos = list(algos)
-    check_request(sizes, algos, dtype)
-    records = jobs.run(n_ranks, ["-m", "gemmlab.collectives.worker", "--algos", ",".join(algos),
-                                 "--sizes", ",".join(map(str, sizes)), "--dtype", dtype,
-                                 "--repeats", repeats, "--warmup", warmup],
-                       timeout=timeout, expected=len(algos) * len(sizes))
-    return with_bandwidths(records)
-
-
-def _whole(name, value, least):
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise ValueError(f"{name}={value!r}: expected a whole number >= {least}")
+    sizes, algos = [parse_size(s) for s in sizes], list(algos)
+    check_request(sizes, algos, dtype, MPI_ALGORITHMS, n_ranks, repeats, warmup)
+    return _run("gemmlab.collectives.worker", n_ranks, sizes, algos, dtype, repeats, warmup,
+                timeout)
 
 
 def run_allreduce_nccl(n_ranks, sizes, algos=NCCL_DEFAULT, dtype="float32", repeats=5,
@@ -99,12 +97,8 @@ def run_allreduce_nccl(n_ranks, sizes, algos=NCCL_DEFAULT, dtype="float32", repe
     ring's ledger) and the machine, GPU and NCCL version. Raises BackendUnavailable without CuPy
     or with fewer GPUs than ``n_ranks``.
     """
-    sizes = [parse_size(s) for s in sizes]
-    algos = list(algos)
-    check_request(sizes, algos, dtype, known=NCCL_ALGORITHMS)
-    for name, value, least in (("repeats", repeats, 1), ("warmup", warmup, 0), ("iters", iters, 1)):
-        _whole(name, value, least)
-    _whole("n_ranks", n_ranks, 1)
+    sizes, algos = [parse_size(s) for s in sizes], list(algos)
+    check_request(sizes, algos, dtype, NCCL_ALGORITHMS, n_ranks, repeats, warmup, iters)
     blocks = [a for a in algos if a in COLLECTIVES]
     uneven = [s for s in sizes if s % (n_ranks * np.dtype(dtype).itemsize)]
     if blocks and uneven:
@@ -112,10 +106,16 @@ def run_allreduce_nccl(n_ranks, sizes, algos=NCCL_DEFAULT, dtype="float32", repe
                          f"all-gather give each of the {n_ranks} ranks an equal block, so each "
                          f"size must be a multiple of {n_ranks * np.dtype(dtype).itemsize} bytes")
     check_gpu_count(n_ranks, visible_gpus())
-    records = jobs.run(n_ranks, ["-m", "gemmlab.collectives.nccl_worker", "--algos",
-                                 ",".join(algos), "--sizes", ",".join(map(str, sizes)),
-                                 "--dtype", dtype, "--repeats", repeats, "--warmup", warmup,
-                                 "--iters", iters],
+    return _run("gemmlab.collectives.nccl_worker", n_ranks, sizes, algos, dtype, repeats, warmup,
+                timeout, "--iters", iters)
+
+
+def _run(worker, n_ranks, sizes, algos, dtype, repeats, warmup, timeout, *options):
+    """Run a checked request: module ``worker`` on ``n_ranks`` processes (one job for every
+    size), one record per (algorithm, size), with their bandwidths added."""
+    records = jobs.run(n_ranks, ["-m", worker, "--algos", ",".join(algos),
+                                 "--sizes", ",".join(map(str, sizes)), "--dtype", dtype,
+                                 "--repeats", repeats, "--warmup", warmup, *options],
                        timeout=timeout, expected=len(algos) * len(sizes))
     return with_bandwidths(records)
 
@@ -193,15 +193,11 @@ def available_memory():
 
 
 def check_arguments(args, sizes):
-    """Raise ValueError, with the fix, for counts below 1, unreadable sizes, or an MPI job whose
-    ranks would not fit in memory together (estimated from the largest size)."""
-    for flag, value in (("--np", args.n_ranks), ("--repeats", args.repeats),
-                        ("--iters", args.iters), ("--timeout", args.timeout)):
-        if value < 1:
-            raise ValueError(f"{flag} {value}: expected a whole number of at least 1")
+    """Raise ValueError, with the fix, for what only the command line checks: a --timeout below 1,
+    unreadable sizes, or an MPI job whose ranks would not fit in memory together (estimated from
+    the largest size). The counts and the sizes' values are :func:`check_request`'s."""
+    whole_number("--timeout", args.timeout)
     largest = max(parse_size(s) for s in sizes)
-    if largest <= 0:
-        raise ValueError(f"--size {format_size(largest)}: expected a positive size, e.g. 64MiB")
     if args.backend != "mpi":
         return
     need, have = args.n_ranks * (RANK_BUFFERS * largest + RANK_BASE_BYTES), available_memory()
@@ -216,18 +212,24 @@ def check_arguments(args, sizes):
 def main(args):
     """Run ``gemmlab allreduce`` with parsed arguments; exit status 1 if a result is wrong, 2 if
     the request cannot run (bad numbers, not enough memory, for NCCL no CuPy or fewer GPUs
-    than --np), with a one-line reason."""
+    than --np) or the job fails, with the reason."""
+    try:
+        return _main(args)
+    except BackendUnavailable as err:
+        print(f"gemmlab allreduce --backend nccl: {err}", file=sys.stderr)
+    except (ValueError, RuntimeError) as err:
+        print(f"gemmlab allreduce: {err}", file=sys.stderr)
+    return 2
+
+
+def _main(args):
+    """The command's work; :func:`main` turns its errors into exit status 2."""
     sizes = requested_sizes(args)
     check_arguments(args, sizes)
     if args.backend == "nccl":
         algos = args.algo.split(",") if args.algo else NCCL_DEFAULT
-        try:
-            records = run_allreduce_nccl(args.n_ranks, sizes, algos, dtype=args.dtype,
-                                         repeats=args.repeats, iters=args.iters,
-                                         timeout=args.timeout)
-        except BackendUnavailable as err:
-            print(f"gemmlab allreduce --backend nccl: {err}", file=sys.stderr)
-            return 2
+        records = run_allreduce_nccl(args.n_ranks, sizes, algos, dtype=args.dtype,
+                                     repeats=args.repeats, iters=args.iters, timeout=args.timeout)
     else:
         algos = args.algo.split(",") if args.algo else MPI_ALGORITHMS
         records = run_allreduce(args.n_ranks, sizes, algos, dtype=args.dtype,

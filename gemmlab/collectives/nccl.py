@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..perfmodel._checks import whole_number
 from .buffers import chunk_bounds
 from .jobs import NVLS_OFF
 from .result import Transfer, make_result
@@ -72,8 +73,7 @@ def visible_gpus():
 
 def check_gpu_count(n_ranks, found):
     """Raise unless ``found`` GPUs are enough for ``n_ranks`` ranks, one GPU each."""
-    if isinstance(n_ranks, bool) or not isinstance(n_ranks, (int, np.integer)) or n_ranks < 1:
-        raise ValueError(f"n_ranks={n_ranks!r}: expected a whole number of GPUs >= 1")
+    n_ranks = whole_number("n_ranks (the number of GPUs)", n_ranks)
     if n_ranks > found:
         raise BackendUnavailable(
             f"--np {n_ranks} needs {n_ranks} GPUs, found {found} "
@@ -108,9 +108,8 @@ class RingPlan:
     def split(cls, n_ranks, n_rows, itemsize, row_items=1):
         """The plan for buffers of ``n_rows`` rows of ``row_items`` items, cut into N chunks of
         whole rows as ``np.array_split`` cuts them (the simulated ring's split)."""
-        if isinstance(n_ranks, bool) or not isinstance(n_ranks, (int, np.integer)) or n_ranks < 1:
-            raise ValueError(f"n_ranks={n_ranks!r}: expected a whole number of ranks >= 1")
-        rows = np.diff(chunk_bounds(int(n_rows), int(n_ranks)))
+        n_ranks = whole_number("n_ranks (the number of ranks)", n_ranks)
+        rows = np.diff(chunk_bounds(int(n_rows), n_ranks))
         return cls(tuple(int(k) * int(row_items) for k in rows), int(itemsize))
 
     @property

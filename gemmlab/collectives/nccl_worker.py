@@ -20,7 +20,7 @@ from .jobs import emit, world
 from .nccl import (RingPlan, connect, nccl_allgather, nccl_reduce_scatter, ring_allgather,
                    ring_reduce_scatter)
 from .nccl_graph import COLLECTIVES, allreduce_program, close_program
-from .worker import _inputs
+from .worker import _inputs, add_timing_arguments
 
 POISON = -(1 << 22)    # written into outputs before a run: no exact sum here is that far from 0
 
@@ -111,11 +111,8 @@ def main(argv=None):
     parser.add_argument("--algos", required=True,
                         help="comma-separated names of nccl_graph.ALGORITHMS")
     parser.add_argument("--sizes", required=True, help="comma-separated sizes in bytes")
-    parser.add_argument("--dtype", default="float32")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--warmup", type=int, default=2)
+    add_timing_arguments(parser)         # --warmup's default is the MPI worker's: launch passes it
     parser.add_argument("--iters", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     mpi = world()
     transport = connect(mpi)

@@ -12,20 +12,15 @@ import math
 
 import numpy as np
 
+from ..perfmodel._checks import whole_number
 from .comm import CommLog, ParallelResult, check_bias, check_reduction, reduce_partials
 from .sharding import check_inner, check_matrix, check_ranks, require_divisible, split_rows
 
 
-def _whole(value, name):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
-    return int(value)
-
-
 def _heads(Wq, Wk, Wv, Wo, n_heads, n_kv_heads):
     """Check the head layout of the weights; return (n_heads, n_kv_heads, d_head)."""
-    n_heads = _whole(n_heads, "n_heads")
-    n_kv_heads = n_heads if n_kv_heads is None else _whole(n_kv_heads, "n_kv_heads")
+    n_heads = whole_number("n_heads", n_heads)
+    n_kv_heads = n_heads if n_kv_heads is None else whole_number("n_kv_heads", n_kv_heads)
     if Wq.shape[1] % n_heads:
         raise ValueError(f"Wq has {Wq.shape[1]} output columns, which do not split into "
                          f"n_heads = {n_heads} heads of equal width")

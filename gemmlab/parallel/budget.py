@@ -24,9 +24,9 @@ InfiniBand. The ring all-reduce takes ``gl.collectives.allreduce_time("ring", n,
 1 / bandwidth)``.
 """
 from collections import defaultdict
-from numbers import Integral, Real
 
 from ..collectives.cost import allreduce_time
+from ..perfmodel._checks import positive, whole_number
 from ..perfmodel.hardware import chip
 from ..perfmodel.parallelism import message_time
 from ..perfmodel.roofline import roofline_time
@@ -60,11 +60,7 @@ def budget_config(**changes):
                          f"{', '.join(DEFAULTS)}")
     cfg = {**DEFAULTS, **changes}
     for key, value in cfg.items():
-        whole = key in _WHOLE
-        ok = isinstance(value, Integral if whole else Real) and not isinstance(value, bool)
-        if not ok or value <= 0:
-            kind = "a whole number >= 1" if whole else "a number > 0"
-            raise ValueError(f"budget setting {key} must be {kind}, got {value!r}")
+        (whole_number if key in _WHOLE else positive)(f"budget setting {key}", value)
     for degree, size, why in _DIVIDES:
         if cfg[size] % cfg[degree]:
             raise ValueError(f"{why}: {size} = {cfg[size]} must be divisible by {degree} = "

@@ -8,14 +8,14 @@ matching K/p columns of X). Frameworks such as PyTorch store ``W.T`` (out x in),
 """
 import numpy as np
 
+from ..perfmodel._checks import whole_number
+
 LAYOUTS = ("in_out", "out_in")
 
 
 def check_ranks(p):
     """``p`` as an int, or a clear error: the number of ranks must be a whole number >= 1."""
-    if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, np.integer)) or p < 1:
-        raise ValueError(f"p is the number of ranks: expected a whole number >= 1, got {p!r}")
-    return int(p)
+    return whole_number("p (the number of ranks)", p)
 
 
 def check_matrix(name, A):

@@ -19,6 +19,7 @@ import numpy as np
 from ..collectives import jobs
 from ..collectives.nccl import BackendUnavailable, check_gpu_count, visible_gpus
 from ..collectives.nccl_graph import ALLREDUCE_ALGORITHMS
+from ..perfmodel._checks import whole_number
 from .attention import attention_shards, rank_attention
 from .ffn import rank_ffn
 from .sharding import split_columns, split_rows
@@ -35,24 +36,30 @@ TOLERANCE = {"float32": 1e-4, "float16": 2e-2}    # NCCL: max |Y - Y_one_gpu| / 
 _HIDDEN = ("F", "Megatron's FFN gives each rank F/p of the F = 4 d_model hidden features")
 
 
-def make_inputs(layer, tokens, d_model, n_heads=None, n_kv_heads=None, bias=False, seed=0):
-    """The float32 inputs of one test layer, the same on every rank for the same arguments."""
-    rng = np.random.default_rng(seed)
-
-    def rand(*shape, scale=1.0):
-        return (scale * rng.standard_normal(shape)).astype(np.float32)
-
-    X = rand(tokens, d_model)
-    b = rand(d_model) if bias else None
+def weight_shapes(layer, d_model, n_heads=None, n_kv_heads=None):
+    """The shapes of one test layer's weights by name, in the order :func:`make_inputs` draws
+    them: the FFN's W_up and W_down (F = 4 d_model), or attention's Wq, Wk, Wv and Wo."""
     if layer == "ffn":
         F = 4 * d_model
-        return dict(X=X, W_up=rand(d_model, F, scale=d_model ** -0.5),
-                    W_down=rand(F, d_model, scale=F ** -0.5), b_down=b)
-    kv = n_heads if n_kv_heads is None else n_kv_heads
-    kv_width = kv * (d_model // n_heads)
-    return dict(X=X, Wq=rand(d_model, d_model, scale=d_model ** -0.5),
-                Wk=rand(d_model, kv_width, scale=d_model ** -0.5), Wv=rand(d_model, kv_width),
-                Wo=rand(d_model, d_model, scale=d_model ** -0.5), b_o=b)
+        return {"W_up": (d_model, F), "W_down": (F, d_model)}
+    kv_width = (n_heads if n_kv_heads is None else n_kv_heads) * (d_model // n_heads)
+    return {"Wq": (d_model, d_model), "Wk": (d_model, kv_width), "Wv": (d_model, kv_width),
+            "Wo": (d_model, d_model)}
+
+
+def make_inputs(layer, tokens, d_model, n_heads=None, n_kv_heads=None, bias=False, seed=0):
+    """The float32 inputs of one test layer, the same on every rank for the same arguments: X, the
+    weights (each scaled by 1/sqrt(its rows), except Wv) and the exit bias (None without one)."""
+    rng = np.random.default_rng(seed)
+
+    def rand(shape, scale=1.0):
+        return (scale * rng.standard_normal(shape)).astype(np.float32)
+
+    X = rand((tokens, d_model))
+    b = rand((d_model,)) if bias else None
+    weights = {name: rand(shape, 1.0 if name == "Wv" else shape[0] ** -0.5)
+               for name, shape in weight_shapes(layer, d_model, n_heads, n_kv_heads).items()}
+    return {"X": X, **weights, ("b_down" if layer == "ffn" else "b_o"): b}
 
 
 def layer_shards(layer, inputs, p, n_heads=None, n_kv_heads=None):
@@ -85,18 +92,13 @@ def layer_shape(backend, layer, tokens=None, d_model=None, n_heads=None):
     return {**DEFAULT_SHAPES[backend][layer], **{k: v for k, v in given.items() if v is not None}}
 
 
-def _whole(name, value, least=1):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-        raise ValueError(f"{name} = {value!r}: expected a whole number >= {least}")
-
-
 def check_request(backend, layer, n_ranks, shape, n_kv_heads=None, dtype="float32", causal=False,
                   bias=False, algos=None, repeats=5, iters=3):
     """Raise ValueError for a request that cannot run, before anything is launched; return the
     all-reduce algorithms to time (NCCL) or None (MPI)."""
-    _whole("the number of ranks (--np)", n_ranks)
+    whole_number("the number of ranks (--np)", n_ranks)
     for name, value in (*shape.items(), ("repeats", repeats), ("iters", iters)):
-        _whole(name, value)
+        whole_number(name, value)
     if backend == "mpi":
         misplaced = [name for name, given in (("dtype", dtype != "float32"),
                                               ("algos", algos is not None)) if given]
@@ -113,8 +115,10 @@ def check_request(backend, layer, n_ranks, shape, n_kv_heads=None, dtype="float3
         if not algos or any(a not in ALLREDUCE_ALGORITHMS for a in algos):
             raise ValueError(f"algorithms {algos}: expected some of "
                              f"{', '.join(ALLREDUCE_ALGORITHMS)}")
-    tiny = make_inputs(layer, 1, shape["d_model"], shape.get("n_heads"), n_kv_heads)
-    layer_shards(layer, tiny, n_ranks, shape.get("n_heads"), n_kv_heads)   # raises on a bad layout
+    # the layout from the shapes alone: zero-stride stand-ins, no weights drawn or held
+    stand_ins = {name: np.broadcast_to(np.float32(0), s) for name, s in
+                 weight_shapes(layer, shape["d_model"], shape.get("n_heads"), n_kv_heads).items()}
+    layer_shards(layer, stand_ins, n_ranks, shape.get("n_heads"), n_kv_heads)   # raises if bad
     return algos if backend == "nccl" else None
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import positive_int
+from ._checks import whole_number
 
 LOOP_ORDERS = ("ijk", "ikj", "tiled")
 
@@ -45,8 +45,8 @@ class LRUCache:
     """The cache itself; :func:`simulate` runs a whole trace through a fresh one."""
 
     def __init__(self, line_size, n_lines):
-        self.line_size = positive_int("line_size", line_size)
-        self.n_lines = positive_int("n_lines", n_lines)
+        self.line_size = whole_number("line_size", line_size)
+        self.n_lines = whole_number("n_lines", n_lines)
         self._lines = OrderedDict()
         self.hits = self.misses = 0
 
@@ -56,11 +56,9 @@ class LRUCache:
 
     def access(self, address, size=1):
         """Touch bytes [address, address + size); return one :class:`Step` per line touched."""
-        if isinstance(address, bool) or not isinstance(address, (int, np.integer)) or address < 0:
-            raise ValueError(f"an address must be a whole number >= 0, got {address!r}")
-        size = positive_int("size", size)
-        first, last = int(address) // self.line_size, (int(address) + size - 1) // self.line_size
-        return [self._touch(int(address), line) for line in range(first, last + 1)]
+        address, size = whole_number("an address", address, least=0), whole_number("size", size)
+        first, last = address // self.line_size, (address + size - 1) // self.line_size
+        return [self._touch(address, line) for line in range(first, last + 1)]
 
     def _touch(self, address, line):
         evicted = None
@@ -97,8 +95,8 @@ def gemm_trace(M, N, K, order="ijk", tile=None, itemsize=4):
     ``"ikj"``: per (i, k), A[i,k] once, then B[k,j] and C[i,j] (one read-modify-write) for each j.
     ``"tiled"``: ``"ikj"`` inside T x T tiles, tiles ordered (i, k, j).
     """
-    M, N, K = positive_int("M", M), positive_int("N", N), positive_int("K", K)
-    s = positive_int("itemsize", itemsize)
+    M, N, K = whole_number("M", M), whole_number("N", N), whole_number("K", K)
+    s = whole_number("itemsize", itemsize)
     if order not in LOOP_ORDERS:
         raise ValueError(f"unknown loop order {order!r}; expected one of {', '.join(LOOP_ORDERS)}")
     if (order == "tiled") != (tile is not None):
@@ -115,7 +113,7 @@ def gemm_trace(M, N, K, order="ijk", tile=None, itemsize=4):
                     trace += (a(i, k), b(k, j))
                 trace.append(c(i, j))
         return np.array(trace, dtype=np.int64)
-    T = positive_int("tile", tile) if order == "tiled" else max(M, N, K)
+    T = whole_number("tile", tile) if order == "tiled" else max(M, N, K)
     for i0 in range(0, M, T):
         for k0 in range(0, K, T):
             for j0 in range(0, N, T):

@@ -15,9 +15,7 @@ compute (one stream: copies and kernels run in order) and the compute follows it
 ``overlap_copy`` the copy of batch i waits only for its data, the copy engine and a free device
 buffer (two buffers: the compute of batch i - 2 must be done).
 """
-import numbers
-
-from ._checks import positive, positive_int
+from ._checks import positive, whole_number
 from .parallelism import Interval
 
 
@@ -25,13 +23,11 @@ def training_timeline(n_batches, t_prepare, t_copy, t_compute, workers=0, prefet
                       overlap_copy=False):
     """The loop's timeline as :class:`Interval` bars on the lanes "worker k" (or "main process"),
     "copy to GPU" and "GPU compute"."""
-    n = positive_int("n_batches", n_batches)
+    n = whole_number("n_batches", n_batches)
     prep, copy, comp = (positive(name, value) for name, value in
                         (("t_prepare", t_prepare), ("t_copy", t_copy), ("t_compute", t_compute)))
-    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 0:
-        raise ValueError(f"workers must be a whole number >= 0 (0: the main process loads), "
-                         f"got {workers!r}")
-    in_flight = workers * positive_int("prefetch", prefetch)
+    workers = whole_number("workers (0: the main process loads)", workers, least=0)
+    in_flight = workers * whole_number("prefetch", prefetch)
     worker_free = [0.0] * max(workers, 1)
     copy_start, copy_end, comp_end, bars = [], [], [], []
     for i in range(n):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import fraction, non_negative, positive, positive_int
+from ._checks import fraction, non_negative, positive, whole_number
 
 
 @dataclass(frozen=True)
@@ -95,8 +95,8 @@ def self_schedule(n_items, chunk, rates, claim_cost=0.0):
     hand out but leave a tail where some workers wait. Returns a dict with per-worker ``work``
     (items) and ``finish`` times, the overall ``time`` (last finish), and ``bars`` (Intervals).
     """
-    n = positive_int("n_items", n_items)
-    size = positive_int("chunk", chunk)
+    n = whole_number("n_items", n_items)
+    size = whole_number("chunk", chunk)
     if np.ndim(rates) != 1 or len(rates) == 0:
         raise ValueError(f"rates must list one speed per worker, got {rates!r}")
     rates = _rates(rates, len(rates))
@@ -125,8 +125,8 @@ def reduction_schedule(n_values, processors):
     D (levels), ``rounds`` (time with one addition per round and processor), ``lower_bound``
     max(W / p, D), ``parallelism`` W / D and ``schedule`` (per round, the (level, index) additions).
     """
-    n = positive_int("n_values", n_values)
-    p = positive_int("processors", processors)
+    n = whole_number("n_values", n_values)
+    p = whole_number("processors", processors)
     schedule, level, remaining = [], 0, n
     while remaining > 1:
         adds = remaining // 2
@@ -146,7 +146,7 @@ def message_time(nbytes, latency, bandwidth, messages=1):
     """Time to send ``nbytes`` split evenly into ``messages`` messages sent one after another:
     each pays the start-up latency L, and the bytes pay Q / beta: messages * L + nbytes / beta."""
     nbytes = non_negative("nbytes", nbytes)
-    return (positive_int("messages", messages) * non_negative("latency", latency)
+    return (whole_number("messages", messages) * non_negative("latency", latency)
             + nbytes / positive("bandwidth", bandwidth))
 
 
@@ -159,7 +159,7 @@ def speedup(time_before, time_after):
 
 def efficiency(time_before, time_after, workers):
     """Speedup per worker: 1.0 means every added worker paid off in full."""
-    return speedup(time_before, time_after) / positive_int("workers", workers)
+    return speedup(time_before, time_after) / whole_number("workers", workers)
 
 
 def amdahl(serial_fraction, speedup, overhead=0.0):
@@ -189,9 +189,9 @@ def pipeline_schedule(n, t_load, t_compute, buffers=1, latency=0.0):
     as Hopper's TMA keeps many loads in flight): the loader is busy ``t_load`` per batch, the
     batch can be computed ``latency`` later. The load bars show the loader's busy time.
     """
-    n = positive_int("n", n)
+    n = whole_number("n", n)
     load, comp = positive("t_load", t_load), positive("t_compute", t_compute)
-    b = positive_int("buffers", buffers)
+    b = whole_number("buffers", buffers)
     delay = non_negative("latency", latency)
     load_end, comp_end, bars = [], [], []
     for i in range(n):

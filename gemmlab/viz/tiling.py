@@ -2,6 +2,7 @@
 along K, with the partial sums kept in fast memory, and the elements brought in counted."""
 import numpy as np
 
+from ..perfmodel._checks import whole_number
 from .gemm_layout import A_COLOUR, B_COLOUR, C_COLOUR, DONE_COLOUR, matrix_html
 
 
@@ -17,8 +18,7 @@ def tile_steps(A, B, rows, cols, k_step):
     if not (rows and cols and inside):
         raise ValueError(f"block rows {rows} x cols {cols} must lie inside C, which is "
                          f"{A.shape[0]} x {B.shape[1]}")
-    if isinstance(k_step, bool) or not isinstance(k_step, (int, np.integer)) or k_step < 1:
-        raise ValueError(f"k_step must be a whole number >= 1, got {k_step!r}")
+    whole_number("k_step", k_step)
     K = A.shape[1]
     partial = np.zeros((len(rows), len(cols)), dtype=np.result_type(A, B))
     steps, total = [], 0
