@@ -6,7 +6,6 @@ result, which gl.gemm uses to warn before a long simulated run.
 """
 import json
 import os
-import platform
 import statistics
 import time
 from pathlib import Path
@@ -38,9 +37,7 @@ def main():
                       "max": max(per_fma)}
         print(f"{name:9s} {fits[name]['median'] * 1e6:7.1f} us per multiply-add "
               f"({fits[name]['min'] * 1e6:.1f} .. {fits[name]['max'] * 1e6:.1f})")
-    machine = {"python": platform.python_version(), "cpus": os.cpu_count(),
-               "load_before": load_before, "load_after": os.getloadavg(),
-               "date": time.strftime("%Y-%m-%d")}
+    machine = gl.measure.machine(gpu=None, load_before=load_before, load_after=os.getloadavg())
     (Path(__file__).parent / "sim_cost.json").write_text(
         json.dumps({"machine": machine, "seconds_per_fma": fits, "records": records},
                    indent=1) + "\n")

@@ -3,6 +3,7 @@ curves of the all-reduce sweep, and each layer's GEMM time against its all-reduc
 import numpy as np
 
 from ..collectives.launch import format_size
+from .allreduce import _axes
 
 # one style per algorithm of the NCCL sweep, so that the lessons and the PNG agree
 STYLES = {"ring": ("o-", "our ring (CUDA graph)"),
@@ -11,13 +12,6 @@ STYLES = {"ring": ("o-", "our ring (CUDA graph)"),
           "nccl": ("^-", "NCCL all-reduce"),
           "nccl_reduce_scatter": ("v:", "NCCL reduce-scatter"),
           "nccl_allgather": ("d:", "NCCL all-gather")}
-
-
-def _axes(ax, figsize):
-    import matplotlib.pyplot as plt
-    if ax is None:
-        _, ax = plt.subplots(figsize=figsize)
-    return ax
 
 
 def plot_busbw(records, ax=None, title=None):
