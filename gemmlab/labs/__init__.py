@@ -31,7 +31,7 @@ import importlib
 _SUBMODULES = {"simulator", "kernel_lab", "feedback", "cases", "registers", "wmma", "gpu",
                "ladder", "solutions", "watchdog",
                "ranks", "deadlock", "limits", "mpi", "ring", "tensor", "groups", "budget",
-               "kinds", "source"}
+               "kinds"}
 # names offered at the top level, and the submodule each lives in
 _NAMES = {"run_mpi": "mpi", "run_ranks": "ranks", "RankComm": "ranks", "RankRun": "ranks",
           "ring_run": "ring", "reference_ring_allreduce": "ring"}
