@@ -13,8 +13,9 @@ prints cannot mix with it): frames of an 8-byte big-endian length and a JSON obj
 * ``{"op": "call", "args": [...], "kwargs": {...}}`` calls it; ``"launch": [grid, block]`` launches
   it as a CUDA kernel (``fn[grid, block](*args)``); ``"helper": "gemmlab.module:function"`` calls
   ``function(fn, *args, **kwargs)`` instead (a run helper of the package: instrumented simulator,
-  simulated ranks; see :func:`gemmlab.judging.where.where_it_lives`). Replies ``{"ok": true, "value": encoded, "args": [encoded array or null]}``
-  (array arguments as the call left them) or ``{"ok": false, "error": {"type", "message"}}``.
+  simulated ranks; see :func:`gemmlab.judging.where.where_it_lives`). Replies ``{"ok": true,
+  "value": encoded, "args": [encoded array or null]}`` (array arguments as the call left them)
+  or ``{"ok": false, "error": {"type", "message"}}``.
 * ``{"op": "judge", "kind": "gemmlab.module:NAME", "question": {id, prompt, hint, explain,
   answer_name}, "seed": int or null}`` runs that kind's ``coerce`` and ``judge`` here, without the
   question's reference (:func:`gemmlab.judging.beside.judge_without_reference`: kinds that must

@@ -125,7 +125,7 @@ MODULES = _module_files()
 def _literal(path, name):
     """The value of the module-level assignment ``name = <literal>`` in ``path``."""
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name]:
             return ast.literal_eval(node.value)
     raise LookupError(f"{path} assigns no {name}")
 
@@ -149,7 +149,8 @@ def _bank_lessons():
 # lookup of a name given at run time (a package object sent by another process, an MPI rank's
 # --module), which no module depends on through it.
 DYNAMIC = {
-    ("gemmlab", "importlib.import_module(f'.{name}', __name__)"): lambda: _lazy_submodules("gemmlab"),
+    ("gemmlab", "importlib.import_module(f'.{name}', __name__)"):
+        lambda: _lazy_submodules("gemmlab"),
     ("gemmlab.labs", "importlib.import_module(f'.{name}', __name__)"):
         lambda: _lazy_submodules("gemmlab.labs"),
     ("gemmlab.labs", "importlib.import_module(f'.{_NAMES[name]}', __name__)"):
@@ -247,8 +248,8 @@ def _units_graph(package):
     units = {}
     for module, targets in _graph().items():
         if module.split(".")[0] == package:
-            units.setdefault(_unit(module), set()).update(
-                _unit(t) for t in targets if t.split(".")[0] == package and _unit(t) != _unit(module))
+            inside = {_unit(t) for t in targets if t.split(".")[0] == package}
+            units.setdefault(_unit(module), set()).update(inside - {_unit(module)})
     return units
 
 
@@ -256,7 +257,8 @@ def test_the_import_graph_has_no_cycle():
     assert not _cycles(_graph()), "modules importing each other, directly or through others"
     units = _units_graph("gemmlab")
     assert not _cycles(units), "gemmlab's sub-packages and modules importing each other"
-    print("\n".join(f"{unit} -> {', '.join(sorted(to)) or '-'}" for unit, to in sorted(units.items())))
+    for unit, to in sorted(units.items()):
+        print(f"{unit} -> {', '.join(sorted(to)) or '-'}")
 
 
 def test_the_graph_sees_the_banks_lessons_and_imports_inside_functions():

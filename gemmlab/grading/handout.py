@@ -9,8 +9,9 @@ lessons, the exercises, the package, the README, the Makefile and the dependency
 ``solutions/``, no ``tests/`` (they grade the solutions), no CI, no grader (its commands are left
 out of the release's ``pyproject.toml``, so installing it gives none that cannot start). The
 package keeps its question bank, reference answers included: ``check()`` needs them to give
-feedback, so a student who reads the package's source can find them. The grader does not depend on hiding them (it collects the
-answers and runs code on hidden cases itself), and a graded notebook's kernel gets no references.
+feedback, so a student who reads the package's source can find them. The grader does not depend
+on hiding them (it collects the answers and runs code on hidden cases itself), and a graded
+notebook's kernel gets no references.
 """
 import re
 import shutil
