@@ -3,11 +3,11 @@ copies), ``assign`` and ``grade`` (instructors). Each subcommand is a small func
 parsed arguments.
 
 ``gemmlab grade ...`` is the grader's command: the grader is a package of its own, which imports
-gemmlab and is never imported by it, so ``gemmlab grade`` runs ``python -m gemmlab_grader`` with
-the same arguments and returns its exit status (``gemmlab-grade`` is the same command).
+gemmlab and is never imported by it, so ``gemmlab grade`` becomes ``python -m gemmlab_grader``
+with the same arguments (``gemmlab-grade`` is the same command).
 """
 import argparse
-import subprocess
+import os
 import sys
 from pathlib import Path
 
@@ -132,8 +132,12 @@ def build_parser():
 
 
 def grade(arguments):
-    """``gemmlab grade ARGUMENTS``: the grader's command in a new process; its exit status."""
-    return subprocess.call([sys.executable, "-m", GRADER, *arguments])
+    """``gemmlab grade ARGUMENTS``: this process becomes the grader's command (exec), so the
+    grader has its process id, signals (Ctrl-C reaches it alone, and it cleans up), streams and
+    exit status. Never returns."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, "-m", GRADER, *arguments])
 
 
 def main(argv=None):
