@@ -88,7 +88,8 @@ def python_argv(package_root, module, *args):
 def clean_env(workdir):
     """The whole environment an untrusted process gets: nothing of the caller's but PATH and the
     locale (no tokens, no GEMMLAB_* settings), every cache and config dir inside ``workdir``, and
-    the simulator backend (a GPU notebook's check runs its instrumented part there too)."""
+    the simulator backend (the kernel labs' instrumented checks run there, on a GPU machine
+    too)."""
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
     env.update(HOME=str(workdir), TMPDIR=str(workdir), GEMMLAB_BACKEND="sim", MPLBACKEND="Agg",
                NUMBA_CACHE_DIR=f"{workdir}/.numba", MPLCONFIGDIR=f"{workdir}/.mpl",
@@ -100,9 +101,9 @@ def clean_env(workdir):
 
 @dataclass(frozen=True)
 class Isolation:
-    """Where :func:`judge_code` runs the student's code. The default suits a notebook's own check
-    (the installed packages, limits, no sandbox); the grader passes its own: the package copy
-    without references, and the bubblewrap sandbox when asked for."""
+    """Where :func:`judge_code` runs the student's code. The default (the installed packages,
+    limits, no sandbox) suits a trial by hand or a test; the grader passes its own: the package
+    copy without references, and the bubblewrap sandbox when asked for."""
     package_root: str = ""
     limits: confine.Limits = field(default_factory=confine.Limits)
     sandbox: bool = False
