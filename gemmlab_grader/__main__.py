@@ -50,8 +50,9 @@ def build_parser():
     p.add_argument("--sandbox", action="store_true",
                    help="run each notebook in bubblewrap: read-only file system, no network, "
                         "no view of the repository, the submissions or other processes")
-    p.add_argument("--seed", type=_seed, help="seed of the hidden cases (default: random, and "
-                                              "written to grades.json)")
+    p.add_argument("--seed", type=_seed, help="the secret each student's hidden cases derive "
+                                              "from, with the student's folder name (default: "
+                                              "random; never written anywhere): to repeat a run")
     return p
 
 

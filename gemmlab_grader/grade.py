@@ -15,11 +15,15 @@ with ``--lesson NN``):
    if it changed them (and it is noted). A change to the Python environment (checked once at the
    end, with ``--sandbox`` impossible) marks the notebook that made it and the whole run (exit 3).
 4. The answers are judged here: values with the bank's references, code by
-   :func:`~gemmlab_grader.isolate.judge_code` on hidden cases drawn from this run's seed.
+   :func:`~gemmlab_grader.isolate.judge_code` on hidden cases drawn here from a seed of the
+   student's own (:func:`case_seed`: the run's secret and the student's folder name; the secret
+   is in no report, environment or worker, and the worker gets cases, never a seed).
 
 Nothing the notebook prints, logs or calls (``check()`` included) decides a verdict. Reports are
 written after the last notebook, to ``--out`` (which may not lie inside SUBMISSIONS).
 """
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -86,7 +90,8 @@ class Settings:
     notebook_timeout: int = 900         # seconds per notebook, everything included
     memory_mib: int = 8192              # address space per process
     sandbox: bool = False
-    seed: int = None                    # hidden cases; None: drawn at random, and reported
+    seed: int = None                    # the secret hidden cases derive from; None: drawn at
+                                        # random; never reported (--seed repeats a run)
     lesson: str = None                  # the lesson of every notebook (else from its file name)
 
     def limits(self):
@@ -177,7 +182,8 @@ class Grader:
 
     def __init__(self, settings, root, out, progress=print):
         self.settings, self.root, self.out, self.progress = settings, Path(root), Path(out), progress
-        self.seed = settings.seed if settings.seed is not None else secrets.randbelow(2**32)
+        self._secret = (secrets.token_bytes(32) if settings.seed is None
+                        else settings.seed.to_bytes(8, "big"))
         self.bank = questions()                     # loaded before any student code runs
         self.public = [{"id": q.id, "prompt": q.prompt, "answer_name": q.answer_name}
                        for q in self.bank.values()]
@@ -229,7 +235,7 @@ class Grader:
             if problem or collected is None:
                 grade.set(Result(q.id, FAIL, f"not graded: {problem or 'no answers collected'}"))
             else:
-                grade.set(self._judge(q, collected.get(q.id)))
+                grade.set(self._judge(q, collected.get(q.id), sub.student))
         if problem:
             grade.notes.insert(0, problem)
         return grade
@@ -314,8 +320,8 @@ class Grader:
                           f"with --sandbox")
         self.warnings.append(self.untrusted)
 
-    def _judge(self, q, entry):
-        """The verdict on one collected answer entry (see answers.extract)."""
+    def _judge(self, q, entry, student):
+        """The verdict on one collected answer entry (see answers.extract) of ``student``."""
         try:
             if not isinstance(entry, dict) or entry.get("missing"):
                 return Result(q.id, NOT_ATTEMPTED, f"the notebook has no variable "
@@ -323,7 +329,8 @@ class Grader:
             if entry.get("error"):
                 return Result(q.id, FAIL, f"{q.answer_name}: {str(entry['error'])[:300]}")
             if q.is_code and "source" in entry:
-                return self._judge_code(q, str(entry["source"]), str(entry.get("name")))
+                return self._judge_code(q, str(entry["source"]), str(entry.get("name")),
+                                        case_seed(self._secret, student, q.id))
             return judge_question(q, answers.decode(entry.get("value")))
         except answers.DecodeError as exc:
             return Result(q.id, FAIL, f"{q.answer_name} could not be read back: {exc}")
@@ -331,11 +338,11 @@ class Grader:
             return Result(q.id, FAIL, f"the grader could not judge this answer "
                                       f"({type(exc).__name__}: {str(exc)[:200]})")
 
-    def _judge_code(self, q, source, name):
+    def _judge_code(self, q, source, name, seed):
         """judge_code on hidden cases, with a fresh package copy of its own (deleted after)."""
         with tempfile.TemporaryDirectory(dir=self.run_dir, prefix="code-") as folder:
             self.snapshot.write_copy(folder, self.public)
-            return judge_code(q.id, source, name, seed=self.seed, timeout=self.settings.timeout,
+            return judge_code(q.id, source, name, seed=seed, timeout=self.settings.timeout,
                               isolation=self._isolation(folder))
 
     def _isolation(self, package_root):
@@ -346,7 +353,8 @@ class Grader:
     def protections(self):
         lines = ["verdicts: the grader collects each question's answer after the notebook ran "
                  "and judges it itself; nothing the notebook prints, logs or calls counts",
-                 f"code answers: run in their own process on hidden cases (seed {self.seed})",
+                 "code answers: run in their own process; hidden cases drawn per student from "
+                 "this run's secret (never recorded: --seed repeats a run)",
                  "notebooks import a copy of gemmlab without the bank's reference answers",
                  f"each cell: {self.settings.timeout} s (wall clock and CPU); each notebook: "
                  f"{self.settings.notebook_timeout} s",
@@ -362,6 +370,14 @@ class Grader:
                          "and distrusts the run if one modifies the Python environment. Use "
                          "--sandbox (bubblewrap) to close this.")
         return lines
+
+
+def case_seed(secret, student, question_id):
+    """The seed of one student's hidden cases for one question: a keyed hash of the student's
+    folder name and the question under the run's ``secret``, so two students get different cases
+    and nobody who lacks the secret can compute them."""
+    message = f"{student}\0{question_id}".encode("utf-8", "surrogateescape")
+    return int.from_bytes(hmac.new(secret, message, hashlib.sha256).digest()[:8], "big")
 
 
 def _error_note(error):
@@ -426,7 +442,7 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
         grader.warnings.append(f"files appeared in the output folder while grading (left "
                                f"there): {', '.join(planted[:10])}")
     print(report.table(grades))
-    info = {"seed": grader.seed, "sandbox": settings.sandbox, "timeout": settings.timeout,
+    info = {"sandbox": settings.sandbox, "timeout": settings.timeout,
             "protections": protections, "warnings": grader.warnings}
     csv_path, json_path = report.write_reports(grades, out_path, info)
     for warning in grader.warnings:

@@ -1,32 +1,37 @@
 """The kernel labs on a GPU backend.
 
 There ``numba.cuda`` is the real one, and the simulator cannot run in the same process (the
-backend is chosen once), so a lab check runs the kernel's cell again in a fresh process on the
-simulator, with the same instrumented checks (:mod:`gemmlab.judging.on_simulator`). When they
-pass, the notebook's check then times the student's kernel here, on the GPU, at full size, beside
-the course's kernel and cuBLAS measured in the same call, and keeps the figures for the student's
-own ladder (:mod:`gemmlab.labs.ladder`).
+backend is chosen once), so a lab check runs the kernel's cell again in a fresh worker on the
+simulator (:func:`gemmlab.judging.cell.judge_alone`, as ``check()`` always does), judged here.
+When it passes, the notebook's check then times the student's kernel here, on the GPU, at full
+size, beside the course's kernel and cuBLAS measured in the same call, and keeps the figures for
+the student's own ladder (:mod:`gemmlab.labs.ladder`): :func:`after_check`.
 """
 import numpy as np
 
 from .. import bench, device
 from ..judging import FAIL, PASS, code_of
-from ..judging.on_simulator import judge_on_simulator
+from ..judging.cell import judge_alone
 from . import ladder
 
 MAX_REL_ERR = 1e-4          # float32 GEMM at 4096^3 on random inputs stays far below this
 
 
 def judge_on_gpu(lab, question, kernel, rng):
-    """(status, feedback): the instrumented checks in a subprocess on the simulator, then, for a
-    notebook's check (``rng`` None) of a kernel that passed, its speed on this GPU."""
+    """(status, feedback): the lab's checks with the kernel's cell in a worker on the simulator,
+    then, for a notebook's check (``rng`` None) of a kernel that passed, its speed on this GPU."""
     try:
         source, name = code_of(kernel)
     except (TypeError, ValueError) as exc:
         return FAIL, f"the instrumented checks cannot run: {exc}."
-    seed = None if rng is None else int(rng.integers(2**31))
-    status, text = judge_on_simulator(lab, question, source, name, seed=seed)
-    if status != PASS or rng is not None:
+    status, text = judge_alone(question, source, name, rng)
+    return (status, text) if rng is not None else after_check(lab, kernel, status, text)
+
+
+def after_check(lab, kernel, status, text):
+    """After a notebook's check passed on a GPU backend: the kernel's speed here, recorded for
+    the student's ladder (a wrong result at full size is a FAIL)."""
+    if status != PASS or device.backend() != "gpu":
         return status, text
     row = measure(lab, kernel)
     if row["rel_err"] > MAX_REL_ERR:

@@ -7,7 +7,6 @@ stride that only works for powers of two shows). The order of the groups in the 
 ranks in a group does not matter. Known mistakes: the order of the axes reversed (pp fastest),
 and groups that fix the wrong coordinates (which is what any other order amounts to).
 """
-import itertools
 
 import numpy as np
 
@@ -15,21 +14,6 @@ from ..judging import FAIL, PASS, is_missing, where_it_lives
 from ..parallel.grid import AXES, RankGrid
 from .kinds import CodeLab, NoAnswer
 from .limits import TIME_LIMIT, call_plain
-
-
-def reference_groups(tp, cp, dp, pp, axis):
-    """The course's answer: fix the other three coordinates, walk ``axis``."""
-    sizes = {"tp": tp, "cp": cp, "dp": dp, "pp": pp}
-    strides, stride = {}, 1
-    for name in AXES:                        # tp varies fastest
-        strides[name] = stride
-        stride *= sizes[name]
-    others = [a for a in AXES if a != axis]
-    result = []
-    for fixed in itertools.product(*(range(sizes[a]) for a in others)):
-        base = sum(i * strides[a] for a, i in zip(others, fixed))
-        result.append([base + i * strides[axis] for i in range(sizes[axis])])
-    return result
 
 
 def _normalise(groups, what):

@@ -37,7 +37,8 @@ import greenlet
 import numpy as np
 
 from .. import device
-from .limits import Stop, where
+from .limits import Stop, seconds, where
+from .observations import KernelFault, Located, Race, block_name, thread_name
 from .watchdog import Watchdog
 
 device.backend()   # the simulator modules below exist only once the backend is chosen
@@ -48,46 +49,17 @@ MAX_RACES = 20          # races kept per run (the first one is what feedback quo
 DEFAULT_TIME_LIMIT = 60.0
 
 
-class KernelFault(Exception):
-    """The kernel did something a GPU would not survive or that cannot be simulated: ``kind`` is
-    "out of bounds", "barrier", "exception", "index" or "timeout"; the message names the thread."""
-
-    def __init__(self, kind, message):
-        super().__init__(message)
-        self.kind = kind
-
-
 @dataclass
-class Race:
-    """Two threads touched one shared element in the same barrier interval, one of them writing."""
-    array: str
-    index: tuple
-    reader: str            # the thread that read (or, for "write-write", the first writer)
-    writer: str
-    kind: str              # "read-write" or "write-write"
-    had_value: bool        # the element already held a value from an earlier interval
-    interval: int
-    block: str
-
-    def describe(self):
-        where = f"{self.array}[{', '.join(map(str, self.index))}]"
-        if self.kind == "write-write":
-            return (f"{self.reader} and {self.writer} of {self.block} both wrote {where} "
-                    f"with different values in the same barrier interval")
-        return (f"{self.reader} of {self.block} read {where} in the same barrier interval in "
-                f"which {self.writer} wrote it")
-
-
-@dataclass
-class Trace:
-    """What one instrumented launch did."""
+class Trace(Located):
+    """What one instrumented launch did (:func:`gemmlab.labs.observations.as_data` makes it
+    plain data)."""
     grid: tuple
     block: tuple
     arrays: dict                        # name -> GlobalArray
     shared: dict = field(default_factory=dict)         # name -> total reads over all blocks
     races: list = field(default_factory=list)
-    uninitialized: list = field(default_factory=list)  # (array, index, thread, block) of reads
-    #                                                    of shared elements nobody had written
+    uninitialized: list = field(default_factory=list)  # (array, index, thread, block, line) of
+    #                                                    reads of shared elements nobody had written
     barriers: dict = field(default_factory=dict)       # block -> barriers crossed
     shared_reads: list = field(default_factory=list)   # per global thread id
     fault: KernelFault = None
@@ -95,38 +67,6 @@ class Trace:
     read_intervals: dict = field(default_factory=dict)  # block -> intervals with shared reads
     grid_ndim: int = 2
     block_ndim: int = 2
-
-    @property
-    def threads_per_block(self):
-        return int(np.prod(self.block))
-
-    def locate(self, gid):
-        """(block index, thread index) of the thread with global id ``gid``."""
-        linear, local = divmod(gid, self.threads_per_block)
-        return _unflatten(linear, self.grid), _unflatten(local, self.block)
-
-    def who(self, gid):
-        """'thread (3,1) of block (0,2)' for a global thread id."""
-        block, thread = self.locate(gid)
-        return f"{thread_name(thread, self.block_ndim)} of {block_name(block, self.grid_ndim)}"
-
-
-def _unflatten(linear, dims):
-    x, rest = linear % dims[0], linear // dims[0]
-    return (x, rest % dims[1], rest // dims[1])
-
-
-def thread_name(idx, ndim):
-    """'thread 5' in a 1-D block, 'thread (3,1)' in a 2-D one (x first, as threadIdx)."""
-    return "thread " + _coords(idx, ndim)
-
-
-def block_name(idx, ndim):
-    return "block " + _coords(idx, ndim)
-
-
-def _coords(idx, ndim):
-    return str(idx[0]) if ndim == 1 else "(" + ",".join(str(i) for i in idx[:ndim]) + ")"
 
 
 def _dims(d):
@@ -187,6 +127,8 @@ class GlobalArray(_Indexer):
         self.thread_reads[t.gid] = self.thread_reads.get(t.gid, 0) + 1
         if self.read_before_write is None and self.writes[e] == 0:
             self.read_before_write = (np.unravel_index(e, self.shape), t.gid)
+        if self.launch.observer is not None:
+            self.launch.observer.global_read(t, self.name, index)
         return self._flat_data[e]
 
     def __setitem__(self, index, value):
@@ -255,6 +197,8 @@ class SharedArray(_Indexer):
         if self.first_w[e] == -1:
             self.first_w[e] = now
         self._flat_data[e] = value
+        if launch.observer is not None:
+            launch.observer.shared_write(launch.current, self._flat_data[e], now)
 
 
 class _Allocations:
@@ -452,9 +396,19 @@ class Launch:
         bad = [f"{axis} {i} {'< 0' if i < 0 else f'>= {d}'}"
                for axis, i, d in zip(axes, index, array.shape) if not 0 <= i < d]
         where = "shared array" if isinstance(array, SharedArray) else "array"
+        line = self.cell_line()
         self.fail("out of bounds", f"{self.who()} {action} {array.name}"
-                  f"[{', '.join(map(str, index))}], outside the "
+                  f"[{', '.join(map(str, index))}]{f' at {line}' if line else ''}, outside the "
                   f"{' x '.join(map(str, array.shape))} {where} {array.name} ({'; '.join(bad)})")
+
+    def cell_line(self):
+        """'line 12 (`acc += ...`)': where in the kernel's cell the running thread is now (the
+        innermost frame of the kernel's file: a device function of the cell counts)."""
+        filename = self.fn.__code__.co_filename
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename != filename:
+            frame = frame.f_back
+        return "" if frame is None else _site_text(((filename, frame.f_lineno),))
 
     def race(self, array, e, reader, writer, kind, had_value):
         if len(self.trace.races) >= MAX_RACES:
@@ -463,12 +417,13 @@ class Launch:
         self.trace.races.append(Race(
             array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)),
             threads[reader].name_, threads[writer].name_, kind, bool(had_value), self.interval,
-            self.block_run.name))
+            self.block_run.name, self.cell_line()))
 
     def uninitialized_read(self, array, e):
         if len(self.trace.uninitialized) < MAX_RACES:
             self.trace.uninitialized.append(
-                (array, e, self.current.name_, self.block_run.name, self.interval))
+                (array, e, self.current.name_, self.block_run.name, self.interval,
+                 self.cell_line()))
 
     def count_shared_read(self, name):
         trace = self.trace
@@ -493,11 +448,13 @@ class Launch:
             pass
         if watchdog.fired and self.trace.fault is None:
             self.trace.fault = KernelFault("timeout", (
-                f"the kernel did not finish within {self.time_limit:g} s (it was running "
-                f"{self.who() if self.current else 'its first thread'}): an endless loop?"))
+                f"the kernel did not finish within {seconds(self.time_limit)} (it was running "
+                f"{self.who() if self.current else 'its first thread'}): is there an endless "
+                f"loop?"))
         self.trace.uninitialized = [
-            (array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)), who, block)
-            for array, e, who, block, interval in self.trace.uninitialized
+            (array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)), who, block,
+             line)
+            for array, e, who, block, interval, line in self.trace.uninitialized
             if array.first_w[e] == -1 or array.first_w[e] > interval]
         return self.trace
 

@@ -14,40 +14,12 @@ import numpy as np
 
 from ..collectives.cost import ring_send_bytes
 from ..judging import FAIL, PASS, is_missing, where_it_lives
-from ..parallel.attention import attention_reference, head_attention, megatron_attention
-from ..parallel.ffn import ffn_reference, gelu, megatron_ffn
+from ..parallel.attention import attention_reference, megatron_attention
+from ..parallel.ffn import ffn_reference, megatron_ffn
 from ..parallel.sharding import row_parallel
 from .kinds import CodeLab, NoAnswer, as_array
 from .limits import TIME_LIMIT
 from .ranks import RankRun, run_plain
-
-
-# -- reference programs (the solutions notebooks hold the same, written by the student) --
-
-def reference_column_rank(comm, X, W_r):
-    """Column parallel: the whole X times this rank's columns of W; no communication."""
-    return X @ W_r
-
-
-def reference_row_rank(comm, X_r, W_r):
-    """Row parallel: this rank's partial sum, summed over the ranks by one all-reduce."""
-    return comm.all_reduce(X_r @ W_r)
-
-
-def reference_ffn_rank(comm, X, W_up_r, b_up_r, W_down_r, b_down):
-    """Megatron's FFN: column-parallel up, GELU on the shard, row-parallel down, one all-reduce,
-    the down bias added once after it."""
-    H_r = gelu(X @ W_up_r + b_up_r)
-    return comm.all_reduce(H_r @ W_down_r) + b_down
-
-
-def reference_attention_rank(comm, X, Wq_r, Wk_r, Wv_r, Wo, b_o, n_heads):
-    """Megatron's attention: this rank's heads locally, W_O's matching rows, one all-reduce."""
-    p, r = comm.size, comm.rank
-    local = n_heads // p
-    width = Wq_r.shape[1]
-    O_r = head_attention(X @ Wq_r, X @ Wk_r, X @ Wv_r, local, local)
-    return comm.all_reduce(O_r @ Wo[r * width:(r + 1) * width]) + b_o
 
 
 # -- shared by the four checks --
