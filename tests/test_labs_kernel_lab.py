@@ -1,10 +1,10 @@
 """The kernel labs (05, 08, 10, 11): each feedback message with the broken kernel it is for, the
-reference kernels (the solutions notebooks' and the course's rungs where the launch matches),
-the skeletons students get, and the time a check takes.
+reference kernels (the solutions notebooks' and the course's rungs where the launch matches) and
+the skeletons students get. (How long a check takes is measured, not tested: the report of issue
+23 has the figures.)
 
 Most broken kernels are the solution kernel with one small edit, the mistakes a student makes."""
 import dataclasses
-import time
 
 import numpy as np
 import pytest
@@ -162,10 +162,9 @@ def test_each_mistake_fails_with_its_own_message(qid, edits, words):
 def test_an_endless_loop_is_stopped_and_named():
     kernel = variant("05.lab_naive", ("        acc = float32(0)\n", "        acc = float32(0)\n"
                                       "        while True:\n            acc += 1\n"))
-    start = time.monotonic()
     status, text = verdict("05.lab_naive", kernel, time_limit=1.0)
-    assert status == "fail" and "did not finish within" in text and "an endless loop" in text
-    assert time.monotonic() - start < 10
+    assert status == "fail" and "did not finish within 1 s" in text, text
+    assert text.endswith("is there an endless loop?"), text         # not "...loop?."
 
 
 def test_the_naive_kernel_fails_the_tiled_lab_on_its_traffic():
@@ -241,12 +240,3 @@ def test_the_course_pingpong_rung_has_no_register_double_buffering():
 def test_what_is_not_a_lab_kernel_is_refused_with_a_message(answer, words):
     result = judge("05.lab_naive", answer)
     assert result.status == "fail" and words in result.feedback
-
-
-def test_a_lab_check_takes_well_under_20_seconds():
-    kernel = solution("11.lab_twolevel")          # the slowest lab: locals are watched too
-    start = time.perf_counter()
-    result = judge("11.lab_twolevel", kernel)
-    seconds = time.perf_counter() - start
-    assert result.status == "pass"
-    assert seconds < 20, f"11.lab_twolevel took {seconds:.1f} s"

@@ -10,7 +10,7 @@ kind gets a :class:`CellFunction`, a stand-in that forwards each call (or each r
 hidden or public, references and comparisons never enter the worker; what the code writes into
 its arguments stays there.
 
-Two channels speak to a worker: the grader's (``gemmlab_grader.isolate``: confined, sandboxed,
+Two channels speak to a worker: the grader's (its isolate module: confined, sandboxed,
 limited) and :func:`plain_channel`, what a notebook's ``check()`` uses: a plain child process
 of the student's own, so that ``check()`` runs the cell alone as the grade does and says what
 the grade will say.

@@ -2,7 +2,7 @@
 calls to the function it defines (``python -m gemmlab.judging.worker``). It never sees a
 reference answer, a seed or a question's cases beyond the arguments of each call: the judging
 stays in the process that asks (:mod:`gemmlab.judging.cell`). The grader starts it confined
-(``gemmlab_grader.isolate``); a notebook's ``check()`` starts it as a plain child, so that both
+(its isolate module); a notebook's ``check()`` starts it as a plain child, so that both
 run the cell alone, the way the grade does.
 
 Protocol, on the process's stdin/stdout (then pointed at /dev/null, so that the student's prints

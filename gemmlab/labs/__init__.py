@@ -34,7 +34,8 @@ Submodules load on first use, so ``import gemmlab`` stays fast.
 import importlib
 
 _SUBMODULES = {"simulator", "kernel_lab", "feedback", "cases", "registers", "wmma", "gpu",
-               "ladder", "solutions", "watchdog",
+               "ladder", "solutions", "watchdog", "observations", "observe", "overlap",
+               "kernel_source", "compile",
                "ranks", "deadlock", "limits", "mpi", "ring", "tensor", "groups", "budget",
                "kinds"}
 # names offered at the top level, and the submodule each lives in

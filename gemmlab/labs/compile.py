@@ -103,7 +103,8 @@ def _plain(kind, message, kept):
                     f"writes elements (A[i, j]) and may ask for A.shape, nothing of how the "
                     f"array is stored")
         return f"`{name}` is not something a kernel can use on a {of}"
-    untyped = re.search(r"Untyped global name '(\w+)'", message)
+    untyped = (re.search(r"Untyped global name '(\w+)'", message)
+               or re.search(r"name '(\w+)' is not defined", message))
     if untyped:
         name = untyped.group(1)
         if name in ("exec", "eval", "compile", "open", "print_function", "__import__", "getattr",

@@ -130,7 +130,10 @@ def kernel_cell(source, name):
     defined = any(isinstance(n, ast.FunctionDef) and n.name == name and keep[n.lineno]
                   for n in tree.body)
     if not defined:
-        found = any(isinstance(n, ast.FunctionDef) and n.name == name for n in tree.body)
+        found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
+        if found and not found[-1].decorator_list:
+            return "", ("expected a @cuda.jit kernel, got a plain Python function: put @cuda.jit "
+                        "on the line above `def`")
         why = (f"{name} is defined, but not as a plain @cuda.jit function at the top of the "
                f"cell (no other decorator, no default values)" if found else
                f"your cell defines no function {name}")

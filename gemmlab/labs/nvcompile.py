@@ -78,6 +78,20 @@ def _ptxas(ptx, arch):
             "spill_loads": int(spill.group(3)) if spill else 0}
 
 
+class _Target:
+    """The GPU being compiled for, where Numba asks for the current device's."""
+
+    def __init__(self, cc):
+        self.compute_capability = cc
+
+
+def _target(major, minor):
+    """Numba compiles a device function for the current device: with no GPU here, for the
+    architecture being compiled (the only thing it asks of the device)."""
+    from numba.cuda import dispatcher
+    dispatcher.get_current_device = lambda: _Target((major, minor))
+
+
 def compile_request(request):
     os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
     cell, source = str(request.get("cell", "<your cell>")), str(request["source"])
@@ -101,6 +115,7 @@ def compile_request(request):
     archs = {}
     for major, minor in request["archs"]:
         arch = f"sm_{major}{minor}"
+        _target(int(major), int(minor))
         try:
             ptx, _ = compile_ptx(function, signature, cc=(int(major), int(minor)))
         except Exception as exc:  # the compiler's verdict on the student's kernel

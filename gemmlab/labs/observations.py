@@ -155,20 +155,3 @@ class Observed(Located):
         self.fault = None if data["fault"] is None else KernelFault(*data["fault"])
         self.observed = dict(data.get("observed") or {})      # observer name -> its record
 
-
-def run_observed(kernel, arguments, grid, block, time_limit, observers=()):
-    """Run helper (it runs where the kernel lives): launch ``kernel[grid, block]`` on the
-    instrumented simulator with ``arguments`` ((name, value) pairs: arrays are the worker's own
-    copies), watched by the ``observers`` named (:data:`gemmlab.labs.overlap.BUILDERS`); the
-    launch's plain data (:func:`as_data`)."""
-    from .overlap import build
-    from .simulator import simulate
-    named = [(str(name), value) for name, value in arguments]
-    arrays = {}
-    for name, value in named:
-        if isinstance(value, np.ndarray):
-            arrays.setdefault(name, value)
-    observer = build(list(observers), arrays.get("A"), arrays.get("B"))
-    trace = simulate(kernel, tuple(grid), tuple(block), named, time_limit=float(time_limit),
-                     observer=observer)
-    return as_data(trace, arrays)
