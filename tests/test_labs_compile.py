@@ -134,12 +134,14 @@ WRONG = ("        for k in range(TILE):\n            acc += sA[ty, k] * sB[k, tx
 
 
 @pytest.mark.parametrize("patch, words", [
-    (VERDICT_PATCH, "gl.labs.feedback"), (HIDDEN_PATCH, "exec"), (SYS_PATCH, "is")])
-def test_a_cell_that_replaces_the_labs_verdict_fails_in_both_paths(patch, words):
+    (VERDICT_PATCH, "gl.labs.feedback"), (HIDDEN_PATCH, "uses exec"), (SYS_PATCH, "elements are wrong")])
+def test_a_cell_that_replaces_the_labs_verdict_fails_its_grade(patch, words):
+    """Graded: the patch is refused on the source, or (hidden from that check) never runs where
+    the kernel runs, and the verdict is made in the grader's process anyway. (In check() the
+    cell has run in the student's own notebook, whose feedback it may fool: not the grade.)"""
     source, name = edited("05.lab_tiled", WRONG)
-    checked, graded = both_paths("05.lab_tiled", patch + source, name, f"patch{len(patch)}")
-    assert checked.status == graded.status == "fail", (checked.feedback, graded.feedback)
-    assert words in graded.feedback
+    graded = judge_code("05.lab_tiled", patch + source, name, seed=5, timeout=240)
+    assert graded.status == "fail" and words in graded.feedback, graded.feedback
 
 
 def test_reading_the_simulators_raw_buffers_fails_before_anything_runs():
@@ -219,7 +221,7 @@ def verdict(qid, *edits):
 def test_race_and_out_of_bounds_name_the_line_of_the_cell():
     status, text = verdict("05.lab_tiled", ("        cuda.syncthreads()              # the tiles are "
                                             "complete before anyone reads them\n", ""))
-    assert status == "fail" and "(at line " in text and "acc += sA[ty, k] * sB[k, tx]" in text
+    assert status == "fail" and "(at line 21 (`sA[ty, tx] = a`))" in text, text
     status, text = verdict("05.lab_naive", ("if row < M and col < N:", "if True:"))
     assert status == "fail" and " at line " in text and "acc += A[row, k] * B[k, col]" in text
 
