@@ -73,12 +73,18 @@ def a_string(tp, cp, dp, pp, axis):
     return "0 1 2 3"
 
 
+def cp_and_dp_swapped(tp, cp, dp, pp, axis):
+    """Numbered tp fastest, then dp, then cp (cp and dp swapped): not pp fastest."""
+    return RankGrid(tp=tp, cp=cp, dp=dp, pp=pp, order="tp-dp-cp-pp").groups(axis)
+
+
 def float_ranks(tp, cp, dp, pp, axis):
     return [[float(r) for r in g] for g in REFERENCE(tp, cp, dp, pp, axis)]
 
 
 BROKEN = [
     (reversed_order, "reversed order: your groups number the ranks with pp varying fastest"),
+    (cp_and_dp_swapped, "in the order tp-dp-cp-pp (fastest first): dp and cp are swapped"),
     (fixes_the_axis, "groups that fix the wrong coordinates: your group [0, "),
     (consecutive_runs, "groups that fix the wrong coordinates: your group [0, 1"),
     (off_the_grid, "does not exist; the grid has"),

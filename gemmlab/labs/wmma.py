@@ -266,6 +266,23 @@ def _steps(M, N, K):
     return f"{m} x {n} x {k} = ceil(M/16) ceil(N/16) ceil(K/16)"
 
 
+def _operands_swapped(A, B):
+    """C as the fragment loop computes it with mma_sync(b, a, acc): tile (i, j) is the sum over k
+    of B's tile (k, j) times A's tile (i, k), zero-padded to whole fragments (None if a tile of
+    B times a tile of A does not fit)."""
+    M, K = A.shape
+    N = B.shape[1]
+    pad = lambda X, r, c: np.pad(X, ((0, -r % FRAG), (0, -c % FRAG)))
+    Ap, Bp = pad(A, M, K), pad(B, K, N)
+    out = np.zeros((Ap.shape[0], Bp.shape[1]))
+    for i in range(0, Ap.shape[0], FRAG):
+        for j in range(0, Bp.shape[1], FRAG):
+            for k in range(0, Ap.shape[1], FRAG):
+                out[i:i + FRAG, j:j + FRAG] += (Bp[k:k + FRAG, j:j + FRAG]
+                                                @ Ap[i:i + FRAG, k:k + FRAG])
+    return out[:M, :N]
+
+
 def _problem(A, B, C0, C, record):
     M, K = A.shape
     N = B.shape[1]
@@ -299,6 +316,12 @@ def _problem(A, B, C0, C, record):
         i, j = np.argwhere(unstored)[0]
         return (f"C[{i}, {j}] was never stored (it holds the poison {C[i, j]:.6g}): "
                 f"{int(unstored.sum())} of {C.size} elements were not written.")
+    swapped = _operands_swapped(A64, B64)
+    if swapped is not None and np.allclose(C, swapped, rtol=1e-3, atol=1e-3):
+        return ("the result is what mma_sync(b, a, acc) gives: the operands of each step are "
+                "swapped, so every tile of C sums B's fragment times A's (B_kj A_ik) instead of "
+                "A_ik B_kj, and a matrix product does not commute. mma_sync(a, b, c) computes "
+                "a b + c: pass the fragment of A first.")
     if A.shape == B.shape and np.allclose(C, B64 @ A64, rtol=1e-3, atol=1e-3):
         return ("the result equals B @ A: A and B swapped roles. The A fragment of C's tile at "
                 "(i, j) comes from A at (i, k), the B fragment from B at (k, j).")
