@@ -1,5 +1,5 @@
-"""Running notebooks the way the course's tools do (``make site``, the notebook tests, the grader):
-each in a fresh local kernel, cell by cell, under a per-cell time limit, and failing loudly.
+"""Running notebooks the way the course's tools do (``make site``, the notebook tests): each in a
+fresh local kernel, cell by cell, under a per-cell time limit, and failing loudly.
 
 * **Local kernels.** The kernel's sockets are Unix sockets in a private folder (Jupyter's IPC
   transport), not TCP ports on localhost that every local user could reach (and that made each
@@ -75,7 +75,7 @@ class _UnixSockets(HasTraits):
 
 
 class LocalKernelManager(_UnixSockets, KernelManager):
-    """A blocking kernel manager on local Unix sockets (nbval's and the grader's kind)."""
+    """A blocking kernel manager on local Unix sockets (nbval's kind)."""
 
 
 class _ReArmedShellChannel(AsyncZMQSocketChannel):
@@ -113,7 +113,7 @@ class NotebookFailure(Exception):
         super().__init__(f"{notebook}, {cell}: {what}" + (f"\n{detail}" if detail else ""))
 
 
-def describe_cell(number, source):
+def _describe_cell(number, source):
     """'cell 17 (`first line`)': code cells counted from 1 as a fresh JupyterLab run numbers them."""
     first = next((line.strip() for line in source.splitlines() if line.strip()), "")
     return f"cell {number} (`{first[:60]}{'...' if len(first) > 60 else ''}`)"
@@ -129,7 +129,7 @@ class _CellClock:
         self.number, self.source, self.sent = 0, "", None
 
     def cell(self):
-        return describe_cell(self.number, self.source) if self.number else "before the first cell"
+        return _describe_cell(self.number, self.source) if self.number else "before the first cell"
 
     async def on_cell_execute(self, cell, cell_index):
         self.number, self.source, self.sent = self.number + 1, cell.source, time.monotonic()
