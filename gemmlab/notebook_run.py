@@ -68,10 +68,19 @@ class _UnixSockets(HasTraits):
 
     transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
 
+    _socket_folder = None
+
     def _ip_default(self):
-        folder = tempfile.mkdtemp(prefix="gemmlab-kernel-")
-        weakref.finalize(self, shutil.rmtree, folder, True)
-        return os.path.join(folder, "kernel")
+        self._socket_folder = tempfile.mkdtemp(prefix="gemmlab-kernel-")
+        weakref.finalize(self, shutil.rmtree, self._socket_folder, True)
+        return os.path.join(self._socket_folder, "kernel")
+
+    def cleanup_connection_file(self):
+        """Called when the kernel is gone for good (not on a restart): its folder goes too,
+        also in processes that end without running exit handlers (a process pool's workers)."""
+        super().cleanup_connection_file()
+        if self._socket_folder:
+            shutil.rmtree(self._socket_folder, ignore_errors=True)
 
 
 class LocalKernelManager(_UnixSockets, KernelManager):

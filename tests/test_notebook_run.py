@@ -53,7 +53,11 @@ def test_kernels_listen_on_unix_sockets_in_a_private_folder_that_goes_with_them(
     assert km.transport == "ipc" and os.path.isdir(folder)
     assert os.stat(folder).st_mode & 0o077 == 0        # nobody else can reach the sockets
     assert len(km.ip) < 90                             # room for "-N" under 107 bytes
-    del km
+    km.cleanup_resources()                             # the kernel is gone for good
+    assert not os.path.exists(folder)
+    km = notebook_run.LocalKernelManager(kernel_name="python3")
+    folder = os.path.dirname(km.ip)
+    del km                                             # or its manager is
     assert not os.path.exists(folder)
 
 
