@@ -31,16 +31,20 @@ def engine():
     return ("gpu", "CuPy and a GPU are available") if ok else ("emulation", reason)
 
 
-def hopper_gemm(A, B, C=None, alpha=1.0, beta=0.0, stage=None):
-    """C_out = alpha A B + beta C with the Hopper ladder's kernel ``stage`` (default: the fastest,
-    "persistent"; see ``gl.tensorcore.hopper.STAGES``): FP16 or BF16 A and B, FP32 accumulation
-    and output. On the simulator backend it computes the same numbers with the NumPy emulation of
-    the Tensor Core arithmetic (exact products, FP32 sums in steps of 16 along K, as wgmma adds),
-    like ``kernel="wmma"`` does; on a GPU that is not an sm_90 (H100/H200) it raises, saying so."""
+def hopper_gemm(A, B, C=None, alpha=1.0, beta=0.0, stage=None, **options):
+    """C_out = alpha A B + beta C with the Hopper ladder's kernel ``stage`` (default "auto": the
+    stage and options that the problem's shape calls for, ``hopper.choose``; see
+    ``gl.tensorcore.hopper.STAGES``; ``options``: tile_n, split_k, out): FP16 or BF16 A and B, FP32
+    accumulation and output. On the simulator backend it computes the same numbers with the NumPy
+    emulation of the Tensor Core arithmetic (exact products, FP32 sums in steps of 16 along K, as
+    wgmma adds), like ``kernel="wmma"`` does; on a GPU that is not an sm_90 (H100/H200) it
+    raises, saying so."""
     from . import hopper
-    name = hopper.get_stage(stage or hopper.DEFAULT_STAGE).name
+    stage = stage or hopper.DEFAULT_STAGE
+    if stage != hopper.AUTO:
+        hopper.get_stage(stage)
     if hopper.available()[0] or device.backend() == "gpu":
-        return hopper.gemm(A, B, C, alpha, beta, name)
+        return hopper.gemm(A, B, C, alpha, beta, stage, **options)
     return emulate_steps(A, B, C, alpha, beta)
 
 
