@@ -2,8 +2,9 @@
 # The Hopper ladder of lesson 12 (part 2) on an sm_90 GPU, in one call: every kernel and option
 # checked at odd shapes in FP16 and BF16, the goal shapes timed beside cuBLAS (cupy.matmul and
 # gemmEx), the ladder at 4096^3 and 8192^3, then (unless QUICK=1) compute-sanitizer memcheck and
-# racecheck on small odd launches of every kernel and Nsight Compute metrics of one launch of
-# each goal shape that stays under its goal.
+# racecheck on small odd launches of every kernel, Nsight Compute metrics of one launch of each
+# step at 4096^3 and of each goal shape that stays under its goal, and the Tensor Core tests on
+# the gpu backend.
 #
 #   bash benchmarks/gpu_hopper.sh [OUT_DIR]      # default: $OUT, else benchmarks/
 #
@@ -35,12 +36,15 @@ METRICS+=",l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_
 METRICS+=",lts__t_sectors.avg.pct_of_peak_sustained_elapsed"
 METRICS+=",dram__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum"
 METRICS+=",sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size"
-for shape in $($PY benchmarks/hopper_gpu.py --short-of-goal "$RECORD"); do
-    timeout 60 ncu --clock-control none -k 'regex:hopper' -c 1 --metrics "$METRICS" \
-        $PY benchmarks/hopper_gpu.py --profile-launch "$shape" > "$PROFILES/ncu_$shape.txt" 2>&1 \
-        || status=1
-    echo "ncu $shape: $(grep -c '__' "$PROFILES/ncu_$shape.txt") metric lines"
-done
-$PY benchmarks/hopper_gpu.py --merge "$RECORD" "$PROFILES"
+SPECS="$($PY benchmarks/hopper_gpu.py --profile-specs "$RECORD")"
+COUNT=$(echo $SPECS | wc -w)
+timeout 240 ncu --clock-control none -k 'regex:hopper|wmma' -c "$COUNT" --metrics "$METRICS" \
+    $PY benchmarks/hopper_gpu.py --profile-launch $SPECS > "$PROFILES/ncu.txt" 2>&1 || status=1
+echo "ncu: $COUNT launches ($SPECS): $(grep -c 'gpu__time_duration' "$PROFILES/ncu.txt") profiled"
+$PY benchmarks/hopper_gpu.py --merge "$RECORD" "$PROFILES" "$SPECS"
+timeout 150 $PY -m pytest -q -p no:cacheprovider -p no:randomly -o addopts="" \
+    tests/test_tensorcore_hopper.py tests/test_tensorcore.py tests/test_bench.py \
+    > "$OUT_DIR/pytest_gpu.txt" 2>&1 || status=1
+echo "pytest (gpu backend): $(tail -1 "$OUT_DIR/pytest_gpu.txt")"
 echo "== done (status $status): $RECORD"
 exit $status

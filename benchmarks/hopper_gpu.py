@@ -4,9 +4,9 @@ beside cuBLAS, and write the record.
     python benchmarks/hopper_gpu.py --out DIR/hopper_h200.json    # checks, timings, record
     python benchmarks/hopper_gpu.py --child fp16                  # the checks of one format
     python benchmarks/hopper_gpu.py --sanitize-launch             # small odd launches, every kernel
-    python benchmarks/hopper_gpu.py --profile-launch 128x4096x4096  # one launch of the auto plan
-    python benchmarks/hopper_gpu.py --short-of-goal RECORD        # goal shapes the record misses
-    python benchmarks/hopper_gpu.py --merge RECORD FOLDER         # add ncu and sanitizer reports
+    python benchmarks/hopper_gpu.py --profile-specs RECORD        # what ncu should profile
+    python benchmarks/hopper_gpu.py --profile-launch 4096x4096x4096:tma ...  # one launch each
+    python benchmarks/hopper_gpu.py --merge RECORD FOLDER SPECS   # add ncu and sanitizer reports
 
 Checks run in child processes (a kernel that deadlocks on an mbarrier must not take the run with
 it): every Hopper kernel and option (tile width, split-K, 16-bit output, the auto rule) and the
@@ -14,14 +14,15 @@ WMMA kernel (cp.async and Turing's plain copies, FP16/BF16/FP16-accumulator), at
 and without alpha/beta, against float64 products of the same 16-bit inputs, NaN-poisoned outputs.
 
 Timings: random normal inputs made on the device, the same for every kernel of a shape; each
-kernel captured ``batch`` times into a CUDA graph and the graph replayed between two CUDA events
-(so host launch costs stay out, for our ctypes launches and for cuBLAS alike), the median of
-``--repeats`` replays after warm-up. The baselines, on the same inputs in the same process:
+kernel launched ``batch`` times behind a GPU-side wait, between two CUDA events (so host launch
+costs stay out, for our ctypes launches and for cuBLAS alike: see :func:`queued_ms`), the median
+of ``--repeats`` batches after warm-up. The baselines, on the same inputs in the same process:
 ``cupy.matmul`` (cuBLAS, FP16 in and out: the goal's baseline) and cuBLAS ``gemmEx`` FP16 in,
 FP32 out (the baseline of our FP32-output kernels). Inputs are reused between launches, as
 cuBLAS benchmarks do: at 128x4096x4096 and 1024^3 they fit in the 50 MB L2 for both sides.
 """
 import argparse
+import functools
 import json
 import os
 import re
@@ -156,44 +157,56 @@ def run_checks(timeout):
 
 # ---- timing ------------------------------------------------------------------------------------
 
-def graph_ms(launch, repeats, target_ms=2.0):
-    """(ms per launch, method): ``launch`` captured ``batch`` times in a CUDA graph, the graph
-    replayed between two events; events around batches of direct launches if capture fails."""
+SPIN = r"""extern "C" __global__ void spin(unsigned long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _spin():
+    """A one-thread kernel that keeps the GPU busy for a given number of nanoseconds."""
     import cupy
-    stream = cupy.cuda.Stream(non_blocking=True)
+    from gemmlab import cudacompile
+    cc = cupy.cuda.Device().compute_capability
+    path, _ = cudacompile.cached_cubin(SPIN, cudacompile.arch_name((int(cc[:-1]), int(cc[-1]))),
+                                       "spin.cu")
+    return cupy.RawModule(path=str(path)).get_function("spin")
+
+
+def queued_ms(launch, repeats, target_ms=2.0):
+    """(ms per launch, method): ``batch`` launches queued behind a GPU-side wait long enough for
+    the host to queue them all, timed between two CUDA events after the wait. The GPU then runs
+    them back to back, so the host's cost per launch (our ctypes call, CuPy's and cuBLAS's Python
+    and library overhead) stays out of every figure alike."""
+    import cupy
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    with stream:
-        for _ in range(3):
-            launch()
-        start.record(stream)
+    for _ in range(3):
         launch()
-        end.record(stream)
+    start.record()
+    launch()
+    end.record()
+    end.synchronize()
+    single = max(cupy.cuda.get_elapsed_time(start, end), 1e-3)
+    batch = int(min(400, max(5, target_ms / single)))
+    t = time.perf_counter()
+    for _ in range(batch):
+        launch()
+    host_ms = (time.perf_counter() - t) * 1e3
+    cupy.cuda.Device().synchronize()
+    wait_ns = np.uint64((2 * host_ms + 1) * 1e6)
+    times = []
+    for _ in range(repeats):
+        _spin()((1,), (1,), (wait_ns,))
+        start.record()
+        for _ in range(batch):
+            launch()
+        end.record()
         end.synchronize()
-        single = max(cupy.cuda.get_elapsed_time(start, end), 1e-3)
-        batch = int(min(400, max(5, target_ms / single)))
-        try:
-            stream.begin_capture()
-            try:
-                for _ in range(batch):
-                    launch()
-            finally:
-                graph = stream.end_capture()
-            graph.launch(stream)
-            stream.synchronize()
-            method = f"graph of {batch}"
-            run = lambda: graph.launch(stream)              # noqa: E731
-        except Exception as exc:   # noqa: BLE001 - not capturable: time direct launches
-            stream.synchronize()
-            method = f"events around {batch} launches ({type(exc).__name__})"
-            run = lambda: [launch() for _ in range(batch)]  # noqa: E731
-        times = []
-        for _ in range(repeats):
-            start.record(stream)
-            run()
-            end.record(stream)
-            end.synchronize()
-            times.append(cupy.cuda.get_elapsed_time(start, end) / batch)
-    return statistics.median(times), method
+        times.append(cupy.cuda.get_elapsed_time(start, end) / batch)
+    return statistics.median(times), f"events around {batch} queued launches"
 
 
 def device_inputs(M, N, K, fmt, seed):
@@ -219,7 +232,7 @@ def _baselines(A, B, fmt, repeats):
     rows = {}
     if fmt == "fp16":
         C16 = cupy.empty((M, N), dtype=cupy.float16)
-        rows["cupy.matmul"] = graph_ms(lambda: cupy.matmul(A, B, out=C16), repeats)
+        rows["cupy.matmul"] = queued_ms(lambda: cupy.matmul(A, B, out=C16), repeats)
     C32 = cupy.empty((M, N), dtype=cupy.float32)
     name = "cublas_fp16" if fmt == "fp16" else "cublas_bf16"
     gemm = timing.cublas_launcher(name, A, B, C32)
@@ -228,7 +241,7 @@ def _baselines(A, B, fmt, repeats):
     def launch():
         cublas.setStream(handle, cupy.cuda.get_current_stream().ptr)
         gemm()
-    rows[name] = graph_ms(launch, repeats)
+    rows[name] = queued_ms(launch, repeats)
     return rows
 
 
@@ -245,26 +258,31 @@ def _corner_err(problem, A, B, fmt):
 
 def time_configs(shape, fmt, configs, repeats, label, passed=None):
     """Rows of TFLOP/s and % of both baselines for every (stage, options) on one shape."""
+    import cupy
     M, N, K = shape
     A, B = device_inputs(M, N, K, fmt, seed=7)
     flops = 2.0 * M * N * K
     base = _baselines(A, B, fmt, repeats)
     rows = []
+    cubic = {"n": M} if M == N == K else {}
     for name, (ms, method) in base.items():
-        rows.append({"shape": list(shape), "fmt": fmt, "kernel": name, "ms": ms,
-                     "tflops": flops / ms / 1e9, "method": method, "set": label})
+        rows.append({"shape": list(shape), **cubic, "fmt": fmt, "kernel": name, "ms": ms,
+                     "tflops": flops / ms / 1e9, "method": method, "set": label,
+                     "out": "fp16" if name == "cupy.matmul" else "fp32", "pct_of_cublas": 100.0})
     matmul_ms = base.get("cupy.matmul", (None,))[0]
     gemmex_ms = base["cublas_fp16" if fmt == "fp16" else "cublas_bf16"][0]
     for stage, options in configs:
         if stage != "wmma" and passed is not None:
             picked = hopper.plan(stage, M, N, K, **{k: v for k, v in options.items()
-                                                   if k != "out"}).stage.name
+                                                   if k not in ("out", "group_m")}).stage.name
             if stage not in passed or picked not in passed:
                 print(f"  skip {stage} {options}: its checks did not all pass")
                 continue
         if stage == "wmma":
-            problem = kernel.prepare(A, B, bits_as=fmt)
-            desc, attrs, err = "wmma (fast tiling)", kernel.kernel_attributes(fmt=fmt), None
+            copies = options.get("copies", "auto")
+            problem = kernel.prepare(A, B, bits_as=fmt, copies=copies)
+            desc, err = f"wmma (fast tiling, {copies} copies)", None
+            attrs = kernel.kernel_attributes(fmt=fmt, copies=copies)
         else:
             try:
                 problem = hopper.prepare(A, B, stage=stage, **_bits(fmt), **options)
@@ -274,15 +292,20 @@ def time_configs(shape, fmt, configs, repeats, label, passed=None):
             desc, attrs = problem.plan.describe(), hopper.attributes(problem.plan, fmt)
             problem.launch()
             err = _corner_err(problem, A, B, fmt)
-        ms, method = graph_ms(problem.launch, repeats)
+        ms, method = queued_ms(problem.launch, repeats)
+        intact = bool(cupy.isfinite(A.view(cupy.float16)).all()) if fmt == "fp16" else None
         out = options.get("out", "fp32")
-        row = {"shape": list(shape), "fmt": fmt, "kernel": f"hopper:stage={stage}"
+        row = {"shape": list(shape), **cubic, "fmt": fmt, "kernel": f"hopper:stage={stage}"
                if stage != "wmma" else "wmma", "options": options, "plan": desc, "out": out,
                "ms": ms, "tflops": flops / ms / 1e9, "method": method, "corner_rel_err": err,
+               "inputs_finite_after": intact,
                "pct_of_gemmex_fp32_out": 100 * gemmex_ms / ms, "set": label,
                **{k: attrs[k] for k in ("regs", "local_bytes", "smem_bytes")}}
         if matmul_ms:
             row["pct_of_cupy_matmul"] = 100 * matmul_ms / ms
+        # like for like: FP32 output against gemmEx's FP32 output, 16-bit against cupy.matmul's
+        row["pct_of_cublas"] = row["pct_of_gemmex_fp32_out"] if out == "fp32" \
+            else row.get("pct_of_cupy_matmul")
         rows.append(row)
         del problem
     return rows
@@ -306,63 +329,116 @@ def shape_configs(shape, fmt):
         for s in (2, 4):
             if s <= slices and M * N <= 2048 * 2048:
                 found.append(("pingpong", {"split_k": s, **o}))
+    if M * N >= 8192 * 4096:                 # the tile order: rows of tiles walked together
+        for g in (1, 4, 16):
+            found += [("persistent", {"out": fmt, "group_m": g}),
+                      ("pingpong", {"out": fmt, "group_m": g})]
     return found
+
+
+def _matmul_compute_type():
+    """The cuBLAS compute type cupy.matmul uses for FP16 (CuPy's own setting)."""
+    try:
+        import cupy
+        from cupy._core import _routines_linalg as linalg
+        return linalg.compute_type_to_str(linalg.get_compute_type(cupy.dtype(cupy.float16)))
+    except Exception as exc:   # noqa: BLE001 - a private CuPy name; record what happened
+        return f"unknown ({type(exc).__name__})"
 
 
 def machine():
     from gemmlab import cudacompile
     return gl.measure.machine(gpu="cupy", compiler=cudacompile.available()[1],
-                              timing="CUDA graph of repeated launches, replayed between CUDA "
-                                     "events; median of the replays")
+                              cupy_matmul_fp16_compute_type=_matmul_compute_type(),
+                              timing="CUDA events around a batch of launches queued behind a "
+                                     "GPU-side wait (no host launch cost); median of the batches")
 
 
 # ---- sanitizer, profile, record -----------------------------------------------------------------
 
 def sanitize_launches():
-    for fmt in hopper.FORMATS:
-        for shape in SANITIZE_SHAPES:
-            A, B, C = _host_inputs(*shape, fmt, seed=3)
-            for stage, options in check_configs(fmt):
-                hopper.gemm(A, B, C, alpha=1.0, beta=0.5, stage=stage,
-                            **fit_split(options, shape[2]))
-            for copies in kernel.COPIES:
-                kernel.prepare(A, B, C, 1.0, 0.5, copies=copies).launch()
+    """Every kernel and option once per format: FP16 on the fast path, BF16 padded (odd N)."""
+    for fmt, shape in zip(hopper.FORMATS, SANITIZE_SHAPES, strict=True):
+        A, B, C = _host_inputs(*shape, fmt, seed=3)
+        for stage, options in check_configs(fmt):
+            hopper.gemm(A, B, C, alpha=1.0, beta=0.5, stage=stage, **fit_split(options, shape[2]))
+        for copies in kernel.COPIES:
+            kernel.prepare(A, B, C, 1.0, 0.5, copies=copies).launch()
     import cupy
     cupy.cuda.Device().synchronize()
     print("sanitize launches done")
 
 
-def short_of_goal(record_path):
-    """The goal shapes whose auto plan (16-bit out) stays under its goal, as MxNxK words."""
-    record = json.load(open(record_path))
-    for (M, N, K), goal in GOALS.items():
-        rows = [r for r in record["performance"] if r["shape"] == [M, N, K] and r.get("set") ==
-                "goals" and r["kernel"] == "hopper:stage=auto" and r["out"] == "fp16"]
-        if rows and rows[0]["pct_of_cupy_matmul"] < goal:
-            print(f"{M}x{N}x{K}")
+def goal_rows(record):
+    """{shape: the auto plan's row with 16-bit output} at every goal shape (FP16)."""
+    return {tuple(r["shape"]): r for r in record["shapes"]
+            if r["kernel"] == "hopper:stage=auto" and r["out"] == "fp16"}
+
+
+PROFILED_STEPS = ("wmma", "wgmma", "tma", "ws", "persistent", "pingpong")
+
+
+def profile_specs(record_path):
+    """What Nsight Compute profiles: each step at 4096^3 (FP32 out, as the ladder's rows), and
+    the auto plan (16-bit out) of every goal shape that stays under its goal."""
+    rows = goal_rows(json.load(open(record_path)))
+    specs = [f"4096x4096x4096:{s}" for s in PROFILED_STEPS]
+    specs += [f"{M}x{N}x{K}:auto16" for (M, N, K), goal in GOALS.items()
+              if (M, N, K) in rows and rows[(M, N, K)]["pct_of_cupy_matmul"] < goal]
+    print(" ".join(specs))
+
+
+def profile_launch(specs):
+    """One launch of each "MxNxK:stage" spec, in order (ncu profiles them one by one)."""
+    import cupy
+    for spec in specs:
+        shape, _, stage = spec.partition(":")
+        M, N, K = gl.bench.parse_shape(shape)
+        A, B = device_inputs(M, N, K, "fp16", seed=7)
+        if stage == "wmma":
+            kernel.prepare(A, B).launch()
+        elif stage == "auto16":
+            hopper.prepare(A, B, stage="auto", out="fp16").launch()
+        else:
+            hopper.prepare(A, B, stage=stage).launch()
+        cupy.cuda.Device().synchronize()
 
 
 NCU_METRIC = re.compile(r"^\s*(\S+)\s+(\S+)?\s+([0-9][0-9,.]*)\s*$")
 
 
+NCU_KERNEL = re.compile(r"^\s+(\w+)\s+\(\d+, \d+, \d+\)x\(\d+, \d+, \d+\)")
+
+
 def parse_ncu(path):
-    """{metric: value} from an ``ncu --metrics ...`` text report of one kernel launch."""
-    found = {}
+    """[(kernel name, {metric: value}), ...] from an ``ncu --metrics ...`` text report, one entry
+    per profiled launch, in launch order."""
+    found = []
     for line in open(path, encoding="utf-8", errors="replace"):
+        k = NCU_KERNEL.match(line)
+        if k:
+            found.append((k.group(1), {}))
+            continue
         m = NCU_METRIC.match(line)
-        if m and "__" in m.group(1):
-            found[m.group(1)] = float(m.group(3).replace(",", ""))
+        if m and "__" in m.group(1) and found:
+            found[-1][1][m.group(1)] = float(m.group(3).replace(",", ""))
     return found
 
 
-def merge(record_path, folder):
-    """Add the Nsight Compute metrics (ncu_<shape>.txt) and the sanitizer summaries
-    (san_<tool>.txt) found in ``folder`` to the record."""
+def merge(record_path, folder, specs=""):
+    """Add the Nsight Compute metrics (ncu.txt, one launch per spec of ``specs``) and the
+    sanitizer summaries (san_<tool>.txt) found in ``folder`` to the record. Steps at 4096^3 are
+    keyed by their name, goal shapes by MxNxK."""
     with open(record_path) as f:
         record = json.load(f)
-    record["profile"] = {
-        name[len("ncu_"):-4]: parse_ncu(os.path.join(folder, name))
-        for name in sorted(os.listdir(folder)) if name.startswith("ncu_")}
+    record["profile"] = {}
+    path = os.path.join(folder, "ncu.txt")
+    if os.path.exists(path):
+        launches = parse_ncu(path)
+        for spec, (name, metrics) in zip(specs.split(), launches):
+            shape, _, stage = spec.partition(":")
+            key = stage if shape == "4096x4096x4096" and stage != "auto16" else shape
+            record["profile"][key] = {"kernel": name, **metrics}
     record["sanitizer"] = {}
     for tool in ("memcheck", "racecheck"):
         path = os.path.join(folder, f"san_{tool}.txt")
@@ -373,12 +449,10 @@ def merge(record_path, folder):
         json.dump(record, f, indent=1)
 
 
-def print_table(perf):
+def print_table(rows):
     print(f"\n{'shape':<17} {'kernel':<22} {'plan':<44} {'TFLOP/s':>8} {'%mm':>6} {'%gx32':>6} "
           f"{'regs':>4}")
-    for r in perf:
-        if r.get("set") != "goals":
-            continue
+    for r in rows:
         print(f"{'x'.join(map(str, r['shape'])):<17} {r['kernel'][-22:]:<22} "
               f"{r.get('plan', '')[:44]:<44} {r['tflops']:>8.1f} "
               f"{r.get('pct_of_cupy_matmul', float('nan')):>6.1f} "
@@ -391,9 +465,9 @@ def main():
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--child")
     ap.add_argument("--sanitize-launch", action="store_true")
-    ap.add_argument("--profile-launch")
-    ap.add_argument("--short-of-goal")
-    ap.add_argument("--merge", nargs=2, metavar=("RECORD", "FOLDER"))
+    ap.add_argument("--profile-launch", nargs="+", metavar="MxNxK:STAGE")
+    ap.add_argument("--profile-specs", metavar="RECORD")
+    ap.add_argument("--merge", nargs=3, metavar=("RECORD", "FOLDER", "SPECS"))
     ap.add_argument("--skip-ladder", action="store_true")
     args = ap.parse_args()
     if args.merge:
@@ -402,15 +476,10 @@ def main():
         return check_format(args.child)
     if args.sanitize_launch:
         return sanitize_launches()
-    if args.short_of_goal:
-        return short_of_goal(args.short_of_goal)
+    if args.profile_specs:
+        return profile_specs(args.profile_specs)
     if args.profile_launch:
-        M, N, K = gl.bench.parse_shape(args.profile_launch)
-        A, B = device_inputs(M, N, K, "fp16", seed=7)
-        hopper.prepare(A, B, stage="auto", out="fp16").launch()
-        import cupy
-        cupy.cuda.Device().synchronize()
-        return
+        return profile_launch(args.profile_launch)
     t0 = time.time()
     for fmt in hopper.FORMATS:
         path, _ = hopper.compile_format(fmt)
@@ -420,23 +489,29 @@ def main():
     record["checks"] = run_checks(timeout=60)
     passed = passed_stages(record["checks"])
     print(f"checks done ({time.time() - t0:.0f} s); stages passed: {sorted(passed)}", flush=True)
-    perf = []
+    shapes, perf = [], []
     for shape in GOALS:
-        perf += time_configs(shape, "fp16", shape_configs(shape, "fp16"), args.repeats, "goals",
-                             passed)
+        shapes += time_configs(shape, "fp16", shape_configs(shape, "fp16"), args.repeats, "goals",
+                               passed)
         print(f"timed {shape} ({time.time() - t0:.0f} s)", flush=True)
         if args.out:
             with open(args.out, "w") as f:
-                json.dump({**record, "performance": perf}, f, indent=1)
+                json.dump({**record, "shapes": shapes}, f, indent=1)
+    record["shapes"] = shapes
     if not args.skip_ladder:
         ladder = [(s, {}) for s in hopper.STAGES] + [("auto", {})]
         for n in LADDER_SIZES:
             for fmt in hopper.FORMATS:
-                configs = ([("wmma", {})] if fmt == "fp16" else []) + ladder
+                configs = ([("wmma", {}), ("wmma", {"copies": "plain"})] if fmt == "fp16"
+                           else []) + ladder
                 perf += time_configs((n, n, n), fmt, configs, args.repeats, "ladder", passed)
             print(f"ladder {n} ({time.time() - t0:.0f} s)", flush=True)
     record["performance"] = perf
-    print_table(perf)
+    print_table(shapes)
+    for (M, N, K), r in goal_rows(record).items():
+        goal = GOALS[(M, N, K)]
+        print(f"goal {M}x{N}x{K}: auto ({r['plan']}) {r['pct_of_cupy_matmul']:.1f}% of "
+              f"cupy.matmul (goal {goal:.0f}%)")
     if args.out:
         with open(args.out, "w") as f:
             json.dump(record, f, indent=1)

@@ -15,6 +15,14 @@ def _doctor(args):
     print("\nproblem sizes for this backend:")
     for key, value in device.sizes().items():
         print(f"  {key:<{width}}  {value}")
+    print("\nTensor Cores:")
+    try:
+        from .tensorcore import paths
+        lines = paths.report(info.get("compute_capability"), info.get("backend"))
+    except Exception as exc:  # noqa: BLE001 - the doctor reports what is wrong, never a traceback
+        lines = [f"could not check: {type(exc).__name__}: {exc}"]
+    for line in lines:
+        print(f"  {line}")
     return 0
 
 

@@ -344,39 +344,82 @@ __device__ __forceinline__ Unit unit_at(int u, int tiles_m, int tiles_n, int gro
 }
 
 // The output element types: FP32, or the inputs' 16-bit format (round to nearest even).
-__device__ __forceinline__ u16 to_16bit(float v) {
-    u16 h;
-#if HOPPER_BF16
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
-#else
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-#endif
-    return h;
-}
-
 __device__ __forceinline__ void put1(float* p, float v) { *p = v; }
-__device__ __forceinline__ void put1(u16* p, float v) { *p = to_16bit(v); }
 __device__ __forceinline__ void put2(float* p, float v0, float v1) {
     float2 pair;
     pair.x = v0;
     pair.y = v1;
     *reinterpret_cast<float2*>(p) = pair;
 }
-__device__ __forceinline__ void put2(u16* p, float v0, float v1) {   // v0 in the low half
+__device__ __forceinline__ u32 pack2(float v0, float v1) {           // v0 in the low half
     u32 packed;
 #if HOPPER_BF16
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(v1), "f"(v0));
 #else
     asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(v1), "f"(v0));
 #endif
-    *reinterpret_cast<u32*>(p) = packed;
+    return packed;
+}
+
+// Write the 64 x (2 NACC) accumulators of one m64 wgmma as 16-bit values. Lane l holds 2 values
+// of each 8-column chunk (see the FP32 version below), which as stores would write 16 of a 32-byte
+// sector per row. So the 4 lanes of a quad swap their packed pairs (shuffles): for each 16
+// columns, lane q ends up with columns 4q..4q+3 and stores them as one 8-byte value, and a quad
+// writes whole 32-byte sectors.
+template <int NACC>
+__device__ __forceinline__ void store_rows(const float (&d)[NACC], const float* C_in, u16* C_out,
+                                           int M, int N, float alpha, float beta, int row0,
+                                           int col0, int thread_in_wg) {
+    const int warp = thread_in_wg / 32, lane = thread_in_wg % 32, q = lane % 4;
+    const int r_base = row0 + 16 * warp + lane / 4;
+    const int src0 = (lane & ~3) | ((2 * q) & 3), src1 = (lane & ~3) | ((2 * q + 1) & 3);
+    const bool whole = (N & 3) == 0;                  // rows start on 8-byte boundaries
+#pragma unroll
+    for (int t = 0; t < NACC / 8; ++t) {              // pairs of 8-column chunks: 16 columns
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int r = r_base + 8 * half;
+            const long long row = (long long)min(r, M - 1) * N;
+            u32 pk[2];
+#pragma unroll
+            for (int j = 0; j < 2; ++j) {             // chunk 2t + j: columns c, c + 1
+                const int c = col0 + 16 * t + 8 * j + 2 * q, at = 4 * (2 * t + j) + 2 * half;
+                float v0 = alpha * d[at], v1 = alpha * d[at + 1];
+                if (beta != 0.f && r < M) {
+                    if (c < N) v0 += beta * C_in[row + c];
+                    if (c + 1 < N) v1 += beta * C_in[row + c + 1];
+                }
+                pk[j] = pack2(v0, v1);
+            }
+            const u32 a0 = __shfl_sync(0xffffffffu, pk[0], src0);
+            const u32 a1 = __shfl_sync(0xffffffffu, pk[1], src0);
+            const u32 b0 = __shfl_sync(0xffffffffu, pk[0], src1);
+            const u32 b1 = __shfl_sync(0xffffffffu, pk[1], src1);
+            const u32 w0 = q < 2 ? a0 : a1, w1 = q < 2 ? b0 : b1;   // columns c4 .. c4 + 3
+            const int c4 = col0 + 16 * t + 4 * q;
+            if (r >= M) continue;
+            if (whole && c4 + 3 < N) {
+                uint2 four;
+                four.x = w0;
+                four.y = w1;
+                *reinterpret_cast<uint2*>(C_out + row + c4) = four;
+            } else {
+                const u16 v[4] = {(u16)(w0 & 0xFFFF), (u16)(w0 >> 16), (u16)(w1 & 0xFFFF),
+                                  (u16)(w1 >> 16)};
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    if (c4 + e < N) C_out[row + c4 + e] = v[e];
+            }
+        }
+    }
 }
 
 // Write the 64 x (2 NACC) accumulators of one m64 wgmma: warp w owns rows 16w..16w+15; lane l
 // holds, for each 8-column chunk j, (row l/4, cols 8j + 2(l%4) + {0,1}) and the same 8 rows further
-// down. C_out's rows are N elements apart; pairs go out as one store when that keeps them aligned.
-template <int NACC, typename Out>
-__device__ __forceinline__ void store_rows(const float (&d)[NACC], const float* C_in, Out* C_out,
+// down. C_out's rows are N elements apart; pairs go out as one store when that keeps them aligned
+// (two 8-column chunks of a warp's 8 rows: whole 32-byte sectors).
+template <int NACC>
+__device__ __forceinline__ void store_rows(const float (&d)[NACC], const float* C_in, float* C_out,
                                            int M, int N, float alpha, float beta, int row0,
                                            int col0, int thread_in_wg) {
     const int warp = thread_in_wg / 32, lane = thread_in_wg % 32;
@@ -414,22 +457,20 @@ __device__ __forceinline__ void load_stage(u32 stage, u32 full, const TensorMap*
                  k_tile * BK);
 }
 
-// ---- split-K: the last of a tile's splits adds the others' partial sums ----------------------
+// ---- split-K: the last of a tile's splits adds the partial sums -------------------------------
 
 // Each split writes its warpgroup's accumulators to its own slot of `partials` (float4 runs that
 // the 128 threads write side by side), fences, and counts itself in; the warpgroup that counts
-// last reads the other slots and adds every split's part in split order (the same order whichever
-// finishes last, so the result does not depend on timing), then resets the counter for the next
+// last adds every split's slot, its own included, in split order: the same order whichever
+// finishes last, so the result does not depend on timing. It issues a batch of loads before
+// adding them (one L2 round trip per batch, not per load), then resets the counter for the next
 // launch. Returns true in that last warpgroup, which then stores the tile.
-__device__ __forceinline__ void add4(float4& sum, const float4& p) {
-    sum.x += p.x; sum.y += p.y; sum.z += p.z; sum.w += p.w;
-}
-
 template <class T>
 __device__ __forceinline__ bool add_splits(float (&d)[T::MMA_M][T::NACC], float* partials,
                                            int* counters, const Unit& w, int splits, int part,
                                            int consumer, int thread_in_wg, volatile int* last) {
     constexpr int RUNS = T::MMA_M * T::NACC / 4;      // float4 runs per thread
+    constexpr int BATCH = RUNS > 16 ? 8 : RUNS;       // loads in flight (registers allowing)
     float4* slots = reinterpret_cast<float4*>(partials) + thread_in_wg;
     const long long unit_stride = (long long)T::PARTS * RUNS * 128;
     const long long first = (long long)w.tile * splits * unit_stride + (long long)part * RUNS * 128;
@@ -446,15 +487,20 @@ __device__ __forceinline__ bool add_splits(float (&d)[T::MMA_M][T::NACC], float*
     warpgroup_barrier(1 + consumer);
     if (!*last) return false;
     __threadfence();
+    zero(d);
+    for (int s = 0; s < splits; ++s) {
+        const float4* slot = slots + first + s * unit_stride;
 #pragma unroll
-    for (int r = 0; r < RUNS; ++r) {
-        const int m = (4 * r) / T::NACC, i = (4 * r) % T::NACC;
-        const float4* run = slots + first + r * 128;
-        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int s = 0; s < w.split; ++s) add4(sum, __ldcg(run + s * unit_stride));
-        add4(sum, make_float4(d[m][i], d[m][i + 1], d[m][i + 2], d[m][i + 3]));
-        for (int s = w.split + 1; s < splits; ++s) add4(sum, __ldcg(run + s * unit_stride));
-        d[m][i] = sum.x; d[m][i + 1] = sum.y; d[m][i + 2] = sum.z; d[m][i + 3] = sum.w;
+        for (int r0 = 0; r0 < RUNS; r0 += BATCH) {
+            float4 p[BATCH];
+#pragma unroll
+            for (int b = 0; b < BATCH; ++b) p[b] = __ldcg(slot + (r0 + b) * 128);
+#pragma unroll
+            for (int b = 0; b < BATCH; ++b) {
+                const int m = (4 * (r0 + b)) / T::NACC, i = (4 * (r0 + b)) % T::NACC;
+                d[m][i] += p[b].x; d[m][i + 1] += p[b].y; d[m][i + 2] += p[b].z; d[m][i + 3] += p[b].w;
+            }
+        }
     }
     if (thread_in_wg == 0) *counter = 0;
     return true;

@@ -61,17 +61,26 @@ __device__ __forceinline__ void fill_fragment(accumulator<fp16_t>& c) {
     for (int i = 0; i < 4; ++i) c.x[i] = 0u;
 }
 
+// Loads and stores name the shared state space with a 32-bit shared address (as mma.h does):
+// with a generic address the compiler cannot use the shared-memory fragment loads (ldmatrix).
+__device__ __forceinline__ u32 smem_u32(const void* p) {
+    u32 a;
+    asm("{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
 #define GEMMLAB_LOAD8(OP, TYPE)                                                                   \
-    asm volatile("wmma.load." OP ".sync.aligned.row.m16n16k16." TYPE                              \
+    asm volatile("wmma.load." OP ".sync.aligned.row.m16n16k16.shared." TYPE                       \
                  " {%0, %1, %2, %3, %4, %5, %6, %7}, [%8], %9;"                                   \
                  : "=r"(f.x[0]), "=r"(f.x[1]), "=r"(f.x[2]), "=r"(f.x[3]), "=r"(f.x[4]),          \
-                   "=r"(f.x[5]), "=r"(f.x[6]), "=r"(f.x[7]) : "l"(p), "r"(ld) : "memory")
+                   "=r"(f.x[5]), "=r"(f.x[6]), "=r"(f.x[7]) : "r"(smem_u32(p)), "r"(ld))
 #define GEMMLAB_LOAD4(OP, TYPE)                                                                   \
-    asm volatile("wmma.load." OP ".sync.aligned.row.m16n16k16." TYPE " {%0, %1, %2, %3}, [%4], %5;" \
-                 : "=r"(f.x[0]), "=r"(f.x[1]), "=r"(f.x[2]), "=r"(f.x[3]) : "l"(p), "r"(ld)       \
-                 : "memory")
+    asm volatile("wmma.load." OP ".sync.aligned.row.m16n16k16.shared." TYPE                       \
+                 " {%0, %1, %2, %3}, [%4], %5;"                                                   \
+                 : "=r"(f.x[0]), "=r"(f.x[1]), "=r"(f.x[2]), "=r"(f.x[3])                         \
+                 : "r"(smem_u32(p)), "r"(ld))
 
-// A 16 x 16 fragment of a row-major matrix whose rows are `ld` elements apart.
+// A 16 x 16 fragment of a row-major matrix in shared memory whose rows are `ld` elements apart.
 __device__ __forceinline__ void load_matrix_sync(fragment<matrix_a, fp16_t>& f, const fp16_t* p, int ld) {
     GEMMLAB_LOAD8("a", "f16");
 }
@@ -125,16 +134,17 @@ __device__ __forceinline__ void mma_sync(accumulator<fp16_t>& d, const fragment<
                    "r"(c.x[2]), "r"(c.x[3]));
 }
 
-// The accumulator into a row-major 16 x 16 block whose rows are `ld` elements apart.
+// The accumulator into a row-major 16 x 16 block of shared memory, rows `ld` elements apart.
 __device__ __forceinline__ void store_matrix_sync(float* p, const accumulator<float>& c, int ld) {
-    asm volatile("wmma.store.d.sync.aligned.row.m16n16k16.f32"
+    asm volatile("wmma.store.d.sync.aligned.row.m16n16k16.shared.f32"
                  " [%0], {%1, %2, %3, %4, %5, %6, %7, %8}, %9;"
-                 :: "l"(p), "f"(c.x[0]), "f"(c.x[1]), "f"(c.x[2]), "f"(c.x[3]), "f"(c.x[4]),
-                    "f"(c.x[5]), "f"(c.x[6]), "f"(c.x[7]), "r"(ld) : "memory");
+                 :: "r"(smem_u32(p)), "f"(c.x[0]), "f"(c.x[1]), "f"(c.x[2]), "f"(c.x[3]),
+                    "f"(c.x[4]), "f"(c.x[5]), "f"(c.x[6]), "f"(c.x[7]), "r"(ld) : "memory");
 }
 __device__ __forceinline__ void store_matrix_sync(fp16_t* p, const accumulator<fp16_t>& c, int ld) {
-    asm volatile("wmma.store.d.sync.aligned.row.m16n16k16.f16 [%0], {%1, %2, %3, %4}, %5;"
-                 :: "l"(p), "r"(c.x[0]), "r"(c.x[1]), "r"(c.x[2]), "r"(c.x[3]), "r"(ld) : "memory");
+    asm volatile("wmma.store.d.sync.aligned.row.m16n16k16.shared.f16 [%0], {%1, %2, %3, %4}, %5;"
+                 :: "r"(smem_u32(p)), "r"(c.x[0]), "r"(c.x[1]), "r"(c.x[2]), "r"(c.x[3]), "r"(ld)
+                 : "memory");
 }
 
 }  // namespace wmma
