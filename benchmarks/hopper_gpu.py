@@ -50,7 +50,8 @@ def check_configs(fmt):
     o16 = {"out": fmt}
     return [("wgmma", {}), ("tma", {}), ("ws", {}), ("persistent", {}),
             ("persistent", {"tile_n": 128}), ("persistent", {"split_k": 3}),
-            ("persistent", {"tile_n": 128, "split_k": 4}), ("pingpong", {}),
+            ("persistent", {"tile_n": 128, "split_k": 4}), ("persistent", {"tile_n": 64}),
+            ("persistent", {"tile_n": 64, "split_k": 2, **o16}), ("pingpong", {}),
             ("pingpong", {"split_k": 2}), ("persistent", o16),
             ("persistent", {"tile_n": 128, "split_k": 4, **o16}), ("pingpong", o16),
             ("auto", {}), ("auto", o16)]
@@ -281,7 +282,7 @@ def time_configs(shape, fmt, configs, repeats, label, passed=None):
         if stage == "wmma":
             copies = options.get("copies", "auto")
             problem = kernel.prepare(A, B, bits_as=fmt, copies=copies)
-            desc, err = f"wmma (fast tiling, {copies} copies)", None
+            desc, err, picked = f"wmma (fast tiling, {copies} copies)", None, {}
             attrs = kernel.kernel_attributes(fmt=fmt, copies=copies)
         else:
             try:
@@ -290,6 +291,8 @@ def time_configs(shape, fmt, configs, repeats, label, passed=None):
                 print(f"  skip {stage} {options}: {exc}")
                 continue
             desc, attrs = problem.plan.describe(), hopper.attributes(problem.plan, fmt)
+            picked = {"step": problem.plan.stage.name, "tile_n": problem.plan.shape.bn,
+                      "split_k": problem.plan.split_k, "group_m": problem.group_m}
             problem.launch()
             err = _corner_err(problem, A, B, fmt)
         ms, method = queued_ms(problem.launch, repeats)
@@ -298,7 +301,7 @@ def time_configs(shape, fmt, configs, repeats, label, passed=None):
         row = {"shape": list(shape), **cubic, "fmt": fmt, "kernel": f"hopper:stage={stage}"
                if stage != "wmma" else "wmma", "options": options, "plan": desc, "out": out,
                "ms": ms, "tflops": flops / ms / 1e9, "method": method, "corner_rel_err": err,
-               "inputs_finite_after": intact,
+               "inputs_finite_after": intact, **picked,
                "pct_of_gemmex_fp32_out": 100 * gemmex_ms / ms, "set": label,
                **{k: attrs[k] for k in ("regs", "local_bytes", "smem_bytes")}}
         if matmul_ms:
@@ -326,6 +329,8 @@ def shape_configs(shape, fmt):
         for s in (1, 2, 4, 8):
             if s <= slices:
                 found.append(("persistent", {"tile_n": 128, "split_k": s, **o}))
+            if s <= min(4, slices) and M * N <= 2048 * 4096:
+                found.append(("persistent", {"tile_n": 64, "split_k": s, **o}))
         for s in (2, 4):
             if s <= slices and M * N <= 2048 * 2048:
                 found.append(("pingpong", {"split_k": s, **o}))

@@ -92,6 +92,7 @@ class Built:
     log: str                  # NVRTC's log, with ptxas' resource report (-v)
     arch: str
     lowered: dict             # name expression -> mangled kernel name (templates)
+    ptx: str = ""             # the PTX the cubin was assembled from
 
     def resources(self):
         return kernel_resources(self.log)
@@ -121,11 +122,7 @@ def _check(result, what):
     return rest[0] if len(rest) == 1 else rest
 
 
-def compile_source(source, arch, name="kernel.cu", options=(), name_expressions=()):
-    """Compile CUDA C++ ``source`` for ``arch`` ("sm_80", "sm_90a", ...) into a :class:`Built`.
-    ``name_expressions`` (e.g. "ring<float>") are template kernels whose mangled names are wanted.
-    Raises :class:`CompileError` with the compiler's log when the source does not compile."""
-    parse_arch(arch)
+def _compile(source, arch, name, options, name_expressions, cubin):
     ok, why = available()
     if not ok:
         raise CompileError(why)
@@ -135,8 +132,8 @@ def compile_source(source, arch, name="kernel.cu", options=(), name_expressions=
     try:
         for expr in name_expressions:
             _check(nvrtc.nvrtcAddNameExpression(prog, expr.encode()), "AddNameExpression")
-        opts = [f"--gpu-architecture={arch}".encode(), b"-std=c++17", b"--ptxas-options=-v",
-                *[o.encode() for o in options]]
+        opts = [f"--gpu-architecture={arch}".encode(), b"-std=c++17",
+                *([b"--ptxas-options=-v"] if cubin else []), *[o.encode() for o in options]]
         err, = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         size = _check(nvrtc.nvrtcGetProgramLogSize(prog), "GetProgramLogSize")
         log = b" " * size
@@ -144,14 +141,35 @@ def compile_source(source, arch, name="kernel.cu", options=(), name_expressions=
         log = log.rstrip(b"\x00 ").decode(errors="replace")
         if int(err) != 0:
             raise CompileError(f"{name} does not compile for {arch}:\n{log[-4000:]}")
-        size = _check(nvrtc.nvrtcGetCUBINSize(prog), "GetCUBINSize")
-        cubin = b" " * size
-        _check(nvrtc.nvrtcGetCUBIN(prog, cubin), "GetCUBIN")
+        size = _check(nvrtc.nvrtcGetPTXSize(prog), "GetPTXSize")
+        ptx = b" " * size
+        _check(nvrtc.nvrtcGetPTX(prog, ptx), "GetPTX")
+        binary = b""
+        if cubin:
+            size = _check(nvrtc.nvrtcGetCUBINSize(prog), "GetCUBINSize")
+            binary = b" " * size
+            _check(nvrtc.nvrtcGetCUBIN(prog, binary), "GetCUBIN")
         lowered = {e: _check(nvrtc.nvrtcGetLoweredName(prog, e.encode()), "GetLoweredName").decode()
                    for e in name_expressions}
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
-    return Built(cubin, log, arch, lowered)
+    return Built(binary, log, arch, lowered, ptx.rstrip(b"\x00").decode(errors="replace"))
+
+
+def compile_source(source, arch, name="kernel.cu", options=(), name_expressions=()):
+    """Compile CUDA C++ ``source`` for ``arch`` ("sm_80", "sm_90a", ...) into a :class:`Built`.
+    ``name_expressions`` (e.g. "ring<float>") are template kernels whose mangled names are wanted.
+    Raises :class:`CompileError` with the compiler's log when the source does not compile."""
+    parse_arch(arch)
+    return _compile(source, arch, name, options, name_expressions, cubin=True)
+
+
+def compile_ptx(source, arch, name="kernel.cu", options=()):
+    """The PTX of ``source`` for a virtual architecture ("compute_90a"): the front end only, no
+    machine code (much faster; for checks that need no registers or cubin)."""
+    if not re.fullmatch(r"compute_\d+a?", arch):
+        raise ValueError(f"expected a virtual architecture like 'compute_90a', got {arch!r}")
+    return _compile(source, arch, name, options, (), cubin=False).ptx
 
 
 def cache_dir():

@@ -74,8 +74,8 @@ def test_options_are_refused_where_they_do_not_apply():
         hopper.plan("persistent", 128, 128, 256, split_k=5)          # 4 slices of 64
     with pytest.raises(ValueError, match="takes no options"):
         hopper.plan("ws", 128, 128, 256, split_k=2)
-    with pytest.raises(ValueError, match="tile_n=64"):
-        hopper.plan("persistent", 128, 128, 256, tile_n=64)
+    with pytest.raises(ValueError, match="tile_n=96"):
+        hopper.plan("persistent", 128, 128, 256, tile_n=96)
     with pytest.raises(ValueError, match="tile_n=128"):
         hopper.plan("pingpong", 128, 128, 256, tile_n=128)
     with pytest.raises(ValueError, match="out must be one of"):
@@ -84,26 +84,30 @@ def test_options_are_refused_where_they_do_not_apply():
         hopper.plan("persistent", 128, 128, 256, split_k=0)
 
 
-@pytest.mark.parametrize("shape,stage,tile_n,split_k", [
-    ((128, 4096, 4096), "persistent", 128, 4),      # few rows: narrow tiles, K split 4 ways
-    ((1024, 1024, 1024), "persistent", 128, 2),
-    ((8192, 4096, 1024), "pingpong", None, 1),      # many tiles, short K: overlap the stores
-    ((4096, 11008, 4096), "persistent", 256, 1),    # many tiles, long K: the wide tiles
-    ((8192, 8192, 8192), "persistent", 256, 1),
-    ((131, 250, 77), "persistent", 128, 1),         # too little K to split
+@pytest.mark.parametrize("shape,tile_n,split_k", [
+    ((128, 4096, 4096), 64, 2),         # 64 slim tiles: K split 2 ways, 32 slices each
+    ((1024, 1024, 1024), 64, 1),        # 128 slim tiles; 16 slices: too short to split
+    ((8192, 4096, 1024), 256, 1),       # many tiles: the wide ones
+    ((4096, 11008, 4096), 256, 1),
+    ((8192, 8192, 8192), 256, 1),
+    ((2048, 2048, 2048), 128, 1),       # 128 wide tiles fall short of 132; 256 narrow ones fill
+    ((131, 250, 77), 64, 1),            # too little K to split
 ])
-def test_the_rule_picks_by_waves_and_k(shape, stage, tile_n, split_k):
+def test_the_rule_picks_the_widest_tiles_that_fill_the_sms(shape, tile_n, split_k):
     picked = hopper.choose(*shape, sms=132)
-    assert (picked["stage"], picked["tile_n"], picked["split_k"]) == (stage, tile_n, split_k)
+    assert (picked["stage"], picked["tile_n"], picked["split_k"]) == ("persistent", tile_n, split_k)
     p = hopper.plan("auto", *shape, sms=132)
-    assert p.stage.name == stage and p.split_k == split_k
+    assert p.shape.bn == tile_n and p.split_k == split_k
     assert p.units <= 132 or p.tiles[0] * p.tiles[1] >= 132        # one wave, or more tiles
+    k_slices = -(-shape[2] // 64)
+    assert split_k == 1 or k_slices // split_k >= hopper.stages.MIN_SPLIT_SLICES
 
 
 def test_the_rule_follows_the_sm_count():
-    assert hopper.choose(128, 4096, 4096, sms=64)["split_k"] == 2           # 32 tiles x 2
-    assert hopper.choose(1024, 1024, 1024, sms=40)["stage"] == "persistent"
-    assert hopper.choose(1024, 1024, 1024, sms=32)["stage"] == "pingpong"    # 32 wide tiles: a wave
+    assert hopper.choose(128, 4096, 4096, sms=64)["split_k"] == 1             # 64 tiles: a wave
+    assert hopper.choose(128, 8192, 8192, sms=132)["split_k"] == 1            # 128 tiles
+    assert hopper.choose(128, 4096, 8192, sms=132)["split_k"] == 2            # 128 slices, 2 fit
+    assert hopper.choose(1024, 1024, 1024, sms=32)["tile_n"] == 256           # 32 wide tiles
 
 
 def test_tensor_maps_meet_the_tma_rules():
@@ -138,16 +142,17 @@ def test_grouped_tile_order_visits_every_tile_once(tiles, group_m):
 def test_source_has_the_hopper_instructions_written_out():
     src = hopper.kernel_source()
     for ptx in ("f16", "bf16"):
-        for n in (256, 128):
+        for n in (256, 128, 64):
             assert f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx}.{ptx}" in src
-    assert len(re.findall(r'"\+f"\(d\[\d+\]\)', src)) == 2 * (128 + 64)
+    assert len(re.findall(r'"\+f"\(d\[\d+\]\)', src)) == 2 * (128 + 64 + 32)
     for instruction in ("cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity",
                         "mbarrier.arrive.expect_tx", "setmaxnreg.inc", "fence.proxy.async",
                         "atomicAdd", "__threadfence"):
         assert instruction in src, instruction
     assert "@WGMMA@" not in src and "#include" not in src
-    for name in ("wgmma", "tma", "ws", "persistent", "persistent_n128", "pingpong",
-                 "persistent_o16", "persistent_n128_o16", "pingpong_o16"):
+    for name in ("wgmma", "tma", "ws", "persistent", "persistent_n128", "persistent_n64",
+                 "pingpong", "persistent_o16", "persistent_n128_o16", "persistent_n64_o16",
+                 "pingpong_o16"):
         assert re.search(rf"HOPPER_NAME\(hopper_{name}\)|HOPPER_PERSISTENT\(hopper_{name},", src)
 
 
@@ -204,7 +209,8 @@ def _needs_sm90():
 
 GPU_CONFIGS = [(s, {}) for s in hopper.STAGES] + [
     ("persistent", {"tile_n": 128}), ("persistent", {"split_k": 3}),
-    ("persistent", {"tile_n": 128, "split_k": 4}), ("pingpong", {"split_k": 2}), ("auto", {})]
+    ("persistent", {"tile_n": 128, "split_k": 4}), ("persistent", {"tile_n": 64, "split_k": 2}),
+    ("pingpong", {"split_k": 2}), ("auto", {})]
 
 
 @_needs_sm90()

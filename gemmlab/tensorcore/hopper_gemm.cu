@@ -15,8 +15,8 @@
 //                 warpgroups only compute; "empty" mbarriers hand slots back.
 //   "persistent"  + one block per SM walks many output tiles in a grouped order, so the producer
 //                 loads the next tile while the consumers store the last one. Options: 128 x 128
-//                 tiles instead of 128 x 256 (more tiles for small problems), split-K (several
-//                 blocks share one tile's K range; the last to finish adds the partial sums).
+//                 or 128 x 64 tiles instead of 128 x 256 (more tiles for small problems), split-K
+//                 (several blocks share one tile's K range; the last to finish adds the sums).
 //   "pingpong"    + each consumer warpgroup owns whole 128 x 128 tiles, alternating with the other,
 //                 so one's epilogue (the stores of C) overlaps the other's MMAs.
 //
@@ -66,6 +66,7 @@ struct Tiles {
 
 using Wide = Tiles<256, false, 4>;             // 128 x 256 tiles, 48 KiB per stage
 using Narrow = Tiles<128, false, 6>;           // 128 x 128 tiles, 32 KiB per stage
+using Slim = Tiles<64, false, 8>;              // 128 x 64 tiles, 24 KiB per stage
 using PingPong = Tiles<128, true, 6>;
 
 // ---- addresses, barriers, copies -----------------------------------------------------------
@@ -279,6 +280,40 @@ template <> struct Wgmma<128, true> {
     }
 };
 
+
+template <> struct Wgmma<64, false> {
+    static __device__ __forceinline__ void mma(float (&d)[32], u64 da, u64 db) {
+        asm volatile(
+            "{\n.reg .pred acc;\n"
+            "setp.ne.b32 acc, %34, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+            "%32, %33, acc, 1, 1, 0, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+            : "l"(da), "l"(db), "r"(1));
+    }
+};
+
+template <> struct Wgmma<64, true> {
+    static __device__ __forceinline__ void mma(float (&d)[32], u64 da, u64 db) {
+        asm volatile(
+            "{\n.reg .pred acc;\n"
+            "setp.ne.b32 acc, %34, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+            "%32, %33, acc, 1, 1, 0, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+            : "l"(da), "l"(db), "r"(1));
+    }
+};
 
 // Tell the compiler the accumulators may change here, so no read of them moves across a wait.
 template <int M, int N>
@@ -795,7 +830,9 @@ HOPPER_NAME(NAME)(HOPPER_MAPS, const float* C_in, OUT* C_out, int M, int N, int 
 
 HOPPER_PERSISTENT(hopper_persistent, hopper::Wide, float)
 HOPPER_PERSISTENT(hopper_persistent_n128, hopper::Narrow, float)
+HOPPER_PERSISTENT(hopper_persistent_n64, hopper::Slim, float)
 HOPPER_PERSISTENT(hopper_pingpong, hopper::PingPong, float)
 HOPPER_PERSISTENT(hopper_persistent_o16, hopper::Wide, u16)
 HOPPER_PERSISTENT(hopper_persistent_n128_o16, hopper::Narrow, u16)
+HOPPER_PERSISTENT(hopper_persistent_n64_o16, hopper::Slim, u16)
 HOPPER_PERSISTENT(hopper_pingpong_o16, hopper::PingPong, u16)

@@ -42,8 +42,8 @@ class Shape:
 
 
 SHAPES = {"wide": Shape("wide", 256, 4), "narrow": Shape("narrow", 128, 6),
-          "pingpong": Shape("pingpong", 128, 6, pingpong=True)}
-TILE_N = {256: "wide", 128: "narrow"}        # the persistent stage's tile_n option
+          "slim": Shape("slim", 64, 8), "pingpong": Shape("pingpong", 128, 6, pingpong=True)}
+TILE_N = {256: "wide", 128: "narrow", 64: "slim"}   # the persistent stage's tile_n option
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ class Plan:
         if not self.stage.persistent:
             return f"hopper_{self.stage.name}"
         base = {"wide": "hopper_persistent", "narrow": "hopper_persistent_n128",
-                "pingpong": "hopper_pingpong"}[self.shape.name]
+                "slim": "hopper_persistent_n64", "pingpong": "hopper_pingpong"}[self.shape.name]
         return base + ("" if self.out == "fp32" else "_o16")
 
     @property
@@ -212,8 +212,8 @@ def _whole(name, value, minimum=0):
 
 def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32"):
     """The :class:`Plan` of ``stage`` for an M x N x K problem (``sms``: the device's SMs).
-    ``tile_n`` (persistent: 256 or 128), ``split_k`` and ``out`` are the persistent kernels'
-    options; ``stage="auto"`` lets :func:`choose` set all three."""
+    ``tile_n`` (persistent: 256, 128 or 64), ``split_k`` and ``out`` are the persistent
+    kernels' options; ``stage="auto"`` lets :func:`choose` set all three."""
     M, N, K = (_whole(n, v) for n, v in (("M", M), ("N", N), ("K", K)))
     sms = _whole("sms", sms, 1)
     if stage in (None, AUTO):
@@ -229,7 +229,7 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32"):
     shape = st.shape
     if tile_n is not None:
         if st.name != "persistent" or tile_n not in TILE_N:
-            raise ValueError(f"tile_n={tile_n!r}: the persistent stage takes 256 or 128 "
+            raise ValueError(f"tile_n={tile_n!r}: the persistent stage takes 256, 128 or 64 "
                              f"(pingpong's tiles are 128 wide)")
         shape = SHAPES[TILE_N[tile_n]]
     Kp = operands.round_up(K, ALIGN_ELEMS)
@@ -241,31 +241,32 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32"):
 
 # ---- the rule --------------------------------------------------------------------------------
 
-SHORT_K_SLICES = 32      # K <= 2048: the epilogue is a large share of a tile's time
-MIN_SPLIT_SLICES = 4     # a split should keep at least 4 slices (256 of K) to fill its pipeline
+MIN_SPLIT_SLICES = 32    # split K only while each split keeps 32 slices (K = 2048) or more
 
 
 def choose(M, N, K, sms=132):
     """The plan a problem's shape calls for, and why: a dict with stage, tile_n, split_k, reason.
 
-    1. Enough 128 x 256 tiles to give every SM one (a full wave): the wide tiles read the fewest
-       bytes per FLOP. With short K a tile's stores are a large part of its time, so ping-pong
-       (one warpgroup stores while the other computes) wins there.
-    2. Fewer: 128 x 128 tiles, twice as many; still fewer than SMs: split K too, as many ways as
-       leave no SM idle, keeping at least 4 slices (K = 256) per split.
+    1. The widest tiles (128 x 256, else 128 x 128, else 128 x 64) of which there are enough to
+       give every SM one: wide tiles read the fewest bytes per FLOP, and a full wave keeps every
+       SM busy.
+    2. Not even the 128 x 64 tiles fill the SMs (few rows, as in LLM decoding, or a small
+       problem): take those and split K as many ways as fit on the SMs, as long as each split
+       keeps 32 slices (K = 2048); shorter splits spend more on adding partial sums than they save.
+
+    Measured on the H200 (benchmarks/RESULTS.md): ping-pong ties with the wide persistent tiles
+    at the short-K shape once the output is 16-bit, so the rule does not pick it.
     """
     k_slices = ceil_div(operands.round_up(K, ALIGN_ELEMS), BK)
-    wide = SHAPES["wide"].tiles(M, N)
-    if wide[0] * wide[1] >= sms:
-        if k_slices <= SHORT_K_SLICES:
-            return {"stage": "pingpong", "tile_n": None, "split_k": 1,
-                    "reason": f"{wide[0] * wide[1]} wide tiles fill the {sms} SMs, and K "
-                              f"({k_slices} slices) is short: overlap the stores"}
-        return {"stage": "persistent", "tile_n": 256, "split_k": 1,
-                "reason": f"{wide[0] * wide[1]} wide tiles fill the {sms} SMs"}
-    narrow = SHAPES["narrow"].tiles(M, N)
-    n_tiles = narrow[0] * narrow[1]
-    split = max(1, min(sms // max(n_tiles, 1), k_slices // MIN_SPLIT_SLICES))
-    return {"stage": "persistent", "tile_n": 128, "split_k": split,
-            "reason": f"only {wide[0] * wide[1]} wide tiles for {sms} SMs: {n_tiles} tiles of "
-                      f"128 x 128, K split {split} way(s) -> {n_tiles * split} blocks"}
+    for name in ("wide", "narrow", "slim"):
+        tiles_m, tiles_n = SHAPES[name].tiles(M, N)
+        if tiles_m * tiles_n >= sms:
+            bn = SHAPES[name].bn
+            return {"stage": "persistent", "tile_n": bn, "split_k": 1,
+                    "reason": f"{tiles_m * tiles_n} tiles of 128 x {bn} fill the {sms} SMs"}
+    tiles_m, tiles_n = SHAPES["slim"].tiles(M, N)
+    tiles = max(tiles_m * tiles_n, 1)
+    split = max(1, min(sms // tiles, k_slices // MIN_SPLIT_SLICES))
+    return {"stage": "persistent", "tile_n": 64, "split_k": split,
+            "reason": f"only {tiles} tiles of 128 x 64 for {sms} SMs: K split {split} way(s) "
+                      f"-> {tiles * split} blocks"}
