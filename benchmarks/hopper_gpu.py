@@ -298,8 +298,10 @@ def time_configs(shape, fmt, configs, repeats, label, passed=None):
         ms, method = queued_ms(problem.launch, repeats)
         intact = bool(cupy.isfinite(A.view(cupy.float16)).all()) if fmt == "fp16" else None
         out = options.get("out", "fp32")
-        row = {"shape": list(shape), **cubic, "fmt": fmt, "kernel": f"hopper:stage={stage}"
-               if stage != "wmma" else "wmma", "options": options, "plan": desc, "out": out,
+        name = f"hopper:stage={stage}" if stage != "wmma" else \
+            "wmma" + ("" if copies == "auto" else f":copies={copies}")
+        row = {"shape": list(shape), **cubic, "fmt": fmt, "kernel": name, "options": options,
+               "plan": desc, "out": out,
                "ms": ms, "tflops": flops / ms / 1e9, "method": method, "corner_rel_err": err,
                "inputs_finite_after": intact, **picked,
                "pct_of_gemmex_fp32_out": 100 * gemmex_ms / ms, "set": label,
