@@ -25,10 +25,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-# The architectures the course builds for (compute capability -> NVRTC's name for it). 90a is the
-# Hopper-specific target: wgmma, setmaxnreg and TMA multicast exist only there.
-ARCHES = {(7, 5): "sm_75", (8, 0): "sm_80", (8, 6): "sm_86", (8, 9): "sm_89", (9, 0): "sm_90",
-          (10, 0): "sm_100", (12, 0): "sm_120"}
 INSTALL_HINT = ("pip install nvidia-cuda-nvrtc (CUDA 13 drivers) or nvidia-cuda-nvrtc-cu12 "
                 "(CUDA 12 drivers)")
 
@@ -75,16 +71,6 @@ def available():
     return True, f"NVRTC {v[0]}.{v[1]}"
 
 
-def supported_arches():
-    """The architectures this NVRTC can target, e.g. ["sm_75", "sm_80", ...]."""
-    nvrtc = _nvrtc()
-    err, n = nvrtc.nvrtcGetNumSupportedArchs()
-    err2, archs = nvrtc.nvrtcGetSupportedArchs()
-    if int(err) or int(err2):
-        return []
-    return [f"sm_{a}" for a in archs]
-
-
 @dataclass(frozen=True)
 class Built:
     """What one compilation produced."""
@@ -122,7 +108,11 @@ def _check(result, what):
     return rest[0] if len(rest) == 1 else rest
 
 
-def _compile(source, arch, name, options, name_expressions, cubin):
+def compile_source(source, arch, name="kernel.cu", options=(), name_expressions=()):
+    """Compile CUDA C++ ``source`` for ``arch`` ("sm_80", "sm_90a", ...) into a :class:`Built`.
+    ``name_expressions`` (e.g. "ring<float>") are template kernels whose mangled names are wanted.
+    Raises :class:`CompileError` with the compiler's log when the source does not compile."""
+    parse_arch(arch)
     ok, why = available()
     if not ok:
         raise CompileError(why)
@@ -132,8 +122,8 @@ def _compile(source, arch, name, options, name_expressions, cubin):
     try:
         for expr in name_expressions:
             _check(nvrtc.nvrtcAddNameExpression(prog, expr.encode()), "AddNameExpression")
-        opts = [f"--gpu-architecture={arch}".encode(), b"-std=c++17",
-                *([b"--ptxas-options=-v"] if cubin else []), *[o.encode() for o in options]]
+        opts = [f"--gpu-architecture={arch}".encode(), b"-std=c++17", b"--ptxas-options=-v",
+                *[o.encode() for o in options]]
         err, = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         size = _check(nvrtc.nvrtcGetProgramLogSize(prog), "GetProgramLogSize")
         log = b" " * size
@@ -144,32 +134,14 @@ def _compile(source, arch, name, options, name_expressions, cubin):
         size = _check(nvrtc.nvrtcGetPTXSize(prog), "GetPTXSize")
         ptx = b" " * size
         _check(nvrtc.nvrtcGetPTX(prog, ptx), "GetPTX")
-        binary = b""
-        if cubin:
-            size = _check(nvrtc.nvrtcGetCUBINSize(prog), "GetCUBINSize")
-            binary = b" " * size
-            _check(nvrtc.nvrtcGetCUBIN(prog, binary), "GetCUBIN")
+        size = _check(nvrtc.nvrtcGetCUBINSize(prog), "GetCUBINSize")
+        binary = b" " * size
+        _check(nvrtc.nvrtcGetCUBIN(prog, binary), "GetCUBIN")
         lowered = {e: _check(nvrtc.nvrtcGetLoweredName(prog, e.encode()), "GetLoweredName").decode()
                    for e in name_expressions}
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
     return Built(binary, log, arch, lowered, ptx.rstrip(b"\x00").decode(errors="replace"))
-
-
-def compile_source(source, arch, name="kernel.cu", options=(), name_expressions=()):
-    """Compile CUDA C++ ``source`` for ``arch`` ("sm_80", "sm_90a", ...) into a :class:`Built`.
-    ``name_expressions`` (e.g. "ring<float>") are template kernels whose mangled names are wanted.
-    Raises :class:`CompileError` with the compiler's log when the source does not compile."""
-    parse_arch(arch)
-    return _compile(source, arch, name, options, name_expressions, cubin=True)
-
-
-def compile_ptx(source, arch, name="kernel.cu", options=()):
-    """The PTX of ``source`` for a virtual architecture ("compute_90a"): the front end only, no
-    machine code (much faster; for checks that need no registers or cubin)."""
-    if not re.fullmatch(r"compute_\d+a?", arch):
-        raise ValueError(f"expected a virtual architecture like 'compute_90a', got {arch!r}")
-    return _compile(source, arch, name, options, (), cubin=False).ptx
 
 
 def cache_dir():

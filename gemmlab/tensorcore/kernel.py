@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import cudacompile, device
+from .. import cudacompile, cudadriver, device
 from . import operands
 from .tiling import DEFAULT, VECTOR_ELEMS, get_tiling
 
@@ -86,7 +86,10 @@ def available(fmt="fp16"):
     if why:
         return False, f"this GPU has {why}"
     ok, why = cudacompile.available()
-    return (True, "") if ok else (False, why)
+    if not ok:
+        return False, why
+    why = cudacompile.check_driver(cudadriver.driver_version())
+    return (False, why) if why else (True, "")
 
 
 def _compute_capability():

@@ -64,14 +64,6 @@ def _driver():
     return _Driver()
 
 
-def _driver_version():
-    lib = cudadriver.library()
-    if lib is None:
-        return None
-    v = ctypes.c_int()
-    return v.value if lib.cuDriverGetVersion(ctypes.byref(v)) == 0 else None
-
-
 def available():
     """(True, "") when the Hopper kernels can run here, else (False, the reason in words)."""
     if device.backend() != "gpu":
@@ -87,7 +79,7 @@ def available():
     ok, why = cudacompile.available()
     if not ok:
         return False, why
-    why = cudacompile.check_driver(_driver_version())
+    why = cudacompile.check_driver(cudadriver.driver_version())
     return (False, why) if why else (True, "")
 
 
