@@ -72,3 +72,18 @@ def test_out_of_reach_replaces_every_binding_of_the_object(monkeypatch):
         with pytest.raises(RuleError, match="gl.perfmodel.amdahl is out of reach"):
             module.amdahl(0.1, 2)
     assert np.sum([1, 2]) == 3                       # what is not forbidden still works
+
+
+def test_the_tensor_core_rule_forbids_the_package_s_gemms_not_what_the_lab_hands_out():
+    """12.lab_wmma hands out gemmlab.labs.wmma, whose mma_sync calls gl.tensorcore.mma: the rule
+    names the package's whole-GEMM emulations, so the honest fragment loop passes where the
+    forbidden names are out of reach, and a call of the emulation fails naming the rule."""
+    from gemmlab.labs.solutions import cell
+    source, name, _ = cell("12.lab_wmma")
+    assert judge_code("12.lab_wmma", source, name, seed=2, timeout=240).status == "pass"
+    cheat = "def lab_wmma(A, B, C):\n    C[:] = gl.tensorcore.emulate(A, B)\n"
+    assert "gl.tensorcore.emulate" in broken(questions()["12.lab_wmma"].rules, cheat)
+    result = judge_code("12.lab_wmma", cheat, "lab_wmma", seed=2, timeout=240)
+    assert result.status == "fail" and "gl.tensorcore.emulate" in result.feedback, result.feedback
+    step = "def mma_step(a, b, c):\n    return gl.tensorcore.mma(a, b, c)\n"
+    assert "gl.tensorcore.mma" in broken(questions()["12.mma_step"].rules, step)

@@ -89,6 +89,11 @@ REFUSED = [
     ("a name from another cell", ("TILE = 16\n", ""),
      ["`TILE` is not defined in the part of your cell the lab runs", "the grader runs this "
       "cell alone"]),
+    ("try/except", ("a = A[row, k0 + tx]", "try:\n                a = A[row, k0 + tx]\n"
+                                           "            except Exception:\n                pass"),
+     ["try/except does not exist in a CUDA kernel"]),
+    ("gemmlab in a kernel", ("a = A[row, k0 + tx]", "a = A[row, k0 + tx] + gl.device.sizes()"),
+     ["`gl` (gemmlab) does not exist on the GPU"]),
     ("a Python list", ("acc = float32(0)", "acc = float32(0)\n    junk = [1, 2]\n    junk.append(3)"),
      ["does not compile for a GPU"]),
 ]

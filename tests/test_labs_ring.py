@@ -1,9 +1,12 @@
 """07.lab_ring: the reference passes on the public and on hidden cases; every feedback message has
 the broken program it is for, which fails with that message both in the notebook's check (public
 cases) and under the grader (hidden cases)."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+import gemmlab as gl
 from gemmlab.grading import judge
 from gemmlab.grading.bank import get_question
 from gemmlab.labs import ring
@@ -181,7 +184,7 @@ BROKEN = [
     (send_first, "deadlock: rank 0 waits in send to 1, rank 1 waits in send to "),
     (send_first, "Use comm.sendrecv(a, dst, src): it sends and receives in one step"),
     (send_then_recv, "a rank that sends and then receives (or receives and then sends"),
-    (parity_ordered, "12 communication steps where a ring all-reduce takes 2(N-1) = 6"),
+    (parity_ordered, "communication steps where a ring all-reduce takes 2(N-1) = "),
     (parity_ordered, "as ordering by rank parity does) makes its neighbour wait a round. "
                      "comm.sendrecv(a, dst, src) sends and receives in one step"),
     (padded_messages, "the sums are right, but rank "),
@@ -234,3 +237,34 @@ def test_an_endless_rank_fails_in_bounded_time(monkeypatch):
 
     result = judge(QID, spin)
     assert result.status == "fail" and "rank 1 did not finish within 0.5 s" in result.feedback
+
+
+@pytest.mark.parametrize("qid, source", [
+    ("07.lab_ring", "def ring_allreduce(comm, x):\n"
+                    "    return gl.labs.reference_ring_allreduce(comm, x)\n"),
+    ("07.lab_ring", "from gemmlab.labs.ring import reference_ring_allreduce\n"
+                    "def ring_allreduce(comm, x):\n    return reference_ring_allreduce(comm, x)\n"),
+    ("07.lab_ring", "def ring_allreduce(comm, x):\n"
+                    "    return gl.collectives.ring_allreduce([x])[0]\n"),
+    ("14.lab_attention", "from gemmlab.labs.tensor import reference_attention_rank\n"
+                         "def attention_rank(comm, X, Wq_r, Wk_r, Wv_r, Wo, b_o, n_heads):\n"
+                         "    return reference_attention_rank(comm, X, Wq_r, Wk_r, Wv_r, Wo, b_o, "
+                         "n_heads)\n"),
+])
+def test_calling_a_reference_program_fails_and_none_is_in_the_package(qid, source):
+    from gemmlab_grader.isolate import judge_code
+    name = source.split("def ", 1)[1].split("(", 1)[0]
+    result = judge_code(qid, source, name, seed=3, timeout=240)
+    assert result.status == "fail" and "does not allow" in result.feedback, result.feedback
+    package = Path(gl.__file__).parent
+    defined = [p for p in package.rglob("*.py") if "def reference_" in p.read_text()]
+    assert defined == []
+    with pytest.raises(AttributeError):
+        gl.labs.reference_ring_allreduce
+
+
+def test_parity_ordering_is_told_its_step_count_on_the_public_case():
+    """Four ranks: three exchanges each way, each taking two steps under parity ordering."""
+    result = judge(QID, parity_ordered)
+    assert "takes 12 communication steps where a ring all-reduce takes 2(N-1) = 6" in \
+        result.feedback, result.feedback

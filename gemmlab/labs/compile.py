@@ -103,6 +103,8 @@ def _plain(kind, message, kept):
                     f"writes elements (A[i, j]) and may ask for A.shape, nothing of how the "
                     f"array is stored")
         return f"`{name}` is not something a kernel can use on a {of}"
+    if "set_try_status" in message or "SETUP_FINALLY" in message:
+        return "try/except does not exist in a CUDA kernel: guard with an `if` instead"
     untyped = (re.search(r"Untyped global name '(\w+)'", message)
                or re.search(r"name '(\w+)' is not defined", message))
     if untyped:
@@ -110,6 +112,9 @@ def _plain(kind, message, kept):
         if name in ("exec", "eval", "compile", "open", "print_function", "__import__", "getattr",
                     "globals", "vars"):
             return f"`{name}` is Python, not CUDA: a kernel cannot call it"
+        if name in ("gl", "gemmlab"):
+            return (f"`{name}` (gemmlab) does not exist on the GPU: a kernel uses only numbers, "
+                    f"its own @cuda.jit functions and the cuda and math modules")
         if name not in _defined(kept) and name not in ("cuda", "np", "math", "float32", "int32"):
             return (f"`{name}` is not defined in the part of your cell the lab runs ({KEPT}): "
                     f"the grader runs this cell alone, so a name from another cell, or one set "

@@ -5,7 +5,8 @@ Order: a fault (out of bounds, a barrier not every thread reaches, an exception,
 loop), writes into the inputs, a shared-memory race, a read of shared memory nobody wrote, the
 result (unwritten elements, C += AB, a layout mistake, wrong values and where), C written more
 than once, the wrong owner, and then what the lab measures: global traffic, barriers per K tile,
-shared reads per FMA and register prefetch.
+the ping-pong overlap (:mod:`.overlap`), shared reads per FMA and register prefetch. Every check
+reads a run's observations (:class:`gemmlab.labs.observations.Observed`), never the run itself.
 """
 import numpy as np
 
