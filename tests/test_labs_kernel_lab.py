@@ -212,11 +212,12 @@ def test_reference_kernel_passes_hidden_cases_too(qid):
     assert status == "pass", text
 
 
-# The course's rungs, unmodified, where their launch is the lab's (adapter: the rungs take
-# (A, B, C_in, C_out, alpha, beta)). pingpong (register-blocked) is not lab 08's launch.
+# The course's rungs, unmodified, pass their own lesson's lab (adapter: the rungs take
+# (A, B, C_in, C_out, alpha, beta)).
 MICRO = {"BM": 32, "BN": 32, "BK": 8, "TM": 4, "TN": 4}
 RUNGS = [("05.lab_naive", "naive", {"BX": 16, "BY": 16}), ("05.lab_tiled", "tiled", {"T": 16}),
-         ("10.lab_outer", "outer", MICRO), ("11.lab_twolevel", "twolevel", MICRO)]
+         ("08.lab_pingpong", "pingpong", {"T": 16}), ("10.lab_outer", "outer", MICRO),
+         ("11.lab_twolevel", "twolevel", MICRO)]
 
 
 @pytest.mark.parametrize("qid,rung,tiles", RUNGS, ids=[f"{q}-{r}" for q, r, _ in RUNGS])
@@ -226,8 +227,8 @@ def test_the_course_rungs_pass_their_labs_unmodified(qid, rung, tiles):
     assert status == "pass", text
 
 
-def test_the_course_pingpong_rung_has_no_register_double_buffering():
-    kernel = gl.kernels.get("pingpong").kernel(**MICRO)
+def test_the_course_outer_rung_has_no_register_double_buffering():
+    kernel = gl.kernels.get("outer").kernel(**MICRO)
     status, text = kernel_lab.TWOLEVEL.verdict(kernel, arguments=kernel_lab.ladder_arguments)
     assert status == "fail" and "a single register buffer" in text
 

@@ -60,12 +60,13 @@ def _row(kernel, bk, tflops, regs):
 
 
 def test_tile_pairs_keep_only_tiles_both_kernels_ran_and_derive_blocks_per_sm():
-    results = [_row("pingpong", 8, 31.9, 120), _row("twolevel", 8, 31.9, 148),
-               _row("pingpong", 16, 29.6, 164), _row("twolevel", 16, 36.6, 187),
-               _row("twolevel", 4, 30.0, 140), _row("outer", 8, 27.7, 120)]
+    pingpong = {**_row("pingpong", 8, 7.9, 32), "tiles": {"T": 32}}     # not one of the pair
+    results = [_row("outer", 8, 31.9, 120), _row("twolevel", 8, 31.9, 148),
+               _row("outer", 16, 29.6, 164), _row("twolevel", 16, 36.6, 187),
+               _row("twolevel", 4, 30.0, 140), pingpong]
     rows = ladder.tile_pairs(results)
-    assert [r["tiles"]["BK"] for r in rows] == [8, 16]          # BK=4 has no pingpong partner
-    assert rows[0]["pingpong"]["blocks_per_sm"] == 2            # 120 registers: two blocks
+    assert [r["tiles"]["BK"] for r in rows] == [8, 16]          # BK=4 has no outer partner
+    assert rows[0]["outer"]["blocks_per_sm"] == 2               # 120 registers: two blocks
     assert rows[0]["twolevel"]["blocks_per_sm"] == 1            # 148: one
     fig = ladder.draw_tile_pairs(rows)
     text = _texts(fig)
@@ -74,7 +75,7 @@ def test_tile_pairs_keep_only_tiles_both_kernels_ran_and_derive_blocks_per_sm():
 
 
 def test_tile_pairs_on_the_simulator_have_no_registers():
-    rows = ladder.tile_pairs([_row("pingpong", 8, 1e-4, None), _row("twolevel", 8, 2e-4, None)])
+    rows = ladder.tile_pairs([_row("outer", 8, 1e-4, None), _row("twolevel", 8, 2e-4, None)])
     assert rows[0]["twolevel"]["blocks_per_sm"] is None
     assert "reg" not in _texts(ladder.draw_tile_pairs(rows))
     with pytest.raises(ValueError, match="every kernel"):

@@ -160,7 +160,7 @@ def draw_ladder(results, shape, ax=None, note=""):
     return ax.figure
 
 
-def tile_pairs(results, kernels=("pingpong", "twolevel")):
+def tile_pairs(results, kernels=("outer", "twolevel")):
     """Rows for comparing ``kernels`` at equal tiles: one dict per tile set that every kernel was
     run with, {"tiles", kernel: {"tflops", "regs", "blocks_per_sm"} for each kernel}. Blocks per
     SM come from the registers and shared memory the GPU run reported (None on the simulator)."""
@@ -178,7 +178,7 @@ def tile_pairs(results, kernels=("pingpong", "twolevel")):
     return [row for row in by_tiles.values() if all(k in row for k in kernels)]
 
 
-def draw_tile_pairs(rows, kernels=("pingpong", "twolevel"), ax=None, note=""):
+def draw_tile_pairs(rows, kernels=("outer", "twolevel"), ax=None, note=""):
     """Grouped bars of TFLOP/s, one group per tile set of :func:`tile_pairs`, each bar labelled
     with its registers per thread and the blocks per SM they allow."""
     import matplotlib.pyplot as plt
