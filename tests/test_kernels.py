@@ -21,6 +21,7 @@ OTHER_TILES = {
     "pingpong": {"T": 3},
     "outer": {"BM": 6, "BN": 8, "BK": 3, "TM": 2, "TN": 4},
     "twolevel": {"BM": 8, "BN": 12, "BK": 2, "TM": 4, "TN": 3},
+    "unrolled": {"BM": 6, "BN": 8, "BK": 3, "TM": 2, "TN": 4, "VW": 1, "MINB": 1},
 }
 
 
@@ -78,14 +79,15 @@ def test_rung_with_other_tiles(name):
 WARP_TILED = {"BM": 16, "BN": 64, "BK": 4, "TM": 4, "TN": 4}
 
 
-@pytest.mark.parametrize("name", ["outer", "twolevel"])
+@pytest.mark.parametrize("name", ["outer", "twolevel", "unrolled"])
 def test_warp_tiled_rungs_mix_inside_and_edge_tiles(name):
     """Blocks wholly inside the matrices take the unchecked loads, the others the checked ones;
     M, N and K all end mid-tile so both paths run in one launch."""
     assert kernels.warp_patch(**{k: WARP_TILED[k] for k in ("BM", "BN", "TM", "TN")}) == (4, 8)
+    tiles = {**WARP_TILED, **({"VW": 1, "MINB": 1} if name == "unrolled" else {})}
     seed, A, B, C, alpha, beta = _problem((37, 150, 9))
-    got = _launch(name, WARP_TILED, A, B, C, alpha, beta)
-    _assert_close(got, A, B, C, alpha, beta, f"{name} {WARP_TILED} seed {seed}")
+    got = _launch(name, tiles, A, B, C, alpha, beta)
+    _assert_close(got, A, B, C, alpha, beta, f"{name} {tiles} seed {seed}")
 
 
 def test_warp_patch_falls_back_to_row_major_order():
@@ -105,7 +107,7 @@ def test_beta_zero_does_not_read_c(name):
 
 
 def test_registry_lists_the_ladder_in_lesson_order():
-    assert kernels.names() == ["naive", "tiled", "pingpong", "outer", "twolevel"]
+    assert kernels.names() == ["naive", "tiled", "pingpong", "outer", "twolevel", "unrolled"]
     lessons = [rung.lesson for rung in kernels.LADDER]
     assert lessons == sorted(lessons)
     for rung in kernels.LADDER:

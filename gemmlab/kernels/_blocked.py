@@ -74,7 +74,7 @@ def plan(rung, stages, BM, BN, BK, TM, TN, bk_multiple=1):
     return Plan(block=(threads, 1), tile_m=BM, tile_n=BN, smem_bytes=smem)
 
 
-def _fetcher(ROWS, COLS, L, V, NT):
+def fetcher(ROWS, COLS, L, V, NT):
     """Global -> registers for one operand: each of NT threads loads L elements of the ROWS x COLS
     tile at (r0, c0), in runs of V consecutive columns (one row address per run), zeros outside."""
     RUNS = COLS // V                # runs per tile row
@@ -134,8 +134,8 @@ def device_functions(BM, BN, BK, TM, TN):
         """Column, within the block tile, of this thread's j-th column of outputs."""
         return (j // VN) * (VN * NTX) + tx * VN + j % VN
 
-    fetch_a = _fetcher(BM, BK, LA, VA, NT)   # A tile at (m0, k0), in runs along k
-    fetch_b = _fetcher(BK, BN, LB, VB, NT)   # B tile at (k0, n0), in runs along n
+    fetch_a = fetcher(BM, BK, LA, VA, NT)   # A tile at (m0, k0), in runs along k
+    fetch_b = fetcher(BK, BN, LB, VB, NT)   # B tile at (k0, n0), in runs along n
 
     @cuda.jit(device=True, **INLINE)
     def stash_a(As, s, tid, ra):
@@ -168,5 +168,6 @@ def device_functions(BM, BN, BK, TM, TN):
                         C_out[r, c] = out
 
     return SimpleNamespace(
-        coords=coords, row_of=row_of, col_of=col_of, LA=LA, LB=LB, BMP=BM + A_ROW_PAD,
+        coords=coords, row_of=row_of, col_of=col_of, LA=LA, LB=LB, VA=VA, VB=VB, NT=NT,
+        BMP=BM + A_ROW_PAD,
         fetch_a=fetch_a, fetch_b=fetch_b, stash_a=stash_a, stash_b=stash_b, write_c=write_c)

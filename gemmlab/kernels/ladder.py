@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from .. import device
-from . import naive, outer, pingpong, tiled, twolevel
+from . import naive, outer, pingpong, tiled, twolevel, unrolled
 
 STEP_START = "# ---- step: "    # a marker line in a rung's source: "# ---- step: prefetch"
 STEP_END = "# ---- end: "       # and its closing line:                 "# ---- end: prefetch"
@@ -95,6 +95,8 @@ LADDER = (
     Rung(outer, "10", "pingpong's K loop + register blocking: a TM x TN micro-tile per thread, "
                       "outer-product updates"),
     Rung(twolevel, "11", "outer + two register sets of A/B fragments (k+1 read during k)"),
+    Rung(unrolled, "11", "twolevel's data flow with the k loop written out, 128-bit global loads "
+                         "and two blocks per SM"),
 )
 _BY_NAME = {r.name: r for r in LADDER}
 
