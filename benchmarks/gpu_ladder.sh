@@ -11,9 +11,10 @@
 #   4. equal-tile pairs for lessons 08 and 11 at 4096^3 -> $OUT/gpu_tiles.json
 #   5. compute-sanitizer memcheck and racecheck on pingpong and unrolled, at shapes where
 #      unrolled takes both its fast path (inside blocks) and its checked path (edge blocks);
-#   6. Nsight Compute on twolevel and unrolled at 4096^3 (issue rate, FFMA share, warps per SM)
-#      -> $OUT/ncu_fp32.csv
-# Logs go to $OUT/gpu_ladder.log. PYTHON selects the interpreter (default: python).
+#   6. Nsight Compute on the kernels of step 2 at 4096^3 (issue rate, FFMA share, warps per SM,
+#      stall reasons) -> $OUT/ncu_fp32.csv
+# Logs go to $OUT/gpu_ladder.log. PYTHON selects the interpreter (default: python). TESTS=0,
+# STEPS=0, LADDER=0, TILES=0, SANITIZE=0 or PROFILE=0 skips that step.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
@@ -24,28 +25,42 @@ status=0
 step() { echo; echo "=== $1 ($(date -u +%H:%M:%S))" | tee -a "$LOG"; }
 : > "$LOG"
 
+want() { [ "${!1:-1}" != 0 ]; }     # a step runs unless its variable is 0
+
 # The changes lesson 11's last step makes to twolevel, one at a time (see kernels/unrolled.py).
-STEPS="twolevel unrolled:BK=16,VW=1,MINB=1 unrolled:BK=8,VW=1,MINB=2 unrolled unrolled:BK=16,VW=4,MINB=1"
+LAST_STEP="twolevel unrolled:BK=16,VW=1,MINB=1 unrolled:BK=8,VW=1,MINB=2 unrolled
+  unrolled:BK=16,VW=4,MINB=1"
 
 step "1. correctness at full size"
-timeout 150 $PY -m pytest -q -p no:cacheprovider -o addopts="" tests/test_kernels_unrolled.py \
-  tests/test_kernels.py 2>&1 | tee -a "$LOG" | tail -4
-[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+if want TESTS; then
+  timeout 150 $PY -m pytest -q -p no:cacheprovider -o addopts="" tests/test_kernels_unrolled.py \
+    tests/test_kernels.py 2>&1 | tee -a "$LOG" | tail -4
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
 
 step "2. lesson 11's last step at 4096 and 8192"
-timeout 200 $PY -m gemmlab.cli bench --sizes 4096 8192 --quiet --out "$OUT/gpu_fp32.json" \
-  --kernels $STEPS 2>&1 | tee -a "$LOG" || status=1
+if want STEPS; then
+  timeout 200 $PY -m gemmlab.cli bench --sizes 4096 8192 --quiet --out "$OUT/gpu_fp32.json" \
+    --kernels $LAST_STEP 2>&1 | tee -a "$LOG"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
 
 step "3. ladder at 4096"
-timeout 150 $PY -m gemmlab.cli bench --sizes 4096 --quiet --out "$OUT/gpu_ladder.json" \
-  2>&1 | tee -a "$LOG" || status=1
+if want LADDER; then
+  timeout 150 $PY -m gemmlab.cli bench --sizes 4096 --quiet --out "$OUT/gpu_ladder.json" \
+    2>&1 | tee -a "$LOG"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
 
 step "4. equal tiles at 4096"
-timeout 150 $PY -m gemmlab.cli bench --sizes 4096 --quiet --out "$OUT/gpu_tiles.json" --kernels \
-  tiled:T=16 pingpong:T=16 \
-  outer:BM=128,BN=128,BK=8,TM=8,TN=8 twolevel:BM=128,BN=128,BK=8,TM=8,TN=8 \
-  outer:BM=128,BN=128,BK=16,TM=8,TN=8 twolevel:BM=128,BN=128,BK=16,TM=8,TN=8 \
-  2>&1 | tee -a "$LOG" || status=1
+if want TILES; then
+  timeout 150 $PY -m gemmlab.cli bench --sizes 4096 --quiet --out "$OUT/gpu_tiles.json" --kernels \
+    tiled:T=16 pingpong:T=16 \
+    outer:BM=128,BN=128,BK=8,TM=8,TN=8 twolevel:BM=128,BN=128,BK=8,TM=8,TN=8 \
+    outer:BM=128,BN=128,BK=16,TM=8,TN=8 twolevel:BM=128,BN=128,BK=16,TM=8,TN=8 \
+    2>&1 | tee -a "$LOG"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
 
 SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 PROGRAM='
@@ -58,15 +73,17 @@ for M, N, K in ((161, 133, 75), (290, 268, 72)):
     B = rng.standard_normal((K, N), dtype=np.float32)
     C = rng.standard_normal((M, N), dtype=np.float32)
     ref = 1.5 * A.astype(np.float64) @ B - 0.5 * C
-    for name in ("pingpong", "unrolled"):
-        out = gl.gemm(A, B, C, alpha=1.5, beta=-0.5, kernel=name)
+    for name, tiles in (("pingpong", {}), ("unrolled", {}), ("unrolled", {"VW": 1})):
+        out = gl.gemm(A, B, C, alpha=1.5, beta=-0.5, kernel=name, **tiles)
         err = np.abs(out - ref).max()
-        assert err < 1e-3, (name, M, N, K, err)
-        print(name, M, N, K, "ok", err)
+        assert err < 1e-3, (name, tiles, M, N, K, err)
+        print(name, tiles, M, N, K, "ok", err)
 '
 for tool in memcheck racecheck; do
   step "5. compute-sanitizer --tool $tool"
-  if [ -x "$SANITIZER" ]; then
+  if ! want SANITIZE; then
+    echo skipped | tee -a "$LOG"
+  elif [ -x "$SANITIZER" ]; then
     # --report-api-errors no: cuda-bindings probes cuGetProcAddress for symbols this driver lacks;
     # those host-side lookups are not kernel errors and would drown the device-side report.
     timeout 120 "$SANITIZER" --tool "$tool" --report-api-errors no --error-exitcode 3 \
@@ -77,23 +94,26 @@ for tool in memcheck racecheck; do
   fi
 done
 
-step "6. Nsight Compute on twolevel and unrolled at 4096"
+step "6. Nsight Compute on the kernels of step 2 at 4096"
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 PROFILED='
-import numpy as np, gemmlab as gl
+import sys, numpy as np, gemmlab as gl
 rng = np.random.default_rng(0)
 cuda = gl.device.cuda()
 n = 4096
 A = cuda.to_device(rng.standard_normal((n, n), dtype=np.float32))
 B = cuda.to_device(rng.standard_normal((n, n), dtype=np.float32))
-for name in ("twolevel", "unrolled"):
-    gl.gemm(A, B, kernel=name)
+for spec in sys.argv[1:]:          # one launch of each
+    name, tiles = gl.bench.parse_kernel(spec)
+    gl.gemm(A, B, kernel=name, **tiles)
 cuda.synchronize()
 '
-if [ -x "$NCU" ]; then
+if ! want PROFILE; then
+  echo skipped | tee -a "$LOG"
+elif [ -x "$NCU" ]; then
   timeout 150 "$NCU" --csv --page raw --clock-control none --kernel-name regex:'twolevel|unrolled' \
     --metrics "sm__warps_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.per_cycle_active,smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,launch__registers_per_thread,launch__occupancy_limit_registers,gpu__time_duration.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_selected_per_issue_active.ratio" \
-    $PY -c "$PROFILED" > "$OUT/ncu_fp32.csv" 2>> "$LOG" || status=1
+    $PY -c "$PROFILED" $LAST_STEP > "$OUT/ncu_fp32.csv" 2>> "$LOG" || status=1
   tail -4 "$OUT/ncu_fp32.csv" | cut -c1-300 | tee -a "$LOG"
 else
   echo "ncu not found; skipped" | tee -a "$LOG"

@@ -1,21 +1,25 @@
-"""Rung 6, ``unrolled``: ``twolevel``'s data flow, written so the compiler has nothing left to guess
-(lesson 11, last step).
+"""Rung 6, ``unrolled``: ``twolevel``'s data flow, written so that the compiler has nothing left
+to guess (lesson 11, last step).
 
-Three changes to ``twolevel``, each found by reading the PTX/SASS that numba-cuda emits; none of
-them changes the arithmetic:
+The changes to ``twolevel``, each found by reading the PTX and SASS that numba-cuda emits (none
+of them changes the arithmetic; what each one bought on the H200 is in ``benchmarks/RESULTS.md``
+and lesson 11):
 
-1. **The k loop is written out.** NVVM does not unroll the k loop of a K-tile (its body is too
-   large for its heuristics), so every step paid a loop counter, a compare, a branch and
-   address arithmetic, and the register ping-pong had to be spelled out by hand. ``unroll``
-   writes the BK steps out one after the other by composing device functions in Python; k is
-   then a constant in every step, each shared-memory read is one 128-bit load at a fixed
-   offset, and the compiler schedules the reads of later steps under the FMAs of earlier ones
-   by itself, which is what the register ping-pong did by hand.
-2. **128-bit global loads** (``VW = 4``): numba-cuda reads a float32 array one element at a
-   time; ``_vector.load4`` reads four consecutive floats of a row with one instruction when the
-   rows are 16-byte aligned and the block's tile lies inside the matrices (the edge blocks keep
-   the checked element-wise loads).
-3. **Two blocks per SM** (``MINB = 2``): launch bounds ask the compiler to fit two blocks of
+1. **The k loop is written out** (``unroll``). NVVM leaves the k loop of a K-tile rolled (its
+   body is too large for its heuristics), so every step paid a loop counter, a compare, a
+   branch and address arithmetic, and the register ping-pong had to be spelled out by hand.
+   Composing device functions in Python writes the BK steps out one after the other: k is a
+   constant in every step, each shared-memory read is one 128-bit load at a fixed offset, and
+   the compiler schedules the reads of later steps under the FMAs of earlier ones by itself,
+   which is what the register ping-pong did by hand.
+2. **Blocks wholly inside take a loop of their own** (``fast_path``): when the block's rows and
+   columns lie inside C and K is a multiple of BK, every tile it loads lies inside A and B, so
+   its K loop loads without a bounds check or a per-tile test. The other blocks take the
+   checked loop of ``_blocked``.
+3. **128-bit global loads** (``VW = 4``): numba-cuda reads a float32 array one element at a
+   time; in the unchecked loop ``_vector.load4`` reads four consecutive floats of a row with one
+   instruction, when the rows of A and B are 16-byte aligned (``_vector.aligned16``).
+4. **Two blocks per SM** (``MINB = 2``): launch bounds ask the compiler to fit two blocks of
    256 threads on an SM, at most 128 registers per thread. With the loop written out the BK = 8
    kernel fits without spilling, so 16 warps share an SM instead of ``twolevel``'s 8.
 """
@@ -64,20 +68,26 @@ def unroll(step, n):
     return steps
 
 
-def vector_fetcher(COLS, L, NT):
-    """Global -> registers in runs of 4 consecutive floats of a row, one 128-bit load per run, with
-    no bounds check: only for a tile that lies inside X, whose rows are 16-byte aligned."""
-    RUNS = COLS // 4                # runs per tile row
+def unchecked_fetcher(COLS, L, V, NT, VW):
+    """Global -> registers for a tile that lies wholly inside X: the elements ``_blocked``'s checked
+    fetch loads (runs of V consecutive floats of a row), with no bounds check. With VW = 4 each
+    run is one 128-bit load, which needs X's rows to be 16-byte aligned."""
+    RUNS = COLS // V                # runs per tile row
 
     @cuda.jit(device=True, **INLINE)
     def fetch(X, r0, c0, tid, regs):
-        for l in range(0, L, 4):
-            q = tid + (l // 4) * NT
-            v = _vector.load4(X, uint64(r0 + q // RUNS), uint64(c0 + (q % RUNS) * 4))
-            regs[l] = v[0]
-            regs[l + 1] = v[1]
-            regs[l + 2] = v[2]
-            regs[l + 3] = v[3]
+        for l in range(0, L, VW):
+            q = tid + (l // V) * NT
+            r = uint64(r0 + q // RUNS)
+            c = uint64(c0 + (q % RUNS) * V + l % V)
+            if VW == 4:
+                v = _vector.load4(X, r, c)
+                regs[l] = v[0]
+                regs[l + 1] = v[1]
+                regs[l + 2] = v[2]
+                regs[l + 3] = v[3]
+            else:
+                regs[l] = X[r, c]
 
     return fetch
 
@@ -135,8 +145,8 @@ def kernel(BM, BN, BK, TM, TN, VW, MINB):
         return k_loop
 
     checked_loop = pipeline(g.fetch_a, g.fetch_b)
-    fast_loop = (pipeline(vector_fetcher(BK, LA, g.NT), vector_fetcher(BN, LB, g.NT))
-                 if VW == 4 else checked_loop)
+    fast_loop = pipeline(unchecked_fetcher(BK, LA, g.VA, g.NT, VW),
+                         unchecked_fetcher(BN, LB, g.VB, g.NT, VW))
 
     threads = (BM // TM) * (BN // TN)
     bounds = {} if device.backend() == "sim" or MINB == 1 else {"launch_bounds": (threads, MINB)}
@@ -156,7 +166,7 @@ def kernel(BM, BN, BK, TM, TN, VW, MINB):
         # ---- step: fast_path
         inside = (m0 + BM <= A.shape[0] and n0 + BN <= B.shape[1]
                   and A.shape[1] % BK == 0)          # every tile of this block lies inside
-        if VW == 4 and inside and _vector.aligned16(A) and _vector.aligned16(B):
+        if inside and (VW == 1 or (_vector.aligned16(A) and _vector.aligned16(B))):
             fast_loop(A, B, As, Bs, m0, n0, tid, ty, tx, acc, ra, rb)
         else:
             checked_loop(A, B, As, Bs, m0, n0, tid, ty, tx, acc, ra, rb)
