@@ -12,7 +12,7 @@
 #   5. compute-sanitizer memcheck and racecheck on pingpong and unrolled, at shapes where
 #      unrolled takes both its fast path (inside blocks) and its checked path (edge blocks);
 #   6. Nsight Compute on the kernels of step 2 at 4096^3 (issue rate, FFMA share, warps per SM,
-#      stall reasons) -> $OUT/ncu_fp32.csv
+#      stall reasons) -> $OUT/ncu_fp32.csv, summarised into $OUT/gpu_fp32.json by fp32_profile.py
 # Logs go to $OUT/gpu_ladder.log. PYTHON selects the interpreter (default: python). TESTS=0,
 # STEPS=0, LADDER=0, TILES=0, SANITIZE=0 or PROFILE=0 skips that step.
 set -uo pipefail
@@ -114,6 +114,8 @@ elif [ -x "$NCU" ]; then
   timeout 150 "$NCU" --csv --page raw --clock-control none --kernel-name regex:'twolevel|unrolled' \
     --metrics "sm__warps_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.per_cycle_active,smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,launch__registers_per_thread,launch__occupancy_limit_registers,gpu__time_duration.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_selected_per_issue_active.ratio" \
     $PY -c "$PROFILED" $LAST_STEP > "$OUT/ncu_fp32.csv" 2>> "$LOG" || status=1
+  $PY benchmarks/fp32_profile.py "$OUT/ncu_fp32.csv" --into "$OUT/gpu_fp32.json" $LAST_STEP \
+    2>&1 | tee -a "$LOG" || status=1
   tail -4 "$OUT/ncu_fp32.csv" | cut -c1-300 | tee -a "$LOG"
 else
   echo "ncu not found; skipped" | tee -a "$LOG"

@@ -97,7 +97,8 @@ def test_show_recorded_prints_the_recorded_ladder_and_returns_it(capsys):
     assert "4096 x 4096 x 4096" in out and "'twolevel'" in out
     assert {r["kernel"] for r in run.rows} == set(run.tflops) >= {"cublas", "naive", "twolevel"}
     assert all((r["M"], r["N"], r["K"]) == (4096, 4096, 4096) for r in run.rows)
-    assert len(run.results) > len(run.rows)               # other shapes stay in .results
+    other = ladder.recorded_run("gpu_fp32.json", (8192, 8192, 8192))    # 4096 and 8192 recorded
+    assert 0 < len(other.rows) < len(other.results)     # other shapes stay in .results
     assert run.note == f"recorded on {run.machine['gpu']}, {run.machine['date'][:10]}"
 
 
@@ -108,3 +109,17 @@ def test_show_recorded_says_how_to_record_when_nothing_is(tmp_path, capsys):
     broken.write_text('{"results": []}')
     with pytest.raises(ValueError, match="no 'machine' section"):
         ladder.recorded_run(str(broken))
+
+
+def test_profiled_steps_join_the_profile_to_the_timed_rows_of_the_same_spec():
+    from gemmlab import measure
+    record = measure.recorded("gpu_fp32.json", required=("machine", "results", "profile"))
+    steps = ladder.profiled_steps(record)
+    assert [s["spec"] for s in steps] == [p["spec"] for p in record["profile"]]
+    assert steps[0]["spec"] == "twolevel" and set(steps[0]["pct_of_cublas"]) == {4096, 8192}
+    # each spec finds its own row: the default unrolled and its VW=1 variant differ
+    by_spec = {s["spec"]: s["pct_of_cublas"][4096] for s in steps}
+    assert by_spec["unrolled"] != by_spec["unrolled:BK=8,VW=1,MINB=2"]
+    row = next(r for r in record["results"] if r["kernel"] == "unrolled" and r["M"] == 4096
+               and r["tiles"]["VW"] == 1 and r["tiles"]["BK"] == 8)
+    assert by_spec["unrolled:BK=8,VW=1,MINB=2"] == row["pct_of_cublas"]

@@ -209,6 +209,22 @@ def draw_tile_pairs(rows, kernels=("outer", "twolevel"), ax=None, note=""):
     return ax.figure
 
 
+def profiled_steps(record):
+    """The steps of a recorded run with a profile (``benchmarks/gpu_fp32.json``), in the order
+    they ran: each profile entry (spec, registers, warps, issue rate, FFMA share, stalls) with
+    ``pct_of_cublas``, {size: % of cuBLAS} at the square sizes the run timed."""
+    from .. import bench, kernels as ladder
+
+    rows = []
+    for entry in record["profile"]:
+        name, tiles = bench.parse_kernel(entry["spec"])
+        tiles = {**ladder.get(name).default_tiles("gpu"), **tiles}
+        pct = {r["M"]: r["pct_of_cublas"] for r in record["results"]
+               if r["kernel"] == name and r["tiles"] == tiles and r["M"] == r["N"] == r["K"]}
+        rows.append({**entry, "pct_of_cublas": pct})
+    return rows
+
+
 def speedups(results, shape):
     """{kernel: TFLOP/s} at one shape, for comparing rungs in a notebook."""
     return {r["kernel"]: r["tflops"] for r in results if (r["M"], r["N"], r["K"]) == tuple(shape)}
