@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU run of the kernel ladder, in one call, from the repository root on a machine with an
-# NVIDIA GPU (made for the H200; about 4-5 minutes there). Each step has a time limit and the
+# NVIDIA GPU (made for the H200; about 2.5 minutes there). Each step has a time limit and the
 # steps run in order of importance, so a run cut short still leaves what it finished.
 #   1. correctness: tests/test_kernels.py and test_kernels_unrolled.py with GEMMLAB_BACKEND=gpu
 #      (GPU tiles, shapes up to 4096^3 from gl.device.sizes(), float64 reference, NaN-poisoned
