@@ -12,8 +12,9 @@ figure simcost uses.
     GEMMLAB_BACKEND=sim python benchmarks/sim_cost.py pingpong outer    # only the rungs named
 
 It prints the table and writes benchmarks/sim_cost.json. Naming rungs re-measures only those and
-keeps the other rungs' figures from the runs that measured them: each run's machine (with the
-load average before and after) is kept under "runs", and every figure says which run it came from.
+keeps the other rungs' figures from the runs that measured them: "machine" is the latest run's
+(with the load average before and after), "earlier_runs" the runs before it, and every figure
+carries the date of the run it came from.
 """
 import json
 import os
@@ -53,7 +54,7 @@ def measure(name, rng):
 def previous():
     """The recorded result, in this script's format; empty when none was recorded."""
     if not RESULT.exists():
-        return {"runs": [], "seconds_per_fma": {}, "records": []}
+        return {"earlier_runs": [], "seconds_per_fma": {}, "records": []}
     return json.loads(RESULT.read_text())
 
 
@@ -63,22 +64,27 @@ def main(names):
     assert not unknown, f"not rungs: {unknown}; the rungs are {gl.kernels.names()}"
     names = names or gl.kernels.names()
     result = previous()
-    run = len(result["runs"])
     rng = np.random.default_rng(0)
     load_before = os.getloadavg()
-    records = []
+    records, fits = [], {}
     for name in names:
-        measured, fit = measure(name, rng)
-        records += [{**r, "run": run} for r in measured]
-        result["seconds_per_fma"][name] = {**fit, "run": run}
+        measured, fits[name] = measure(name, rng)
+        records += measured
+        fit = fits[name]
         print(f"{name:9s} {fit['median'] * 1e6:7.1f} us CPU per multiply-add "
               f"({fit['min'] * 1e6:.1f} .. {fit['max'] * 1e6:.1f}), wall "
               f"{fit['wall_median'] * 1e6:.1f} us")
-    machine = gl.measure.machine(gpu=None, load_before=load_before, load_after=os.getloadavg())
-    result["runs"].append({**machine, "kernels": list(names), "clock": "cpu"})
-    result["records"] = [r for r in result["records"] if r["kernel"] not in names] + records
-    result["seconds_per_fma"] = {name: result["seconds_per_fma"][name]
-                                 for name in gl.kernels.names() if name in result["seconds_per_fma"]}
+    machine = gl.measure.machine(gpu=None, load_before=load_before, load_after=os.getloadavg(),
+                                 kernels=list(names), clock="cpu")
+    if "machine" in result:                     # the run before this one
+        result["earlier_runs"].append(result["machine"])
+    result["machine"] = machine
+    date = {"date": machine["date"]}            # which run each figure comes from
+    result["records"] = ([r for r in result["records"] if r["kernel"] not in names]
+                         + [{**r, **date} for r in records])
+    measured = {**result["seconds_per_fma"], **{name: {**fit, **date} for name, fit in fits.items()}}
+    result["seconds_per_fma"] = {name: measured[name] for name in gl.kernels.names()
+                                 if name in measured}
     RESULT.write_text(json.dumps(result, indent=1) + "\n")
     print(f"load average {load_before[0]:.1f} before, {machine['load_after'][0]:.1f} after")
 
