@@ -49,3 +49,11 @@ def test_the_memory_estimate_grows_with_ranks_and_size(monkeypatch):
     launch.check_arguments(args, ["64MiB"])                      # 4 x 448 MiB fits in 4 GiB
     with pytest.raises(ValueError, match="8 ranks of 128 MiB need about 6.5 GiB"):
         launch.check_arguments(argparse.Namespace(**{**vars(args), "n_ranks": 8}), ["1MiB", "128MiB"])
+
+
+def test_version_and_python_dash_m():
+    import gemmlab
+    for command in ([sys.executable, "-m", "gemmlab", "--version"],
+                    [sys.executable, "-m", "gemmlab.cli", "--version"]):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and done.stdout.strip() == f"gemmlab {gemmlab.__version__}"

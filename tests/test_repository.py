@@ -45,6 +45,14 @@ def test_doctor_prints_backend_versions_and_sizes():
         assert word in out.stdout
 
 
+def test_the_license_is_stated_in_pyproject_and_citation():
+    text = (ROOT / "pyproject.toml").read_text()
+    assert 'license = "MIT AND CC-BY-4.0"' in text
+    assert "MIT License" in (ROOT / "LICENSE").read_text()
+    assert "creativecommons.org/licenses/by/4.0" in (ROOT / "LICENSE").read_text()
+    assert 'license: "MIT AND CC-BY-4.0"' in (ROOT / "CITATION.cff").read_text()
+
+
 def _names_code(base, words):
     """Whether ``words`` start with the path of a module or folder under ``base``, parts joined by
     "_" (a part may hold "_" itself): ["kernels", "launch"] is kernels/launch.py. Words after a
