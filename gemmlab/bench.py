@@ -71,7 +71,8 @@ def _cupy():
 def cublas_unavailable_reason():
     if device.backend() == "sim":
         return "simulator: no cuBLAS"
-    return None if _cupy() is not None else "CuPy is not installed (pip install cupy-cuda12x)"
+    return None if _cupy() is not None else ("CuPy is not installed (pip install 'gemmlab[cuda12]' or "
+                                               "'[cuda13]' to match the driver: gemmlab doctor)")
 
 
 def _progress(done, total, label, enabled):

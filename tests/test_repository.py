@@ -102,3 +102,22 @@ def test_the_naming_rule_tells_module_paths_from_other_words():
     assert not _names_code(package, ["grade", "hostile"])             # grade.py is in grading/
     assert not _names_code(package, ["kernels", "gemm"])              # no kernels/gemm.py
     assert _names_code(ROOT, ["docs", "site", "widget", "snapshot"])  # outside the package
+
+
+def test_constraints_pin_every_dependency_within_pyproject_ranges():
+    from packaging.requirements import Requirement
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[_name(name)] = version.strip()
+    block = re.search(r"^dependencies = \[(.*?)^\]", (ROOT / "pyproject.toml").read_text(),
+                      re.S | re.M).group(1)
+    for text in re.findall(r'"([^"]+)"', block):
+        requirement = Requirement(text)
+        if requirement.marker and not requirement.marker.evaluate({"sys_platform": "linux"}):
+            continue
+        pinned = pins.get(_name(requirement.name))
+        assert pinned, f"constraints.txt does not pin {requirement.name}"
+        assert requirement.specifier.contains(pinned, prereleases=True), (requirement, pinned)
+    assert "PIP_CONSTRAINT" in (ROOT / ".ci" / "run").read_text()

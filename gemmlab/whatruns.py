@@ -1,0 +1,58 @@
+"""What each lesson does on a given GPU: the table "what runs on your GPU" of the README.
+
+Every lesson runs without a GPU (NumPy, MPI on the CPU, CUDA kernels on Numba's simulator at small
+sizes). With one, the GPU parts run at full size when the GPU meets their requirement:
+
+* the Numba GEMM ladder (lessons 01, 04, 05, 08, 10, 11): compute capability 7.5 or newer (the
+  oldest a CUDA 13 toolkit builds for; CUDA 12 reaches back to 5.0) and each rung's GPU tiles
+  within the block limits (threads, static shared memory);
+* lesson 12's WMMA kernel: 8.0 or newer (it copies with cp.async), else the NumPy emulation; its
+  Hopper ladder (wgmma, TMA): exactly 9.0. These two are the kernels of today's lesson 12; its
+  owner's ``gl.tensorcore.support(cc)`` (issue 24, item 3) supersedes them;
+* the NCCL parts of lessons 07 and 09: two GPUs; on one, the lessons read the two-H200 runs
+  recorded in benchmarks/.
+"""
+from . import kernels
+
+LESSONS = tuple(f"{n:02d}" for n in range(16))
+LADDER = ("01", "04", "05", "08", "10", "11")
+NCCL = ("07", "09")
+MIN_CC = (7, 5)
+
+
+def ladder_fits(spec):
+    """(ok, why) for the Numba kernels of the ladder on ``spec`` (a gpuspec.GPUSpec)."""
+    if spec.compute_capability < MIN_CC:
+        return False, f"compute capability {spec.cc_major}.{spec.cc_minor} < 7.5"
+    for name in kernels.names():
+        rung = kernels.get(name)
+        plan = rung.plan(**rung.default_tiles("gpu"))
+        if plan.threads > spec.max_threads_per_block or plan.smem_bytes > spec.shared_per_block:
+            return False, f"{name}'s GPU tiles exceed a block's limits"
+    return True, ""
+
+
+def cell(lesson, spec, gpus=1):
+    """What ``lesson`` ("05") runs on ``spec`` with ``gpus`` GPUs, in a few words."""
+    if lesson not in LESSONS:
+        raise ValueError(f"expected a lesson 00..15, got {lesson!r}")
+    ladder, _ = ladder_fits(spec)
+    if lesson in LADDER:
+        return "kernels on the GPU" if ladder else "simulator"
+    if lesson in NCCL:
+        return "NCCL on 2 GPUs" if gpus >= 2 else "CPU; 2-GPU runs recorded"
+    if lesson == "12":
+        cc = spec.compute_capability
+        if cc == (9, 0):
+            return "WMMA + Hopper ladder"
+        return "WMMA kernel" if cc >= (8, 0) else "WMMA emulation"
+    return "CPU (NumPy, MPI)"
+
+
+def table(specs, gpus=1):
+    """Markdown rows: one per lesson, one column per GPU of ``specs`` ({column name: GPUSpec})."""
+    names = list(specs)
+    lines = ["| lesson | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for lesson in LESSONS:
+        lines.append(f"| {lesson} | " + " | ".join(cell(lesson, specs[n], gpus) for n in names) + " |")
+    return lines

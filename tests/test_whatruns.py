@@ -1,0 +1,47 @@
+"""The README's "what runs on your GPU" table is this module's answer for each GPU of the hardware
+table with its attributes faked (tests/fakegpus.py): a test per cell, and the README kept equal."""
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from gemmlab import whatruns
+
+from fakegpus import FAKE_GPUS, spec
+
+ROOT = Path(__file__).resolve().parent.parent
+BEGIN, END = "<!-- what-runs:begin -->", "<!-- what-runs:end -->"
+
+
+def _readme_block():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip().splitlines()
+
+
+def test_the_readme_table_is_the_modules_answer_for_every_gpu():
+    assert _readme_block() == whatruns.table({row: spec(row) for row in FAKE_GPUS})
+
+
+@pytest.mark.parametrize("row", list(FAKE_GPUS))
+def test_the_ladder_runs_on_every_gpu_of_the_table(row):
+    assert whatruns.ladder_fits(spec(row)) == (True, "")
+    assert whatruns.cell("05", spec(row)) == "kernels on the GPU"
+
+
+def test_lesson_12_follows_the_compute_capability():
+    assert whatruns.cell("12", spec("T4")) == "WMMA emulation"          # sm_75: no cp.async
+    assert whatruns.cell("12", spec("A100 40GB")) == "WMMA kernel"
+    assert whatruns.cell("12", spec("H200 SXM")) == "WMMA + Hopper ladder"
+    assert whatruns.cell("12", spec("B200")) == "WMMA kernel"            # sm_100: no sm_90a cubin
+    assert whatruns.cell("12", spec("RTX 5090")) == "WMMA kernel"
+
+
+def test_nccl_lessons_need_two_gpus_and_an_old_gpu_falls_back_to_the_simulator():
+    assert whatruns.cell("07", spec("H200 SXM")) == "CPU; 2-GPU runs recorded"
+    assert whatruns.cell("07", spec("H200 SXM"), gpus=2) == "NCCL on 2 GPUs"
+    volta = dataclasses.replace(spec("T4"), cc_major=7, cc_minor=0)
+    assert whatruns.ladder_fits(volta)[0] is False and whatruns.cell("08", volta) == "simulator"
+    small = dataclasses.replace(spec("T4"), shared_per_block=16 * 1024)
+    assert "exceed" in whatruns.ladder_fits(small)[1]
+    with pytest.raises(ValueError, match="00..15"):
+        whatruns.cell("16", spec("T4"))
