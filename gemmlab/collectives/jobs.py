@@ -33,8 +33,9 @@ def mpiexec_path():
         return str(local)
     found = shutil.which("mpiexec")
     if found is None:
-        raise RuntimeError("no mpiexec found next to this Python or on PATH; install an MPI, "
-                           "e.g. `pip install mpich mpi4py`")
+        raise RuntimeError("no mpiexec found next to this Python or on PATH: this cell needs MPI. "
+                           "Install it with `pip install 'gemmlab[mpi]'` (Linux, macOS: mpich and "
+                           "mpi4py); on Windows, run the course in WSL")
     return found
 
 
