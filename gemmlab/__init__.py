@@ -18,7 +18,7 @@ except importlib.metadata.PackageNotFoundError:      # run from a checkout that 
 
 _SUBMODULES = {
     "precision", "perfmodel", "kernels", "bench", "measure", "tensorcore", "collectives",
-    "parallel", "grading", "viz", "glossary", "labs",
+    "parallel", "grading", "judging", "viz", "glossary", "labs",
 }
 
 

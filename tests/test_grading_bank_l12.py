@@ -7,7 +7,7 @@ import pytest
 
 from gemmlab.grading import FAIL, NOT_ATTEMPTED, PASS, judge
 from gemmlab.grading.bank import get_question, lesson_questions
-from gemmlab.grading.question import Function, evaluate
+from gemmlab.judging import Function, evaluate
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 IDS = lesson_questions(12)

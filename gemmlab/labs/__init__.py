@@ -8,7 +8,8 @@ CUDA simulator (:mod:`.simulator`) at odd shapes, then names the mistake (:mod:`
   memory accesses, races, barriers and faults (out of bounds, a barrier not every thread
   reaches, an endless loop).
 - :mod:`.kernel_lab`: the lab question kinds ``NAIVE``, ``TILED``, ``PINGPONG``, ``OUTER``,
-  ``TWOLEVEL`` (``coerce`` / ``judge``, the grader's code-question protocol) and their launches.
+  ``TWOLEVEL`` (``coerce`` / ``judge``, the code-question protocol of :mod:`gemmlab.judging`) and
+  their launches.
 - :mod:`.wmma`: the fragment API (``load_matrix_sync``, ``mma_sync``, ``store_matrix_sync``)
   and the Tensor Core lab ``12.lab_wmma``.
 - :mod:`.gpu` and :mod:`.ladder`: on a GPU backend, the checks in a subprocess and the timing
@@ -31,7 +32,7 @@ import importlib
 _SUBMODULES = {"simulator", "kernel_lab", "feedback", "cases", "registers", "wmma", "gpu",
                "ladder", "solutions", "watchdog",
                "ranks", "deadlock", "limits", "mpi", "ring", "tensor", "groups", "budget",
-               "kinds", "source"}
+               "kinds"}
 # names offered at the top level, and the submodule each lives in
 _NAMES = {"run_mpi": "mpi", "run_ranks": "ranks", "RankComm": "ranks", "RankRun": "ranks",
           "ring_run": "ring", "reference_ring_allreduce": "ring"}

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import device
-from ..grading.checker import FAIL, NOT_ATTEMPTED, PASS
-from ..grading.question import AnswerTypeError
+from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError
 from . import cases as cases_
 from . import feedback
 

@@ -8,7 +8,7 @@ from ...labs.wmma import LAB as WMMA_LAB
 from ...perfmodel import HOPPER, pipeline_time
 from ...tensorcore import hopper, numerics, probes, tiling
 from ._choices import options_text
-from ..question import Array, Choice, Exact, Function, Number, Question, Wrong
+from ...judging import Array, Choice, Exact, Function, Number, Question, Wrong
 
 # The seed's exercise: 4 MMAs along K, a fragment load takes 6, an MMA 10 (same unit).
 N_MMA, T_LOAD, T_MMA = 4, 6, 10

@@ -1,12 +1,12 @@
 """Run one submitted notebook and collect its answers; the grader starts this inside the
-submission's confinement (:mod:`gemmlab.grading.confine`, maybe the sandbox), so that everything
-here is on the student's side: ``python -m gemmlab.grading.runner WORKDIR``.
+submission's confinement (:mod:`gemmlab_grader.confine`, maybe the sandbox), so that everything
+here is on the student's side: ``python -m gemmlab_grader.runner WORKDIR``.
 
 ``WORKDIR/request.json`` names the notebook, the seconds allowed per cell and the answers to
 collect. The notebook's code cells run one by one in a fresh IPython kernel (this Python, this
-copy of gemmlab). Their output is counted, never kept; an error is noted (its name and first
-line, from the execute reply). A cell past its time (wall clock, and CPU through the kernel's RLIMIT_CPU) is interrupted
-and the next one runs. Then, if the kernel is alive, :func:`gemmlab.grading.answers.extract`
+copy of gemmlab and the grader). Their output is counted, never kept; an error is noted (its name
+and first line, from the execute reply). A cell past its time (wall clock, and CPU through the kernel's RLIMIT_CPU) is interrupted
+and the next one runs. Then, if the kernel is alive, :func:`gemmlab_grader.answers.extract`
 runs in it and writes ``WORKDIR/answers.json``. What happened goes to ``WORKDIR/run.json``.
 """
 import json
@@ -19,7 +19,7 @@ from pathlib import Path
 from queue import Empty
 
 import gemmlab
-from gemmlab.grading.confine import proc_stat
+from gemmlab_grader.confine import proc_stat
 
 NOTED_ERRORS = 20
 EXTRACT_TIMEOUT = 120
@@ -31,7 +31,7 @@ def _kernel_manager(workdir):
     spec_dir = Path(workdir) / ".kernels" / "gemmlab-grade"
     spec_dir.mkdir(parents=True)
     root = str(Path(gemmlab.__file__).resolve().parent.parent)
-    from gemmlab.grading.isolate import python_argv
+    from gemmlab_grader.isolate import python_argv
     argv = python_argv(root, "ipykernel_launcher", "-f", "{connection_file}")
     (spec_dir / "kernel.json").write_text(json.dumps(
         {"argv": argv, "display_name": "gemmlab grade", "language": "python"}))
@@ -163,7 +163,7 @@ def run(workdir):
                 if report["stopped"]:
                     break
         if not report["stopped"]:
-            code = ("import gemmlab.grading.answers as _gemmlab_answers\n"
+            code = ("import gemmlab_grader.answers as _gemmlab_answers\n"
                     f"_gemmlab_answers.extract({request['requests']!r}, "
                     f"{str(workdir / 'answers.json')!r}, get_ipython().user_ns)")
             why = state.execute("(answers)", code, EXTRACT_TIMEOUT)
