@@ -59,16 +59,11 @@ def compilers():
 
 def mpi():
     from .collectives import jobs
-    try:
-        import mpi4py
-    except ImportError:
-        return [("mpi", "mpi4py is not installed: pip install 'gemmlab[mpi]' (Linux, macOS); on "
-                        "Windows use WSL (lessons 07, 09 and 14 run their MPI cells only with it)")]
-    try:
-        mpiexec = jobs.mpiexec_path()
-    except RuntimeError as exc:
-        return [("mpi", f"mpi4py {mpi4py.__version__}, but {exc}")]
-    return [("mpi", f"mpi4py {mpi4py.__version__}, {mpiexec}")]
+    missing = jobs.mpi_missing()
+    if missing:
+        return [("mpi", f"{missing}: lessons 07, 09 and 14 skip their MPI cells. Install MPI with "
+                        f"{jobs.HOW_TO_GET_MPI}")]
+    return [("mpi", f"mpi4py {device.package_version('mpi4py')}, {jobs.mpiexec_path()}")]
 
 
 def tools():
