@@ -1,11 +1,13 @@
 """What each lesson does on a given GPU: the table "what runs on your GPU" of the README.
 
-Every lesson runs without a GPU (NumPy, MPI on the CPU, CUDA kernels on Numba's simulator at small
-sizes). With one, the GPU parts run at full size when the GPU meets their requirement:
+Every lesson runs without a GPU (NumPy, MPI on the CPU in lessons 07, 09 and 14, CUDA kernels on
+Numba's simulator at small sizes). With one, the GPU parts run at full size when the GPU meets their
+requirement:
 
-* the Numba GEMM ladder (lessons 01, 04, 05, 08, 10, 11): compute capability 7.5 or newer (the
-  oldest a CUDA 13 toolkit builds for; CUDA 12 reaches back to 5.0) and each rung's GPU tiles
-  within the block limits (threads, static shared memory);
+* the Numba kernels (lesson 00's first kernels, the GEMM ladder of lessons 01, 04, 05, 08, 10, 11
+  and 15): compute capability 7.5 or newer (the oldest a CUDA 13 toolkit builds for; CUDA 12
+  reaches back to 5.0) and each rung's GPU tiles within the block limits (threads, static shared
+  memory);
 * lesson 12's WMMA kernel: 8.0 or newer (it copies with cp.async), else the NumPy emulation; its
   Hopper ladder (wgmma, TMA): exactly 9.0. These two are the kernels of today's lesson 12; its
   owner's ``gl.tensorcore.support(cc)`` (issue 24, item 3) supersedes them;
@@ -15,8 +17,9 @@ sizes). With one, the GPU parts run at full size when the GPU meets their requir
 from . import kernels
 
 LESSONS = tuple(f"{n:02d}" for n in range(16))
-LADDER = ("01", "04", "05", "08", "10", "11")
+KERNELS = ("00", "01", "04", "05", "08", "10", "11", "15")
 NCCL = ("07", "09")
+MPI = ("07", "09", "14")
 MIN_CC = (7, 5)
 
 
@@ -37,16 +40,16 @@ def cell(lesson, spec, gpus=1):
     if lesson not in LESSONS:
         raise ValueError(f"expected a lesson 00..15, got {lesson!r}")
     ladder, _ = ladder_fits(spec)
-    if lesson in LADDER:
+    if lesson in KERNELS:
         return "kernels on the GPU" if ladder else "simulator"
     if lesson in NCCL:
-        return "NCCL on 2 GPUs" if gpus >= 2 else "CPU; 2-GPU runs recorded"
+        return "NCCL on 2 GPUs" if gpus >= 2 else "CPU (MPI); 2-GPU runs recorded"
     if lesson == "12":
         cc = spec.compute_capability
         if cc == (9, 0):
             return "WMMA + Hopper ladder"
         return "WMMA kernel" if cc >= (8, 0) else "WMMA emulation"
-    return "CPU (NumPy, MPI)"
+    return "CPU (NumPy, MPI)" if lesson in MPI else "CPU (NumPy)"
 
 
 def table(specs, gpus=1):

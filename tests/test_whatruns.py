@@ -37,7 +37,7 @@ def test_lesson_12_follows_the_compute_capability():
 
 
 def test_nccl_lessons_need_two_gpus_and_an_old_gpu_falls_back_to_the_simulator():
-    assert whatruns.cell("07", spec("H200 SXM")) == "CPU; 2-GPU runs recorded"
+    assert whatruns.cell("07", spec("H200 SXM")) == "CPU (MPI); 2-GPU runs recorded"
     assert whatruns.cell("07", spec("H200 SXM"), gpus=2) == "NCCL on 2 GPUs"
     volta = dataclasses.replace(spec("T4"), cc_major=7, cc_minor=0)
     assert whatruns.ladder_fits(volta)[0] is False and whatruns.cell("08", volta) == "simulator"
@@ -45,3 +45,14 @@ def test_nccl_lessons_need_two_gpus_and_an_old_gpu_falls_back_to_the_simulator()
     assert "exceed" in whatruns.ladder_fits(small)[1]
     with pytest.raises(ValueError, match="00..15"):
         whatruns.cell("16", spec("T4"))
+
+
+def test_only_the_lessons_with_mpi_cells_say_mpi_and_lessons_00_and_15_run_kernels():
+    import nbformat
+    for lesson in whatruns.LESSONS:
+        (path,) = (ROOT / "notebooks").glob(f"{lesson}_*.ipynb")
+        code = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells
+                         if c.cell_type == "code")
+        assert ("MPI" in whatruns.cell(lesson, spec("T4"))) == ("jobs.mpi_ready()" in code), lesson
+    assert whatruns.cell("13", spec("T4")) == "CPU (NumPy)"
+    assert whatruns.cell("00", spec("T4")) == whatruns.cell("15", spec("T4")) == "kernels on the GPU"
