@@ -9,11 +9,13 @@ installed (Colab ships one) and the package's extras into pip commands; :func:`r
 says whether modules the kernel had already imported changed version underneath it (then the
 session must restart once; the cell, run again, finds everything installed and does nothing).
 
-``python -m gemmlab.colab notebooks solutions`` writes the link and the cell at the top of every
-notebook there (after a change of :data:`REPOSITORY`); then ``gemmlab assign`` for exercises/. A
-solution notebook links to its exercise, never to itself.
+:data:`REPOSITORY` is the course's address, one setting for every copy of it: ``python -m
+gemmlab.colab notebooks solutions`` writes the link and the cell at the top of every notebook there
+and the address into pyproject.toml and CITATION.cff (:func:`write_metadata`); then ``gemmlab
+assign`` for exercises/. A solution notebook links to its exercise, never to itself.
 """
 import importlib.metadata
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -21,7 +23,10 @@ from pathlib import Path
 
 from . import cudadriver, cudastack
 
-REPOSITORY = "https://github.com/gemmlab/gemmlab"   # also pyproject's [project.urls] (a test checks)
+# The course's public repository. A placeholder: the course has no public address yet. Set this
+# when you publish the course, then run `python -m gemmlab.colab` and `gemmlab assign` (README,
+# "Colab"); tests/test_colab.py fails while a copy of it disagrees.
+REPOSITORY = "https://github.com/gemmlab/gemmlab"
 BRANCH = "main"
 PACKAGE = f"gemmlab @ git+{REPOSITORY}@{BRANCH}"
 LINK_ID, CELL_ID = "colab-link", "colab-setup"
@@ -171,6 +176,34 @@ def write(folders, root=Path(".")):
     return changed
 
 
+def metadata_lines():
+    """{file: [(pattern of a line, the line it must be)]}: the copies of :data:`REPOSITORY` in the
+    package's metadata (pyproject.toml's [project.urls], CITATION.cff)."""
+    return {
+        "pyproject.toml": [(r'^Repository = ".*"$', f'Repository = "{REPOSITORY}"'),
+                           (r'^Changelog = ".*"$',
+                            f'Changelog = "{REPOSITORY}/blob/{BRANCH}/CHANGELOG.md"')],
+        "CITATION.cff": [(r'^repository-code: ".*"$', f'repository-code: "{REPOSITORY}"')],
+    }
+
+
+def write_metadata(root=Path(".")):
+    """Put :data:`REPOSITORY` into pyproject.toml and CITATION.cff under ``root``. Returns the files
+    changed; a RuntimeError when a file lacks the line to rewrite (or has it twice)."""
+    changed = []
+    for name, lines in metadata_lines().items():
+        path = Path(root) / name
+        text = new = path.read_text(encoding="utf-8")
+        for pattern, line in lines:
+            new, count = re.subn(pattern, lambda _, line=line: line, new, flags=re.M)
+            if count != 1:
+                raise RuntimeError(f"{path}: expected one line matching {pattern}, found {count}")
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            changed.append(path)
+    return changed
+
+
 if __name__ == "__main__":
-    for changed_path in write(sys.argv[1:] or ["notebooks", "solutions"]):
+    for changed_path in write(sys.argv[1:] or ["notebooks", "solutions"]) + write_metadata():
         print(f"wrote {changed_path}")

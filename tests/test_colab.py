@@ -2,6 +2,7 @@
 modules already imported), the cell doing nothing elsewhere, and every notebook carrying the link
 and the cell. tests/test_course.py runs the same cell in a fresh venv with the built wheel."""
 import re
+import shutil
 import sys
 import types
 from pathlib import Path
@@ -87,8 +88,30 @@ def test_every_notebook_opens_in_colab_and_starts_with_the_setup_cell(path):
     assert second.id == colab.CELL_ID and second.source == colab.SETUP_CELL
 
 
-def test_one_repository_address_everywhere():
-    assert f'Repository = "{colab.REPOSITORY}"' in (ROOT / "pyproject.toml").read_text()
-    assert f'repository-code: "{colab.REPOSITORY}"' in (ROOT / "CITATION.cff").read_text()
-    assert colab.REPOSITORY in (ROOT / "README.md").read_text()
+def _metadata_copy(folder):
+    for name in colab.metadata_lines():
+        shutil.copy(ROOT / name, folder / name)
+
+
+def test_one_repository_address_everywhere(tmp_path):
     assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", colab.REPOSITORY)
+    _metadata_copy(tmp_path)
+    assert colab.write_metadata(tmp_path) == []          # pyproject.toml and CITATION.cff agree
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert colab.REPOSITORY in readme and "set this when you publish the course" in " ".join(readme.split())
+    assert set(re.findall(r"https://github\.com/[\w.-]+/[\w.-]+", readme)) <= {colab.REPOSITORY}
+
+
+def test_publishing_rewrites_the_metadata_copies(tmp_path, monkeypatch):
+    _metadata_copy(tmp_path)
+    monkeypatch.setattr(colab, "REPOSITORY", "https://github.com/someone/course")
+    assert {p.name for p in colab.write_metadata(tmp_path)} == {"pyproject.toml", "CITATION.cff"}
+    assert 'Repository = "https://github.com/someone/course"' in (tmp_path / "pyproject.toml").read_text()
+    assert ('Changelog = "https://github.com/someone/course/blob/main/CHANGELOG.md"'
+            in (tmp_path / "pyproject.toml").read_text())
+    assert 'repository-code: "https://github.com/someone/course"' in (tmp_path / "CITATION.cff").read_text()
+    assert "colab.research.google.com/github/someone/course/blob/main/notebooks/05_x.ipynb" == \
+        colab.link("notebooks/05_x.ipynb").removeprefix("https://")
+    (tmp_path / "CITATION.cff").write_text("cff-version: 1.2.0\n")
+    with pytest.raises(RuntimeError, match="CITATION.cff: expected one line"):
+        colab.write_metadata(tmp_path)
