@@ -83,8 +83,8 @@ def build_parser():
     p.add_argument("--out", help="also write the results and the machine description to this JSON file")
     p.add_argument("--kernels", nargs="+", metavar="SPEC",
                    help="GPU rungs to time, each NAME or NAME:KEY=INT,KEY=INT (default: all "
-                        "rungs); wmma and hopper[:stage=wgmma|tma|ws|persistent] add the "
-                        "Tensor Core kernels of lesson 12")
+                        "rungs); wmma and hopper[:stage=auto|wgmma|tma|ws|persistent|pingpong] add "
+                        "the Tensor Core kernels of lesson 12")
     p.add_argument("--shapes", nargs="+", metavar="MxNxK", help="non-square shapes to time too")
     p.add_argument("--repeats", type=int, help="timed runs per kernel (default 20 on a GPU)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import cudadriver, cudastack
+from . import cudastack
 
 # The course's public repository. A placeholder: the course has no public address yet. Set this
 # when you publish the course, then run `python -m gemmlab.colab` and `gemmlab assign` (README,
@@ -126,7 +126,7 @@ def setup(run=_pip, modules=None, driver=None, cupy=None):
     if "google.colab" not in modules:
         return None
     before = loaded_versions(modules)
-    driver = cudadriver.driver_version() if driver is None else driver
+    driver = cudastack.driver() if driver is None else driver
     todo = plan(driver, cudastack.installed_cupy() if cupy is None else cupy)
     for command in todo.commands:
         run(command)

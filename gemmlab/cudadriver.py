@@ -51,10 +51,9 @@ def device_count():
 
 
 def driver_version():
-    """The newest CUDA version the installed driver supports, as (major, minor), e.g. (12, 4); None
-    without a driver. A CUDA 12.x toolkit or wheel needs a driver of major version 12 or newer."""
+    """The driver's CUDA version as cuDriverGetVersion gives it (13000 for 13.0), or None."""
     lib = library()
-    version = ctypes.c_int(0)
-    if lib is None or lib.cuDriverGetVersion(ctypes.byref(version)) != 0 or not version.value:
+    if lib is None:
         return None
-    return version.value // 1000, version.value % 1000 // 10
+    v = ctypes.c_int()
+    return v.value if lib.cuDriverGetVersion(ctypes.byref(v)) == 0 else None

@@ -8,8 +8,17 @@ both stacks, a 12.x driver only ``cuda12``.
 """
 import importlib.metadata
 
+from . import cudadriver
+
 CUPY_WHEELS = {"cupy-cuda12x": 12, "cupy-cuda13x": 13}
 EXTRAS = {12: "cuda12", 13: "cuda13"}
+
+
+def driver():
+    """The newest CUDA version the driver supports, as (major, minor), e.g. (12, 4); None without a
+    driver (``cudadriver.driver_version`` gives it as 12040)."""
+    version = cudadriver.driver_version()
+    return (version // 1000, version % 1000 // 10) if version else None
 
 
 def extra_for(driver):

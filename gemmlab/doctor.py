@@ -3,12 +3,13 @@
 Each check returns (label, text) lines; a check that fails unexpectedly prints its error in one
 line and the others still run. The order: the backend and why, the GPU, the driver's CUDA against
 CuPy's, the CUDA compilers (NVVM for numba's kernels, NVRTC for CuPy's, ptxas for register
-counts), MPI, bubblewrap and Chromium, then package versions and the lesson sizes.
+counts), the Tensor Core paths, MPI, bubblewrap and Chromium, then package versions and the
+lesson sizes.
 """
 import shutil
 import sys
 
-from . import cudadriver, cudastack, device
+from . import cudastack, device
 
 
 def backend():
@@ -27,7 +28,7 @@ def gpu():
 
 
 def cuda_versions():
-    driver = cudadriver.driver_version()
+    driver = cudastack.driver()
     ok, text = cudastack.check(driver)
     shown = f"CUDA {driver[0]}.{driver[1]}" if driver else "none"
     return [("driver", shown), ("cupy vs driver", ("" if ok else "PROBLEM: ") + text)]
@@ -41,7 +42,7 @@ def compilers():
     except ImportError:
         return [("compilers", "cuda-pathfinder is missing (it comes with numba-cuda): "
                               "pip install numba-cuda")]
-    fix = f"pip install 'gemmlab[{cudastack.extra_for(cudadriver.driver_version()) or 'cuda12'}]'"
+    fix = f"pip install 'gemmlab[{cudastack.extra_for(cudastack.driver()) or 'cuda12'}]'"
     lines = []
     for lib in ("nvvm", "nvrtc"):
         try:
@@ -53,8 +54,13 @@ def compilers():
     return lines
 
 
-# Tensor Cores (WMMA, BF16, the Hopper ladder): their lines come from gl.tensorcore.support(cc),
-# a check the tensorcore module's owner adds to CHECKS, after compilers.
+def tensor_cores():
+    """The CUDA C++ compiler of the Tensor Core kernels, then each Tensor Core path (WMMA FP16 and
+    BF16, the Hopper ladder) on the GPU in use: runs, or why not (``gl.tensorcore.paths``)."""
+    from .tensorcore import paths
+    spec = device.spec()
+    first, *rest = paths.report(spec.compute_capability if spec else None, device.backend())
+    return [("tensor cores", first)] + [("", line) for line in rest]
 
 
 def mpi():
@@ -84,7 +90,7 @@ def sizes():
     return [("problem sizes for this backend:", "")] + [(f"  {k}", v) for k, v in chosen.items()]
 
 
-CHECKS = [backend, gpu, cuda_versions, compilers, mpi, tools, versions, sizes]
+CHECKS = [backend, gpu, cuda_versions, compilers, tensor_cores, mpi, tools, versions, sizes]
 
 
 def lines():

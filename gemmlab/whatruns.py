@@ -8,13 +8,13 @@ requirement:
   and 15): compute capability 7.5 or newer (the oldest a CUDA 13 toolkit builds for; CUDA 12
   reaches back to 5.0) and each rung's GPU tiles within the block limits (threads, static shared
   memory);
-* lesson 12's WMMA kernel: 8.0 or newer (it copies with cp.async), else the NumPy emulation; its
-  Hopper ladder (wgmma, TMA): exactly 9.0. These two are the kernels of today's lesson 12; its
-  owner's ``gl.tensorcore.support(cc)`` (issue 24, item 3) supersedes them;
+* lesson 12: the Tensor Core paths ``gl.tensorcore.support(cc)`` says run (the WMMA kernel in FP16
+  from 7.5, in BF16 from 8.0, the Hopper ladder on 9.0), else the NumPy emulation;
 * the NCCL parts of lessons 07 and 09: two GPUs; on one, the lessons read the two-H200 runs
   recorded in benchmarks/.
 """
 from . import kernels
+from .tensorcore import paths
 
 LESSONS = tuple(f"{n:02d}" for n in range(16))
 KERNELS = ("00", "01", "04", "05", "08", "10", "11", "15")
@@ -45,10 +45,10 @@ def cell(lesson, spec, gpus=1):
     if lesson in NCCL:
         return "NCCL on 2 GPUs" if gpus >= 2 else "CPU (MPI); 2-GPU runs recorded"
     if lesson == "12":
-        cc = spec.compute_capability
-        if cc == (9, 0):
-            return "WMMA + Hopper ladder"
-        return "WMMA kernel" if cc >= (8, 0) else "WMMA emulation"
+        runs = {name: path.runs for name, path in paths.support(spec.compute_capability).items()}
+        formats = ", ".join(f for f, name in (("FP16", "wmma_fp16"), ("BF16", "wmma_bf16")) if runs[name])
+        wmma = f"WMMA kernel ({formats})" if formats else "WMMA emulation"
+        return wmma + " + Hopper ladder" if runs["hopper"] else wmma
     return "CPU (NumPy, MPI)" if lesson in MPI else "CPU (NumPy)"
 
 

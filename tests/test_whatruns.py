@@ -28,12 +28,14 @@ def test_the_ladder_runs_on_every_gpu_of_the_table(row):
     assert whatruns.cell("05", spec(row)) == "kernels on the GPU"
 
 
-def test_lesson_12_follows_the_compute_capability():
-    assert whatruns.cell("12", spec("T4")) == "WMMA emulation"          # sm_75: no cp.async
-    assert whatruns.cell("12", spec("A100 40GB")) == "WMMA kernel"
-    assert whatruns.cell("12", spec("H200 SXM")) == "WMMA + Hopper ladder"
-    assert whatruns.cell("12", spec("B200")) == "WMMA kernel"            # sm_100: no sm_90a cubin
-    assert whatruns.cell("12", spec("RTX 5090")) == "WMMA kernel"
+def test_lesson_12_follows_the_tensor_core_paths_of_each_gpu():
+    assert whatruns.cell("12", spec("T4")) == "WMMA kernel (FP16)"        # sm_75: no BF16
+    assert whatruns.cell("12", spec("A100 40GB")) == "WMMA kernel (FP16, BF16)"
+    assert whatruns.cell("12", spec("H200 SXM")) == "WMMA kernel (FP16, BF16) + Hopper ladder"
+    assert whatruns.cell("12", spec("B200")) == "WMMA kernel (FP16, BF16)"  # sm_100: no sm_90a cubin
+    assert whatruns.cell("12", spec("RTX 5090")) == "WMMA kernel (FP16, BF16)"
+    volta = dataclasses.replace(spec("T4"), cc_major=7, cc_minor=0)
+    assert whatruns.cell("12", volta) == "WMMA emulation"
 
 
 def test_nccl_lessons_need_two_gpus_and_an_old_gpu_falls_back_to_the_simulator():
