@@ -3,6 +3,8 @@ import matplotlib
 import numpy as np
 import pytest
 
+from gemmlab import perfmodel as pm
+
 matplotlib.use("Agg")
 
 from gemmlab import device, perfmodel  # noqa: E402
@@ -60,18 +62,34 @@ def _row(kernel, bk, tflops, regs):
 
 
 def test_tile_pairs_keep_only_tiles_both_kernels_ran_and_derive_blocks_per_sm():
-    pingpong = {**_row("pingpong", 8, 7.9, 32), "tiles": {"T": 32}}     # not one of the pair
     results = [_row("outer", 8, 31.9, 120), _row("twolevel", 8, 31.9, 148),
                _row("outer", 16, 29.6, 164), _row("twolevel", 16, 36.6, 187),
-               _row("twolevel", 4, 30.0, 140), pingpong]
-    rows = ladder.tile_pairs(results)
+               _row("twolevel", 4, 30.0, 140), {**_row("pingpong", 8, 7.9, 32), "tiles": {"T": 32}}]
+    rows = ladder.tile_pairs(results, sm=pm.HOPPER)             # recorded on an H200
     assert [r["tiles"]["BK"] for r in rows] == [8, 16]          # BK=4 has no outer partner
-    assert rows[0]["outer"]["blocks_per_sm"] == 2               # 120 registers: two blocks
+    assert rows[0]["outer"]["blocks_per_sm"] == 2            # 120 registers: two blocks
     assert rows[0]["twolevel"]["blocks_per_sm"] == 1            # 148: one
+    few_registers = [_row("outer", 16, 30.0, 32), _row("twolevel", 16, 30.0, 32)]
+    on_a_t4 = ladder.tile_pairs(few_registers, sm=pm.sm_resources((7, 5)))
+    on_an_h200 = ladder.tile_pairs(few_registers, sm=pm.HOPPER)
+    assert on_a_t4[0]["outer"]["blocks_per_sm"] == 1         # 33,280 B of 64 KiB per SM
+    assert on_an_h200[0]["outer"]["blocks_per_sm"] == 6      # of 228 KiB, 1 KiB reserved each
     fig = ladder.draw_tile_pairs(rows)
     text = _texts(fig)
     assert "36.6" in text and "187 reg" in text and "2 blk/SM" in text
     assert len(fig.axes[0].patches) == 4
+
+
+def test_a_live_row_brings_the_drivers_count_and_recorded_rows_the_models():
+    live = [dict(_row("outer", 8, 31.9, 120), blocks_per_sm=3)]
+    rows = ladder.occupancy_rows(live, ("outer",), pm.HOPPER)
+    assert rows[0]["blocks"] == 3 and rows[0]["model"] == 2
+    assert rows[0]["source"] == "the driver's occupancy calculator"
+    recorded = ladder.occupancy_rows([_row("outer", 16, 31.9, 32)], ("outer",),
+                                     pm.sm_resources("8.6"))
+    assert recorded[0]["blocks"] == recorded[0]["model"] == 2      # 100 KiB / (32.5 + 1) KiB
+    assert recorded[0]["limit"] == "shared memory"
+    assert recorded[0]["source"].startswith("model, Ampere (sm_86")
 
 
 def test_tile_pairs_on_the_simulator_have_no_registers():
