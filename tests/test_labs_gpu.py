@@ -59,7 +59,7 @@ def test_a_failing_verdict_or_the_graders_hidden_cases_are_not_timed(on_gpu, mon
     assert judge("05.lab_tiled", solution("05.lab_tiled")).feedback == "at 19x19x19: a race."
     runner.verdict = Result("05.lab_tiled", "pass", "right.")
     q = gl.grading.bank.get_question("05.lab_tiled")
-    status, _ = q.kind.judge(q, solution("05.lab_tiled"), np.random.default_rng(1))
+    status, *_ = q.kind.judge(q, solution("05.lab_tiled"), np.random.default_rng(1))
     assert status == "pass" and isinstance(calls[-1][3], int)
 
 

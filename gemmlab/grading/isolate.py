@@ -326,7 +326,9 @@ def _judge_next_to_the_code(worker, q, seed):
     status = reply.get("status")
     if status not in (PASS, FAIL, NOT_ATTEMPTED):
         return Result(q.id, FAIL, "the check of your code gave no verdict")
-    return Result(q.id, status, str(reply.get("feedback"))[:4000])
+    picture = reply.get("picture")
+    return Result(q.id, status, str(reply.get("feedback"))[:4000],
+                  picture if isinstance(picture, dict) else None)
 
 
 __all__ = ["judge_code", "code_of", "call", "RemoteFunction", "Isolation", "StudentCodeError",

@@ -17,7 +17,7 @@ prints cannot mix with it): frames of an 8-byte big-endian length and a JSON obj
 * ``{"op": "judge", "kind": "gemmlab.module:NAME", "question": {id, prompt, hint, explain,
   answer_name}, "seed": int or null}`` runs that kind's ``coerce`` and ``judge`` here (for kinds
   that must run the code in their own instrumented setting); replies ``{"ok": true, "status",
-  "feedback"}``.
+  "feedback", "picture"}`` (a kernel lab's picture of the run, plain data, or null).
 """
 import importlib
 import json
@@ -139,11 +139,14 @@ class _Served:
         q = Question(answer=withheld, kind=kind, **request["question"])
         seed = request.get("seed")
         rng = None if seed is None else np.random.default_rng(seed)
+        picture = None
         try:
-            status, feedback = kind.judge(q, kind.coerce(self.namespace[self.name]), rng)
+            status, feedback, *picture = kind.judge(q, kind.coerce(self.namespace[self.name]), rng)
+            picture = picture[0] if picture else None
         except AnswerTypeError as exc:
             status, feedback = FAIL, f"{exc}."
-        return {"ok": True, "status": str(status), "feedback": str(feedback)[:4000]}
+        return {"ok": True, "status": str(status), "feedback": str(feedback)[:4000],
+                "picture": picture}
 
 
 def main():
