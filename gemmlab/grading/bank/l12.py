@@ -5,6 +5,7 @@ import numpy as np
 
 from ...labs.solutions import solution
 from ...labs.wmma import LAB as WMMA_LAB
+from ...measure import recorded
 from ...perfmodel import HOPPER, pipeline_time
 from ...tensorcore import hopper, numerics, probes, tiling
 from ._choices import options_text
@@ -35,6 +36,23 @@ def _stages_needed():
         return pipeline_time(RING_SLICES, RING_ISSUE, RING_MMA, stages, RING_LATENCY)
     best = time(RING_SLICES)
     return next(s for s in range(1, RING_SLICES + 1) if abs(time(s) - best) < 1e-9)
+
+
+def _wmma_profile():
+    """The WMMA kernel's Nsight Compute figures as recorded on the H200 (benchmarks/
+    hopper_h200.json, what lesson 12 prints), in whole percent: the prompt quotes the record."""
+    record = recorded("hopper_h200.json", required=("profile",))
+    if record is None:
+        raise FileNotFoundError("benchmarks/hopper_h200.json is missing: 12.wmma_bottleneck "
+                                "quotes its profile of the WMMA kernel")
+    profile = record["profile"]["wmma"]
+    parts = {"tensor": "pipe_tensor", "shared": "wavefronts_mem_shared", "L2": "lts__t_sectors",
+             "DRAM": "dram__throughput"}
+    return {unit: round(next(v for k, v in profile.items() if part in k))
+            for unit, part in parts.items()}
+
+
+WMMA_PROFILE = _wmma_profile()
 
 
 def _probe(name):
@@ -292,9 +310,10 @@ QUESTIONS = [
     ),
     Question(
         id="12.wmma_bottleneck",
-        prompt="Nsight Compute on the WMMA kernel at 4096^3 (lesson 12, section 11): the tensor "
-               "pipe is active 40% of the cycles, shared memory 43%, L2 42%, DRAM 9%; the top "
-               "stall reasons are short_scoreboard, wait and barrier. Which describes the "
+        prompt=f"Nsight Compute on the WMMA kernel at 4096^3 (lesson 12, section 11): the tensor "
+               f"pipe is active {WMMA_PROFILE['tensor']}% of the cycles, shared memory "
+               f"{WMMA_PROFILE['shared']}%, L2 {WMMA_PROFILE['L2']}%, DRAM {WMMA_PROFILE['DRAM']}%; "
+               "the top stall reasons are short_scoreboard, wait and barrier. Which describes the "
                "bottleneck? 'dram': DRAM bandwidth is saturated; 'tensor': the Tensor Cores are "
                "busy all the time; 'feed': the warps wait for operands (fragments loaded from "
                "shared memory into registers, fixed latencies, barriers), so the Tensor Cores "
@@ -302,10 +321,11 @@ QUESTIONS = [
         answer="feed",
         kind=Choice(options=("dram", "tensor", "feed", "spills")),
         wrong=[
-            Wrong("dram", "DRAM is 9% busy: the kernel is far from bandwidth-bound. Nothing in "
-                          "the memory system is near its limit."),
-            Wrong("tensor", "the tensor pipe is active only 40% of the cycles: the Tensor Cores "
-                            "are idle most of the time, which is the problem."),
+            Wrong("dram", f"DRAM is {WMMA_PROFILE['DRAM']}% busy: the kernel is far from "
+                          f"bandwidth-bound. Nothing in the memory system is near its limit."),
+            Wrong("tensor", f"the tensor pipe is active only {WMMA_PROFILE['tensor']}% of the "
+                            f"cycles: the Tensor Cores are idle most of the time, which is the "
+                            f"problem."),
             Wrong("spills", "the kernel uses 128 registers and 0 bytes of local memory: nothing "
                             "spills."),
         ],
