@@ -291,6 +291,9 @@ QUESTIONS = [
             Wrong(lambda: 1 / (1 - UNACCELERATED), "that takes the GEMM's 80% as the part left "
                                                     "over. The 20 ms of preparation and "
                                                     "post-processing remain: 100 / 20 = 5."),
+            Wrong(math.inf, "an infinitely fast GEMM does not make the pipeline infinitely fast: "
+                            "the 20 ms of preparation and post-processing are still there, so the "
+                            "total cannot drop below 20 ms and the speedup stays below 1/s = 5."),
         ],
         explain="The part you do not accelerate sets the ceiling 1/s.",
     ),
