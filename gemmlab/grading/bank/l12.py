@@ -5,7 +5,6 @@ import numpy as np
 
 from ...labs.solutions import solution
 from ...labs.wmma import LAB as WMMA_LAB
-from ...measure import recorded
 from ...perfmodel import HOPPER, pipeline_time
 from ...tensorcore import hopper, numerics, probes, tiling
 from ._choices import options_text
@@ -38,21 +37,11 @@ def _stages_needed():
     return next(s for s in range(1, RING_SLICES + 1) if abs(time(s) - best) < 1e-9)
 
 
-def _wmma_profile():
-    """The WMMA kernel's Nsight Compute figures as recorded on the H200 (benchmarks/
-    hopper_h200.json, what lesson 12 prints), in whole percent: the prompt quotes the record."""
-    record = recorded("hopper_h200.json", required=("profile",))
-    if record is None:
-        raise FileNotFoundError("benchmarks/hopper_h200.json is missing: 12.wmma_bottleneck "
-                                "quotes its profile of the WMMA kernel")
-    profile = record["profile"]["wmma"]
-    parts = {"tensor": "pipe_tensor", "shared": "wavefronts_mem_shared", "L2": "lts__t_sectors",
-             "DRAM": "dram__throughput"}
-    return {unit: round(next(v for k, v in profile.items() if part in k))
-            for unit, part in parts.items()}
-
-
-WMMA_PROFILE = _wmma_profile()
+# The WMMA kernel's Nsight Compute profile on the H200, in whole percent (what lesson 12 prints
+# from benchmarks/hopper_h200.json). Written here, not read at import, so that the bank loads
+# where benchmarks/ is absent (the grader's package copy); tests/test_grading_bank_l12.py derives
+# the four figures from the record and holds these to them.
+WMMA_PROFILE = {"tensor": 40, "shared": 43, "L2": 41, "DRAM": 9}
 
 
 def _probe(name):
