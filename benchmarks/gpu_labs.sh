@@ -4,7 +4,7 @@
 #   2. every lab's check with the reference kernels of solutions/: the instrumented checks in a
 #      subprocess on the simulator, then each kernel timed at 4096^3 beside the course's kernel
 #      and cuBLAS -> benchmarks/gpu_labs.json (machine, versions, date) and a Markdown table.
-# Needs the grader's subprocess runner (gemmlab.grading.isolate, branch `grade`) and greenlet on
+# Needs the check on the simulator in a subprocess (gemmlab.judging.on_simulator) and greenlet on
 # the GPU machine (offline machines: `bash ../shared/device/gpu-wheels.sh greenlet` beforehand).
 # About 3-5 minutes on an H200. Logs go to benchmarks/gpu_labs.log. PYTHON selects the interpreter.
 set -uo pipefail

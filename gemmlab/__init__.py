@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 
 _SUBMODULES = {
     "precision", "perfmodel", "kernels", "bench", "measure", "tensorcore", "collectives",
-    "parallel", "grading", "viz", "glossary", "labs",
+    "parallel", "grading", "judging", "viz", "glossary", "labs",
 }
 
 

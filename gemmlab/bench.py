@@ -36,7 +36,8 @@ def parse_kernel(spec):
         key, _, stage = rest.partition("=")
         if rest and key.strip() != "stage":
             raise ValueError(f"kernel spec {spec!r}: expected hopper or hopper:stage=NAME")
-        return name, {"stage": hopper.get_stage(stage.strip() or hopper.DEFAULT_STAGE).name}
+        stage = stage.strip() or hopper.DEFAULT_STAGE
+        return name, {"stage": stage if stage == hopper.AUTO else hopper.get_stage(stage).name}
     tiles = {}
     for item in filter(None, rest.split(",")):
         key, eq, value = item.partition("=")
@@ -250,11 +251,13 @@ def _bench_hopper(stage, A, B, repeats, warmup):
         if not ok:
             raise RuntimeError(f"hopper:stage={stage} cannot run here: {reason}")
 
+    prepared = []
+
     def gpu_launch():
-        problem = hopper.prepare(A16, B16, stage=stage)
-        return problem.launch, problem.C_out
+        prepared.append(hopper.prepare(A16, B16, stage=stage))
+        return prepared[0].launch, prepared[0].C_out
     return _tensorcore_row(f"hopper:{stage}", {"stage": stage}, A16, B16, gpu_launch,
-                           lambda: hopper.kernel_attributes(stage), repeats, warmup)
+                           lambda: hopper.attributes(prepared[0].plan), repeats, warmup)
 
 
 def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=True, seed=0,

@@ -1,9 +1,17 @@
 """The ``gemmlab`` command: ``doctor``, ``bench``, ``allreduce``, ``tp``, ``work`` (students'
 copies), ``assign`` and ``grade`` (instructors). Each subcommand is a small function taking the
-parsed arguments."""
+parsed arguments.
+
+``gemmlab grade ...`` is the grader's command: the grader is a package of its own, which imports
+gemmlab and is never imported by it, so ``gemmlab grade`` becomes ``python -m gemmlab_grader``
+with the same arguments (``gemmlab-grade`` is the same command).
+"""
 import argparse
+import os
 import sys
 from pathlib import Path
+
+GRADER = "gemmlab_grader"           # run as a command, never imported
 
 
 def _doctor(args):
@@ -15,6 +23,14 @@ def _doctor(args):
     print("\nproblem sizes for this backend:")
     for key, value in device.sizes().items():
         print(f"  {key:<{width}}  {value}")
+    print("\nTensor Cores:")
+    try:
+        from .tensorcore import paths
+        lines = paths.report(info.get("compute_capability"), info.get("backend"))
+    except Exception as exc:  # noqa: BLE001 - the doctor reports what is wrong, never a traceback
+        lines = [f"could not check: {type(exc).__name__}: {exc}"]
+    for line in lines:
+        print(f"  {line}")
     return 0
 
 
@@ -28,40 +44,6 @@ def _assign(args):
 def _work(args):
     from .grading import handout
     return handout.work_main(args.exercises, args.to)
-
-
-def _grade(args):
-    from .grading import grade
-    return grade.main(args.submissions, out=args.out, timeout=args.timeout,
-                      notebook_timeout=args.notebook_timeout, memory_mib=args.memory,
-                      use_sandbox=args.sandbox, seed=args.seed, lesson=args.lesson)
-
-
-def _positive(text):
-    """A whole number > 0 (``--timeout 0`` must not switch the limit off)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number greater than 0, got {text!r}")
-    return value
-
-
-def _seed(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value < 2**32:
-        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 2**32-1, got {text!r}")
-    return value
-
-
-def _lesson(text):
-    if not (len(text) <= 2 and text.isdigit()):
-        raise argparse.ArgumentTypeError(f"expected a lesson number like 07, got {text!r}")
-    return f"{int(text):02d}"
 
 
 def _sizes(text):
@@ -113,8 +95,8 @@ def build_parser():
     p.add_argument("--out", help="also write the results and the machine description to this JSON file")
     p.add_argument("--kernels", nargs="+", metavar="SPEC",
                    help="GPU rungs to time, each NAME or NAME:KEY=INT,KEY=INT (default: all "
-                        "rungs); wmma and hopper[:stage=wgmma|tma|ws|persistent] add the "
-                        "Tensor Core kernels of lesson 12")
+                        "rungs); wmma and hopper[:stage=auto|wgmma|tma|ws|persistent|pingpong] add "
+                        "the Tensor Core kernels of lesson 12")
     p.add_argument("--shapes", nargs="+", metavar="MxNxK", help="non-square shapes to time too")
     p.add_argument("--repeats", type=int, help="timed runs per kernel (default 20 on a GPU)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -138,26 +120,9 @@ def build_parser():
     p.add_argument("--to", default="work", help="your folder of exercise notebooks")
     p.set_defaults(run=_work)
 
-    p = sub.add_parser("grade", help="run a folder of student notebooks in isolation and "
-                                     "judge their answers")
-    p.add_argument("submissions", help="a folder of one folder per student (holding NN_*.ipynb "
-                                       "notebooks), or of one notebook per student (with --lesson)")
-    p.add_argument("--out", default="grades", help="where grades.csv and grades.json go "
-                                                   "(outside the submissions)")
-    p.add_argument("--lesson", type=_lesson, help="the lesson every notebook answers (default: "
-                                                  "the NN_ that starts each file name)")
-    p.add_argument("--timeout", type=_positive, default=120,
-                   help="seconds allowed per cell, wall clock and CPU (also per code answer)")
-    p.add_argument("--notebook-timeout", type=_positive, default=900,
-                   help="seconds allowed per notebook, everything included")
-    p.add_argument("--memory", type=_positive, default=8192,
-                   help="MiB of address space per process of a notebook")
-    p.add_argument("--sandbox", action="store_true",
-                   help="run each notebook in bubblewrap: read-only file system, no network, "
-                        "no view of the repository, the submissions or other processes")
-    p.add_argument("--seed", type=_seed, help="seed of the hidden cases (default: random, and "
-                                              "written to grades.json)")
-    p.set_defaults(run=_grade)
+    # only listed here: main() hands `gemmlab grade ...` to the grader's own command
+    sub.add_parser("grade", add_help=False, help="run a folder of student notebooks in isolation "
+                   "and judge their answers (the grader: `gemmlab grade --help`)")
 
     p = sub.add_parser("allreduce", help="time ring, centralized and MPI's all-reduce over MPI "
                                          "processes (--backend nccl: our ring and NCCL's over "
@@ -174,7 +139,19 @@ def build_parser():
     return parser
 
 
+def grade(arguments):
+    """``gemmlab grade ARGUMENTS``: this process becomes the grader's command (exec), so the
+    grader has its process id, signals (Ctrl-C reaches it alone, and it cleans up), streams and
+    exit status. Never returns."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, "-m", GRADER, *arguments])
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["grade"]:
+        return grade(argv[1:])
     args = build_parser().parse_args(argv)
     return args.run(args)
 

@@ -36,3 +36,12 @@ def check(result, what, lib=None):
         name = ctypes.c_char_p()
         (lib or required()).cuGetErrorName(result, ctypes.byref(name))
         raise RuntimeError(f"{what} failed: {name.value.decode() if name.value else result}")
+
+
+def driver_version():
+    """The driver's CUDA version as cuDriverGetVersion gives it (13000 for 13.0), or None."""
+    lib = library()
+    if lib is None:
+        return None
+    v = ctypes.c_int()
+    return v.value if lib.cuDriverGetVersion(ctypes.byref(v)) == 0 else None

@@ -2,10 +2,11 @@
 (``make gpu-test``). Set before gemmlab or numba.cuda is imported anywhere in the session; notebook
 kernels started by nbval inherit it through the environment.
 
-The tests write nothing into the package while they run: its bytecode is compiled here, before
-any test, and Numba's on-disk cache goes to a folder outside the checkout. The grader watches the
-package for changes while it grades (tests/test_grading_grade_hostile.py), and a cache file that
-another test worker wrote at that moment would read as a submission tampering with it."""
+The tests write nothing into the packages while they run: their bytecode is compiled here,
+before any test, and Numba's on-disk cache goes to a folder outside the checkout. The grader
+watches gemmlab and itself for changes while it grades
+(tests/test_gemmlab_grader_grade_hostile.py), and a cache file that another test worker wrote at
+that moment would read as a submission tampering with them."""
 import compileall
 import os
 import tempfile
@@ -15,4 +16,5 @@ os.environ.setdefault("GEMMLAB_BACKEND", "sim")
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("NUMBA_CACHE_DIR", str(Path(tempfile.gettempdir())
                                              / f"gemmlab-test-numba-{os.getuid()}"))
-compileall.compile_dir(Path(__file__).resolve().parent.parent / "gemmlab", quiet=1)
+for package in ("gemmlab", "gemmlab_grader"):
+    compileall.compile_dir(Path(__file__).resolve().parent.parent / package, quiet=1)

@@ -1,5 +1,6 @@
 """The `gemmlab` command line: bad input is a one-line error with exit status 2, never a
-traceback (the grade and assign options are tested with their modules)."""
+traceback (the grade and assign options are tested with their modules); `gemmlab grade` is the
+grader's own command, run with the same arguments and exit status."""
 import subprocess
 import sys
 
@@ -49,3 +50,15 @@ def test_the_memory_estimate_grows_with_ranks_and_size(monkeypatch):
     launch.check_arguments(args, ["64MiB"])                      # 4 x 448 MiB fits in 4 GiB
     with pytest.raises(ValueError, match="8 ranks of 128 MiB need about 6.5 GiB"):
         launch.check_arguments(argparse.Namespace(**{**vars(args), "n_ranks": 8}), ["1MiB", "128MiB"])
+
+
+def test_grade_runs_the_graders_command_with_the_same_arguments_and_status(tmp_path):
+    for args in (["--help"], ["--timeout", "0", "subs"], [str(tmp_path / "missing")]):
+        alias = _gemmlab("grade", *args)
+        own = subprocess.run([sys.executable, "-m", "gemmlab_grader", *args], capture_output=True,
+                             text=True, timeout=120)
+        assert (alias.returncode, alias.stdout, alias.stderr) == \
+            (own.returncode, own.stdout, own.stderr)
+    assert alias.returncode == 2 and "is not a folder of submissions" in alias.stderr
+    assert _gemmlab("grade", "--help").stdout.startswith("usage: gemmlab grade")
+    assert "grade" in _gemmlab("--help").stdout

@@ -1,17 +1,18 @@
 """Every question of the bank, whatever its lesson: its reference passes, each known wrong answer
-fails with its own feedback, and `...` is "not attempted". Then the notebooks: graded by
-`gemmlab grade`, each solutions notebook passes every question of its lesson, and each exercise
-notebook runs through with every question "not attempted"."""
+fails with its own feedback, and `...` is "not attempted"; the grader reads each answer from the
+notebook variable its question names, which the solutions' checks pass. (The course's notebooks
+graded against the bank: tests/test_gemmlab_grader_grade_course.py.)"""
+import ast
 import inspect
 from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 
-from gemmlab.grading import judge, sandbox
-from gemmlab.grading.bank import lesson_questions, questions
-from gemmlab.grading.grade import Settings, grade_notebook
-from gemmlab.grading.question import Function, evaluate
+from gemmlab.grading import judge
+from gemmlab.grading.bank import get_question, lesson_questions, questions
+from gemmlab.judging import Function, evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 BANK = questions()
@@ -57,27 +58,26 @@ def test_function_questions_judge_hidden_cases_that_differ_from_the_public_ones(
         assert not set(map(repr, q.kind.hidden(np.random.default_rng(seed)))) & set(public)
 
 
-# The sandbox where bubblewrap works (faster too: no environment watch), else without.
-GRADING = Settings(timeout=300, seed=1, sandbox=sandbox.bwrap() is not None)
+# --- answer names: the grader reads each answer from the variable its question names -------
+
+def _check_calls(path):
+    """[(question id, source of check()'s answer argument)], names the notebook assigns."""
+    nb = nbformat.read(path, as_version=4)
+    trees = [ast.parse(c.source) for c in nb.cells if c.cell_type == "code"]
+    nodes = [node for tree in trees for node in ast.walk(tree)]
+    assigned = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    assigned |= {n.name for n in nodes if isinstance(n, ast.FunctionDef)}
+    calls = [(n.args[0].value, ast.unparse(n.args[1])) for n in nodes
+             if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "check"]
+    return calls, assigned
 
 
-def _notebooks(folder):
-    return sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb"))
-
-
-@pytest.mark.parametrize("path", _notebooks("solutions"), ids=lambda p: p.stem)
-def test_graded_solutions_pass_every_question_of_their_lesson(path):
-    grade = grade_notebook(path, settings=GRADING)
-    assert not grade.notes, grade.notes
-    wanted = lesson_questions(path.name[:2])
-    assert wanted, f"lesson {path.name[:2]} has no questions in the bank"
-    failing = {q: grade.feedback[q] for q in wanted if grade.results[q] != "pass"}
-    assert not failing, failing
-
-
-@pytest.mark.parametrize("path", _notebooks("exercises"), ids=lambda p: p.stem)
-def test_graded_exercises_run_through_unanswered(path):
-    grade = grade_notebook(path, settings=GRADING)
-    assert not grade.notes, grade.notes
-    answered = {q: s for q, s in grade.results.items() if s != "not attempted"}
-    assert not answered, answered
+@pytest.mark.parametrize("path", sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb")),
+                         ids=lambda p: p.stem)
+def test_each_check_passes_its_questions_answer_name(path):
+    calls, assigned = _check_calls(path)
+    assert {qid for qid, _ in calls} == set(lesson_questions(path.name[:2]))
+    for qid, arg in calls:
+        name = get_question(qid).answer_name
+        assert arg == name, f"{qid}: check() is given {arg!r}, the grader reads {name!r}"
+        assert name in assigned, f"{qid}: the notebook never assigns {name!r}"

@@ -5,7 +5,7 @@ import pytest
 
 from gemmlab.grading import FAIL, NOT_ATTEMPTED, PASS, judge
 from gemmlab.grading.bank import get_question, lesson_questions
-from gemmlab.grading.question import evaluate
+from gemmlab.judging import evaluate
 
 EXPECTED = {  # the figures of the lesson, written out: a drift in a reference shows here
     "01.weights_gib": 13.04,

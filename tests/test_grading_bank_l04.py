@@ -6,7 +6,7 @@ import pytest
 
 from gemmlab.grading import PASS, judge
 from gemmlab.grading.bank import get_question, lesson_questions
-from gemmlab.grading.question import evaluate
+from gemmlab.judging import evaluate
 
 EXPECTED = {  # the seed's figures, written out: a drift in a reference shows here
     "04.rate_tflops": 1,

@@ -9,8 +9,8 @@ import pytest
 
 from gemmlab.grading import FAIL, NOT_ATTEMPTED, PASS, judge
 from gemmlab.grading.bank import get_question, l12, lesson_questions
+from gemmlab.judging import Function, evaluate
 from gemmlab.measure import recorded
-from gemmlab.grading.question import Function, evaluate
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 IDS = lesson_questions(12)
@@ -78,9 +78,14 @@ def test_the_profile_question_quotes_the_recorded_profile_and_the_exercise_the_s
              "DRAM": "dram__throughput"}
     derived = {unit: round(next(v for k, v in profile.items() if part in k))
                for unit, part in parts.items()}
-    assert l12.WMMA_PROFILE == derived and derived["L2"] == 41      # 41.48 in the record
-    figures = re.findall(r"(\d+)%", get_question("12.wmma_bottleneck").prompt)
+    assert l12.WMMA_PROFILE == derived
+    stalls = {k.split("stalled_")[1].split("_per_issue")[0]: v for k, v in profile.items()
+              if "stalled_" in k}
+    assert l12.WMMA_TOP_STALLS == tuple(sorted(stalls, key=stalls.get, reverse=True)[:3])
+    prompt = get_question("12.wmma_bottleneck").prompt
+    figures = re.findall(r"(\d+)%", prompt)
     assert figures == [str(l12.WMMA_PROFILE[u]) for u in ("tensor", "shared", "L2", "DRAM")]
     cells = json.loads((ROOT / "solutions" / "12_tensor_cores.ipynb").read_text("utf-8"))["cells"]
     text = next("".join(c["source"]) for c in cells if "## 9. Reading a profile" in "".join(c["source"]))
     assert re.findall(r"(\d+)%", text) == figures
+    assert all(stall in prompt and stall in text for stall in l12.WMMA_TOP_STALLS)

@@ -7,7 +7,7 @@ import gemmlab as gl
 from gemmlab.grading import check, judge
 from gemmlab.grading.bank import get_question, questions
 from gemmlab.grading.checker import judge_question
-from gemmlab.grading.question import (Array, Choice, Exact, Function, Number, Question, Shape,
+from gemmlab.judging import (Array, Choice, Exact, Function, Number, Question, Shape,
                                       Wrong)
 
 
@@ -76,7 +76,7 @@ def test_shape_accepts_the_tuple():
 
 
 def test_shape_list_message_says_tuple():
-    from gemmlab.grading.question import AnswerTypeError
+    from gemmlab.judging import AnswerTypeError
     with pytest.raises(AnswerTypeError, match="tuple"):
         Shape().coerce([8, 20])
 
@@ -84,7 +84,7 @@ def test_shape_list_message_says_tuple():
 def test_choice_is_case_insensitive_and_rejects_unknown_options():
     kind = Choice(["a", "b", "c"])
     assert judge_question(_q(kind, "b"), " B ").status == "pass"
-    from gemmlab.grading.question import AnswerTypeError
+    from gemmlab.judging import AnswerTypeError
     with pytest.raises(AnswerTypeError, match="one of"):
         kind.coerce("d")
 
@@ -92,7 +92,7 @@ def test_choice_is_case_insensitive_and_rejects_unknown_options():
 def test_exact_int_accepts_integral_floats_only():
     kind = Exact(int)
     assert judge_question(_q(kind, 2048), 2048.0).status == "pass"
-    from gemmlab.grading.question import AnswerTypeError
+    from gemmlab.judging import AnswerTypeError
     with pytest.raises(AnswerTypeError):
         kind.coerce(2048.5)
 

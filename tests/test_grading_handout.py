@@ -1,6 +1,7 @@
 """What students get: `gemmlab work` copies the exercises into work/ and never over a student's
 file; `make lab` does it, and keeps its token off the command line (other users see that in
-`ps`) while printing the URL; `gemmlab assign --release` writes a course without solutions."""
+`ps`) while printing the URL; `gemmlab assign --release` writes a course without solutions and
+without the grader."""
 import json
 import os
 import re
@@ -18,7 +19,8 @@ import pytest
 
 from gemmlab.grading import assign, handout
 from gemmlab.grading.bank import get_question, lesson_questions
-from gemmlab.grading.isolate import clean_env, python_argv
+import gemmlab_grader
+from gemmlab_grader.isolate import clean_env, python_argv
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -135,21 +137,35 @@ def test_a_release_has_the_course_but_no_solutions(released):
     present = {p.name for p in released.iterdir()}
     assert {"README.md", "Makefile", "pyproject.toml", "environment.yml", "notebooks",
             "exercises", "gemmlab"} <= present
-    assert not {"solutions", "tests", ".ci"} & present
+    assert not {"solutions", "tests", ".ci", "gemmlab_grader"} & present
     notebooks = list(released.rglob("*.ipynb"))
     assert len(notebooks) >= 30
     assert not [p for p in notebooks if assign.BEGIN in p.read_text()]
     assert not list(released.rglob("__pycache__")) and not (released / "exercises" / assign.MANIFEST).exists()
 
 
+def test_a_release_declares_no_command_of_the_grader(released):
+    assert 'gemmlab-grade = "gemmlab_grader.' in (ROOT / "pyproject.toml").read_text()
+    pyproject = (released / "pyproject.toml").read_text()
+    assert "gemmlab_grader." not in pyproject.split("[project.scripts]")[1].split("[")[0]
+    assert 'gemmlab = "gemmlab.cli:main"' in pyproject
+    assert not list(released.rglob("gemmlab_grader"))
+
+
 def test_a_releases_exercises_run_with_its_own_package(released, tmp_path):
+    """The grader's runner (copied beside it, as the grader does) runs a release's exercise on the
+    release's own gemmlab."""
+    root = tmp_path / "pkg"
+    shutil.copytree(released / "gemmlab", root / "gemmlab")
+    shutil.copytree(Path(gemmlab_grader.__file__).parent, root / "gemmlab_grader",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     name = "02_gemm_from_neurons.ipynb"
     (tmp_path / name).write_bytes((released / "exercises" / name).read_bytes())
     requests = [{"id": q, "answer_name": get_question(q).answer_name,
                  "code": get_question(q).is_code} for q in lesson_questions(2)]
     (tmp_path / "request.json").write_text(json.dumps(
         {"notebook": name, "timeout": 60, "requests": requests}))
-    done = subprocess.run(python_argv(released, "gemmlab.grading.runner", tmp_path), cwd=tmp_path,
+    done = subprocess.run(python_argv(root, "gemmlab_grader.runner", tmp_path), cwd=tmp_path,
                           env=clean_env(tmp_path), capture_output=True, timeout=300)
     run = json.loads((tmp_path / "run.json").read_text())
     assert done.returncode == 0 and run["errors"] == [] and run["extracted"], run

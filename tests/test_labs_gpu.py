@@ -1,16 +1,14 @@
-"""The kernel labs' GPU path, tested on the simulator with a stand-in for the grader's
-subprocess runner: one call into it, timing only after a pass in a notebook's check, the
-student's ladder. The real timing runs under GEMMLAB_BACKEND=gpu (benchmarks/gpu_labs.sh)."""
+"""The kernel labs' GPU path, tested on the simulator with a stand-in for the check on the
+simulator in a fresh process (tests/test_judging_on_simulator.py runs the real one): one call
+into it, timing only after a pass in a notebook's check, the student's ladder. The real timing
+runs under GEMMLAB_BACKEND=gpu (benchmarks/gpu_labs.sh)."""
 import linecache
-import sys
-import types
 
 import numpy as np
 import pytest
 
 import gemmlab as gl
 from gemmlab.grading import judge
-from gemmlab.grading.checker import Result
 from gemmlab.labs import gpu, kernel_lab, ladder
 from gemmlab.labs.solutions import solution
 
@@ -18,20 +16,23 @@ ROW = dict(lab="tiled", n=4096, tflops=7.4, rel_err=1e-6, course="tiled", course
            course_tflops=7.7, cublas_tflops=49.3, gpu="NVIDIA H200")
 
 
+class Runner:
+    """Stands in for judge_on_simulator: records each call, answers with ``verdict``."""
+
+    def __init__(self):
+        self.calls, self.verdict = [], ("pass", "right at 19x19x19.", None)
+
+    def __call__(self, lab, question, source, name, seed=None):
+        self.calls.append((question.id, source, name, seed))
+        return self.verdict
+
+
 @pytest.fixture
 def on_gpu(monkeypatch, tmp_path):
     """Pretend the backend is a GPU; record the calls into the runner; keep the ladder in tmp."""
-    calls = []
-    runner = types.ModuleType("gemmlab.grading.isolate")
-
-    def judge_code(question_id, source, name, seed=None):
-        calls.append((question_id, source, name, seed))
-        return runner.verdict
-    runner.judge_code = judge_code
-    runner.verdict = Result("05.lab_tiled", "pass", "right at 19x19x19.")
-    monkeypatch.setitem(sys.modules, "gemmlab.grading.isolate", runner)
-    # `from ..grading import isolate` takes the package's attribute once the real one is imported
-    monkeypatch.setattr(gl.grading, "isolate", runner, raising=False)
+    runner = Runner()
+    calls = runner.calls
+    monkeypatch.setattr(gpu, "judge_on_simulator", runner)
     monkeypatch.setattr(kernel_lab.device, "backend", lambda: "gpu")
     monkeypatch.setattr(gpu, "measure", lambda lab, kernel: dict(ROW, lab=lab.name))
     monkeypatch.setenv("GEMMLAB_LADDER", str(tmp_path / "ladder.json"))
@@ -55,9 +56,9 @@ def test_a_passing_check_calls_the_runner_once_then_times_and_records(on_gpu):
 def test_a_failing_verdict_or_the_graders_hidden_cases_are_not_timed(on_gpu, monkeypatch):
     runner, calls = on_gpu
     monkeypatch.setattr(gpu, "measure", lambda lab, kernel: pytest.fail("timed"))
-    runner.verdict = Result("05.lab_tiled", "fail", "at 19x19x19: a race.")
+    runner.verdict = ("fail", "at 19x19x19: a race.", None)
     assert judge("05.lab_tiled", solution("05.lab_tiled")).feedback == "at 19x19x19: a race."
-    runner.verdict = Result("05.lab_tiled", "pass", "right.")
+    runner.verdict = ("pass", "right.", None)
     q = gl.grading.bank.get_question("05.lab_tiled")
     status, *_ = q.kind.judge(q, solution("05.lab_tiled"), np.random.default_rng(1))
     assert status == "pass" and isinstance(calls[-1][3], int)
@@ -92,3 +93,13 @@ def test_the_ladder_plot_shows_the_records_or_says_how_to_get_them(tmp_path, mon
 def test_measure_on_the_gpu():
     row = gpu.measure(kernel_lab.TILED, solution("05.lab_tiled"), n=1024, repeats=3)
     assert row["rel_err"] < gpu.MAX_REL_ERR and row["tflops"] > 0 and row["course_tflops"] > 0
+
+
+def test_a_puzzle_on_a_gpu_is_checked_on_the_simulator_not_timed_and_brings_its_picture(on_gpu,
+                                                                                    monkeypatch):
+    runner, calls = on_gpu
+    monkeypatch.setattr(gpu, "measure", lambda lab, kernel: pytest.fail("timed"))
+    runner.verdict = ("pass", "right at n = 70, n = 45.", {"block": [2, 0, 0]})
+    result = judge("03.puzzle_map", solution("03.puzzle_map"))
+    assert result.status == "pass" and result.picture == {"block": [2, 0, 0]}
+    assert [c[0] for c in calls] == ["03.puzzle_map"]

@@ -14,7 +14,7 @@ from gemmlab.grading import judge
 from gemmlab.grading.bank import get_question
 from gemmlab.labs import kernel_lab
 from gemmlab.labs.solutions import cell, solution
-from gemmlab.labs.source import load_function
+from gemmlab.judging import load_function
 
 cuda = gl.device.cuda()
 pytestmark = pytest.mark.skipif(gl.device.backend() != "sim",

@@ -92,23 +92,3 @@ def test_a_block_that_never_stops_accessing_is_cut_short(monkeypatch):
     picture = run(neighbours).observed
     assert picture["truncated"] and len(picture["accesses"]["thread"]) == 10
 
-
-SHIFT = '''@cuda.jit
-def shift(a, out):
-    s = cuda.shared.array(8, float32)
-    t = cuda.threadIdx.x
-    s[t] = a[t]
-    out[t] = s[(t + 1) % 8]
-'''
-
-
-def test_observe_runs_here_on_the_simulator_and_in_a_worker_on_a_gpu(monkeypatch):
-    from gemmlab.labs.source import load_function
-    kernel = load_function(SHIFT, "shift", "<cell 7>")
-    a = np.arange(8, dtype=np.float32)
-    args = [("a", a), ("out", np.zeros(8, np.float32))]
-    here = observed.observe(kernel, 1, 8, args)
-    assert here["race"]["threads"] == [0, 1] and not args[1][1].any()     # arrays untouched
-    monkeypatch.setattr(observed.device, "backend", lambda: "gpu")        # as in a GPU notebook
-    there = observed.observe(kernel, 1, 8, args)
-    assert there == here

@@ -11,10 +11,10 @@ import pytest
 import gemmlab as gl
 from gemmlab.grading import judge
 from gemmlab.grading.bank import get_question
-from gemmlab.grading.isolate import judge_code
 from gemmlab.labs import puzzles
 from gemmlab.labs.solutions import cell, solution
-from gemmlab.labs.source import load_function
+from gemmlab.judging import load_function
+from gemmlab.judging.on_simulator import judge_on_simulator
 
 pytestmark = pytest.mark.skipif(gl.device.backend() != "sim",
                                 reason="the instrumented simulator runs on the simulator backend")
@@ -199,13 +199,25 @@ def test_a_dot_product_outside_the_float32_bound_fails_and_says_so():
     assert status == "fail" and "within lesson 01's float32 summation bound" in text, text
 
 
-def test_a_puzzle_is_judged_in_the_workers_process_and_its_picture_comes_back():
+def test_a_puzzle_is_judged_in_the_graders_worker_like_any_kernel_lab():
+    from gemmlab_grader.isolate import judge_code
     source, name, _ = cell("03.puzzle_shared")
     result = judge_code("03.puzzle_shared", source, name, seed=5)
     assert result.status == "pass", result.feedback
-    assert result.picture["lab"] == "puzzle_shared" and result.picture["race"] is None
-    racy = source.replace("    cuda.syncthreads()              # every slot is written before "
-                          "anyone reads a neighbour's\n", "")
+    racy = source.replace(BARRIER_LINE, "")
     result = judge_code("03.puzzle_shared", racy, name, seed=5)
     assert result.status == "fail" and "a missing barrier" in result.feedback
-    assert result.picture["race"]["threads"] == [0, 1] and result.picture["race"]["array"] == "s"
+
+
+def test_a_puzzles_check_in_a_fresh_process_sends_its_picture_back_as_plain_data():
+    source, name, _ = cell("03.puzzle_shared")
+    q = get_question("03.puzzle_shared")
+    status, feedback, picture = judge_on_simulator(q.kind, q, source.replace(BARRIER_LINE, ""),
+                                                   name)
+    assert status == "fail" and "a missing barrier" in feedback
+    assert picture["lab"] == "puzzle_shared" and picture["case"] == "n = 70"
+    assert picture["race"]["threads"] == [0, 1] and picture["race"]["array"] == "s"
+
+
+BARRIER_LINE = ("    cuda.syncthreads()              # every slot is written before anyone reads a "
+                "neighbour's\n")

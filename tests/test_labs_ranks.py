@@ -12,8 +12,8 @@ from gemmlab.labs import ranks, ring_run, run_ranks
 from gemmlab.labs.limits import call_plain
 from gemmlab.labs.ranks import RankRun, run_plain
 from gemmlab.labs.ring import reference_ring_allreduce
-from gemmlab.grading.answers import code_of
-from gemmlab.labs.source import load_function
+from gemmlab.judging import code_of
+from gemmlab.judging import load_function
 from gemmlab.viz.ring import RingStepper, holdings
 
 

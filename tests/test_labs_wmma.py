@@ -8,7 +8,7 @@ import pytest
 from gemmlab.grading import judge
 from gemmlab.labs import wmma
 from gemmlab.labs.solutions import cell, solution
-from gemmlab.labs.source import load_function
+from gemmlab.judging import load_function
 
 QID = "12.lab_wmma"
 

@@ -1,5 +1,9 @@
 """Repository rules: notebooks stored without outputs, conda and pip dependency lists in sync, each
-test file named after what it tests, the README's course map naming modules that exist."""
+test file named after what it tests, the README's course map naming modules that exist, and the
+import graph of gemmlab and the grader: no cycle, gemmlab never importing the grader, the labs and
+the bank built on gemmlab.judging, not on check() or the grader."""
+import ast
+import functools
 import json
 import re
 import subprocess
@@ -92,5 +96,205 @@ def test_the_naming_rule_tells_module_paths_from_other_words():
     assert _names_code(package, ["viz", "cache", "tiling"])           # a module, then a topic
     assert _names_code(package, ["kernels"])                          # a sub-package as a whole
     assert not _names_code(package, ["grade", "hostile"])             # grade.py is in grading/
+    assert not _names_code(package, ["grading", "grade"])             # ... no: in the grader
+    assert _names_code(ROOT, ["gemmlab", "grader", "grade", "hostile"])   # gemmlab_grader/grade.py
+    assert _names_code(package, ["judging", "where"])                 # judging/where.py
     assert not _names_code(package, ["kernels", "gemm"])              # no kernels/gemm.py
     assert _names_code(ROOT, ["docs", "site", "widget", "snapshot"])  # outside the package
+
+
+# --- the import graph of gemmlab and the grader ---------------------------------------------------
+
+PACKAGES = ("gemmlab", "gemmlab_grader")
+GRADER = "gemmlab_grader"
+
+
+def _module_files():
+    """{dotted module name: path} of every module of both packages (a package by its __init__)."""
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+MODULES = _module_files()
+
+
+def _literal(path, name):
+    """The value of the module-level assignment ``name = <literal>`` in ``path``."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name]:
+            return ast.literal_eval(node.value)
+    raise LookupError(f"{path} assigns no {name}")
+
+
+def _lazy_submodules(package):
+    """A package __init__'s lazy attribute access: the submodules its _SUBMODULES and _NAMES
+    name."""
+    path = MODULES[package]
+    names = set(_literal(path, "_SUBMODULES"))
+    if "_NAMES = " in path.read_text(encoding="utf-8"):
+        names |= set(_literal(path, "_NAMES").values())
+    return {f"{package}.{name}" for name in names}
+
+
+def _bank_lessons():
+    """The bank's lesson modules, which bank/__init__ imports by name (pkgutil + importlib)."""
+    return {m for m in MODULES if re.fullmatch(r"gemmlab\.grading\.bank\.l\d\d", m)}
+
+
+# Every import by name the graph follows, keyed by (module, call), and what it imports. None: a
+# lookup of a name given at run time (a package object sent by another process, an MPI rank's
+# --module), which no module depends on through it.
+DYNAMIC = {
+    ("gemmlab", "importlib.import_module(f'.{name}', __name__)"):
+        lambda: _lazy_submodules("gemmlab"),
+    ("gemmlab.labs", "importlib.import_module(f'.{name}', __name__)"):
+        lambda: _lazy_submodules("gemmlab.labs"),
+    ("gemmlab.labs", "importlib.import_module(f'.{_NAMES[name]}', __name__)"):
+        lambda: _lazy_submodules("gemmlab.labs"),
+    ("gemmlab.grading.bank", "importlib.import_module(f'{__name__}.{mod}')"): _bank_lessons,
+    ("gemmlab.judging.where", "importlib.import_module(module)"): None,
+    ("gemmlab.labs.mpi_worker", "importlib.import_module(args.module)"): None,
+}
+BY_NAME = ("importlib.import_module", "import_module", "__import__", "importlib.__import__",
+           "runpy.run_module", "runpy.run_path", "importlib.util.find_spec", "find_spec",
+           "pkgutil.resolve_name")
+
+
+def _imports(module):
+    """What ``module`` imports anywhere in its source (functions included): {module name}."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([node.module] if node.module else []))
+            # `from pkg import sub` imports the submodule when there is one, else pkg's name
+            found |= {f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+                      for a in node.names}
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) in BY_NAME and node.args:
+            name = node.args[0]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                found.add(name.value)
+                continue
+            call = ast.unparse(node)
+            if (module, call) not in DYNAMIC:
+                raise AssertionError(
+                    f"{module} imports by name ({call}): the import graph cannot follow it; "
+                    f"import the module, or teach tests/test_repository.py's DYNAMIC about it")
+            targets = DYNAMIC[module, call]
+            found |= targets() if targets else set()
+    return {m for m in found if m.split(".")[0] in PACKAGES}
+
+
+@functools.lru_cache(maxsize=1)
+def _graph():
+    """{module: the modules of both packages it imports}."""
+    return {m: _imports(m) for m in MODULES}
+
+
+def _reachable(start):
+    seen, todo = set(), [start]
+    while todo:
+        for nxt in _graph().get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def _unit(module):
+    """The part of a package a module belongs to: gemmlab.labs.ring -> gemmlab.labs."""
+    return ".".join(module.split(".")[:2])
+
+
+def _cycles(graph):
+    """The strongly connected components of ``graph`` with more than one node (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while not component or component[-1] != node:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _units_graph(package):
+    units = {}
+    for module, targets in _graph().items():
+        if module.split(".")[0] == package:
+            inside = {_unit(t) for t in targets if t.split(".")[0] == package}
+            units.setdefault(_unit(module), set()).update(inside - {_unit(module)})
+    return units
+
+
+def test_the_import_graph_has_no_cycle():
+    assert not _cycles(_graph()), "modules importing each other, directly or through others"
+    units = _units_graph("gemmlab")
+    assert not _cycles(units), "gemmlab's sub-packages and modules importing each other"
+    for unit, to in sorted(units.items()):
+        print(f"{unit} -> {', '.join(sorted(to)) or '-'}")
+
+
+def test_the_graph_sees_the_banks_lessons_and_imports_inside_functions():
+    graph = _graph()
+    assert _bank_lessons() <= graph["gemmlab.grading.bank"] and len(_bank_lessons()) >= 16
+    assert "gemmlab.labs.kernel_lab" in _reachable("gemmlab.grading.bank")
+    assert "gemmlab_grader.grade" in graph["gemmlab_grader.__main__"]      # inside main()
+    assert {"gemmlab.labs.ring", "gemmlab.labs.gpu"} <= graph["gemmlab.labs"]   # lazy attributes
+
+
+def test_gemmlab_never_imports_the_grader():
+    for module in MODULES:
+        if module.split(".")[0] == "gemmlab":
+            assert not {t for t in _graph()[module] if t.split(".")[0] == GRADER}, module
+    # by name only where `gemmlab grade` runs the grader's command in a new process
+    naming = sorted(m for m, path in MODULES.items() if m.split(".")[0] == "gemmlab"
+                    and GRADER in path.read_text(encoding="utf-8"))
+    assert naming == ["gemmlab.cli"]
+
+
+def test_the_labs_and_the_bank_stand_on_judging_not_on_check_or_the_grader():
+    for module in MODULES:
+        reached = _reachable(module)
+        if module.startswith("gemmlab.labs"):
+            assert not {t for t in reached if t.startswith(("gemmlab.grading", GRADER))}, module
+        if module.startswith("gemmlab.grading.bank"):
+            assert "gemmlab.grading.checker" not in reached, module
+            assert not {t for t in reached if t.startswith(GRADER)}, module
+        if module.startswith("gemmlab.judging"):
+            assert not {t for t in reached
+                        if t.startswith(("gemmlab.grading", "gemmlab.labs", GRADER))}, module
+
+
+def test_the_wheel_holds_both_packages():
+    from setuptools import find_packages
+    include = re.search(r"^include = (\[.*\])$", (ROOT / "pyproject.toml").read_text(), re.M)
+    found = find_packages(str(ROOT), include=json.loads(include.group(1)))
+    assert {"gemmlab", "gemmlab.judging", "gemmlab.grading.bank", GRADER} <= set(found)
+    assert not [p for p in found if p.split(".")[0] not in PACKAGES]

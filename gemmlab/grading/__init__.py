@@ -1,5 +1,7 @@
-"""Exercise checking (``check``), the question bank, and the instructor's tools (``assign``,
-``grade``)."""
+"""Exercise checking for students (``check``), the question bank (``bank/``), and the course's
+handout tools (``assign``: exercises from solutions; ``handout``: ``gemmlab work`` and
+``--release``). The answer kinds and verdicts are in :mod:`gemmlab.judging`; grading a class is
+the grader's own package, which imports this one (``gemmlab grade`` runs it)."""
 from .checker import FAIL, NOT_ATTEMPTED, PASS, Result, check, judge
 
 __all__ = ["check", "judge", "Result", "PASS", "FAIL", "NOT_ATTEMPTED"]

@@ -3,7 +3,8 @@
 The verdict is printed (so an exercise cell shows it) and returned as a :class:`Result`. A check
 never raises for a student's answer: a wrong type, an exception in the student's function and a
 missing answer all become a verdict with a message. ``check()`` is the student's feedback only:
-grades come from ``gemmlab grade``, which collects the answers and judges them itself.
+grades come from ``gemmlab grade`` (the grader, a package of its own), which collects the answers
+and judges them itself with :func:`judge_question`.
 
 Two sorts of questions: a *value* question's kind has ``coerce``/``same``/``show`` and the value
 is compared with the reference here; a *code* question's kind also has
@@ -15,8 +16,8 @@ draws it, and a race or an out-of-bounds access draws it unasked (:mod:`gemmlab.
 """
 from dataclasses import dataclass, field
 
+from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, evaluate, is_missing
 from .bank import get_question
-from .question import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, evaluate, is_missing
 
 _MARKS = {PASS: "PASS", FAIL: "FAIL", NOT_ATTEMPTED: "NOT ATTEMPTED"}
 

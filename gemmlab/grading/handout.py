@@ -6,11 +6,14 @@ new course version only adds the notebooks that are new. ``work/`` is ignored by
 
 ``gemmlab assign --release DIR`` writes a student copy of the course into a new folder DIR: the
 lessons, the exercises, the package, the README, the Makefile and the dependency lists; no
-``solutions/``, no ``tests/`` (they grade the solutions), no CI. The package keeps its question
-bank, reference answers included: ``check()`` needs them to give feedback, so a student who reads
-the package's source can find them. The grader does not depend on hiding them (it collects the
-answers and runs code on hidden cases itself), and a graded notebook's kernel gets no references.
+``solutions/``, no ``tests/`` (they grade the solutions), no CI, no grader (its commands are left
+out of the release's ``pyproject.toml``, so installing it gives none that cannot start). The
+package keeps its question bank, reference answers included: ``check()`` needs them to give
+feedback, so a student who reads the package's source can find them. The grader does not depend
+on hiding them (it collects the answers and runs code on hidden cases itself), and a graded
+notebook's kernel gets no references.
 """
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -63,11 +66,26 @@ def release(dest, root="."):
                             symlinks=True)
         elif source.is_file():
             shutil.copy2(source, dest / name)
+    _drop_missing_commands(dest / "pyproject.toml", dest)
     leaked = [str(p.relative_to(dest)) for p in dest.rglob("*.ipynb")
               if BEGIN in p.read_text(encoding="utf-8", errors="replace")]
     if leaked:
         raise RuntimeError(f"solution blocks found in the release: {', '.join(leaked)}")
     return dest
+
+
+def _drop_missing_commands(pyproject, dest):
+    """Remove from ``pyproject`` each command of ``[project.scripts]`` whose package is not in
+    ``dest`` (the grader's)."""
+    lines, section = [], ""
+    for line in pyproject.read_text(encoding="utf-8").splitlines(keepends=True):
+        if line.startswith("["):
+            section = line.strip()
+        entry = re.match(r'\s*[\w.-]+\s*=\s*"(\w+)[\w.]*:', line)
+        if section == "[project.scripts]" and entry and not (dest / entry[1]).is_dir():
+            continue
+        lines.append(line)
+    pyproject.write_text("".join(lines), encoding="utf-8")
 
 
 def release_main(dest, root="."):
@@ -76,7 +94,7 @@ def release_main(dest, root="."):
     except (ValueError, FileExistsError, RuntimeError) as exc:
         print(f"gemmlab assign --release: {exc}", file=sys.stderr)
         return 2
-    print(f"{where}: a student copy of the course ({', '.join(RELEASE)}); without solutions/ "
-          f"and tests/. The package's question bank still holds the reference answers that "
-          f"check() compares with: see the README, 'What students can see'.")
+    print(f"{where}: a student copy of the course ({', '.join(RELEASE)}); without solutions/, "
+          f"tests/ and the grader. The package's question bank still holds the reference answers "
+          f"that check() compares with: see the README, 'What students can see'.")
     return 0

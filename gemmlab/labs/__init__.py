@@ -7,12 +7,13 @@ CUDA simulator (:mod:`.simulator`) at odd shapes, then names the mistake (:mod:`
 - :mod:`.simulator`: ``simulate(kernel, grid, block, args)`` -> a trace of global and shared
   memory accesses, races, barriers and faults (out of bounds, a barrier not every thread
   reaches, an endless loop); :mod:`.observed`: one block of it as plain data, the picture that
-  ``check(..., show=True)`` draws (:mod:`gemmlab.viz.kernel`).
+  ``check(..., show=True)`` draws (:mod:`gemmlab.viz.kernel`); :mod:`.observe`: that picture of
+  any kernel, on a GPU backend from a fresh process on the simulator.
 - :mod:`.kernel_lab`: ``KernelLab``, what every kernel lab shares (``coerce`` / ``judge``, the
-  grader's code-question protocol), and the GEMM labs ``NAIVE``, ``TILED``, ``PINGPONG``,
-  ``OUTER``, ``TWOLEVEL`` with their launches.
-- :mod:`.puzzles` and :mod:`.puzzle_feedback`: lesson 03's eight warm-up puzzles (map .. prefix
-  sum), kernel labs on small arrays, each typical mistake named.
+  code-question protocol of :mod:`gemmlab.judging`), and the GEMM labs ``NAIVE``, ``TILED``,
+  ``PINGPONG``, ``OUTER``, ``TWOLEVEL`` with their launches.
+- :mod:`.puzzles`, :mod:`.puzzle_cases` and :mod:`.puzzle_feedback`: lesson 03's eight warm-up
+  puzzles (map .. prefix sum), kernel labs on small arrays, each typical mistake named.
 - :mod:`.wmma`: the fragment API (``load_matrix_sync``, ``mma_sync``, ``store_matrix_sync``)
   and the Tensor Core lab ``12.lab_wmma``.
 - :mod:`.gpu` and :mod:`.ladder`: on a GPU backend, the checks in a subprocess and the timing
@@ -32,11 +33,11 @@ Submodules load on first use, so ``import gemmlab`` stays fast.
 """
 import importlib
 
-_SUBMODULES = {"simulator", "observed", "kernel_lab", "feedback", "cases", "registers",
-               "puzzles", "puzzle_feedback", "wmma", "gpu",
+_SUBMODULES = {"simulator", "observed", "observe", "kernel_lab", "feedback", "cases", "registers",
+               "puzzles", "puzzle_cases", "puzzle_feedback", "wmma", "gpu",
                "ladder", "solutions", "watchdog",
                "ranks", "deadlock", "limits", "mpi", "ring", "tensor", "groups", "budget",
-               "kinds", "source"}
+               "kinds"}
 # names offered at the top level, and the submodule each lives in
 _NAMES = {"run_mpi": "mpi", "run_ranks": "ranks", "RankComm": "ranks", "RankRun": "ranks",
           "ring_run": "ring", "reference_ring_allreduce": "ring"}

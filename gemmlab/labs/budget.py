@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 
+from ..judging import FAIL, NOT_ATTEMPTED, PASS, is_missing, where_it_lives
 from ..parallel import budget as model
 from ..perfmodel.traffic import gemm_flops
-from .kinds import FAIL, NOT_ATTEMPTED, PASS, CodeLab, NoAnswer, is_missing, where_it_lives
+from .kinds import CodeLab, NoAnswer
 from .limits import TIME_LIMIT, call_plain
 
 RTOL = 1e-6

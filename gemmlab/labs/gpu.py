@@ -1,17 +1,17 @@
 """The kernel labs on a GPU backend.
 
 There ``numba.cuda`` is the real one, and the simulator cannot run in the same process (the
-backend is chosen once), so a lab check makes one call into the grader's subprocess runner,
-which runs the kernel's cell on the simulator with the same instrumented checks. When they pass,
-the notebook's check then times the student's kernel here, on the GPU, at full size, beside the
-course's kernel and cuBLAS measured in the same call, and keeps the figures for the student's
+backend is chosen once), so a lab check runs the kernel's cell again in a fresh process on the
+simulator, with the same instrumented checks (:mod:`gemmlab.judging.on_simulator`). When they
+pass, the notebook's check then times the student's kernel here, on the GPU, at full size, beside
+the course's kernel and cuBLAS measured in the same call, and keeps the figures for the student's
 own ladder (:mod:`gemmlab.labs.ladder`).
 """
 import numpy as np
 
 from .. import bench, device
-from ..grading.answers import code_of
-from ..grading.checker import FAIL, PASS
+from ..judging import FAIL, PASS, code_of
+from ..judging.on_simulator import judge_on_simulator
 from . import ladder
 
 MAX_REL_ERR = 1e-4          # float32 GEMM at 4096^3 on random inputs stays far below this
@@ -21,14 +21,12 @@ def judge_on_gpu(lab, question, kernel, rng):
     """(status, feedback, picture): the instrumented checks in a subprocess on the simulator
     (the picture of the run comes back from there as plain data), then, for a notebook's check
     (``rng`` None) of a GEMM kernel that passed, its speed on this GPU."""
-    from ..grading import isolate   # here: isolate imports the bank, whose labs import this module
     try:
         source, name = code_of(kernel)
     except (TypeError, ValueError) as exc:
         return FAIL, f"the instrumented checks cannot run: {exc}.", None
     seed = None if rng is None else int(rng.integers(2**31))
-    result = isolate.judge_code(question.id, source, name, seed=seed)
-    status, text, picture = result.status, result.feedback, result.picture
+    status, text, picture = judge_on_simulator(lab, question, source, name, seed=seed)
     if status != PASS or rng is not None or lab.rung is None:
         return status, text, picture
     row = measure(lab, kernel)

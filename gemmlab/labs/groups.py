@@ -11,8 +11,9 @@ import itertools
 
 import numpy as np
 
+from ..judging import FAIL, PASS, is_missing, where_it_lives
 from ..parallel.grid import AXES, RankGrid
-from .kinds import FAIL, PASS, CodeLab, NoAnswer, is_missing, where_it_lives
+from .kinds import CodeLab, NoAnswer
 from .limits import TIME_LIMIT, call_plain
 
 

@@ -24,8 +24,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from .. import device
-from ..grading.checker import FAIL, NOT_ATTEMPTED, PASS
-from ..grading.question import AnswerTypeError
+from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError
 from . import cases as cases_
 from . import feedback
 

@@ -1,4 +1,6 @@
-"""What the distributed labs' question kinds share: the code-question protocol of the grader.
+"""What the distributed labs' question kinds share: the code-question protocol of
+:mod:`gemmlab.judging` (verdicts from there; the student's function is run through
+:func:`~gemmlab.judging.where.where_it_lives`, next to the code wherever that lives).
 
 A kind has ``coerce(answer)`` (the answer must be a function) and ``judge(question, fn, rng)``:
 with ``rng`` None it runs the public cases the notebook's ``check()`` uses (``cases()``); with a
@@ -6,24 +8,10 @@ NumPy Generator it draws hidden cases from it (``hidden(rng)``: other rank count
 seeds). It stops at the first case that fails and says which case it was. It never raises for
 the student's code: an exception anywhere becomes a FAIL with the reason.
 """
-import numpy as np
-
-from ..grading.checker import FAIL, NOT_ATTEMPTED, PASS
-from ..grading.question import AnswerTypeError, is_missing
+from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, is_missing
 from .ranks import numeric_array
 
-__all__ = ["PASS", "FAIL", "NOT_ATTEMPTED", "CodeLab", "is_missing", "as_array",
-           "NoAnswer", "where_it_lives"]
-
-
-def where_it_lives(fn, helper, *args):
-    """``helper(fn, *args)`` run in the process that holds ``fn``, through
-    :func:`gemmlab.grading.isolate.call`: the grader keeps a student's code in a process of its
-    own and hands the check a proxy, and the helper, a function of this package, runs next to
-    that code (for a plain function, here). The helpers return plain data (lists, dicts, arrays,
-    numbers)."""
-    from ..grading.isolate import call     # here: isolate imports the bank, which imports the labs
-    return call(fn, helper, *args)
+__all__ = ["CodeLab", "NoAnswer", "as_array"]
 
 
 class NoAnswer(Exception):

@@ -79,6 +79,7 @@ def call_limited(fn, args, time_limit=DEFAULT_TIME_LIMIT):
 
 def call_plain(fn, args, time_limit=DEFAULT_TIME_LIMIT):
     """:func:`call_limited` as plain data, {"value": ..., "error": ...}: the run helper the labs
-    hand to the grader, which runs it in the process that holds the student's code."""
+    hand to :func:`~gemmlab.judging.where.where_it_lives`, which runs it in the process that holds
+    the student's code."""
     value, error = call_limited(fn, tuple(args), time_limit)
     return {"value": value, "error": error}

@@ -18,9 +18,8 @@ import numpy
 from ..collectives import jobs
 from ..collectives.launch import (check_request, format_size, format_table, parse_size,
                                   with_bandwidths)
+from ..judging import code_of, is_missing
 from .ranks import run_ranks
-from ..grading.answers import code_of
-from ..grading.question import is_missing
 
 ALGORITHMS = ("yours", "ring", "mpi")
 REHEARSAL_ITEMS = 1031          # values per rank of the simulated try-run (not divisible by N)

@@ -15,7 +15,7 @@ from mpi4py import MPI
 from ..collectives.jobs import world
 from ..collectives.mpi import ALGORITHMS
 from ..collectives.worker import add_timing_arguments, measure, report
-from .source import load_function
+from ..judging import load_function
 
 # A 1-D array of one of these dtypes travels as raw bytes, its dtype in the message tag; anything
 # else is pickled (mpi4py's lowercase calls), which is slower but carries any shape.

@@ -23,12 +23,8 @@ process that never saw the simulator (:mod:`gemmlab.viz.kernel`)::
 Threads are numbered inside the block as CUDA numbers them (x fastest); ``thread`` in a fault
 is None when no single thread is to blame (a timeout, a barrier).
 
-:func:`observe` runs a kernel and returns that plain data: on the simulator backend in this
-process, on a GPU backend (where the simulator cannot run beside the real CUDA) in a fresh
-worker process that runs the kernel's notebook cell on the simulator and sends back only the
-plain data, as the kernel labs do.
+:func:`gemmlab.labs.observe.observe` runs a kernel and returns that plain data.
 """
-from .. import device
 
 MAX_ACCESSES = 200_000      # per block: beyond this the picture says it was cut short
 
@@ -86,33 +82,3 @@ class BlockRecorder:
                 "fault": fault if rank == FAULT else None,
                 "race": highlight if rank in (RACE, UNWRITTEN) else None,
                 "truncated": truncated}
-
-
-def observe(kernel, grid, block, args, timeout=60.0):
-    """The plain data of one block of ``kernel[grid, block]`` run on ``args`` ((name, array)
-    pairs, as for :func:`gemmlab.labs.simulator.simulate`): the block at fault, else the last.
-    The arrays are not modified. On a GPU backend the kernel must be defined in a notebook cell
-    (its cell is what the worker runs)."""
-    args = [(str(name), value.copy() if hasattr(value, "copy") else value) for name, value in args]
-    if device.backend() == "sim":
-        return observe_here(kernel, grid, block, args, timeout)
-    from ..grading.answers import code_of       # here: grading imports the bank, which the
-    from ..grading import isolate               # labs of the bank import in turn
-    source, name = code_of(kernel)
-    worker = isolate.Worker(isolate.Isolation(), timeout + 60)
-    try:
-        loaded = worker.request({"op": "load", "source": source, "name": name})
-        if not loaded["ok"] or loaded.get("state") != "value":
-            raise ValueError(f"the cell that defines {name}() did not run in a fresh process: "
-                             f"{loaded.get('error') or loaded.get('state')}")
-        return isolate.call(isolate.RemoteFunction(worker, name), observe_here, grid, block,
-                            args, timeout)
-    finally:
-        worker.close()
-
-
-def observe_here(kernel, grid, block, args, timeout=60.0):
-    """:func:`observe` in this process (the simulator backend)."""
-    from .simulator import simulate
-    return simulate(kernel, grid, block, [tuple(pair) for pair in args],
-                    time_limit=timeout).observed

@@ -13,7 +13,9 @@ import math
 
 import numpy as np
 
-from .puzzles import GRID, LINE, SPAN_LIMIT, WARP
+from .puzzle_cases import GRID, LINE, WARP
+
+SPAN_LIMIT = 64             # shared reads one thread may make in a one-block reduction or scan
 
 
 def first_problem(puzzle, case, out, trace):

@@ -1,15 +1,11 @@
 """The warm-up puzzles of lesson 03: eight small kernels before the GEMM labs.
 
 Each puzzle is an ordinary kernel lab (:class:`gemmlab.labs.kernel_lab.KernelLab`): the student
-writes a ``@cuda.jit`` kernel, the puzzle fixes its launch, and the check runs it on the
-instrumented simulator at sizes that are not multiples of the block, with fresh random inputs
-and a poisoned output, compares with a float64 reference and names the first mistake
-(:mod:`gemmlab.labs.puzzle_feedback`). Float32 arrays, C-contiguous. The launches:
-
-- **1-D**: blocks of 32 threads, grid ceil(n/32); thread t of block b handles i = 32 b + t;
-- **2-D**: blocks of (16, 16) threads, threadIdx.x along columns and threadIdx.y along rows, grid
-  (ceil(cols/16), ceil(rows/16)): thread (x, y) of block (bx, by) handles out[16 by + y, 16 bx + x];
-- **one block**: a single block of 256 threads, n <= 256.
+writes a ``@cuda.jit`` kernel, the puzzle fixes its launch (1-D, 2-D or one block, see
+:mod:`gemmlab.labs.puzzle_cases`), and the check runs it on the instrumented simulator at sizes
+that are not multiples of the block, with fresh random inputs and a poisoned output, compares
+with a float64 reference and names the first mistake (:mod:`gemmlab.labs.puzzle_feedback`).
+Float32 arrays, C-contiguous.
 
 =========================  =====================  =============================================
 ``03.puzzle_map``          ``kernel(a, out)``      out[i] = a[i] + 10 (1-D)
@@ -36,68 +32,8 @@ import numpy as np
 from .. import precision
 from .cases import POISON_HIGH, POISON_LOW
 from .kernel_lab import KernelLab
-
-LINE, GRID, ONE_BLOCK = "1-D", "2-D", "one block"
-WARP = 32                   # threads per block of the 1-D launch (and slots of puzzle_shared)
-SIDE = 16                   # the 2-D launch's block side
-BLOCK = 256                 # the one-block puzzles' threads, and their largest n
-SPAN_LIMIT = 64             # shared reads one thread may make in a one-block reduction or scan
-
-
-@dataclass
-class PuzzleCase:
-    """One run of a puzzle: its size, inputs, the poisoned output and the float64 reference."""
-    layout: str
-    size: tuple                         # (n,) or (rows, cols)
-    inputs: dict                        # parameter name -> float32 array
-    output: np.ndarray                  # the poisoned output before the run
-    expected: np.ndarray                # float64
-    tolerance: np.ndarray               # elementwise bound on |out - expected|
-
-    @property
-    def label(self):
-        if len(self.size) == 2:
-            return f"rows x cols = {self.size[0]} x {self.size[1]}"
-        return f"n = {self.size[0]}"
-
-    @property
-    def n(self):
-        return self.size[0]
-
-    def launch(self):
-        """(grid, block) of the puzzle's launch for this case."""
-        if self.layout == LINE:
-            return math.ceil(self.n / WARP), WARP
-        if self.layout == GRID:
-            rows, cols = self.size
-            return (math.ceil(cols / SIDE), math.ceil(rows / SIDE)), (SIDE, SIDE)
-        return 1, BLOCK
-
-    def own_index(self, block, thread):
-        """The output element the thread (block-local index tuple) handles in this layout."""
-        if self.layout == LINE:
-            return (block[0] * WARP + thread[0],)
-        if self.layout == GRID:
-            return (block[1] * SIDE + thread[1], block[0] * SIDE + thread[0])
-        return (thread[0],)
-
-    def owner(self, index):
-        """(block, thread) index tuples of the thread that handles output element ``index``."""
-        if self.layout == LINE:
-            return (index[0] // WARP, 0, 0), (index[0] % WARP, 0, 0)
-        if self.layout == GRID:
-            i, j = index
-            return (j // SIDE, i // SIDE, 0), (j % SIDE, i % SIDE, 0)
-        return (0, 0, 0), (index[0], 0, 0)
-
-
-def values(rng, shape):
-    """float32, uniform in [-1, 1], no zero (a zero would hide a missing term)."""
-    while True:
-        v = rng.uniform(-1.0, 1.0, shape).astype(np.float32)
-        if v.all():
-            return v
-
+from .puzzle_cases import BLOCK, GRID, LINE, ONE_BLOCK, SIDE, WARP, PuzzleCase, values
+from .puzzle_feedback import first_problem, summary
 
 def roundings(terms, count=1):
     """Elementwise bound for ``count`` float32 roundings of sums of ``terms`` (the largest
@@ -255,11 +191,9 @@ class Puzzle(KernelLab):
                 and not any(arrays[name].thread_reads for name in self.inputs))
 
     def first_problem(self, case, arrays, trace):
-        from .puzzle_feedback import first_problem
         return first_problem(self, case, arrays[self.output], trace)
 
     def summary(self, runs):
-        from .puzzle_feedback import summary
         return summary(self, runs)
 
 

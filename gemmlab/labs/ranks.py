@@ -460,6 +460,7 @@ def _finish(world, outputs, busy, time_limit):
 
 def run_plain(program, per_rank_args, allow_collectives=True, time_limit=DEFAULT_TIME_LIMIT):
     """:func:`run_ranks` as plain data (:meth:`RankRun.to_plain`): the run helper the labs hand
-    to the grader, which runs it in the process that holds the student's code."""
+    to :func:`~gemmlab.judging.where.where_it_lives`, which runs it in the process that holds the
+    student's code."""
     return run_ranks(program, per_rank_args, allow_collectives, time_limit).to_plain()
 

@@ -12,7 +12,8 @@ whole buffers sent at once (centralized), too many steps or bytes.
 import numpy as np
 
 from ..collectives.buffers import chunk_bounds
-from .kinds import FAIL, PASS, CodeLab, NoAnswer, as_array, is_missing, where_it_lives
+from ..judging import FAIL, PASS, is_missing, where_it_lives
+from .kinds import CodeLab, NoAnswer, as_array
 from .limits import TIME_LIMIT
 from .ranks import RankRun, run_plain, run_ranks
 

@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from .source import load_function
+from ..judging import load_function
 
 ROOT = Path(__file__).resolve().parents[2]
 def solution(question_id, folder=None):

@@ -13,10 +13,11 @@ real ratio of bytes), W_O split by columns.
 import numpy as np
 
 from ..collectives.cost import ring_send_bytes
+from ..judging import FAIL, PASS, is_missing, where_it_lives
 from ..parallel.attention import attention_reference, head_attention, megatron_attention
 from ..parallel.ffn import ffn_reference, gelu, megatron_ffn
 from ..parallel.sharding import row_parallel
-from .kinds import FAIL, PASS, CodeLab, NoAnswer, as_array, is_missing, where_it_lives
+from .kinds import CodeLab, NoAnswer, as_array
 from .limits import TIME_LIMIT
 from .ranks import RankRun, run_plain
 

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from ..grading.checker import FAIL, NOT_ATTEMPTED, PASS
-from ..grading.question import AnswerTypeError
+from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError
 from .kernel_lab import check_parameters
 from .limits import Stop, where
 from .watchdog import Watchdog

@@ -4,7 +4,7 @@ training loop's two overlaps, operators and kernels, two GPUs, two software stac
 path and the energy sum. Its discussion questions Q01-Q03 are checked here."""
 from ...perfmodel import MEMORY_PATH, POWER, chip, training_timeline, timeline_end
 from ._choices import options_text
-from ..question import Choice, Exact, Number, Question, Wrong
+from ...judging import Choice, Exact, Number, Question, Wrong
 
 
 

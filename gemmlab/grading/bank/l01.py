@@ -11,7 +11,7 @@ import numpy as np
 
 from ... import precision as P
 from ._choices import options_text
-from ..question import AnswerTypeError, Array, Choice, Exact, Number, Question, Wrong, _describe
+from ...judging import AnswerTypeError, Array, Choice, Exact, Number, Question, Wrong, describe
 
 GIB = 2**30
 PARAMS = 7e9
@@ -35,11 +35,11 @@ class Options:
             parts = [p.strip().lower() if isinstance(p, str) else p for p in answer]
         else:
             raise AnswerTypeError(f"expected the letters of your options, e.g. \"a, c\" or "
-                                  f"{{'a', 'c'}}, got {_describe(answer)}")
+                                  f"{{'a', 'c'}}, got {describe(answer)}")
         unknown = [p for p in parts if p not in keys]
         if unknown or not parts:
             raise AnswerTypeError(f"expected some of {', '.join(repr(k) for k in self.options)}, "
-                                  f"got {_describe(answer)}")
+                                  f"got {describe(answer)}")
         return frozenset(parts)
 
     def same(self, answer, expected):

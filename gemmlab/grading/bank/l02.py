@@ -3,7 +3,7 @@ row-major indices, byte addresses and strides, and the naive triple loop."""
 import numpy as np
 
 from ._choices import options_text
-from ..question import Array, Choice, Exact, Function, Question, Shape, Wrong
+from ...judging import Array, Choice, Exact, Function, Question, Shape, Wrong
 
 # The seed's example: two inputs with three features, two neurons.
 X = np.array([[1, 2, 3], [4, 5, 6]])

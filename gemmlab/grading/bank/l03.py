@@ -8,7 +8,7 @@ from ...labs.solutions import solution
 from ...perfmodel import (amdahl, efficiency, group_sum_time, message_time, reduction_schedule,
                           self_schedule, speedup)
 from ._choices import options_text
-from ..question import Choice, Exact, Function, Number, Question, Wrong
+from ...judging import Choice, Exact, Function, Number, Question, Wrong
 
 # The grouping activity: 32 numbers, 4 workers at 1 item per time unit.
 ITEMS, WORKERS = 32, 4

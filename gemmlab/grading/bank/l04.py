@@ -7,7 +7,7 @@ from ...perfmodel import (attention_scores_bytes, chip, effective_bandwidth, fus
                           linear_intensity, pipeline_time, ridge_point, roofline_time, simulate,
                           tile_workspace_bytes, vector_add_counts)
 from ._choices import options_text
-from ..question import Array, Choice, Exact, Function, Number, Question, Wrong
+from ...judging import Array, Choice, Exact, Function, Number, Question, Wrong
 
 H200 = chip("H200 SXM")
 P, B = H200.peak("fp32"), H200.bandwidth.value

@@ -4,7 +4,7 @@ from ...labs.kernel_lab import NAIVE, TILED
 from ...labs.solutions import solution
 from ...perfmodel.hardware import MAX_STATIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK
 from ._choices import options_text
-from ..question import Choice, Exact, Number, Question, Wrong
+from ...judging import Choice, Exact, Number, Question, Wrong
 
 N_EX, T_EX = 64, 16                       # the seed's exercise: 64 x 64 matrices, T = 16
 ROW, COL, ALPHA, BETA, C_IN = (1, 2, 3), (4, 5, 6), 2.0, 0.5, 10.0

@@ -4,7 +4,7 @@ import numpy as np
 
 from ...parallel import column_parallel, parallel_kind, row_parallel, shape_ledger
 from ...labs.tensor import ColumnLab, RowLab, reference_column_rank, reference_row_rank
-from ..question import Choice, Exact, Function, Question, Shape, Wrong
+from ...judging import Choice, Exact, Function, Question, Shape, Wrong
 
 # The seed's exercise: X is 8 x 12, W is 12 x 20, p = 4 ranks.
 X_SHAPE, W_SHAPE, P = (8, 12), (12, 20), 4

@@ -8,7 +8,7 @@ from ...collectives.cost import (allreduce_cost, allreduce_time, algbw, busbw,
                                  centralized_root_bytes, ring_send_bytes)
 from ...collectives.nccl import RingPlan
 from ...labs.ring import RingLab, reference_ring_allreduce
-from ..question import Choice, Exact, Function, Number, Question, Wrong
+from ...judging import Choice, Exact, Function, Number, Question, Wrong
 
 MIB, GIB = 2**20, 2**30
 

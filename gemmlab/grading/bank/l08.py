@@ -5,7 +5,7 @@ from ...labs.kernel_lab import PINGPONG
 from ...labs.solutions import solution
 from ...perfmodel import pipeline_time
 from ._choices import options_text
-from ..question import Choice, Exact, Number, Question, Wrong
+from ...judging import Choice, Exact, Number, Question, Wrong
 
 T_L, T_C, N_TILES = 8.0, 12.0, 4          # the seed's exercise, microseconds
 BM = BN = 128

@@ -5,7 +5,7 @@ import numpy as np
 from ...parallel import (ffn_allgather_in_middle, ffn_bias_on_every_rank, ffn_reference, gelu,
                          megatron_ffn, megatron_ffn_backward, split_columns, split_rows)
 from ...labs.tensor import FFNLab, reference_ffn_rank
-from ..question import Choice, Exact, Function, Number, Question, Shape, Wrong
+from ...judging import Choice, Exact, Function, Number, Question, Shape, Wrong
 
 # The seed's exercise: M = 16 tokens, D = 1024, a D -> 4D -> D GELU FFN on p = 4 ranks.
 M, D, P = 16, 1024, 4

@@ -2,7 +2,7 @@
 mean, the scalar register slots of an m x n micro-tile; and the outer-product kernel lab."""
 from ...labs.kernel_lab import OUTER
 from ...labs.solutions import solution
-from ..question import Exact, Function, Number, Question, Wrong
+from ...judging import Exact, Function, Number, Question, Wrong
 
 K_STEPS, M_T, N_T = 32, 4, 4
 

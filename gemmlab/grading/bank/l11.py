@@ -5,7 +5,7 @@ kernel lab."""
 from ...labs.kernel_lab import TWOLEVEL
 from ...labs.solutions import solution
 from ...perfmodel.occupancy import HOPPER, blocks_per_sm
-from ..question import Choice, Exact, Number, Question, Wrong
+from ...judging import Choice, Exact, Number, Question, Wrong
 
 GRANULARITY = ("one k position", "one K-tile")
 

@@ -3,7 +3,7 @@ built by fixing three axes, which axis each parallelism cuts, and orthogonal vs 
 from ...parallel import RankGrid
 from ...labs.groups import GroupsLab, reference_groups
 from ._choices import options_text
-from ..question import Array, Choice, Exact, Function, Question, Wrong
+from ...judging import Array, Choice, Exact, Function, Question, Wrong
 
 # The seed's exercise: DP = 4, PP = 2, CP = 2, TP = 8.
 EXERCISE = dict(tp=8, cp=2, dp=4, pp=2)

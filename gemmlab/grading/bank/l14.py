@@ -4,7 +4,7 @@ import numpy as np
 
 from ...parallel import attention_reference, megatron_attention, split_rows
 from ...labs.tensor import AttentionLab, reference_attention_rank
-from ..question import Choice, Exact, Function, Question, Shape, Wrong
+from ...judging import Choice, Exact, Function, Question, Shape, Wrong
 
 # The seed's exercise: standard MHA, d_model = 4096, h = 32 (d_h = 128), TP = 8.
 D_MODEL, H, TP = 4096, 32, 8

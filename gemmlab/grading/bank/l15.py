@@ -5,7 +5,7 @@ from ...collectives import ring_send_bytes
 from ...parallel import shape_ledger
 from ...perfmodel import pipeline_time
 from ...labs.budget import BudgetLab, reference_layer_budget
-from ..question import Exact, Number, Question, Shape, Wrong
+from ...judging import Exact, Number, Question, Shape, Wrong
 
 GIB = 2**30
 # Exercise 1: X 32 x 4096, W 4096 x 16384, column parallel on 4 ranks.

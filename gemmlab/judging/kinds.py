@@ -1,10 +1,8 @@
-"""Questions of the exercise bank: what is asked, how an answer is compared, which wrong answers
-are known and what misconception each one reveals.
-
-A question holds a *reference computation* (a function), not a pasted literal, wherever the value
-can be computed, so the bank and the lessons cannot drift apart. Each kind of answer (a number, an
-exact value, a choice, a shape, an array, a function) knows how to reject the wrong type with a
-message a student understands, and how to compare a well-typed answer with the reference.
+"""The kinds of answer a question asks for: a number, an exact value, a choice, a shape, an array,
+a function. Each knows how to reject the wrong type with a message a student understands
+(``coerce`` raises :class:`~gemmlab.judging.verdict.AnswerTypeError`), how to compare a well-typed
+answer with the reference (``same``) and how to show a value (``show``). A kind that runs code
+(``Function``, the labs' kinds) has ``judge(question, fn, rng)`` instead of ``same``.
 """
 import math
 from dataclasses import dataclass, field
@@ -12,20 +10,11 @@ from typing import Any, Callable, ClassVar, Optional, Sequence
 
 import numpy as np
 
-
-PASS, FAIL, NOT_ATTEMPTED = "pass", "fail", "not attempted"     # a verdict's status
-
-
-def is_missing(answer):
-    """``None`` and ``...`` (the exercise placeholder) mean "not attempted"."""
-    return answer is None or answer is Ellipsis
+from .verdict import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, is_missing
 
 
-class AnswerTypeError(Exception):
-    """The answer has the wrong type or form; the message says what was expected."""
-
-
-def _describe(value):
+def describe(value):
+    """"type repr" of an answer for a message, the repr cut to 60 characters."""
     text = repr(value)
     return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
@@ -52,7 +41,7 @@ class Number:
             if isinstance(answer, np.ndarray) and answer.size == 1:
                 return float(answer.reshape(()))
             unit = f" (in {self.unit})" if self.unit else ""
-            raise AnswerTypeError(f"expected a number{unit}, got {_describe(answer)}")
+            raise AnswerTypeError(f"expected a number{unit}, got {describe(answer)}")
         return float(answer)
 
     def precision(self):
@@ -92,22 +81,22 @@ class Exact:
     def coerce(self, answer):
         if self.type is int:
             if isinstance(answer, (bool, np.bool_)):
-                raise AnswerTypeError(f"expected a whole number, got {_describe(answer)}")
+                raise AnswerTypeError(f"expected a whole number, got {describe(answer)}")
             if isinstance(answer, (float, np.floating)) and float(answer).is_integer():
                 return int(answer)
             if not isinstance(answer, (int, np.integer)):
-                raise AnswerTypeError(f"expected a whole number, got {_describe(answer)}")
+                raise AnswerTypeError(f"expected a whole number, got {describe(answer)}")
             return int(answer)
         if self.type is bool:
             if not isinstance(answer, (bool, np.bool_)):
-                raise AnswerTypeError(f"expected True or False, got {_describe(answer)}")
+                raise AnswerTypeError(f"expected True or False, got {describe(answer)}")
             return bool(answer)
         if self.type is str:
             if not isinstance(answer, str):
-                raise AnswerTypeError(f"expected a string, got {_describe(answer)}")
+                raise AnswerTypeError(f"expected a string, got {describe(answer)}")
             return answer.strip().lower()
         if not isinstance(answer, self.type):
-            raise AnswerTypeError(f"expected a {self.type.__name__}, got {_describe(answer)}")
+            raise AnswerTypeError(f"expected a {self.type.__name__}, got {describe(answer)}")
         return answer
 
     def same(self, answer, expected):
@@ -128,7 +117,7 @@ class Choice:
         keys = [o.lower() for o in self.options]
         if not isinstance(answer, str) or answer.strip().lower() not in keys:
             raise AnswerTypeError(
-                f"expected one of {', '.join(repr(o) for o in self.options)}, got {_describe(answer)}")
+                f"expected one of {', '.join(repr(o) for o in self.options)}, got {describe(answer)}")
         return answer.strip().lower()
 
     def same(self, answer, expected):
@@ -149,7 +138,7 @@ class Shape:
                 f"write it with round brackets, tuple({answer!r})")
         if not isinstance(answer, tuple) or not all(
                 isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in answer):
-            raise AnswerTypeError(f"expected a shape as a tuple of whole numbers, got {_describe(answer)}")
+            raise AnswerTypeError(f"expected a shape as a tuple of whole numbers, got {describe(answer)}")
         return tuple(int(n) for n in answer)
 
     def same(self, answer, expected):
@@ -169,7 +158,7 @@ class Array:
         try:
             arr = np.asarray(answer, dtype=np.float64)
         except (TypeError, ValueError):
-            raise AnswerTypeError(f"expected an array of numbers, got {_describe(answer)}") from None
+            raise AnswerTypeError(f"expected an array of numbers, got {describe(answer)}") from None
         return arr
 
     def same(self, answer, expected):
@@ -194,12 +183,12 @@ class Function:
     compare: Any = field(default_factory=Array)
     hidden: Callable[[np.random.Generator], Sequence[tuple]] = None
     proxy_judge: ClassVar[bool] = True  # judge() only calls fn on data: the grader may pass a
-                                        # proxy to the student's process (see grading.isolate)
+                                        # proxy to the student's process (see judging.where)
 
     def coerce(self, answer):
         if not callable(answer):
             raise AnswerTypeError(f"expected a function (pass its name, without calling it), "
-                                  f"got {_describe(answer)}")
+                                  f"got {describe(answer)}")
         return answer
 
     def judge(self, question, fn, rng=None):
@@ -237,44 +226,3 @@ def _all_same(compare, got, expected):
     except AnswerTypeError:
         return False
 
-
-@dataclass(frozen=True)
-class Wrong:
-    """A known wrong answer (a value, or a function computing it) and the misconception it shows."""
-    value: Any
-    feedback: str
-
-
-@dataclass(frozen=True)
-class Question:
-    id: str
-    prompt: str
-    answer: Callable[[], Any]
-    kind: Any = field(default_factory=Number)
-    wrong: Sequence[Wrong] = ()
-    hint: str = ""
-    explain: str = ""       # shown after a pass: the one idea the question is about
-    answer_name: str = ""   # the notebook variable or function holding the answer ("" -> the
-                            # part of the id after the dot); the grader reads it by this name
-
-    def __post_init__(self):
-        if not self.answer_name:
-            object.__setattr__(self, "answer_name", self.id.split(".", 1)[-1])
-        if not self.answer_name.isidentifier():
-            raise ValueError(f"question {self.id!r}: answer_name {self.answer_name!r} is not a "
-                             f"Python name")
-
-    @property
-    def is_code(self):
-        """Whether the answer is code (a function, kernel, per-rank program) that the kind runs:
-        such kinds have a ``judge(question, fn, rng)`` method."""
-        return callable(getattr(self.kind, "judge", None))
-
-    @property
-    def lesson(self):
-        return self.id.split(".", 1)[0]
-
-
-def evaluate(value):
-    """A reference or wrong value may be given as a zero-argument function (computed lazily)."""
-    return value() if callable(value) else value

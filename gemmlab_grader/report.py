@@ -12,8 +12,8 @@ import json
 import unicodedata
 from pathlib import Path
 
-from .files import write_file
-from .question import FAIL, NOT_ATTEMPTED, PASS
+from gemmlab.grading.files import write_file
+from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS
 
 _SHORT = {PASS: "pass", FAIL: "FAIL", NOT_ATTEMPTED: "-"}
 _UNSAFE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}

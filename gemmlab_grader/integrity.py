@@ -1,10 +1,11 @@
-"""What the grader keeps from the student's code: its own package, and the Python it runs on.
+"""What the grader keeps from the student's code: its packages, and the Python it runs on.
 
-:class:`PackageSnapshot` reads the gemmlab package into memory before any submission runs. From it
-the grader writes the copies untrusted processes import (:meth:`PackageSnapshot.write_copy`, with
-the bank's references withheld) and, after each submission, puts the installed package back as
-it was (:meth:`PackageSnapshot.restore`): a cell that patched ``gemmlab/grading/checker.py``
-changes nothing and leaves no trace, and its submission is marked.
+:class:`PackageSnapshot` reads the gemmlab package and the grader's own (``gemmlab_grader``) into
+memory before any submission runs. From it the grader writes the copies untrusted processes
+import (:meth:`PackageSnapshot.write_copy`, with the bank's references withheld) and, after each
+submission, puts the installed packages back as they were (:meth:`PackageSnapshot.restore`): a
+cell that patched ``gemmlab/grading/checker.py`` changes nothing and leaves no trace, and its
+submission is marked.
 
 :class:`EnvironmentWatch` notices that this Python's files (NumPy, the standard library, ...)
 changed during the run: those cannot be put back from memory, so the grader distrusts the run.
@@ -15,12 +16,9 @@ import os
 from collections import namedtuple
 from pathlib import Path
 
-import gemmlab
+from .sandbox import PACKAGES, _inside, _python_dirs
 
-from .sandbox import _inside, _python_dirs
-
-PACKAGE = Path(gemmlab.__file__).resolve().parent
-WITHHELD_BANK = "grading/bank"
+WITHHELD_BANK = "gemmlab/grading/bank"
 
 
 def _is_cache(rel):
@@ -51,60 +49,72 @@ def file_state(path):
 
 
 class PackageSnapshot:
-    """The package's source files, byte for byte, and the stats of its bytecode caches."""
+    """The source files of the packages at ``roots`` (gemmlab and the grader), byte for byte, and
+    the stats of their bytecode caches. A file is named by its package folder's name and its path
+    inside it: ``gemmlab/grading/checker.py``."""
 
-    def __init__(self, root=PACKAGE):
-        self.root = Path(root)
+    def __init__(self, roots=PACKAGES):
+        self.roots = {Path(root).name: Path(root) for root in roots}
         self.files, self.caches = {}, {}
-        for rel in walk(self.root):
-            path = self.root / rel
-            if _is_cache(rel):
-                self.caches[rel] = file_state(path)
+        for name, path in self._present():
+            if _is_cache(name):
+                self.caches[name] = file_state(path)
             elif not path.is_symlink():
-                self.files[rel] = path.read_bytes()
+                self.files[name] = path.read_bytes()
+
+    def _present(self):
+        """(name, path) of every file and link now in the packages."""
+        for package, root in self.roots.items():
+            for rel in walk(root):
+                yield f"{package}/{rel}", root / rel
+
+    def _path(self, name):
+        package, rel = name.split("/", 1)
+        return self.roots[package] / rel
 
     def write_copy(self, dest, public_questions=None):
-        """Write the package under ``dest/gemmlab``; with ``public_questions``
-        ([{"id", "prompt", "answer_name"}]) the bank's lesson modules are replaced by stubs that
-        know only those fields (see :mod:`gemmlab.grading.withheld_bank`). Returns ``dest``."""
-        target = Path(dest) / "gemmlab"
-        for rel, data in self.files.items():
-            if public_questions is not None and rel.startswith(WITHHELD_BANK + "/") \
-                    and rel != WITHHELD_BANK + "/__init__.py":
+        """Write the packages under ``dest`` (``dest/gemmlab``, ``dest/gemmlab_grader``); with
+        ``public_questions`` ([{"id", "prompt", "answer_name"}]) the bank's lesson modules are
+        replaced by stubs that know only those fields (see :mod:`gemmlab_grader.withheld_bank`).
+        Returns ``dest``."""
+        target = Path(dest)
+        for name, data in self.files.items():
+            if public_questions is not None and name.startswith(WITHHELD_BANK + "/") \
+                    and name != WITHHELD_BANK + "/__init__.py":
                 continue
-            _write(target / rel, data)
+            _write(target / name, data)
         if public_questions is not None:
             bank = target / WITHHELD_BANK
             _write(bank / "public.json", json.dumps(public_questions).encode())
             for lesson in sorted({q["id"][:2] for q in public_questions}):
                 _write(bank / f"l{lesson}.py", (
-                    f'"""Lesson {lesson} without its references (see grading/withheld_bank.py)."""\n'
-                    f"from ..withheld_bank import questions_of\n\n"
+                    f'"""Lesson {lesson} without its references (see '
+                    f'gemmlab_grader/withheld_bank.py)."""\n'
+                    f"from gemmlab_grader.withheld_bank import questions_of\n\n"
                     f'QUESTIONS = questions_of("{lesson}")\n').encode())
-        return Path(dest)
+        return target
 
     def restore(self):
-        """Put the installed package back as it was; the relative paths that had changed."""
+        """Put the installed packages back as they were; the names of the files that had
+        changed."""
         changed = []
-        present = set(walk(self.root))
-        for rel in sorted(present):
-            path = self.root / rel
-            if _is_cache(rel):
-                if self.caches.get(rel) != file_state(path):
+        for name, path in sorted(self._present()):
+            if _is_cache(name):
+                if self.caches.get(name) != file_state(path):
                     path.unlink(missing_ok=True)          # a cache is rebuilt from the source
-                    changed.append(rel)
-            elif rel not in self.files or path.is_symlink():
+                    changed.append(name)
+            elif name not in self.files or path.is_symlink():
                 path.unlink(missing_ok=True)
-                changed.append(rel)
-        for rel, data in self.files.items():
-            path = self.root / rel
+                changed.append(name)
+        for name, data in self.files.items():
+            path = self._path(name)
             try:
                 same = path.read_bytes() == data
             except OSError:
                 same = False
             if not same:
                 _write(path, data)
-                changed.append(rel)
+                changed.append(name)
         return sorted(set(changed))
 
 
@@ -119,7 +129,8 @@ def _write(path, data, mode=0o644):
 
 class EnvironmentWatch:
     """Stats of every file of this Python (prefixes, standard library, site-packages, their
-    bytecode caches) except the gemmlab package itself; :meth:`changed` gives what differs since.
+    bytecode caches) except the gemmlab and grader packages themselves; :meth:`changed` gives what
+    differs since.
     Untrusted processes run with PYTHONDONTWRITEBYTECODE and the grader sets
     ``sys.dont_write_bytecode`` while it grades, so nothing legitimate writes there."""
 
@@ -130,11 +141,11 @@ class EnvironmentWatch:
         self.state = self._signature()
 
     def _signature(self):
-        sig, package = {}, f"{PACKAGE}{os.sep}"
+        sig, packages = {}, tuple(f"{p}{os.sep}" for p in PACKAGES)
         for d in self.dirs:
             for rel in walk(d):
                 path = os.path.join(d, rel)
-                if path.startswith(package):
+                if path.startswith(packages):
                     continue
                 state = file_state(path)
                 if state is not None:

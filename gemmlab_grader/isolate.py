@@ -2,7 +2,7 @@
 
     result = judge_code("02.naive_matmul", source, "naive_matmul", seed=1234)
 
-runs the cell ``source`` in a fresh, limited Python process (:mod:`gemmlab.grading.worker`,
+runs the cell ``source`` in a fresh, limited Python process (:mod:`gemmlab_grader.worker`,
 after the fixed preamble ``import math; import numpy as np; import gemmlab as gl; from numba
 import float32, int32; cuda = gl.device.cuda()``, with ``check`` a no-op) and judges the function
 ``name`` it defines with the question's kind. Whatever the code does there (raise, loop, crash,
@@ -11,24 +11,23 @@ cases (what the notebook's ``check()`` shows), an integer the hidden cases drawn
 ``np.random.default_rng(seed)``. Where the judging happens depends on the kind:
 
 * a kind with ``proxy_judge = True`` (``Function``, the distributed labs: they only call the
-  function on data, or hand it to a run helper through :func:`call`) judges here, in the calling
-  process: its ``judge(question, fn, rng)`` gets a :class:`RemoteFunction` that forwards each
-  call to the worker, so references, hidden cases and comparisons never enter the process that
-  runs the student's code;
+  function on data, or hand it to a run helper through
+  :func:`gemmlab.judging.where.where_it_lives`) judges here, in the calling process: its
+  ``judge(question, fn, rng)`` gets a :class:`RemoteFunction` that forwards each call to the
+  worker, so references, hidden cases and comparisons never enter the process that runs the
+  student's code;
 * any other kind (the kernel labs: a kernel on the instrumented simulator) is looked up in the
-  worker's own copy of the package (it must be a module-level constant, :func:`kind_spec`) and
-  judges there, next to the code, without the question's reference. A cell that deliberately
-  tampers with that judging, in its own process, can only change its own verdict.
-
-In a notebook, :func:`code_of` gives the (cell source, name) of a live function, so a check can
-run on the simulator in a subprocess while the notebook's own process uses a GPU:
-``judge_code(qid, *code_of(fn))``.
+  worker's own copy of the package (it must be a module-level constant,
+  :func:`gemmlab.judging.where.kind_spec`) and judges there, next to the code, without the
+  question's reference. A cell that deliberately tampers with that judging, in its own process,
+  can only change its own verdict.
 
 For kinds that do more than call the function (launch a kernel in an instrumented simulator, run
-simulated ranks), :func:`call` runs a *run helper* of the package next to the student's code:
-``call(fn, helper, *args)`` is ``helper(fn, *args)``, executed where ``fn`` lives, returning what
-the helper returns (numbers, strings, lists, dicts, NumPy arrays). Array arguments come back
-with what the code wrote into them, in both directions, so ``fn[grid, block](A, B, C)`` fills C.
+simulated ranks), ``where_it_lives(fn, helper, *args)`` runs a *run helper* of the package next
+to the student's code: a :class:`RemoteFunction` implements that protocol with its
+``call_helper`` method, so the helper runs in the worker and returns what it returns (numbers,
+strings, lists, dicts, NumPy arrays). Array arguments come back with what the code wrote into
+them, in both directions, so ``fn[grid, block](A, B, C)`` fills C.
 """
 import builtins
 import os
@@ -41,17 +40,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gemmlab.grading.bank import get_question
+from gemmlab.grading.checker import Result, judge_question
+from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS
+from gemmlab.judging.beside import public_fields
+from gemmlab.judging.where import helper_spec, kind_spec
+
 from . import answers, confine, sandbox
-from .answers import code_of
-from .bank import get_question
-from .checker import FAIL, NOT_ATTEMPTED, PASS, Result, judge_question
 from .worker import frame, read_frame
 
-# Starts Python on a given copy of gemmlab: -I ignores PYTHONPATH and user site-packages, and the
+# Starts Python on a given copy of gemmlab and the grader (both packages in one folder, see
+# integrity.PackageSnapshot.write_copy): -I ignores PYTHONPATH and user site-packages, and the
 # module search path is then set to the grader's own (passed in argv, one entry per line), so the
 # untrusted process imports the same libraries the grader does, also when they came from
 # PYTHONPATH (an offline GPU machine's --target folder). The editable install's import hook
-# (which would find the repository's gemmlab first) is removed and the copy put first on
+# (which would find the repository's packages first) is removed and the copy put first on
 # sys.path. Then it runs a module as __main__.
 BOOT = """import sys
 root, search, module = sys.argv[1], sys.argv[2].splitlines(), sys.argv[3]
@@ -62,17 +65,19 @@ if root:
     sys.path_hooks[:] = [h for h in sys.path_hooks if "gemmlab" not in getattr(h, "__module__", "")]
     sys.path_importer_cache.clear()
     sys.path.insert(0, root)
-    import gemmlab
-    if not gemmlab.__file__.startswith(root):
-        raise SystemExit(f"gemmlab was imported from {gemmlab.__file__}, not from {root}")
+    import gemmlab, gemmlab_grader
+    for package in (gemmlab, gemmlab_grader):
+        if not package.__file__.startswith(root):
+            raise SystemExit(f"{package.__name__} was imported from {package.__file__}, not {root}")
 import runpy
 runpy.run_module(module, run_name="__main__", alter_sys=True)
 """
 
 
 def python_argv(package_root, module, *args):
-    """argv that runs ``python -m module args`` with gemmlab from ``package_root`` ("" = the
-    one this process imports), on this process's module search path."""
+    """argv that runs ``python -m module args`` with gemmlab and the grader from
+    ``package_root`` ("" = the ones this process imports), on this process's module search
+    path."""
     search = "\n".join(p for p in sys.path if p)
     # -B: -I also ignores PYTHONDONTWRITEBYTECODE, and bytecode written into site-packages by an
     # untrusted process would change the environment the grader watches
@@ -83,7 +88,8 @@ def python_argv(package_root, module, *args):
 def clean_env(workdir):
     """The whole environment an untrusted process gets: nothing of the caller's but PATH and the
     locale (no tokens, no GEMMLAB_* settings), every cache and config dir inside ``workdir``, and
-    the simulator backend (a GPU notebook's check runs its instrumented part there too)."""
+    the simulator backend (the kernel labs' instrumented checks run there, on a GPU machine
+    too)."""
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
     env.update(HOME=str(workdir), TMPDIR=str(workdir), GEMMLAB_BACKEND="sim", MPLBACKEND="Agg",
                NUMBA_CACHE_DIR=f"{workdir}/.numba", MPLCONFIGDIR=f"{workdir}/.mpl",
@@ -95,9 +101,9 @@ def clean_env(workdir):
 
 @dataclass(frozen=True)
 class Isolation:
-    """Where :func:`judge_code` runs the student's code. The default suits a notebook's own check
-    (the installed package, limits, no sandbox); the grader passes its own: the package copy
-    without references, and the bubblewrap sandbox when asked for."""
+    """Where :func:`judge_code` runs the student's code. The default (the installed packages,
+    limits, no sandbox) suits a trial by hand or a test; the grader passes its own: the package
+    copy without references, and the bubblewrap sandbox when asked for."""
     package_root: str = ""
     limits: confine.Limits = field(default_factory=confine.Limits)
     sandbox: bool = False
@@ -112,7 +118,7 @@ class Isolation:
 def start_confined(isolation, workdir, module, *args, **streams):
     """Start ``python -m module args`` as ``isolation`` says (its package copy, limits, sandbox),
     in ``workdir`` with :func:`clean_env`; ``streams``: Popen's stdin/stdout/stderr. Returns the
-    :class:`~gemmlab.grading.confine.Tree`. The sandbox mounts the package copy read-only, unless
+    :class:`~gemmlab_grader.confine.Tree`. The sandbox mounts the package copy read-only, unless
     it lies inside ``workdir`` (writable there anyway)."""
     argv = python_argv(isolation.package_root, module, *args)
     if isolation.sandbox:
@@ -150,7 +156,7 @@ class Worker:
         self.failure = None        # set once the process is gone: later calls raise it again
         self.workdir = tempfile.mkdtemp(prefix="gemmlab-code-")
         self.log = open(os.path.join(self.workdir, "worker.log"), "w+b")
-        self.tree = start_confined(isolation, self.workdir, "gemmlab.grading.worker",
+        self.tree = start_confined(isolation, self.workdir, "gemmlab_grader.worker",
                                    stdin=-1, stdout=-1, stderr=self.log)
 
     def request(self, message):
@@ -212,7 +218,8 @@ class _DeadlineReader:
 
 class RemoteFunction:
     """The student's function, living in the worker: call it, launch it (``fn[grid, block](...)``)
-    or hand it to a run helper with :func:`call`; its repr is the one it has there."""
+    or hand it to a run helper (``call_helper``, the protocol of
+    :func:`gemmlab.judging.where.where_it_lives`); its repr is the one it has there."""
 
     def __init__(self, worker, text):
         self._worker, self._text = worker, text
@@ -226,6 +233,11 @@ class RemoteFunction:
     def __getitem__(self, config):
         grid, block = config
         return lambda *args, **kwargs: self._request(args, kwargs, launch=[grid, block])
+
+    def call_helper(self, helper, *args, **kwargs):
+        """``helper(fn, *args, **kwargs)`` run in the worker, next to the student's function;
+        ``helper`` must be a module-level function of gemmlab."""
+        return self._request(args, kwargs, helper=helper_spec(helper))
 
     def _request(self, args, kwargs, launch=None, helper=None):
         message = {"op": "call", "args": [answers.encode(a) for a in args],
@@ -244,17 +256,6 @@ class RemoteFunction:
             return answers.decode(reply.get("value"))
         except (answers.DecodeError, ValueError, TypeError) as exc:
             raise StudentCodeError(f"its result could not be read back ({exc})") from None
-
-
-def call(fn, helper, *args, **kwargs):
-    """``helper(fn, *args, **kwargs)``, run where ``fn`` lives (see the module's docstring).
-    ``helper`` must be a module-level function of the gemmlab package."""
-    if not isinstance(fn, RemoteFunction):
-        return helper(fn, *args, **kwargs)
-    spec = f"{helper.__module__}:{helper.__qualname__}"
-    if not helper.__module__.startswith("gemmlab.") or "<" in helper.__qualname__:
-        raise ValueError(f"a run helper must be a module-level function of gemmlab, got {spec}")
-    return fn._request(args, kwargs, helper=spec)
 
 
 def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation=None):
@@ -290,17 +291,6 @@ def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation
         worker.close()
 
 
-def kind_spec(kind):
-    """"module:NAME" of the module-level constant a question kind is bound to (how the worker
-    finds the same kind in its own copy of the package); ValueError if there is none."""
-    module = sys.modules.get(type(kind).__module__)
-    for name, value in vars(module or {}).items():
-        if value is kind and module.__name__.startswith("gemmlab."):
-            return f"{module.__name__}:{name}"
-    raise ValueError(f"the kind {kind!r} is not a module-level constant of a gemmlab module, "
-                     f"so a worker cannot find it")
-
-
 def _ask(worker, q, message, doing):
     """(reply, None), or (None, a FAIL Result saying how ``doing`` went wrong in the worker)."""
     try:
@@ -317,19 +307,15 @@ def _ask(worker, q, message, doing):
 
 
 def _judge_next_to_the_code(worker, q, seed):
-    public = {"id": q.id, "prompt": q.prompt, "hint": q.hint, "explain": q.explain,
-              "answer_name": q.answer_name}
     reply, failure = _ask(worker, q, {"op": "judge", "kind": kind_spec(q.kind),
-                                      "question": public, "seed": seed}, "checking your code")
+                                      "question": public_fields(q), "seed": seed},
+                          "checking your code")
     if failure is not None:
         return failure
     status = reply.get("status")
     if status not in (PASS, FAIL, NOT_ATTEMPTED):
         return Result(q.id, FAIL, "the check of your code gave no verdict")
-    picture = reply.get("picture")
-    return Result(q.id, status, str(reply.get("feedback"))[:4000],
-                  picture if isinstance(picture, dict) else None)
+    return Result(q.id, status, str(reply.get("feedback"))[:4000])
 
 
-__all__ = ["judge_code", "code_of", "call", "RemoteFunction", "Isolation", "StudentCodeError",
-           "python_argv"]
+__all__ = ["judge_code", "RemoteFunction", "Isolation", "StudentCodeError", "python_argv"]

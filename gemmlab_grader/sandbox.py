@@ -1,12 +1,14 @@
 """``gemmlab grade --sandbox``: run untrusted processes inside bubblewrap (``bwrap``).
 
 Inside, a process sees a read-only file system made of the system directories, this Python and
-its packages, and the withheld copy of gemmlab; its own work directory is the one writable place.
+its packages, and the withheld copy of gemmlab and the grader; its own work directory is the one
+writable place.
 It has no network (a new, empty network namespace), no view of other processes (a new PID
 namespace: it cannot signal the grader or read its command line), no capabilities, and dies with
 the grader. The repository (``solutions/``, the bank's source), the submissions folder and the
-output folder are not mounted; where one of them lies inside a mounted directory (a package
-installed into site-packages), an empty tmpfs is mounted over it.
+output folder are not mounted, nor are the installed gemmlab and grader packages; where one of
+them lies inside a mounted directory (a package installed into site-packages), an empty tmpfs is
+mounted over it.
 """
 import functools
 import os
@@ -15,6 +17,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import gemmlab
+
+# the installed course package and this grader: never mounted (the sandbox gets copies)
+PACKAGES = (Path(gemmlab.__file__).resolve().parent, Path(__file__).resolve().parent)
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
                 "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/alternatives",
@@ -44,10 +50,10 @@ def _python_dirs():
 
 
 def _package_sources():
-    """The installed gemmlab and, for an editable install, its repository (always hidden)."""
-    package = Path(__file__).resolve().parent.parent
-    checkout = package.parent
-    return [package] + ([checkout] if (checkout / "pyproject.toml").exists() else [])
+    """The installed gemmlab and grader packages and, for an editable install, their repository
+    (always hidden)."""
+    checkouts = {p.parent for p in PACKAGES if (p.parent / "pyproject.toml").exists()}
+    return [*PACKAGES, *sorted(checkouts)]
 
 
 def _inside(path, folder):
@@ -57,9 +63,8 @@ def _inside(path, folder):
 
 def command(argv, workdir, readable=(), hidden=()):
     """``argv`` wrapped in bwrap: ``workdir`` writable, ``readable`` and the Python read-only,
-    ``hidden`` folders (and the installed gemmlab, and its repository) not mounted, or masked when
-    a mounted folder contains them. Raises RuntimeError when
-    bubblewrap is not available."""
+    ``hidden`` folders (and the installed packages, and their repository) not mounted, or masked
+    when a mounted folder contains them. Raises RuntimeError when bubblewrap is not available."""
     path = bwrap()
     if path is None:
         raise RuntimeError("--sandbox needs bubblewrap (bwrap): install it, e.g. "

@@ -10,17 +10,16 @@ the student's type, showing its ``repr``, that no answer kind accepts (so the ve
 
 ``extract(requests, path, namespace)`` runs in the student's kernel after the notebook: for each
 question it writes the value of the question's ``answer_name`` or, for a code question, the
-source of the cell that defines it (:func:`code_of`).
+source of the cell that defines it (:func:`gemmlab.judging.source.code_of`).
 """
 import ast
 import base64
 import json
-import linecache
 import os
 
 import numpy as np
 
-from .question import is_missing
+from gemmlab.judging import code_of, is_missing
 
 MAX_ARRAY_BYTES = 16 << 20        # one array (or string) larger than this is not collected
 MAX_TOTAL_BYTES = 64 << 20        # all the answers of one notebook together
@@ -175,29 +174,6 @@ def _decode_numpy(data, budget):
 
 
 # --- in the student's kernel ------------------------------------------------------------------
-
-def code_of(fn):
-    """(source of the notebook cell that defines ``fn``, the name to look it up by).
-
-    IPython keeps each cell's text in ``linecache`` under the cell's file name, which a function
-    defined in it carries in ``__code__.co_filename``; a numba kernel carries its Python function
-    in ``py_func``. The whole cell is returned: constants and helpers the function needs live there.
-    Raises TypeError for an object that is not a function, ValueError if its cell is unknown.
-    """
-    target = getattr(fn, "py_func", fn)
-    code = getattr(target, "__code__", None)
-    if code is None:
-        raise TypeError(f"expected a function defined in a notebook cell, got "
-                        f"{type(fn).__name__} {str(fn)[:60]}")
-    if target.__name__ == "<lambda>":
-        raise ValueError("a lambda has no name to look it up by in another process: define the "
-                         "function with def")
-    lines = linecache.getlines(code.co_filename)
-    if not lines:
-        raise ValueError(f"the source of {target.__name__}() is not known: was it defined in a "
-                         f"notebook cell of this kernel? ({code.co_filename})")
-    return "".join(lines), target.__name__
-
 
 def _defines(source, name):
     try:

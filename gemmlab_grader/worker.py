@@ -1,37 +1,37 @@
-"""The untrusted end of :func:`gemmlab.grading.isolate.judge_code`: a fresh Python that runs one
+"""The untrusted end of :func:`gemmlab_grader.isolate.judge_code`: a fresh Python that runs one
 student cell and then serves calls to the function it defines. It never sees a reference answer:
 the judging (cases, references, comparisons) stays in the calling process.
 
 Protocol, on the process's stdin/stdout (which are then pointed at /dev/null, so that the student's
 prints cannot mix with it): frames of an 8-byte big-endian length and a JSON object.
 
-* ``{"op": "load", "source": cell text, "name": name}`` runs :data:`PREAMBLE`, then the cell with
+* ``{"op": "load", "source": cell text, "name": name}`` runs the course's preamble
+  (:data:`gemmlab.judging.source.PREAMBLE`), then the cell with
   ``check`` a no-op; replies ``{"ok": true, "state": "missing"|"none"|"ellipsis"|"value",
   "callable": bool, "type": name, "repr": text}``, or ``{"ok": false, "error": {...}}`` when the
   cell raised before defining ``name``.
 * ``{"op": "call", "args": [...], "kwargs": {...}}`` calls it; ``"launch": [grid, block]`` launches
   it as a CUDA kernel (``fn[grid, block](*args)``); ``"helper": "gemmlab.module:function"`` calls
   ``function(fn, *args, **kwargs)`` instead (a run helper of the package: instrumented simulator,
-  simulated ranks). Replies ``{"ok": true, "value": encoded, "args": [encoded array or null]}``
-  (array arguments as the call left them) or ``{"ok": false, "error": {"type", "message"}}``.
+  simulated ranks; see :func:`gemmlab.judging.where.where_it_lives`). Replies ``{"ok": true,
+  "value": encoded, "args": [encoded array or null]}`` (array arguments as the call left them)
+  or ``{"ok": false, "error": {"type", "message"}}``.
 * ``{"op": "judge", "kind": "gemmlab.module:NAME", "question": {id, prompt, hint, explain,
-  answer_name}, "seed": int or null}`` runs that kind's ``coerce`` and ``judge`` here (for kinds
-  that must run the code in their own instrumented setting); replies ``{"ok": true, "status",
-  "feedback", "picture"}`` (a kernel lab's picture of the run, plain data, or null).
+  answer_name}, "seed": int or null}`` runs that kind's ``coerce`` and ``judge`` here, without the
+  question's reference (:func:`gemmlab.judging.beside.judge_without_reference`: kinds that must
+  run the code in their own instrumented setting); replies ``{"ok": true, "status",
+  "feedback"}``.
 """
-import importlib
 import json
 import linecache
 import os
 import struct
 import sys
 
-PREAMBLE = """import math
-import numpy as np
-import gemmlab as gl
-from numba import float32, int32
-cuda = gl.device.cuda()
-"""
+from gemmlab.judging.beside import judge_without_reference
+from gemmlab.judging.source import PREAMBLE
+from gemmlab.judging.where import package_object
+
 CELL_FILE = "<your cell>"
 MAX_FRAME = 128 << 20
 
@@ -77,18 +77,6 @@ def _error(exc):
     return {"type": type(exc).__name__, "message": message[:500]}
 
 
-def package_object(spec):
-    """The object ``"gemmlab.module:name"`` names (a run helper, a question kind); ValueError
-    unless it lies in the gemmlab package."""
-    module, _, qualname = str(spec).partition(":")
-    if not module.startswith("gemmlab.") or not qualname or "<" in qualname:
-        raise ValueError(f"not a module-level object of gemmlab: {spec!r}")
-    target = importlib.import_module(module)
-    for part in qualname.split("."):
-        target = getattr(target, part)
-    return target
-
-
 class _Served:
     def __init__(self, namespace, name):
         self.namespace, self.name = namespace, name
@@ -131,22 +119,11 @@ class _Served:
     def judge(self, request):
         """The question kind's own verdict, here, next to the code (kinds that must run it in
         their own instrumented setting: kernels on the simulator, ranks)."""
-        import numpy as np
-
-        from gemmlab.grading.question import FAIL, AnswerTypeError, Question
-        from gemmlab.grading.withheld_bank import withheld
-        kind = package_object(request["kind"])
-        q = Question(answer=withheld, kind=kind, **request["question"])
-        seed = request.get("seed")
-        rng = None if seed is None else np.random.default_rng(seed)
-        picture = None
-        try:
-            status, feedback, *picture = kind.judge(q, kind.coerce(self.namespace[self.name]), rng)
-            picture = picture[0] if picture else None
-        except AnswerTypeError as exc:
-            status, feedback = FAIL, f"{exc}."
-        return {"ok": True, "status": str(status), "feedback": str(feedback)[:4000],
-                "picture": picture}
+        status, feedback, _ = judge_without_reference(package_object(request["kind"]),
+                                                      request["question"],
+                                                      self.namespace[self.name],
+                                                      request.get("seed"))
+        return {"ok": True, "status": status, "feedback": feedback}
 
 
 def main():
@@ -158,7 +135,7 @@ def main():
     request = read_frame(inp)
     namespace = {"__name__": "__main__"}
     exec(compile(PREAMBLE, "<preamble>", "exec"), namespace)
-    from gemmlab.grading import answers
+    from gemmlab_grader import answers
     namespace["check"] = lambda *args, **kwargs: None
     served = _Served(namespace, str(request["name"]))
     os.dup2(quiet, 2)           # from here on the student's code runs: its output goes nowhere

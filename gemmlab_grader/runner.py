@@ -1,12 +1,13 @@
 """Run one submitted notebook and collect its answers; the grader starts this inside the
-submission's confinement (:mod:`gemmlab.grading.confine`, maybe the sandbox), so that everything
-here is on the student's side: ``python -m gemmlab.grading.runner WORKDIR``.
+submission's confinement (:mod:`gemmlab_grader.confine`, maybe the sandbox), so that everything
+here is on the student's side: ``python -m gemmlab_grader.runner WORKDIR``.
 
 ``WORKDIR/request.json`` names the notebook, the seconds allowed per cell and the answers to
 collect. The notebook's code cells run one by one in a fresh IPython kernel (this Python, this
-copy of gemmlab). Their output is counted, never kept; an error is noted (its name and first
-line, from the execute reply). A cell past its time (wall clock, and CPU through the kernel's RLIMIT_CPU) is interrupted
-and the next one runs. Then, if the kernel is alive, :func:`gemmlab.grading.answers.extract`
+copy of gemmlab and the grader). Their output is counted, never kept; an error is noted (its name
+and first line, from the execute reply). A cell past its time (wall clock, and CPU through the
+kernel's RLIMIT_CPU) is interrupted and the next one runs; a cell whose kernel went idle but whose
+reply never came stops the run. Then, if the kernel is alive, :func:`gemmlab_grader.answers.extract`
 runs in it and writes ``WORKDIR/answers.json``. What happened goes to ``WORKDIR/run.json``.
 """
 import json
@@ -19,7 +20,7 @@ from pathlib import Path
 from queue import Empty
 
 import gemmlab
-from gemmlab.grading.confine import proc_stat
+from gemmlab_grader.confine import proc_stat
 
 NOTED_ERRORS = 20
 EXTRACT_TIMEOUT = 120
@@ -31,7 +32,7 @@ def _kernel_manager(workdir):
     spec_dir = Path(workdir) / ".kernels" / "gemmlab-grade"
     spec_dir.mkdir(parents=True)
     root = str(Path(gemmlab.__file__).resolve().parent.parent)
-    from gemmlab.grading.isolate import python_argv
+    from gemmlab_grader.isolate import python_argv
     argv = python_argv(root, "ipykernel_launcher", "-f", "{connection_file}")
     (spec_dir / "kernel.json").write_text(json.dumps(
         {"argv": argv, "display_name": "gemmlab grade", "language": "python"}))
@@ -69,7 +70,7 @@ class Run:
         self._limit_cpu(timeout)
         msg_id = self.kc.execute(source, store_history=True, allow_stdin=False,
                                  stop_on_error=False)
-        deadline, interrupted = time.monotonic() + timeout, False
+        deadline, interrupted, finished = time.monotonic() + timeout, False, False
         while True:
             try:
                 reply = self.kc.get_shell_msg(timeout=max(0.01, min(1.0, deadline - time.monotonic())))
@@ -77,10 +78,12 @@ class Run:
                     break
             except Empty:
                 pass
-            self._drain(msg_id, wait=0)
+            finished = self._drain(msg_id, wait=0) or finished
             if not self.km.is_alive():
                 return self._death(index, timeout)
             if time.monotonic() > deadline:
+                if finished:        # idle after the cell, yet no reply: interrupting cannot help
+                    return f"cell {index} finished but its reply never came (lost)"
                 if interrupted:
                     return f"cell {index} ran past {timeout:g} s and did not stop when interrupted"
                 self._note(index, "Timeout", f"ran past {timeout:g} s: interrupted")
@@ -105,13 +108,14 @@ class Run:
                                 "evalue": str(evalue)[:300]})
 
     def _drain(self, msg_id, wait):
-        """Count the output messages waiting (for up to ``wait`` s, until the cell's idle)."""
+        """Count the output messages waiting (for up to ``wait`` s, until the cell's idle);
+        True if the kernel reported itself idle after the cell."""
         end = time.monotonic() + wait
         while True:
             try:
                 msg = self.kc.get_iopub_msg(timeout=max(0.0, end - time.monotonic()))
             except Empty:
-                return
+                return False
             kind, content = msg["msg_type"], msg["content"]
             if kind == "stream":
                 self.output_bytes += len(content.get("text", ""))
@@ -119,7 +123,7 @@ class Run:
                 self.output_bytes += sum(len(str(v)) for v in content.get("data", {}).values())
             elif kind == "status" and content.get("execution_state") == "idle" \
                     and msg["parent_header"].get("msg_id") == msg_id:
-                return
+                return True
 
 
 def code_cells(data):
@@ -163,7 +167,7 @@ def run(workdir):
                 if report["stopped"]:
                     break
         if not report["stopped"]:
-            code = ("import gemmlab.grading.answers as _gemmlab_answers\n"
+            code = ("import gemmlab_grader.answers as _gemmlab_answers\n"
                     f"_gemmlab_answers.extract({request['requests']!r}, "
                     f"{str(workdir / 'answers.json')!r}, get_ipython().user_ns)")
             why = state.execute("(answers)", code, EXTRACT_TIMEOUT)

@@ -1,10 +1,11 @@
-"""`gemmlab grade` on the hostile submissions of tests/hostile (see its README): every attack fails
+"""The grader on the hostile submissions of tests/hostile (see its README): every attack fails
 to change any grade but its own, the honest students get full marks, the run finishes, the
-submissions and the package are unchanged afterwards, and no process is left.
+submissions and the packages are unchanged afterwards, and no process is left.
 
-The whole folder is graded once with --sandbox where bubblewrap works (CI installs it), and the
-attacks that reach outside their notebook are graded again without it, where the grader's own
-restoring and cleaning are what stops them."""
+The whole folder is graded once with --sandbox where bubblewrap works (CI installs it), through the
+grader's own command (`python -m gemmlab_grader`), and the attacks that reach outside their
+notebook are graded again without it, through `gemmlab grade` (the alias the course's command
+keeps), where the grader's own restoring and cleaning are what stops them."""
 import hashlib
 import json
 import os
@@ -17,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from gemmlab.grading import sandbox
+from gemmlab_grader import sandbox
 from gemmlab.grading.bank import lesson_questions
-from test_grading_isolate import processes_with
+from test_gemmlab_grader_isolate import processes_with
 
 pytestmark = pytest.mark.slow
 
@@ -30,6 +31,7 @@ ESCAPED_NAME = "attack_terminal\x1b[31m_escapes\r"
 REACHING = ["attack_proc_snooper", "attack_checker_patcher", "attack_detached",
             "attack_solutions_reader", "attack_kill_parent"]
 MARKER = "gemmlab-hostile-detached"
+PACKAGES = ("gemmlab", "gemmlab_grader")
 N01, N02 = len(lesson_questions(1)), len(lesson_questions(2))
 
 
@@ -81,7 +83,7 @@ class Run:
     info: dict
     before: dict            # submissions' hashes before grading
     after: dict
-    package_before: dict
+    package_before: dict    # gemmlab, the grader and solutions/ of the checkout under attack
     package_after: dict
     reports_at_exit: dict
     reports_later: dict
@@ -90,18 +92,24 @@ class Run:
 
 
 def _checkout_copy(tmp):
-    """The package, the solutions and pyproject.toml copied to ``tmp/checkout``: the grader under
+    """The packages, the solutions and pyproject.toml copied to ``tmp/checkout``: the grader under
     attack runs from there (first on PYTHONPATH), so a notebook that patches "the installed
     grader" patches this copy, never the checkout other tests are importing at the same time."""
     checkout = tmp / "checkout"
-    shutil.copytree(ROOT / "gemmlab", checkout / "gemmlab",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, checkout / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "solutions", checkout / "solutions")
     shutil.copyfile(ROOT / "pyproject.toml", checkout / "pyproject.toml")
     return checkout
 
 
-def _grade(tmp, students, sandboxed, special=False):
+def _installed(checkout):
+    return {f"{folder}/{rel}": digest for folder in (*PACKAGES, "solutions")
+            for rel, digest in _hashes(checkout / folder).items()}
+
+
+def _grade(tmp, students, sandboxed, special=False, alias=False):
     checkout = _checkout_copy(tmp)
     subs = tmp / "submissions"
     subs.mkdir()
@@ -110,8 +118,9 @@ def _grade(tmp, students, sandboxed, special=False):
         _make_special_entries(subs)
     (tmp / "tmp").mkdir()
     before = _hashes(subs)
-    package_before = _hashes(checkout / "gemmlab") | _hashes(checkout / "solutions")
-    command = [sys.executable, "-m", "gemmlab.cli", "grade", "submissions", "--out", "grades",
+    package_before = _installed(checkout)
+    grader = ["gemmlab.cli", "grade"] if alias else ["gemmlab_grader"]
+    command = [sys.executable, "-m", *grader, "submissions", "--out", "grades",
                "--timeout", "10", "--notebook-timeout", "120", "--seed", "7"]
     env = dict(os.environ, TMPDIR=str(tmp / "tmp"), GEMMLAB_BACKEND="sim",
                PYTHONPATH=os.pathsep.join(filter(None, [str(checkout),
@@ -125,8 +134,7 @@ def _grade(tmp, students, sandboxed, special=False):
     report = json.loads((tmp / "grades" / "grades.json").read_text())
     rows = {r["student"]: r for r in report["notebooks"]}
     return Run(sandboxed, done.returncode, done.stdout, done.stderr, rows, report, before,
-               _hashes(subs), package_before,
-               _hashes(checkout / "gemmlab") | _hashes(checkout / "solutions"), at_exit,
+               _hashes(subs), package_before, _installed(checkout), at_exit,
                _hashes(tmp / "grades"), seconds, tmp / "tmp")
 
 
@@ -141,7 +149,7 @@ def full(tmp_path_factory):
 def unsandboxed(full, tmp_path_factory):
     if not full.sandboxed:
         return full
-    return _grade(tmp_path_factory.mktemp("reaching"), REACHING, False)
+    return _grade(tmp_path_factory.mktemp("reaching"), REACHING, False, alias=True)
 
 
 @pytest.fixture(params=["full", "unsandboxed"])
@@ -219,7 +227,8 @@ def test_rewriting_another_submission_changes_nothing_and_is_reported(unsandboxe
 
 def test_patching_the_installed_checker_changes_nothing_and_is_reported(unsandboxed):
     notes = " ".join(unsandboxed.rows["attack_checker_patcher"]["notes"])
-    assert "modified the grader's package (grading/checker.py, grading/planted_module.py)" in notes
+    assert ("modified the grader's package (gemmlab/grading/checker.py, "
+            "gemmlab/grading/planted_module.py, gemmlab_grader/planted_module.py)") in notes
     assert _passed(unsandboxed.rows["attack_checker_patcher"]) == (0, N01)
 
 

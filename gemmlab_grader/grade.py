@@ -5,17 +5,17 @@ For each notebook (``SUBMISSIONS/<student>/<NN_name>.ipynb``, or ``SUBMISSIONS/<
 with ``--lesson NN``):
 
 1. Its bytes were read into memory before anything ran. A fresh temporary folder gets a copy of
-   them and a copy of gemmlab whose bank has no reference answers.
-2. :mod:`gemmlab.grading.runner` executes it there, confined (:mod:`~gemmlab.grading.confine`:
+   them, a copy of gemmlab whose bank has no reference answers, and a copy of the grader.
+2. :mod:`gemmlab_grader.runner` executes it there, confined (:mod:`~gemmlab_grader.confine`:
    own session, CPU/memory/file/process limits, per-cell timeout; ``--sandbox``: bubblewrap),
    then collects in its kernel the value named by each question's ``answer_name`` (the source of
    the defining cell for a code question). The questions are those of the notebook's lesson, in
    the grader's bank, never those the notebook mentions.
-3. Every process it started is killed; the installed package and the submissions are put back if
-   it changed them (and it is noted). A change to the Python environment (checked once at the
+3. Every process it started is killed; the installed packages and the submissions are put back
+   if it changed them (and it is noted). A change to the Python environment (checked once at the
    end, with ``--sandbox`` impossible) marks the notebook that made it and the whole run (exit 3).
 4. The answers are judged here: values with the bank's references, code by
-   :func:`~gemmlab.grading.isolate.judge_code` on hidden cases drawn from this run's seed.
+   :func:`~gemmlab_grader.isolate.judge_code` on hidden cases drawn from this run's seed.
 
 Nothing the notebook prints, logs or calls (``check()`` included) decides a verdict. Reports are
 written after the last notebook, to ``--out`` (which may not lie inside SUBMISSIONS).
@@ -33,10 +33,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gemmlab.grading.bank import lesson_questions, questions
+from gemmlab.grading.checker import Result, judge_question
+from gemmlab.grading.files import write_file
+from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS
+
 from . import answers, confine, integrity, report, sandbox
-from .bank import lesson_questions, questions
-from .checker import FAIL, NOT_ATTEMPTED, PASS, Result, judge_question
-from .files import write_file
 from .integrity import file_state
 from .isolate import Isolation, judge_code, start_confined
 
@@ -265,7 +267,7 @@ class Grader:
     def _execute(self, workdir):
         """Run the confined runner on the package copy in ``workdir``; '' if it ended normally,
         else why not."""
-        tree = start_confined(self._isolation(workdir / "pkg"), workdir, "gemmlab.grading.runner",
+        tree = start_confined(self._isolation(workdir / "pkg"), workdir, "gemmlab_grader.runner",
                               workdir, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
         try:

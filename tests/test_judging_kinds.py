@@ -7,7 +7,7 @@ import pytest
 from gemmlab.grading import judge
 from gemmlab.grading.bank import get_question, questions
 from gemmlab.grading.checker import _judge_value
-from gemmlab.grading.question import Number, Question, Wrong
+from gemmlab.judging import Number, Question, Wrong
 
 NUMBER_QUESTIONS = sorted(qid for qid, q in questions().items() if isinstance(q.kind, Number))
 

@@ -1,5 +1,5 @@
 """`gemmlab grade`: finding submissions, lessons, the command line, the reports, and grading small
-notebooks (the attacks are in test_grade_hostile.py)."""
+notebooks (the attacks are in test_gemmlab_grader_grade_hostile.py)."""
 import json
 import os
 import subprocess
@@ -10,12 +10,12 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from gemmlab.grading import confine, grade, integrity, report
-from gemmlab.grading.answers import extract
 from gemmlab.grading.bank import lesson_questions
-from gemmlab.grading.grade import (NotebookGrade, Settings, Submission, find_submissions,
+from gemmlab_grader import confine, grade, integrity, report
+from gemmlab_grader.answers import extract
+from gemmlab_grader.grade import (NotebookGrade, Settings, Submission, find_submissions,
                                    grade_notebook, lesson_of, read_notebook_file)
-from test_grading_isolate import processes_with
+from test_gemmlab_grader_isolate import processes_with
 
 FAST = Settings(timeout=10, notebook_timeout=120, seed=3)
 
@@ -26,7 +26,7 @@ def _write(path, *sources):
 
 
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "gemmlab.cli", "grade", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "gemmlab_grader", *map(str, args)],
                           cwd=cwd, capture_output=True, text=True, timeout=600,
                           env=dict(os.environ, GEMMLAB_BACKEND="sim"))
 
@@ -164,6 +164,9 @@ def test_errors_and_big_output_are_noted_and_the_notebook_goes_on(small):
 @pytest.mark.parametrize("stubborn, note", [
     ("time.sleep(60)", "cell 2 ran past 3 s and did not stop when interrupted"),
     ("while True:\n    pass", "cell 2 used more than 3 s of CPU: its kernel was stopped"),
+    ("kernel = get_ipython().kernel\nsend = kernel.session.send\n"         # its reply is lost
+     "kernel.session.send = lambda stream, kind, *a, **k: None if kind == 'execute_reply' "
+     "else send(stream, kind, *a, **k)", "cell 2 finished but its reply never came (lost)"),
 ])
 def test_a_cell_that_ignores_the_interrupt_stops_the_run_with_the_reason(tmp_path, stubborn, note):
     _write(tmp_path / "01_x.ipynb", "weights_gib = 7e9 * 2 / 2**30",
@@ -239,17 +242,33 @@ def test_the_package_snapshot_puts_back_changed_planted_and_removed_files(tmp_pa
     (pkg / "sub").mkdir(parents=True)
     (pkg / "a.py").write_text("A = 1\n")
     (pkg / "sub" / "b.py").write_text("B = 2\n")
-    snap = integrity.PackageSnapshot(pkg)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "c.py").write_text("C = 3\n")
+    snap = integrity.PackageSnapshot([pkg, other])
     (pkg / "a.py").write_text("A = 'patched'\n")
     (pkg / "sub" / "b.py").unlink()
     (pkg / "sub" / "planted.py").write_text("evil = 1\n")
     (pkg / "__pycache__").mkdir()
     (pkg / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"poisoned")
-    assert snap.restore() == ["__pycache__/a.cpython-311.pyc", "a.py", "sub/b.py",
-                              "sub/planted.py"]
+    (other / "c.py").write_text("C = 'patched'\n")
+    assert snap.restore() == ["other/c.py", "pkg/__pycache__/a.cpython-311.pyc", "pkg/a.py",
+                              "pkg/sub/b.py", "pkg/sub/planted.py"]
     assert (pkg / "a.py").read_text() == "A = 1\n" and (pkg / "sub" / "b.py").exists()
-    assert not (pkg / "sub" / "planted.py").exists()
+    assert not (pkg / "sub" / "planted.py").exists() and (other / "c.py").read_text() == "C = 3\n"
     assert snap.restore() == []
+
+
+def test_the_copy_holds_gemmlab_without_references_and_the_grader(tmp_path):
+    snap = integrity.PackageSnapshot()
+    assert sorted(snap.roots) == ["gemmlab", "gemmlab_grader"]
+    public = [{"id": "01.weights_gib", "prompt": "p", "answer_name": "weights_gib"}]
+    copy = snap.write_copy(tmp_path, public)
+    assert (copy / "gemmlab_grader" / "runner.py").read_bytes() == \
+        snap.files["gemmlab_grader/runner.py"]
+    stub = (copy / "gemmlab" / "grading" / "bank" / "l01.py").read_text()
+    assert "from gemmlab_grader.withheld_bank import questions_of" in stub
+    assert not (copy / "gemmlab" / "grading" / "bank" / "l02.py").exists()
 
 
 def test_the_environment_watch_sees_a_modified_library(tmp_path, monkeypatch):

@@ -1,14 +1,16 @@
 """The question bank as a notebook being graded sees it: prompts and answer names, no references.
 
 ``gemmlab grade`` gives the notebooks it runs a copy of gemmlab whose ``grading/bank/lNN.py``
-modules are stubs calling :func:`questions_of`, built from ``bank/public.json`` (id, prompt,
-answer name of each question). ``get_question(q).prompt`` still works; ``.answer`` raises, and
+modules are stubs calling :func:`questions_of` (written by
+:meth:`gemmlab_grader.integrity.PackageSnapshot.write_copy`), built from ``bank/public.json`` (id,
+prompt, answer name of each question). ``get_question(q).prompt`` still works; ``.answer`` raises, and
 ``check()`` says that the grader judges the answer. The real bank stays in the grader's process.
 """
 import json
 from pathlib import Path
 
-from .question import NOT_ATTEMPTED, Question
+import gemmlab
+from gemmlab.judging import NOT_ATTEMPTED, Question
 
 
 class Withheld:
@@ -29,6 +31,7 @@ def withheld(*args, **kwargs):
 
 def questions_of(lesson):
     """The questions of ``lesson`` ("01") from ``bank/public.json``, without references."""
-    public = json.loads((Path(__file__).parent / "bank" / "public.json").read_text())
+    bank = Path(gemmlab.__file__).parent / "grading" / "bank"
+    public = json.loads((bank / "public.json").read_text())
     return [Question(id=q["id"], prompt=q["prompt"], answer=withheld, kind=Withheld(),
                      answer_name=q["answer_name"]) for q in public if q["id"][:2] == lesson]

@@ -1,0 +1,26 @@
+"""How an answer is judged: the layer below both the labs and the question bank.
+
+- :mod:`.verdict`: the statuses ``PASS``, ``FAIL``, ``NOT_ATTEMPTED``; ``is_missing`` (None or
+  ``...``); ``AnswerTypeError``.
+- :mod:`.kinds`: the answer kinds ``Number``, ``Exact``, ``Choice``, ``Shape``, ``Array``,
+  ``Function``; :mod:`.question`: ``Question``, ``Wrong``, ``evaluate``.
+- :mod:`.source`: how a student's function travels between processes (``code_of``, the fixed
+  ``PREAMBLE``, ``load_function``).
+- :mod:`.where`: ``where_it_lives``, the protocol by which a check runs a helper next to a
+  function that may live in another process (the grader's proxy has a ``call_helper`` method),
+  and how the package's helpers and kinds are named across processes.
+- :mod:`.beside` and :mod:`.on_simulator`: judging next to the code without the references; a
+  lab's check on the simulator in a fresh process, for a notebook on a GPU.
+
+It imports nothing of ``gemmlab.grading``, ``gemmlab.labs`` or the grader: the labs and the bank
+build on it, ``check()`` and the grader use it.
+"""
+from .kinds import Array, Choice, Exact, Function, Number, Shape, describe
+from .question import Question, Wrong, evaluate
+from .source import PREAMBLE, code_of, load_function
+from .verdict import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, is_missing
+from .where import where_it_lives
+
+__all__ = ["PASS", "FAIL", "NOT_ATTEMPTED", "is_missing", "AnswerTypeError", "Number", "Exact",
+           "Choice", "Shape", "Array", "Function", "describe", "Question", "Wrong", "evaluate",
+           "PREAMBLE", "code_of", "load_function", "where_it_lives"]

@@ -1,0 +1,67 @@
+"""How a student's function travels between processes: as the text of the notebook cell that
+defines it and its name, run again on the other side after a fixed preamble.
+
+:func:`code_of` gives (cell source, name) of a live function; :func:`load_function` runs
+:data:`PREAMBLE` and the cell (with ``check`` a no-op) and returns the function. This is what the
+grader's code worker, the MPI ranks of ``run_mpi``, the GPU labs' check on the simulator and the
+labs' reference kernels (read from the solutions notebooks) all do, so a cell must be
+self-contained given the preamble, as the exercise skeletons say.
+"""
+import linecache
+
+PREAMBLE = """import math
+import numpy as np
+import gemmlab as gl
+from numba import float32, int32
+cuda = gl.device.cuda()
+"""
+
+
+def code_of(fn):
+    """(source of the notebook cell that defines ``fn``, the name to look it up by).
+
+    IPython keeps each cell's text in ``linecache`` under the cell's file name, which a function
+    defined in it carries in ``__code__.co_filename``; a numba kernel carries its Python function
+    in ``py_func``. The whole cell is returned: constants and helpers the function needs live there.
+    Raises TypeError for an object that is not a function, ValueError if its cell is unknown.
+    """
+    target = getattr(fn, "py_func", fn)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        raise TypeError(f"expected a function defined in a notebook cell, got "
+                        f"{type(fn).__name__} {str(fn)[:60]}")
+    if target.__name__ == "<lambda>":
+        raise ValueError("a lambda has no name to look it up by in another process: define the "
+                         "function with def")
+    lines = linecache.getlines(code.co_filename)
+    if not lines:
+        raise ValueError(f"the source of {target.__name__}() is not known: was it defined in a "
+                         f"notebook cell of this kernel? ({code.co_filename})")
+    return "".join(lines), target.__name__
+
+
+def run_cell(source, filename="<student cell>"):
+    """(namespace, the exception the cell raised or None) after running the preamble and
+    ``source`` with ``check`` a no-op. The source is registered in ``linecache`` under
+    ``filename``, as IPython does for a cell, so messages and tracebacks can quote its lines. What
+    the cell defined before it raised stays in the namespace."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"__name__": "__gemmlab_cell__", "check": lambda *args, **kwargs: None}
+    exec(compile(PREAMBLE, "<preamble>", "exec"), namespace)
+    try:
+        exec(compile(source, filename, "exec"), namespace)
+    except Exception as exc:  # the student's cell: the caller decides what it means
+        return namespace, exc
+    return namespace, None
+
+
+def load_function(source, name, filename="<student cell>"):
+    """Run the preamble and ``source`` (:func:`run_cell`) and return the function ``name``; what
+    the cell raised is raised here."""
+    namespace, error = run_cell(source, filename)
+    if error is not None:
+        raise error
+    fn = namespace.get(name)
+    if not callable(fn):
+        raise ValueError(f"the cell's source does not define a function named {name!r}")
+    return fn
