@@ -2,9 +2,9 @@
 each architecture it should run on, and refuses, with its reason, where it should not (Hopper
 below or above sm_90a, BF16 Tensor Cores on Turing, cp.async before Ampere).
 
-NVRTC comes from NVIDIA's wheel (``pip install -e '.[nvrtc]'``, which .ci/run does). Without it
-these tests skip on a student's machine, and fail in CI (CI=true), where a skip would hide a
-missing install step."""
+NVRTC comes from NVIDIA's wheels: NVRTC 12 with the course's install (numba-cuda[cu12]), NVRTC 13
+with ``pip install -e '.[nvrtc]'``, which .ci/run does. Without either these tests skip on a
+student's machine, and fail in CI (CI=true), where a skip would hide a missing install step."""
 import os
 import re
 
@@ -92,7 +92,13 @@ def test_hopper_is_refused_everywhere_but_sm90a(arch):
 
 
 @pytest.mark.parametrize("arch", TENSOR_CORE_ARCHES)
-def test_nvlink_ring_builds_for_every_architecture(arch):
+def test_nvlink_ring_builds_for_every_architecture(arch, request):
+    if arch == "sm_100" and cudacompile.version() < (13, 0):
+        # numba-cuda[cu12], the course's install, brings NVRTC 12.9: its ptxas keeps the float
+        # ring on sm_100 within launch_bounds(1024)'s 64 registers only by spilling 8 bytes
+        # (NVRTC 13.5: no spill). Strict: the day it stops spilling, this says so.
+        request.applymarker(pytest.mark.xfail(raises=AssertionError, strict=True, reason=(
+            "NVRTC 12's ptxas spills 8 bytes of the NVLink ring for sm_100")))
     built = cudacompile.compile_source(nvlink_ring.SOURCE.read_text(), arch, "nvlink_ring.cu",
                                        name_expressions=nvlink_ring.NAME_EXPRESSIONS)
     assert set(built.lowered) == set(nvlink_ring.NAME_EXPRESSIONS)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from gemmlab import glossary
+from gemmlab import colab, glossary
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT.parent / "shared" / "seeds"
@@ -49,8 +49,10 @@ def test_glossary_page_is_up_to_date():
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
 def test_lesson_header_links_the_glossary(path):
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    header = "".join(next(c for c in cells if c["cell_type"] == "markdown")["source"])
-    assert LINK in header, f"{path.name}: its first markdown cell has no link to the glossary"
+    # the lesson's own first markdown cell: the "Open in Colab" badge above it is not its header
+    header = "".join(next(c for c in cells if c["cell_type"] == "markdown"
+                          and c.get("id") != colab.LINK_ID)["source"])
+    assert LINK in header, f"{path.name}: its header (first markdown cell) has no link to the glossary"
 
 
 def test_meanings_follow_the_material_where_it_corrects_a_common_reading():
@@ -70,3 +72,18 @@ def test_meanings_follow_the_material_where_it_corrects_a_common_reading():
     assert "not every GPU" in glossary.lookup("HBM").meaning
     # since Volta a warp's threads need not run in lockstep
     assert "must not assume lockstep" in glossary.lookup("warp").meaning
+
+
+def test_overflow_says_what_each_format_does_as_the_precision_module_computes_it():
+    import numpy as np
+    from gemmlab import precision
+    meaning = glossary.lookup("溢出").meaning
+    for fmt, name in (("fp32", "FP32"), ("fp16", "FP16"), ("bf16", "BF16"), ("fp8_e5m2", "FP8 E5M2"),
+                      ("fp8_e4m3", "FP8 E4M3")):
+        too_large = float(precision.get_format(fmt).max) * 4
+        result = precision.round_to(too_large, fmt)
+        said = "NaN in " + name if np.isnan(result) else name
+        assert (np.isnan(result) or np.isinf(result)) and said in meaning, (fmt, result, meaning)
+    # a Tensor Core step is not one instruction: on the H200 a WMMA step is two HMMA
+    tensor_core = glossary.lookup("张量核心").meaning
+    assert "one instruction" not in tensor_core and "two HMMA instructions" in tensor_core

@@ -187,11 +187,17 @@ def _ask(channel, message, doing):
     return reply, None
 
 
-def judge_cell(question, source, name, rng, channel):
+def judge_cell(question, source, name, rng, channel, picture=False):
     """(status, feedback) of ``question``'s kind on the function ``name`` that the cell
     ``source`` defines, loaded in the worker behind ``channel``: public cases when ``rng`` is
     None, else hidden cases drawn from it, here. A broken rule, a cell that raises, a worker
-    that dies or hangs: a FAIL with the reason. The caller closes the channel."""
+    that dies or hangs: a FAIL with the reason. The caller closes the channel. With
+    ``picture``, a third item: a kernel lab's picture of the run (plain data), else None."""
+    verdict = tuple(_judge_cell(question, source, name, rng, channel))
+    return (verdict + (None,))[:3] if picture else verdict[:2]
+
+
+def _judge_cell(question, source, name, rng, channel):
     from .rules import broken
     from .verdict import is_missing
     rules = getattr(question, "rules", None)
@@ -221,16 +227,16 @@ def judge_cell(question, source, name, rng, channel):
     try:
         kind = question.kind
         value = kind.coerce(answer) if not isinstance(answer, CellFunction) else answer
-        return kind.judge(question, value, rng)[:2]
+        return kind.judge(question, value, rng)
     except AnswerTypeError as exc:
         return FAIL, f"{exc}."
 
 
-def judge_alone(question, source, name, rng=None, timeout=120.0):
+def judge_alone(question, source, name, rng=None, timeout=120.0, picture=False):
     """:func:`judge_cell` with a fresh :func:`plain_channel` (closed after): the cell judged as
     the grader judges it, run alone in a process of its own, on the simulator backend."""
     channel = plain_channel(timeout)
     try:
-        return judge_cell(question, source, name, rng, channel)
+        return judge_cell(question, source, name, rng, channel, picture)
     finally:
         channel.close()

@@ -18,20 +18,24 @@ MAX_REL_ERR = 1e-4          # float32 GEMM at 4096^3 on random inputs stays far 
 
 
 def judge_on_gpu(lab, question, kernel, rng):
-    """(status, feedback): the lab's checks with the kernel's cell in a worker on the simulator,
-    then, for a notebook's check (``rng`` None) of a kernel that passed, its speed on this GPU."""
+    """(status, feedback, picture): the lab's checks with the kernel's cell in a worker on the
+    simulator (the picture of the run comes back as plain data), then, for a notebook's check
+    (``rng`` None) of a kernel that passed, its speed on this GPU."""
     try:
         source, name = code_of(kernel)
     except (TypeError, ValueError) as exc:
-        return FAIL, f"the instrumented checks cannot run: {exc}."
-    status, text = judge_alone(question, source, name, rng)
-    return (status, text) if rng is not None else after_check(lab, kernel, status, text)
+        return FAIL, f"the instrumented checks cannot run: {exc}.", None
+    status, text, picture = judge_alone(question, source, name, rng, picture=True)
+    if rng is not None:
+        return status, text, picture
+    return after_check(lab, kernel, status, text) + (picture,)
 
 
 def after_check(lab, kernel, status, text):
     """After a notebook's check passed on a GPU backend: the kernel's speed here, recorded for
-    the student's ladder (a wrong result at full size is a FAIL)."""
-    if status != PASS or device.backend() != "gpu":
+    the student's ladder (a wrong result at full size is a FAIL). A lab with no course kernel
+    to time beside (lesson 03's puzzles) is not timed."""
+    if status != PASS or device.backend() != "gpu" or lab.rung is None:
         return status, text
     row = measure(lab, kernel)
     if row["rel_err"] > MAX_REL_ERR:

@@ -1,7 +1,17 @@
-"""The kernel labs of lessons 05, 08, 10 and 11: the student writes the GEMM kernel.
+"""Kernel labs: the student writes a ``@cuda.jit`` kernel, the lab fixes its launch and judges
+it on the instrumented simulator (:mod:`gemmlab.labs.simulator`).
 
-A lab kernel has the signature ``kernel(A, B, C)``: float32 row-major A (M x K) and B (K x N),
-output C (M x N), C = A @ B. The lab fixes the launch, not the student (:class:`KernelLab`).
+:class:`KernelLab` is what every kernel lab shares: the code-question protocol (``coerce``,
+``judge``), running each case on fresh copies of its arrays, the verdict loop (the first case
+that fails ends it, with the case named) and the picture of the run (``trace.observed``, plain
+data, drawn by :mod:`gemmlab.viz.kernel`). A subclass says what the kernel computes and what is
+checked: its cases, launch, arrays and mistakes.
+
+- :class:`GemmLab` (here): the GEMM labs of lessons 05, 08, 10 and 11. The kernel is
+  ``kernel(A, B, C)``: float32 row-major A (M x K) and B (K x N), output C (M x N), C = A @ B.
+  The check runs it at several odd shapes with fresh random inputs and a poisoned C, compares
+  with a float64 reference and names the first mistake it finds (:mod:`gemmlab.labs.feedback`).
+- :class:`gemmlab.labs.puzzles.Puzzle`: the warm-up puzzles of lesson 03 (map, zip, ..., prefix).
 
 Where the kernel lives and where it is judged are apart. The process that holds the kernel (in a
 graded run and in a notebook's ``check()``, a worker that ran nothing of the notebook and holds
@@ -9,14 +19,14 @@ only the kernel's part of its cell, :mod:`gemmlab.labs.kernel_source`) does thre
 asked, through :func:`gemmlab.judging.where.where_it_lives`: describe the answer (a kernel? how
 many parameters?), compile it for real GPUs (:mod:`gemmlab.labs.compile`; a kernel that does not
 compile never runs), and run it on the instrumented simulator on the cases it is sent, reporting
-what it saw as plain data (:mod:`gemmlab.labs.observations`). The cases (odd shapes, fresh random
-inputs, a poisoned C), the float64 reference and every check (:mod:`gemmlab.labs.feedback`) stay
-in the judging process. On a GPU backend the notebook then times the kernel on the GPU
+what it saw as plain data (:mod:`gemmlab.labs.observations`). The cases, the references and every
+check stay in the judging process. On a GPU backend a GEMM lab's kernel is then timed on the GPU
 (:mod:`gemmlab.labs.gpu`).
 """
 import math
 import time
 from dataclasses import dataclass
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -33,11 +43,6 @@ from .observe import run_observed
 # What every kernel lab's answer may not use: the course's own GEMM kernels (the kernel that
 # runs is the cell's own @cuda.jit code, compiled for a GPU first).
 KERNEL_RULES = Rules(names=("gemmlab.kernels",))
-
-
-def student_arguments(A, B, C):
-    """How the lab calls a student's kernel: kernel(A, B, C)."""
-    return [("A", A), ("B", B), ("C", C)]
 
 
 def ladder_arguments(A, B, C):
@@ -59,8 +64,16 @@ def describe_answer(answer):
             "parameters": int(code.co_argcount) if code is not None else -1}
 
 
-def check_kernel(described):
-    """An AnswerTypeError unless :func:`describe_answer` describes a three-parameter kernel."""
+def check_parameters(count, parameters, what="kernel"):
+    """An AnswerTypeError unless ``count`` (of a function's parameters) is the lab's
+    ``parameters``' number."""
+    if count != len(parameters):
+        raise AnswerTypeError(f"your {what} takes {count} parameters; the lab calls it as "
+                              f"{what}({', '.join(parameters)})")
+
+
+def check_kernel(described, parameters=("A", "B", "C")):
+    """An AnswerTypeError unless :func:`describe_answer` describes a kernel of ``parameters``."""
     if described["device"]:
         raise AnswerTypeError("this is a device function (@cuda.jit(device=True)); the lab "
                               "launches a kernel: decorate it with plain @cuda.jit")
@@ -68,49 +81,38 @@ def check_kernel(described):
         what = "a plain Python function" if described["callable"] else described["type"]
         raise AnswerTypeError(f"expected a @cuda.jit kernel, got {what}: put @cuda.jit on "
                               f"the line above `def`, and pass the kernel without calling it")
-    if described["parameters"] != 3:
-        raise AnswerTypeError(f"your kernel takes {described['parameters']} parameters; the lab "
-                              f"calls it as kernel(A, B, C)")
+    check_parameters(described["parameters"], parameters)
+
+
+class Examination(NamedTuple):
+    """A kernel lab's verdict with the picture of the run it is about (plain data or None)."""
+    status: str
+    feedback: str
+    picture: Optional[dict] = None
 
 
 @dataclass(frozen=True)
 class KernelLab:
-    """A code-question kind (``coerce``, ``judge``) for a ``kernel(A, B, C)`` GEMM kernel.
-
-    Each block of ``threads`` computes a ``tile x tile`` tile of C, each thread ``per_thread x
-    per_thread`` of it; the grid is (ceil(N/tile), ceil(M/tile)). With ``fixed_owner``, thread
-    (x, y) of block (bx, by) owns C[by*tile + y, bx*tile + x]. The other flags are the measured
-    requirements: ``tiled`` (global reads about N/tile per element of A), ``one_barrier`` (at
-    most one barrier per K tile plus the prologue), ``reads_per_fma`` (at most about 0.5
-    shared reads per FMA) and ``register_prefetch`` (fragments of k+1 read before the FMAs of k).
-    """
+    """What every kernel lab shares. Subclasses give ``cases(rng)``, ``launch_of(case)``,
+    ``arrays(case)`` (fresh copies, in the kernel's parameter order), ``untouched(trace)``,
+    ``first_problem(case, arrays, trace)`` and ``summary(runs)``."""
     name: str
-    tile: int
-    threads: tuple
-    per_thread: int
-    shapes: tuple                       # the public (M, N, K) cases, the first one square
-    seed: int
-    rung: tuple                         # (name, tiles) of the course's kernel to time beside it
-    fixed_owner: bool = False
-    tiled: bool = False
-    one_barrier: bool = False
-    reads_per_fma: bool = False
-    register_prefetch: bool = False
-    overlap: bool = False               # tile t+1's loads issued before tile t's FMAs, stored after
-    show_resources: bool = False        # ptxas's registers, spills, shared bytes in the feedback
+    parameters: tuple                   # the kernel's parameters, in order
     time_limit: float = 120.0           # for the whole check (wall clock, so that two busy cores
                                         # do not fail an honest kernel): an endless loop ends as a
                                         # FAIL
-    k_multiple: int = None              # hidden cases: one K a multiple of this
+    show_resources: bool = False        # ptxas's registers, spills, shared bytes in the feedback
+    archs: tuple = ((7, 5), (9, 0))     # what the kernel is compiled for (gemmlab.labs.compile)
+    rung = None                         # (name, tiles) of the course kernel to time beside it
     proxy_judge = True                  # every run goes through where_it_lives: judged here
 
     # -- the code-question protocol -----------------------------------------------------------
     def coerce(self, answer):
-        check_kernel(describe_answer(answer))
+        check_kernel(describe_answer(answer), self.parameters)
         return answer
 
     def after_check(self, question, kernel, status, text):
-        """A notebook's check on a GPU backend times a kernel that passed (:mod:`.gpu`)."""
+        """A notebook's check on a GPU backend times a GEMM kernel that passed (:mod:`.gpu`)."""
         from . import gpu
         return gpu.after_check(self, kernel, status, text)
 
@@ -119,36 +121,128 @@ class KernelLab:
         return kernel_cell(source, name)
 
     def judge(self, question, kernel, rng=None):
-        """(status, feedback) for ``kernel``, wherever it lives: described, compiled for GPUs,
-        then run on the simulator on cases drawn here. On a GPU backend a kernel of this process
-        goes to a worker on the simulator first (:mod:`gemmlab.labs.gpu`)."""
+        """(status, feedback, picture) for ``kernel``, wherever it lives: described, compiled
+        for GPUs, then run on the simulator on cases drawn here; the picture is plain data (see
+        :mod:`gemmlab.labs.observed`). On a GPU backend a kernel of this process goes to a
+        worker on the simulator first (:mod:`gemmlab.labs.gpu`)."""
         if device.backend() != "sim" and not callable(getattr(type(kernel), "call_helper", None)):
             from . import gpu
             return gpu.judge_on_gpu(self, question, kernel, rng)
         try:
-            check_kernel(where_it_lives(kernel, describe_answer))
+            check_kernel(where_it_lives(kernel, describe_answer), self.parameters)
         except AnswerTypeError as exc:
-            return FAIL, f"{exc}."
+            return FAIL, f"{exc}.", None
         cases = self.cases(rng)
+        first = list(self.arrays(cases[0]).values())
         compiled = where_it_lives(kernel, compile_kernel,
-                                  argument_types(student_arguments(cases[0].A, cases[0].B,
-                                                                   cases[0].C0)))
+                                  argument_types(self.named(*first)), self.archs)
         if not compiled.get("ok"):
-            return FAIL, refusal(compiled, compiled.get("kept", ""))
-        status, text = self.verdict(kernel, rng, cases=cases)
+            return FAIL, refusal(compiled, compiled.get("kept", "")), None
+        status, text, picture = self.examine(kernel, rng, cases=cases)
         if status == PASS:
             text += f" {question.explain}" if question.explain else ""
-            if rng is None:
+            if rng is None and self.rung is not None:
                 text += (f" (On a GPU this check also times your kernel beside the course's "
                          f"`{self.rung[0]}` and cuBLAS.)")
         if self.show_resources and status != NOT_ATTEMPTED:
             text += f" {resources(compiled)}"
-        return status, text
+        return status, text, picture
 
     # -- the checks ---------------------------------------------------------------------------
+    def verdict(self, kernel, rng=None, arguments=None):
+        """(status, feedback) for ``kernel`` (not compiled here) on this lab's public cases (rng
+        None) or on hidden cases drawn from ``rng``; see :meth:`examine`."""
+        return self.examine(kernel, rng, arguments)[:2]
+
+    def examine(self, kernel, rng=None, arguments=None, cases=None):
+        """The :class:`Examination` of ``kernel`` (on ``cases`` if given): the first case that
+        fails names the mistake, and the picture shows that run (on a pass: the first case's).
+        ``arguments`` maps the lab's arrays to the kernel's arguments (default: each under its
+        parameter's name)."""
+        deadline = time.monotonic() + self.time_limit
+        runs = []
+        for number, case in enumerate(cases if cases is not None else self.cases(rng)):
+            arrays, trace = self.run_case(kernel, case, arguments, deadline - time.monotonic())
+            if number == 0 and self.untouched(trace):
+                return Examination(NOT_ATTEMPTED, self.not_attempted)
+            problem = self.first_problem(case, arrays, trace)
+            if problem:
+                return Examination(FAIL, f"at {case.label}: {problem}", self._picture(case, trace))
+            runs.append((case, arrays, trace))
+        case, _, trace = runs[0]
+        return Examination(PASS, self.summary(runs), self._picture(case, trace))
+
+    not_attempted = ("your kernel does not read its inputs nor write its output yet: write its "
+                     "body and run the cell again.")
+
+    def _picture(self, case, trace):
+        if not trace.picture:
+            return None
+        return dict(trace.picture, lab=self.name, case=case.label)
+
+    def run_case(self, kernel, case, arguments=None, time_limit=None):
+        """Run ``kernel`` on one case where it lives: (the arrays after the run, by parameter
+        name, and what the run did, read back from plain data). The arrays sent are copies; the
+        ones after the run come back as observations."""
+        arrays = self.arrays(case)
+        named = [[str(name), value] for name, value in
+                 (arguments or self.named)(*arrays.values())]
+        grid, block = self.launch_of(case)
+        data = where_it_lives(kernel, run_observed, named, _plain_dims(grid), _plain_dims(block),
+                              max(time_limit or self.time_limit, 1.0), self.observers())
+        trace = Observed(data)
+        after = {name: np.asarray(trace.outputs[name], dtype=value.dtype)
+                 if name in trace.outputs else value for name, value in arrays.items()}
+        return after, trace
+
+    def named(self, *arrays):
+        """The kernel's arguments: each array under its parameter's name."""
+        return list(zip(self.parameters, arrays))
+
+    def observers(self):
+        """The names of the observers that watch a run (:data:`gemmlab.labs.overlap.BUILDERS`)."""
+        return []
+
+
+def _plain_dims(d):
+    return [int(v) for v in d] if isinstance(d, (tuple, list)) else [int(d)]
+
+
+@dataclass(frozen=True)
+class GemmLab(KernelLab):
+    """A GEMM kernel lab: ``kernel(A, B, C)`` computing C = A @ B.
+
+    Each block of ``threads`` computes a ``tile x tile`` tile of C, each thread ``per_thread x
+    per_thread`` of it; the grid is (ceil(N/tile), ceil(M/tile)). With ``fixed_owner``, thread
+    (x, y) of block (bx, by) owns C[by*tile + y, bx*tile + x]. The other flags are the measured
+    requirements: ``tiled`` (global reads about N/tile per element of A), ``one_barrier`` (at
+    most one barrier per K tile plus the prologue), ``reads_per_fma`` (at most about 0.5
+    shared reads per FMA) and ``register_prefetch`` (fragments of k+1 read before the FMAs of k).
+    """
+    parameters: tuple = ("A", "B", "C")
+    tile: int = 16
+    threads: tuple = (16, 16)
+    per_thread: int = 1
+    shapes: tuple = ()                  # the public (M, N, K) cases, the first one square
+    seed: int = 0
+    rung: tuple = None                  # (name, tiles) of the course's kernel to time beside it
+    fixed_owner: bool = False
+    tiled: bool = False
+    one_barrier: bool = False
+    reads_per_fma: bool = False
+    register_prefetch: bool = False
+    overlap: bool = False               # tile t+1's loads issued before tile t's FMAs, stored after
+    k_multiple: int = None              # hidden cases: one K a multiple of this
+
+    not_attempted = ("your kernel does not read A or B nor write C yet: write its body and run "
+                     "the cell again.")
+
     def launch(self, M, N):
         """(grid, block) for an M x N output."""
         return (math.ceil(N / self.tile), math.ceil(M / self.tile)), self.threads
+
+    def launch_of(self, case):
+        return self.launch(case.M, case.N)
 
     def cases(self, rng=None):
         if rng is None:
@@ -156,52 +250,37 @@ class KernelLab:
         shapes = cases_.hidden_shapes(rng, self.tile, k_multiple=self.k_multiple)
         return [cases_.make_case(M, N, K, rng) for M, N, K in shapes]
 
-    def verdict(self, kernel, rng=None, arguments=student_arguments, cases=None):
-        """(status, feedback) for ``kernel`` (not compiled here) on this lab's public cases (rng
-        None) or on hidden cases drawn from ``rng`` (or on ``cases``). ``arguments`` maps (A, B,
-        C) to the kernel's arguments."""
-        deadline = time.monotonic() + self.time_limit
-        runs = []
-        for number, case in enumerate(cases if cases is not None else self.cases(rng)):
-            C, trace = self.run_case(kernel, case, arguments, deadline - time.monotonic())
-            if number == 0 and feedback.untouched(trace):
-                return NOT_ATTEMPTED, ("your kernel does not read A or B nor write C yet: write "
-                                       "its body and run the cell again.")
-            problem = feedback.first_problem(self, case, C, trace)
-            if problem:
-                return FAIL, f"at {case.label}: {problem}"
-            runs.append((case, C, trace))
-        return PASS, feedback.summary(self, runs)
+    def arrays(self, case):
+        return {"A": case.A.copy(), "B": case.B.copy(), "C": case.C0.copy()}
 
     def observers(self):
         return [name for name, wanted in (("fragments", self.register_prefetch),
                                           ("tile_order", self.overlap)) if wanted]
 
-    def run_case(self, kernel, case, arguments=student_arguments, time_limit=None):
-        """Run ``kernel`` on one case where it lives: (C after the run, what the run did, read
-        back from plain data). The arrays sent are copies; C comes back as an observation."""
-        grid, block = self.launch(case.M, case.N)
-        named = [[name, value] for name, value in arguments(case.A.copy(), case.B.copy(),
-                                                             case.C0.copy())]
-        data = where_it_lives(kernel, run_observed, named, list(grid), list(block),
-                              max(time_limit or self.time_limit, 1.0), self.observers())
-        trace = Observed(data)
-        return np.array(trace.outputs["C"], dtype=np.float32), trace
+    def untouched(self, trace):
+        return feedback.untouched(trace)
+
+    def first_problem(self, case, arrays, trace):
+        return feedback.first_problem(self, case, arrays["C"], trace)
+
+    def summary(self, runs):
+        return feedback.summary(self, runs)
 
 
-NAIVE = KernelLab("naive", 16, (16, 16), 1, ((19, 19, 19), (37, 21, 13), (6, 35, 40)),
-                  seed=5, rung=("naive", {"BX": 16, "BY": 16}), fixed_owner=True)
-TILED = KernelLab("tiled", 16, (16, 16), 1, ((19, 19, 19), (37, 35, 21), (6, 40, 50)),
-                  seed=6, rung=("tiled", {"T": 16}), fixed_owner=True, tiled=True)
-PINGPONG = KernelLab("pingpong", 16, (16, 16), 1, ((19, 19, 19), (37, 35, 40), (6, 40, 70)),
-                     seed=8, rung=("tiled", {"T": 16}), fixed_owner=True, tiled=True,
-                     one_barrier=True, overlap=True)
+NAIVE = GemmLab("naive", shapes=((19, 19, 19), (37, 21, 13), (6, 35, 40)), seed=5,
+                rung=("naive", {"BX": 16, "BY": 16}), fixed_owner=True)
+TILED = GemmLab("tiled", shapes=((19, 19, 19), (37, 35, 21), (6, 40, 50)), seed=6,
+                rung=("tiled", {"T": 16}), fixed_owner=True, tiled=True)
+PINGPONG = GemmLab("pingpong", shapes=((19, 19, 19), (37, 35, 40), (6, 40, 70)), seed=8,
+                   rung=("pingpong", {"T": 16}), fixed_owner=True, tiled=True,
+                   one_barrier=True, overlap=True)
 _MICRO = {"BM": 32, "BN": 32, "BK": 8, "TM": 4, "TN": 4}
-OUTER = KernelLab("outer", 32, (64,), 4, ((33, 33, 33), (45, 37, 64), (70, 33, 21)),
-                  seed=10, rung=("outer", _MICRO), tiled=True, reads_per_fma=True,
-                  k_multiple=32, show_resources=True)
-TWOLEVEL = KernelLab("twolevel", 32, (64,), 4, ((33, 33, 33), (45, 37, 64), (70, 33, 40)),
-                     seed=11, rung=("twolevel", _MICRO), tiled=True, one_barrier=True,
-                     reads_per_fma=True, register_prefetch=True, k_multiple=32, overlap=True,
-                     show_resources=True)
+OUTER = GemmLab("outer", tile=32, threads=(64,), per_thread=4,
+                shapes=((33, 33, 33), (45, 37, 64), (70, 33, 21)), seed=10,
+                rung=("outer", _MICRO), tiled=True, reads_per_fma=True, k_multiple=32,
+                show_resources=True)
+TWOLEVEL = GemmLab("twolevel", tile=32, threads=(64,), per_thread=4,
+                   shapes=((33, 33, 33), (45, 37, 64), (70, 33, 40)), seed=11,
+                   rung=("twolevel", _MICRO), tiled=True, one_barrier=True, reads_per_fma=True,
+                   register_prefetch=True, k_multiple=32, overlap=True, show_resources=True)
 LABS = {lab.name: lab for lab in (NAIVE, TILED, PINGPONG, OUTER, TWOLEVEL)}

@@ -18,11 +18,21 @@ import numpy as np
 
 class KernelFault(Exception):
     """The kernel did something a GPU would not survive or that cannot be simulated: ``kind`` is
-    "out of bounds", "barrier", "exception", "index" or "timeout"; the message names the thread."""
+    "out of bounds", "barrier", "exception", "index" or "timeout"; the message names the thread.
+    ``thread`` (the block-local id of the thread to blame, or None), ``block``, and for an
+    out-of-bounds access ``array``, ``index`` and ``action`` ("read" or "wrote") say it as data."""
 
-    def __init__(self, kind, message):
+    def __init__(self, kind, message, thread=None, block=None, array=None, index=None,
+                 action=None):
         super().__init__(message)
-        self.kind = kind
+        self.kind, self.thread, self.block = kind, thread, block
+        self.array, self.index, self.action = array, index, action
+
+    def plain(self):
+        """The fault as plain data (see :mod:`gemmlab.labs.observed`)."""
+        return {"kind": self.kind, "message": str(self), "thread": self.thread,
+                "array": self.array, "index": None if self.index is None else list(self.index),
+                "action": self.action}
 
 
 @dataclass
@@ -37,6 +47,12 @@ class Race:
     interval: int
     block: str
     line: str = ""         # where in the cell the second access was: "line 12 (`...`)"
+    reader_id: int = -1    # block-local ids of the two threads
+    writer_id: int = -1
+
+    def plain(self):
+        return {"kind": self.kind, "array": self.array, "index": list(self.index),
+                "threads": [self.reader_id, self.writer_id], "interval": self.interval}
 
     def describe(self):
         where = f"{self.array}[{', '.join(map(str, self.index))}]"
@@ -115,8 +131,13 @@ def as_data(trace, arrays):
         "barriers": [[list(block), count] for block, count in trace.barriers.items()],
         "read_intervals": [[list(block), count] for block, count in trace.read_intervals.items()],
         "shared_reads": np.array(trace.shared_reads, dtype=np.int64),
-        "fault": None if fault is None else [fault.kind, str(fault)],
-        "observed": {} if trace.observer is None else trace.observer.as_data()}
+        "fault": None if fault is None else _fault_data(fault),
+        "observed": {} if trace.observer is None else trace.observer.as_data(),
+        "picture": trace.observed}
+
+
+def _fault_data(fault):
+    return dict(fault.plain(), block=None if fault.block is None else [int(i) for i in fault.block])
 
 
 # -- the judging side: the same, read back ----------------------------------------------------
@@ -152,6 +173,14 @@ class Observed(Located):
         self.barriers = {tuple(b): int(c) for b, c in data["barriers"]}
         self.read_intervals = {tuple(b): int(c) for b, c in data["read_intervals"]}
         self.shared_reads = [int(n) for n in np.asarray(data["shared_reads"])]
-        self.fault = None if data["fault"] is None else KernelFault(*data["fault"])
+        self.fault = None if data["fault"] is None else _fault_from(data["fault"])
         self.observed = dict(data.get("observed") or {})      # observer name -> its record
+        self.picture = data.get("picture")      # one block's run (labs.observed), or None
 
+
+
+def _fault_from(data):
+    index, block = data.get("index"), data.get("block")
+    return KernelFault(str(data["kind"]), str(data["message"]), thread=data.get("thread"),
+                       block=None if block is None else tuple(block), array=data.get("array"),
+                       index=None if index is None else tuple(index), action=data.get("action"))

@@ -26,6 +26,9 @@ replaced so that the run can be measured and can never hang:
 A run that takes longer than its time limit (an endless loop) is stopped too
 (:class:`gemmlab.labs.watchdog.Watchdog`). Local arrays are filled with NaN (registers start
 with garbage on a GPU), and so is shared memory.
+
+Every access is also handed to a :class:`gemmlab.labs.observed.BlockRecorder`, which keeps one
+block's accesses and barriers as plain data (``trace.observed``): the picture of the run.
 """
 import linecache
 import operator
@@ -39,6 +42,7 @@ import numpy as np
 from .. import device
 from .limits import Stop, seconds, where
 from .observations import KernelFault, Located, Race, block_name, thread_name
+from .observed import FAULT, PLAIN, RACE, UNWRITTEN, BlockRecorder
 from .watchdog import Watchdog
 
 device.backend()   # the simulator modules below exist only once the backend is chosen
@@ -64,6 +68,7 @@ class Trace(Located):
     shared_reads: list = field(default_factory=list)   # per global thread id
     fault: KernelFault = None
     observer: object = None             # what watched the run, when one was given
+    observed: dict = None               # one block's accesses as plain data (labs.observed)
     read_intervals: dict = field(default_factory=dict)  # block -> intervals with shared reads
     grid_ndim: int = 2
     block_ndim: int = 2
@@ -122,7 +127,9 @@ class GlobalArray(_Indexer):
 
     def __getitem__(self, index):
         e = self.flat(index, "read")
-        t = self.launch.current
+        launch = self.launch
+        t = launch.current
+        launch.recorder.access(t.local_id, launch.interval, "r", self.name, e)
         self.reads[e] += 1
         self.thread_reads[t.gid] = self.thread_reads.get(t.gid, 0) + 1
         if self.read_before_write is None and self.writes[e] == 0:
@@ -133,7 +140,9 @@ class GlobalArray(_Indexer):
 
     def __setitem__(self, index, value):
         e = self.flat(index, "wrote")
-        t = self.launch.current
+        launch = self.launch
+        t = launch.current
+        launch.recorder.access(t.local_id, launch.interval, "w", self.name, e)
         self.writes[e] += 1
         self.writer[e] = t.gid
         self.thread_writes[t.gid] = self.thread_writes.get(t.gid, 0) + 1
@@ -165,6 +174,7 @@ class SharedArray(_Indexer):
         e = self.flat(index, "read")
         launch = self.launch
         t, now = launch.current.local_id, launch.interval
+        launch.recorder.access(t, now, "r", self.name, e)
         if self.w_interval[e] == now and self.w_thread[e] != t:
             launch.race(self, e, reader=t, writer=self.w_thread[e], kind="read-write",
                         had_value=self.first_w[e] < now)
@@ -184,6 +194,7 @@ class SharedArray(_Indexer):
         e = self.flat(index, "wrote")
         launch = self.launch
         t, now = launch.current.local_id, launch.interval
+        launch.recorder.access(t, now, "w", self.name, e)
         if self.r_interval[e] == now:
             other = self.r_thread[e] if self.r_thread[e] != t else self.r_other[e]
             if other != -1:
@@ -380,14 +391,19 @@ class Launch:
         self.current = None
         self.block_run = None
         self.interval = 0
+        self.recorder = BlockRecorder()
 
     # -- called by the instrumented arrays, in the running simulated thread ------------------
     def who(self):
         return f"{self.current.name_} of {self.block_run.name}"
 
-    def fail(self, kind, message):
+    def fail(self, kind, message, **details):
+        """Stop the run with a :class:`KernelFault` (the first one stands); ``details``: the
+        fault's array, index and action; the running thread and its block are added."""
         if self.trace.fault is None:
-            self.trace.fault = KernelFault(kind, message)
+            thread = details.pop("thread", self.current.local_id if self.current else None)
+            block = self.block_run.idx if self.block_run else None
+            self.trace.fault = KernelFault(kind, message, thread=thread, block=block, **details)
         raise Stop
 
     def out_of_bounds(self, array, action, index):
@@ -399,7 +415,8 @@ class Launch:
         line = self.cell_line()
         self.fail("out of bounds", f"{self.who()} {action} {array.name}"
                   f"[{', '.join(map(str, index))}]{f' at {line}' if line else ''}, outside the "
-                  f"{' x '.join(map(str, array.shape))} {where} {array.name} ({'; '.join(bad)})")
+                  f"{' x '.join(map(str, array.shape))} {where} {array.name} ({'; '.join(bad)})",
+                  array=array.name, index=tuple(index), action=action)
 
     def cell_line(self):
         """'line 12 (`acc += ...`)': where in the kernel's cell the running thread is now (the
@@ -411,19 +428,21 @@ class Launch:
         return "" if frame is None else _site_text(((filename, frame.f_lineno),))
 
     def race(self, array, e, reader, writer, kind, had_value):
-        if len(self.trace.races) >= MAX_RACES:
+        if self.block_race is not None and len(self.trace.races) >= MAX_RACES:
             return
         threads = self.block_run.threads
-        self.trace.races.append(Race(
-            array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)),
-            threads[reader].name_, threads[writer].name_, kind, bool(had_value), self.interval,
-            self.block_run.name, self.cell_line()))
+        race = Race(array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)),
+                    threads[reader].name_, threads[writer].name_, kind, bool(had_value),
+                    self.interval, self.block_run.name, self.cell_line(), reader, writer)
+        if self.block_race is None:
+            self.block_race = race
+        if len(self.trace.races) < MAX_RACES:
+            self.trace.races.append(race)
 
     def uninitialized_read(self, array, e):
-        if len(self.trace.uninitialized) < MAX_RACES:
-            self.trace.uninitialized.append(
-                (array, e, self.current.name_, self.block_run.name, self.interval,
-                 self.cell_line()))
+        if len(self.block_uninitialized) < MAX_RACES:
+            self.block_uninitialized.append((array, e, self.current, self.interval,
+                                             self.cell_line()))
 
     def count_shared_read(self, name):
         trace = self.trace
@@ -450,12 +469,9 @@ class Launch:
             self.trace.fault = KernelFault("timeout", (
                 f"the kernel did not finish within {seconds(self.time_limit)} (it was running "
                 f"{self.who() if self.current else 'its first thread'}): is there an endless "
-                f"loop?"))
-        self.trace.uninitialized = [
-            (array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)), who, block,
-             line)
-            for array, e, who, block, interval, line in self.trace.uninitialized
-            if array.first_w[e] == -1 or array.first_w[e] > interval]
+                f"loop?"), block=self.block_run.idx if self.block_run else None)
+        fault = self.trace.fault
+        self.trace.observed = self.recorder.plain(self, fault.plain() if fault else None)
         return self.trace
 
     def _turn(self, thread):
@@ -472,7 +488,10 @@ class Launch:
         self.block_run = run
         self.interval = 0
         self.last_read_interval = -1
+        self.block_race, self.block_uninitialized = None, []
+        self.recorder.start_block()
         pending = run.threads
+        stopped = True
         try:
             while True:
                 for thread in pending:
@@ -481,12 +500,38 @@ class Launch:
                 if not pending:
                     break
                 self._check_barrier(run, pending)
+                self.recorder.barrier(_site_text(pending[0].site))
                 self.interval += 1
             self.trace.barriers[run.idx] = self.interval
+            stopped = False
         finally:
             for t in run.threads:          # after a fault: unwind the threads parked at a barrier
                 if t.state == WAITING:
                     t.glet.throw(Stop)
+            self._end_block(run, stopped)
+
+    def _end_block(self, run, stopped):
+        """File the block's reads of shared memory nobody had written (by then: shared arrays
+        belong to one block) and tell the recorder what the block was worth showing."""
+        unwritten = [(array, e, thread, interval, line)
+                     for array, e, thread, interval, line in self.block_uninitialized
+                     if array.first_w[e] == -1 or array.first_w[e] > interval]
+        room = MAX_RACES - len(self.trace.uninitialized)
+        self.trace.uninitialized += [
+            (array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)), thread.name_,
+             run.name, line) for array, e, thread, _, line in unwritten[:max(room, 0)]]
+        if stopped:
+            self.recorder.end_block(run, FAULT)
+        elif self.block_race is not None:
+            self.recorder.end_block(run, RACE, self.block_race.plain())
+        elif unwritten:
+            array, e, thread, interval, _ = unwritten[0]
+            self.recorder.end_block(run, UNWRITTEN, {
+                "kind": "unwritten", "array": array.name,
+                "index": [int(i) for i in np.unravel_index(e, array.shape)],
+                "threads": [thread.local_id, None], "interval": interval})
+        else:
+            self.recorder.end_block(run, PLAIN)
 
     def _check_barrier(self, run, waiting):
         finished = [t for t in run.threads if t.state == DONE]
@@ -496,7 +541,8 @@ class Launch:
             self.fail("barrier", (
                 f"{_some(finished)} of {run.name} finished without reaching the syncthreads "
                 f"at {line}, where {_some(waiting)} wait: every thread of a block must reach "
-                f"every syncthreads (look for a barrier inside an `if`, or a `return` before it)"))
+                f"every syncthreads (look for a barrier inside an `if`, or a `return` before it)"),
+                thread=None)
         other = next((t for t in waiting if t.site != site), None)
         if other is not None:
             self.fail("barrier", (
@@ -504,7 +550,7 @@ class Launch:
                 f"{_some([t for t in waiting if t.site == site])} at {line}, "
                 f"{_some([t for t in waiting if t.site == other.site])} at "
                 f"{_site_text(other.site)}: every thread must reach the same barrier (a "
-                f"syncthreads in both branches of an `if` is two barriers)"))
+                f"syncthreads in both branches of an `if` is two barriers)"), thread=None)
 
 
 def _some(threads, shown=3):

@@ -28,7 +28,7 @@ import numpy as np
 from types import SimpleNamespace
 
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, where_it_lives
-from .kernel_lab import describe_answer
+from .kernel_lab import check_parameters, describe_answer
 from .limits import Stop, seconds, where
 from .watchdog import Watchdog
 
@@ -231,9 +231,7 @@ def check_function(described):
     if not described["callable"] or described["parameters"] < 0:
         raise AnswerTypeError(f"expected a function, got {described['type']}: pass its "
                               f"name without calling it")
-    if described["parameters"] != 3:
-        raise AnswerTypeError(f"your function takes {described['parameters']} parameters; the "
-                              f"lab calls it as function(A, B, C)")
+    check_parameters(described["parameters"], ("A", "B", "C"), "function")
 
 
 def run_fragments(fn, A, B, C, time_limit):

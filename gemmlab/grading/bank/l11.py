@@ -83,8 +83,11 @@ QUESTIONS = [
                   "registers at once, so divide by the block's registers."),
             Wrong(HOPPER.registers / (185 * 256),
                   "blocks are whole: the fraction left over holds no block."),
-            Wrong(2, "two blocks need 2 x 256 x 185 = 94720 registers (more after rounding per "
-                     "warp), beyond the SM's 65536."),
+            Wrong(2, f"two blocks need 2 x 256 x 185 = 94720 registers (more after rounding per "
+                     f"warp), beyond the SM's 65536. A larger micro-tile costs registers per "
+                     f"thread, and registers set the occupancy: one block fills "
+                     f"{256 // 32} of an SM's {HOPPER.max_threads // 32} warp slots. Occupancy "
+                     f"cannot be ignored when the micro-tile grows."),
             Wrong(8, "8 is the warps of one block; the question asks for blocks per SM."),
         ],
         hint="Registers per warp: 185 x 32 rounded up to a multiple of 256; a block has 8 warps.",
@@ -93,7 +96,7 @@ QUESTIONS = [
     ),
     Question(
         id="11.blocks_123",
-        prompt="pingpong with BK = 8 needs 123 registers per thread, same blocks of 256 threads. "
+        prompt="outer with BK = 8 needs 123 registers per thread, same blocks of 256 threads. "
                "How many blocks fit on one SM by registers (exact)?",
         answer=lambda: blocks_per_sm(123, 256, 0)[0],
         kind=Number(rtol=0.01),
@@ -104,7 +107,7 @@ QUESTIONS = [
                      "blocks fit in 65536."),
         ],
         explain="Two blocks, 16 warps: enough other warps to hide a warp's waits, which is why "
-                "pingpong and twolevel tie at BK = 8.",
+                "outer and twolevel tie at BK = 8.",
     ),
     Question(
         id="11.lab_twolevel",
