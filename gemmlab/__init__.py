@@ -12,7 +12,11 @@ import importlib.metadata
 
 from . import device
 
-device.backend()            # chosen now, before anything can import numba.cuda
+try:
+    device.backend()        # chosen now, before anything can import numba.cuda
+except (RuntimeError, ValueError):
+    pass    # GEMMLAB_BACKEND names a backend that cannot run here: said where it is first used
+            # (`gemmlab doctor` says it in one line), not as a traceback of `import gemmlab`
 
 try:
     __version__ = importlib.metadata.version("gemmlab")

@@ -354,7 +354,7 @@ class Grader:
         lines = ["verdicts: the grader collects each question's answer after the notebook ran "
                  "and judges it itself; nothing the notebook prints, logs or calls counts",
                  "code answers: run in their own process; hidden cases drawn per student from "
-                 "this run's secret (never recorded: --seed repeats a run)",
+                 "this run's secret (never recorded)",
                  "notebooks import a copy of gemmlab without the bank's reference answers",
                  f"each cell: {self.settings.timeout} s (wall clock and CPU); each notebook: "
                  f"{self.settings.notebook_timeout} s",

@@ -29,13 +29,13 @@ def test_sim_sets_the_numba_simulator_before_numba_cuda_is_imported():
 
 
 def test_unknown_backend_name_is_a_clear_error():
-    out = _run("import gemmlab", "tpu")
+    out = _run("import gemmlab; gemmlab.device.backend()", "tpu")   # the import leaves it to use
     assert out.returncode != 0 and "expected one of gpu, sim" in out.stderr
 
 
 @pytest.mark.skipif(cudadriver.device_count() > 0, reason="a GPU is present")
 def test_forcing_gpu_without_one_says_how_to_fix_it():
-    out = _run("import gemmlab", "gpu")
+    out = _run("import gemmlab; gemmlab.device.backend()", "gpu")
     assert out.returncode != 0 and "no NVIDIA GPU" in out.stderr and "sim" in out.stderr
 
 

@@ -207,7 +207,9 @@ def test_the_package_in_a_notebook_has_no_references(full):
 def test_code_runs_without_the_references_and_its_processes_die(full):
     row = full.rows["attack_code_cheater"]
     assert row["results"]["02.naive_matmul"] == "fail"
-    assert "reference answers are not available" in row["feedback"]["02.naive_matmul"]
+    feedback = row["feedback"]["02.naive_matmul"]      # refused by the rule, or found nothing
+    assert ("which this question does not allow (gl.grading)" in feedback
+            or "reference answers are not available" in feedback), feedback
     assert row["results"]["02.row_major_index"] == "pass"
 
 

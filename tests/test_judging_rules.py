@@ -63,10 +63,14 @@ def test_what_the_source_check_cannot_see_is_out_of_reach_where_the_code_runs():
 
 
 def test_out_of_reach_replaces_every_binding_of_the_object(monkeypatch):
+    import sys
     import gemmlab.perfmodel as perfmodel
     import gemmlab.perfmodel.parallelism as parallelism
-    monkeypatch.setattr(perfmodel, "amdahl", perfmodel.amdahl)
-    monkeypatch.setattr(parallelism, "amdahl", parallelism.amdahl)
+    amdahl = perfmodel.amdahl
+    for module in list(sys.modules.values()):      # every binding comes back after the test
+        for name, value in list(getattr(module, "__dict__", {}).items()):
+            if value is amdahl:
+                monkeypatch.setattr(module, name, value)
     out_of_reach(Rules(names=("gemmlab.perfmodel.amdahl",)))
     for module in (perfmodel, parallelism):
         with pytest.raises(RuleError, match="gl.perfmodel.amdahl is out of reach"):
