@@ -126,7 +126,8 @@ def _grade(tmp, students, sandboxed, special=False, alias=False):
                PYTHONPATH=os.pathsep.join(filter(None, [str(checkout),
                                                         os.environ.get("PYTHONPATH")])))
     start = time.monotonic()
-    done = subprocess.run(command + (["--sandbox"] if sandboxed else []), cwd=tmp, env=env,
+    command += ["--sandbox"] if sandboxed else ["--no-sandbox", "--no-sandbox"]
+    done = subprocess.run(command, cwd=tmp, env=env,
                           capture_output=True, text=True, timeout=1200)
     seconds = time.monotonic() - start
     at_exit = _hashes(tmp / "grades")
@@ -220,8 +221,8 @@ def test_reading_the_repository_works_only_without_the_sandbox(full, unsandboxed
 
 def test_rewriting_another_submission_changes_nothing_and_is_reported(unsandboxed):
     row = unsandboxed.rows["attack_proc_snooper"]
-    assert any("modified submissions (honest01/01_numbers_and_precision.ipynb); restored" in n
-               for n in row["notes"]), row["notes"]
+    assert any("modified the submissions folder: honest01/01_numbers_and_precision.ipynb "
+               "(changed); restored" in n for n in row["notes"]), row["notes"]
     assert any("output folder" in w and "planted.txt" in w for w in unsandboxed.info["warnings"])
 
 
