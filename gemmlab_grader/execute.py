@@ -101,17 +101,19 @@ class NotebookRun:
                     f"parent process?)")
         return ""
 
-    def collect(self, isolation):
+    def collect(self, isolation, folder):
         """{"run", "answers", "problem"} (see :func:`gemmlab_grader.collect.check`), read by a
-        confined process started as ``isolation`` says (with its package copy and limits)."""
+        confined process started as ``isolation`` says (with its package copy and limits), in a
+        fresh ``folder`` of the grader's (the notebook's own may be gone: without the sandbox it
+        could remove it)."""
         size = os.fstat(self.output).st_size
         if size > collect.MAX_OUTPUT:
             return {"run": None, "answers": None,
                     "problem": f"its runner sent {size >> 20} MiB, more than the "
                                f"{collect.MAX_OUTPUT >> 20} MiB the grader reads"}
         os.lseek(self.output, 0, os.SEEK_SET)
-        checked = unnamed_file(self.folder / "checked")
-        workdir = self.folder / "collect"
+        checked = unnamed_file(folder / "checked")
+        workdir = folder / "collect"
         workdir.mkdir()
         try:
             tree = start_confined(isolation, workdir, "gemmlab_grader.collect",

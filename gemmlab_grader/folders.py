@@ -120,7 +120,10 @@ def remove_tree(path):
     iteratively, two descriptors at a time, climbing back up through '..' checked against the
     folder it came down from. A missing ``path`` is fine; OSError if something cannot go."""
     parent, name = os.path.split(os.path.abspath(path))
-    top = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        top = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return                          # its folder went (or became a file): so did it
     try:
         try:
             info = os.stat(name, dir_fd=top, follow_symlinks=False)

@@ -260,7 +260,11 @@ class Grader:
             # imports the installed grader, just restored
             reader = Isolation(package_root=str(self.shared or ""), limits=COLLECT_LIMITS,
                                sandbox=self.settings.sandbox, hidden_paths=self.hidden)
-            checked = run.collect(reader)
+            reading = self._notebook_dir()
+            try:
+                checked = run.collect(reader, reading)
+            finally:
+                self._remove(reading, grade)
         finally:
             run.close()
             self._remove(folder, grade)
@@ -298,7 +302,8 @@ class Grader:
         with self._lock:
             self._checked.add(id(grade))
             suspects = list(self._suspects.values())
-            self._suspects = dict(self._running)    # those still running stay suspects
+            # those still running stay suspects; this notebook's processes are gone
+            self._suspects = {k: g for k, g in self._running.items() if k != id(grade)}
             found = []
             changed = self.snapshot.restore()
             if changed:
@@ -313,8 +318,12 @@ class Grader:
                                  f"({', '.join(report.printable(n, 60) for n, _s in left[:3])}); "
                                  f"removed")
             if _identity(self.run_dir) != self._run_dir_id:
-                found.append("it removed or replaced the grader's run folder; grading went on "
-                             "in a new one")
+                found.append("it removed or replaced the grader's run folder (what it put there "
+                             "is removed); grading went on in a new one")
+                try:
+                    remove_tree(self.run_dir)     # the grader's temporary path: nobody's work
+                except OSError:
+                    pass
             for text in found:
                 for suspect in suspects:
                     suspect.notes.append(f"TAMPERING: {text}" if len(suspects) == 1 else

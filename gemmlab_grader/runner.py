@@ -169,7 +169,11 @@ def run(workdir, request, notebook):
     try:
         kc.wait_for_ready(timeout=120)
         state = Run(km, kc)
-        for index, source in enumerate(cells, 1):
+        # the collector first, while the kernel is fresh: a notebook that then uses up its memory
+        # limit still has its answers collected (importing NumPy late could fail)
+        report["stopped"] = state.execute("(setup)", "import gemmlab_grader.answers",
+                                          EXTRACT_TIMEOUT)
+        for index, source in enumerate(cells if not report["stopped"] else [], 1):
             if source.strip():
                 report["stopped"] = state.execute(index, source, request["timeout"],
                                                   request.get("cpu"))

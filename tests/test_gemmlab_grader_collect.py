@@ -67,8 +67,9 @@ def test_a_120_mib_answers_file_is_refused_in_its_own_process_not_in_the_grader(
     run.output = unnamed_file(tmp_path / "out", pack(b'{"stopped": ""}') + pack(huge))
     del huge
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    (tmp_path / "reading").mkdir()
     checked = run.collect(Isolation(package_root=str(package), limits=COLLECT_LIMITS,
-                                    sandbox=sandbox.bwrap() is not None))
+                                    sandbox=sandbox.bwrap() is not None), tmp_path / "reading")
     run.close()
     # refused whole (out of memory there) or this answer alone (past the items budget)
     why = checked["problem"] or (checked["answers"] or {}).get("01.weights_gib", {}).get("error")
