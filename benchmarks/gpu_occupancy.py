@@ -6,9 +6,10 @@ For a trivial kernel (dynamic shared memory, a barrier, a few registers), sweeps
 per block and the threads per block, and asks the driver
 (``cuOccupancyMaxActiveBlocksPerMultiprocessor``, the driver API behind
 ``cudaOccupancyMaxActiveBlocksPerMultiprocessor``) how many blocks fit on one SM, beside what
-``gl.perfmodel.blocks_per_sm`` predicts with the kernel's own register count. It also launches
-the kernel with the largest shared memory a block may have (227 KiB on Hopper) and with 4 bytes
-more, which must be refused. Prints one JSON document: the machine, the device's shared-memory
+``gl.perfmodel.blocks_per_sm`` predicts with the kernel's own register count on this GPU's limits
+(``gl.device.spec().sm``, from the driver's attributes; beside them, the course's table for its
+compute capability). It also launches the kernel with the largest shared memory a block may have
+(227 KiB on Hopper, 99 KiB on an RTX 4090) and with 4 bytes more, which must be refused. Prints one JSON document: the machine, the device's shared-memory
 attributes, every row, and the rows where model and driver disagree. Needs a GPU and CuPy.
 """
 import argparse
@@ -76,7 +77,8 @@ def main(argv=None):
 
     import gemmlab as gl
 
-    sm = gl.perfmodel.HOPPER
+    sm = gl.device.spec().sm
+    table = gl.perfmodel.sm_resources(gl.device.spec().compute_capability)
     facts = _device_facts(cupy)
     max_shared = facts.get("sharedMemPerBlockOptin", sm.max_shared_per_block)
     kernel = cupy.RawKernel(SOURCE, "touch")
@@ -96,6 +98,9 @@ def main(argv=None):
     report = {
         "machine": gl.measure.machine(gpu="cupy"),
         "device": facts,
+        "table_agrees": all(getattr(sm, f) == getattr(table, f) for f in (
+            "registers", "max_threads", "max_blocks", "shared_bytes", "max_shared_per_block",
+            "reserved_shared_per_block")),
         "model": {"sm": sm.name, "shared_bytes": sm.shared_bytes,
                   "max_shared_per_block": sm.max_shared_per_block,
                   "reserved_shared_per_block": sm.reserved_shared_per_block, "source": sm.source},
@@ -109,7 +114,8 @@ def main(argv=None):
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(text + "\n")
-    return 0 if not report["disagreements"] and launches[str(max_shared)]["ok"] else 1
+    return 0 if (not report["disagreements"] and launches[str(max_shared)]["ok"]
+                 and report["table_agrees"]) else 1
 
 
 if __name__ == "__main__":

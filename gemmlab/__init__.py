@@ -7,10 +7,14 @@ half a second), so ``import gemmlab`` stays fast and a lesson pays only for what
 ``gl.gemm`` is :func:`gemmlab.kernels.launch.gemm`, the entry point to the kernel ladder.
 """
 import importlib
+import importlib.metadata
 
 from . import device
 
-__version__ = "0.1.0"
+try:
+    __version__ = importlib.metadata.version("gemmlab")
+except importlib.metadata.PackageNotFoundError:      # run from a checkout that was never installed
+    __version__ = "0.1.0+uninstalled"
 
 _SUBMODULES = {
     "precision", "perfmodel", "kernels", "bench", "measure", "tensorcore", "collectives",

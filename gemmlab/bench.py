@@ -4,7 +4,8 @@ For each shape every kernel is first checked against a float64 reference (relati
 error), then warmed up and timed with CUDA events: ``repeats`` timed batches, each of enough
 back-to-back launches to last about a millisecond (so Python's launch overhead hides behind the
 GPU's queue), and the median batch is reported per launch. cuBLAS SGEMM runs in the same process
-through CuPy with TF32 off. Registers, shared and local memory come from the compiled kernels.
+through CuPy with TF32 off. Registers, shared and local memory come from the compiled kernels, and
+blocks per SM from the driver's occupancy calculator for this GPU.
 
 On Numba's simulator the same code runs at tiny sizes to test the harness; its times are Python
 wall-clock, NOT GPU times, and resources and peaks are reported as unavailable (None).
@@ -21,7 +22,6 @@ import numpy as np
 
 from . import device, measure
 from . import kernels as ladder
-from .perfmodel.hardware import fp32_lanes_per_sm
 
 SIM_TIMING = "simulator wall-clock (NOT GPU time)"
 GPU_TIMING = "CUDA events"
@@ -36,7 +36,8 @@ def parse_kernel(spec):
         key, _, stage = rest.partition("=")
         if rest and key.strip() != "stage":
             raise ValueError(f"kernel spec {spec!r}: expected hopper or hopper:stage=NAME")
-        return name, {"stage": hopper.get_stage(stage.strip() or hopper.DEFAULT_STAGE).name}
+        stage = stage.strip() or hopper.DEFAULT_STAGE
+        return name, {"stage": stage if stage == hopper.AUTO else hopper.get_stage(stage).name}
     tiles = {}
     for item in filter(None, rest.split(",")):
         key, eq, value = item.partition("=")
@@ -71,7 +72,8 @@ def _cupy():
 def cublas_unavailable_reason():
     if device.backend() == "sim":
         return "simulator: no cuBLAS"
-    return None if _cupy() is not None else "CuPy is not installed (pip install cupy-cuda12x)"
+    return None if _cupy() is not None else ("CuPy is not installed (pip install 'gemmlab[cuda12]' or "
+                                               "'[cuda13]' to match the driver: gemmlab doctor)")
 
 
 def _progress(done, total, label, enabled):
@@ -107,13 +109,24 @@ def _resources(kern):
             one(kern.get_local_mem_per_thread()))
 
 
+def driver_blocks_per_sm(kern, threads, dynamic_shared=0):
+    """How many blocks of the compiled numba kernel ``kern`` (launched with ``threads`` per block)
+    the CUDA driver's occupancy calculator (``cuOccupancyMaxActiveBlocksPerMultiprocessor``) puts
+    on one SM of this GPU; None on the simulator, which has no SMs."""
+    if device.backend() == "sim":
+        return None
+    compiled = next(iter(kern.overloads.values()))
+    function = compiled._codelibrary.get_cufunc()       # what numba's own get_regs_per_thread reads
+    blocks = device.cuda().current_context().get_active_blocks_per_multiprocessor(
+        function, threads, dynamic_shared)
+    return int(blocks[-1] if isinstance(blocks, tuple) else blocks)
+
+
 def peak_fp32_tflops():
     """FP32 FMA peak from the device's SM count and clock (None on the simulator)."""
     if device.backend() == "sim":
         return None
-    dev = device.cuda().get_current_device()
-    lanes = fp32_lanes_per_sm(*dev.compute_capability)
-    return dev.MULTIPROCESSOR_COUNT * lanes * 2 * dev.CLOCK_RATE * 1e3 / 1e12
+    return device.spec().peak_fp32 / 1e12
 
 
 def copy_bandwidth_gbs(nbytes=1 << 28, repeats=10):
@@ -199,7 +212,8 @@ def _bench_kernel(spec, dA, dB, dC, ref, repeats, warmup):
         ms = _time_gpu(launch, repeats, warmup, "numba")
     regs, smem, local = _resources(kern)
     return dict(kernel=name, tiles=tiles, ms=ms, rel_err=rel_err, regs=regs, smem_bytes=smem,
-                local_bytes=local, model_bytes=plan.dram_bytes(*dC.shape, dA.shape[1]))
+                local_bytes=local, blocks_per_sm=driver_blocks_per_sm(kern, plan.threads),
+                model_bytes=plan.dram_bytes(*dC.shape, dA.shape[1]))
 
 
 def _tensorcore_row(kernel, tiles, A16, B16, gpu_launch, attributes, repeats, warmup):
@@ -226,7 +240,8 @@ def _tensorcore_row(kernel, tiles, A16, B16, gpu_launch, attributes, repeats, wa
         fp16 = timing.cublas_launcher("cublas_fp16", cp.asarray(A16), cp.asarray(B16), dC)
         baseline_ms = _time_gpu(fp16, repeats, warmup, "cupy")
     return dict(kernel=kernel, tiles=tiles, ms=ms, rel_err=_rel_err(out, ref16), regs=regs,
-                smem_bytes=smem, local_bytes=local, model_bytes=None, baseline_ms=baseline_ms)
+                smem_bytes=smem, local_bytes=local, blocks_per_sm=None, model_bytes=None,
+                baseline_ms=baseline_ms)
 
 
 def _bench_wmma(A, B, repeats, warmup):
@@ -250,11 +265,13 @@ def _bench_hopper(stage, A, B, repeats, warmup):
         if not ok:
             raise RuntimeError(f"hopper:stage={stage} cannot run here: {reason}")
 
+    prepared = []
+
     def gpu_launch():
-        problem = hopper.prepare(A16, B16, stage=stage)
-        return problem.launch, problem.C_out
+        prepared.append(hopper.prepare(A16, B16, stage=stage))
+        return prepared[0].launch, prepared[0].C_out
     return _tensorcore_row(f"hopper:{stage}", {"stage": stage}, A16, B16, gpu_launch,
-                           lambda: hopper.kernel_attributes(stage), repeats, warmup)
+                           lambda: hopper.attributes(prepared[0].plan), repeats, warmup)
 
 
 def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=True, seed=0,
@@ -290,7 +307,8 @@ def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=Tr
             _progress(done, total, f"cublas {M}x{N}x{K}", progress)
             cublas_ms, err = _bench_cublas(A, B, ref, repeats, warmup)
             rows.append(dict(kernel="cublas", tiles={}, ms=cublas_ms, rel_err=err, regs=None,
-                             smem_bytes=None, local_bytes=None, model_bytes=None))
+                             smem_bytes=None, local_bytes=None, blocks_per_sm=None,
+                             model_bytes=None))
             done += 1
         for spec in specs:
             _progress(done, total, f"{spec} {M}x{N}x{K}", progress)

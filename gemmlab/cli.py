@@ -15,15 +15,8 @@ GRADER = "gemmlab_grader"           # run as a command, never imported
 
 
 def _doctor(args):
-    from . import device
-    info = device.info()
-    width = max(map(len, info))
-    for key, value in info.items():
-        print(f"{key:<{width}}  {value if value is not None else '-'}")
-    print("\nproblem sizes for this backend:")
-    for key, value in device.sizes().items():
-        print(f"  {key:<{width}}  {value}")
-    return 0
+    from . import doctor
+    return doctor.main()
 
 
 def _assign(args):
@@ -35,7 +28,7 @@ def _assign(args):
 
 def _work(args):
     from .grading import handout
-    return handout.work_main(args.exercises, args.to)
+    return handout.work_main(args.exercises, args.dir or args.to)
 
 
 def _sizes(text):
@@ -73,10 +66,13 @@ def _tp(args):
 
 
 def build_parser():
+    from . import __version__
     parser = argparse.ArgumentParser(prog="gemmlab", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"gemmlab {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("doctor", help="backend, GPU, package versions and the lesson sizes")
+    p = sub.add_parser("doctor", help="backend and why, GPU, CUDA driver vs CuPy, compilers, MPI, "
+                                      "tools, package versions and the lesson sizes")
     p.set_defaults(run=_doctor)
 
     p = sub.add_parser("bench", help="time GEMM kernels (--cpu: the single-thread CPU baselines)")
@@ -87,8 +83,8 @@ def build_parser():
     p.add_argument("--out", help="also write the results and the machine description to this JSON file")
     p.add_argument("--kernels", nargs="+", metavar="SPEC",
                    help="GPU rungs to time, each NAME or NAME:KEY=INT,KEY=INT (default: all "
-                        "rungs); wmma and hopper[:stage=wgmma|tma|ws|persistent] add the "
-                        "Tensor Core kernels of lesson 12")
+                        "rungs); wmma and hopper[:stage=auto|wgmma|tma|ws|persistent|pingpong] add "
+                        "the Tensor Core kernels of lesson 12")
     p.add_argument("--shapes", nargs="+", metavar="MxNxK", help="non-square shapes to time too")
     p.add_argument("--repeats", type=int, help="timed runs per kernel (default 20 on a GPU)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -106,10 +102,13 @@ def build_parser():
                    help="write a student copy of the course (no solutions/) into the new DIR")
     p.set_defaults(run=_assign)
 
-    p = sub.add_parser("work", help="copy the exercise notebooks you do not have yet into work/ "
-                                    "(never over yours; `make lab` runs it)")
-    p.add_argument("--exercises", default="exercises")
-    p.add_argument("--to", default="work", help="your folder of exercise notebooks")
+    p = sub.add_parser("work", help="copy the exercise notebooks you do not have yet into DIR "
+                                    "(work/; never over yours; `make lab` runs it); from an "
+                                    "installed course, the lessons too, into DIR/lessons/")
+    p.add_argument("dir", nargs="?", help="your folder of exercise notebooks (default: work)")
+    p.add_argument("--exercises", help="where the exercises are (default: ./exercises, else the "
+                                       "installed course's)")
+    p.add_argument("--to", default="work", help=argparse.SUPPRESS)      # the older spelling of DIR
     p.set_defaults(run=_work)
 
     # only listed here: main() hands `gemmlab grade ...` to the grader's own command

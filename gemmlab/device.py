@@ -6,7 +6,7 @@ made here, before that import, and every module gets ``numba.cuda`` through :fun
 simulator runs one OS thread per CUDA thread), and live in :data:`SIZES` so notebooks never
 hard-code them.
 """
-import ctypes
+import functools
 import importlib.metadata
 import os
 import platform
@@ -70,39 +70,53 @@ SIZES = {
     },
 }
 
+# Bytes a GPU-sized problem keeps on the device at once: FP32 operands and result, plus the float64
+# copies through which bench.py checks them (its reference runs in CuPy).
+_GEMM_BYTES = 4 + 8
+WORKING_SET = {
+    "gemm_n": lambda n: 3 * n * n * _GEMM_BYTES,
+    "roofline_sgemm_n": lambda n: 3 * n * n * _GEMM_BYTES,
+    "tc_bench_n": lambda n: 3 * n * n * _GEMM_BYTES,
+    "roofline_copy_mib": lambda mib: 2 * mib << 20,                    # source and destination
+    "bench_sizes": lambda n: 3 * n * n * _GEMM_BYTES,                  # each size of the list
+    "gemm_shapes": lambda s: (s[0] * s[2] + s[2] * s[1] + s[0] * s[1]) * _GEMM_BYTES,
+}
+MEMORY_SHARE = 4      # one problem may take at most a quarter of the GPU's memory
+
 _backend = None
-
-
-def _gpu_count():
-    """Number of CUDA devices the driver reports, without importing numba.cuda (0 if none)."""
-    lib = cudadriver.library()
-    if lib is None:
-        return 0
-    count = ctypes.c_int(0)
-    if lib.cuInit(0) != 0 or lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
-        return 0
-    return count.value
+_reason = None
 
 
 def _choose():
+    """(backend, why): the backend this process uses and the reason, in one line."""
     forced = os.environ.get("GEMMLAB_BACKEND", "").strip().lower()
     if forced and forced not in BACKENDS:
         raise ValueError(f"GEMMLAB_BACKEND={forced!r}: expected one of {', '.join(BACKENDS)}")
-    gpus = _gpu_count()
+    gpus = cudadriver.device_count()
     if forced == "gpu" and gpus == 0:
         raise RuntimeError(
             "GEMMLAB_BACKEND=gpu, but no NVIDIA GPU is visible to the CUDA driver. "
             "Unset GEMMLAB_BACKEND (or set it to 'sim') to run on Numba's CUDA simulator.")
     if forced:
-        return forced
-    return "gpu" if gpus > 0 else "sim"
+        return forced, f"GEMMLAB_BACKEND={forced}"
+    if gpus:
+        return "gpu", f"the CUDA driver sees {gpus} GPU{'s' if gpus > 1 else ''}"
+    if cudadriver.library() is None:
+        return "sim", "no NVIDIA driver library (libcuda) on this machine"
+    return "sim", "the NVIDIA driver is installed but reports no usable GPU"
+
+
+def why():
+    """Why this process runs on its backend, in one line (``gemmlab doctor`` prints it)."""
+    backend()
+    return _reason
 
 
 def backend():
     """The backend in use, "gpu" or "sim", decided once per process."""
-    global _backend
+    global _backend, _reason
     if _backend is None:
-        chosen = _choose()
+        chosen, reason = _choose()
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if chosen == "sim" else "0"
         if "numba.cuda" in sys.modules:
             if _numba_cuda_simulates() != (chosen == "sim"):
@@ -112,7 +126,7 @@ def backend():
         elif "numba" in sys.modules:
             # Numba read its configuration when it was imported; read it again.
             sys.modules["numba"].core.config.reload_config()
-        _backend = chosen
+        _backend, _reason = chosen, reason
     return _backend
 
 
@@ -129,8 +143,49 @@ def cuda():
 
 
 def sizes():
-    """The problem sizes for the current backend (a copy: changing it changes nothing here)."""
-    return dict(SIZES[backend()])
+    """The problem sizes for the current backend (a copy: changing it changes nothing here); on a
+    GPU, shrunk to fit its memory (:func:`scale_to_memory`)."""
+    if backend() == "sim":
+        return dict(SIZES["sim"])
+    gpu = spec()
+    return scale_to_memory(SIZES["gpu"], gpu.total_memory) if gpu else dict(SIZES["gpu"])
+
+
+def scale_to_memory(base, total_memory):
+    """``base`` with every size in :data:`WORKING_SET` halved until the problem needs at most
+    1/:data:`MEMORY_SHARE` of ``total_memory`` bytes; lists keep the entries that fit (at least
+    their smallest, halved as needed). A GPU of 16 GB or more keeps the H200's sizes."""
+    budget = total_memory / MEMORY_SHARE
+    scaled = dict(base)
+    for key, need in WORKING_SET.items():
+        value = scaled[key]
+        if isinstance(value, list):
+            fitting = [v for v in value if need(v) <= budget]
+            scaled[key] = fitting or [_halve_until(min(value, key=need), need, budget)]
+        else:
+            scaled[key] = _halve_until(value, need, budget)
+    return scaled
+
+
+def _halve_until(value, need, budget):
+    while need(value) > budget and (value[0] if isinstance(value, tuple) else value) > 16:
+        value = tuple(v // 2 for v in value) if isinstance(value, tuple) else value // 2
+    return value
+
+
+@functools.lru_cache(maxsize=None)
+def spec():
+    """The GPU in hand (device 0) as its driver describes it (:class:`gemmlab.gpuspec.GPUSpec`), or
+    None on a machine without an NVIDIA driver and GPU. Independent of the backend."""
+    from . import gpuspec
+    return gpuspec.from_driver(0)
+
+
+def datasheet():
+    """The datasheet row (``gl.perfmodel.HARDWARE``) of the GPU in hand, or None when there is no
+    GPU or the table has no row for it."""
+    gpu = spec()
+    return gpu.datasheet if gpu else None
 
 
 def package_version(dist):

@@ -21,9 +21,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import device
+from . import course, device
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 EVENT_KINDS = ("numba", "cupy")
 BATCH_SECONDS = 1e-3      # batch="auto": launches enough to keep the GPU busy this long
 AUTO = "auto"
@@ -176,13 +175,14 @@ def machine(gpu="numba", **extra):
 def recorded(name, required=()):
     """The JSON result file ``name`` as saved, or None when it has not been recorded yet.
 
-    A bare file name ("gpu_ladder.json") is looked up in the repository's ``benchmarks/``; any
+    A bare file name ("gpu_ladder.json") is looked up in the course's ``benchmarks/`` (the
+    repository's, or the installed course's: ``gemmlab.course``); any
     other path is taken as it is. ``required``: top-level keys the file must have. A file that
     is not valid JSON, or lacks one of them, raises a ValueError naming it.
     """
     path = Path(name)
     if len(path.parts) == 1:
-        path = BENCHMARKS / path
+        path = course.path("benchmarks") / path      # raises if this install lacks the folder
     if not path.exists():
         return None
     try:

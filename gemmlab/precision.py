@@ -19,10 +19,11 @@ for normal numbers. The limits come from ``ml_dtypes.finfo`` (``np.finfo`` does 
 or FP8); TF32 has no NumPy type, so its row is derived from its fields.
 
 Rounding is done here, in float64, with one correctly rounded step (round to nearest, ties to
-even), for every format. It does not go through ``astype``: ml_dtypes converts float64 to
-bfloat16 and FP8 through float32, which rounds twice and can differ from the nearest value in
-rare cases (``round_to(1 + 2**-8 + 2**-30, "bf16")`` is ``1.0078125``, while
-``np.float64(...).astype(bfloat16)`` gives 1.0).
+even), for every format. It does not go through ``astype``: ml_dtypes before 0.7 converted
+float64 to bfloat16 and FP8 through float32, which rounds twice and can differ from the nearest
+value in rare cases (``round_to(1 + 2**-8 + 2**-30, "bf16")`` is ``1.0078125``, while
+``astype(bfloat16)`` of ml_dtypes 0.6 gives 1.0), so the result here does not depend on which
+ml_dtypes is installed.
 
 Overflow and special values:
 

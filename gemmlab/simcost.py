@@ -1,17 +1,20 @@
 """How long a GEMM takes on Numba's CUDA simulator, to warn before a run of minutes or hours.
 
 The simulator runs one OS thread per CUDA thread in Python, so its time grows with the number
-of multiply-adds, M*N*K, at tens of microseconds each (barriers and shared memory cost more).
-:data:`SECONDS_PER_FMA` is the median measured by ``benchmarks/sim_cost.py`` at 24^3..48^3 on a
-2-core machine shared with other work (load 3 to 9; spread per rung about 2x either way, recorded
-in ``benchmarks/sim_cost.json``), so an estimate is good to a factor of two, not better.
+of multiply-adds, M*N*K, at microseconds to tens of microseconds each (barriers and shared memory
+cost more). :data:`SECONDS_PER_FMA` is the median CPU time per multiply-add measured by
+``benchmarks/sim_cost.py`` at 24^3..48^3 (recorded in ``benchmarks/sim_cost.json`` with the
+machine and its load): the time on a machine with a core to spare. On a busy machine the
+wall-clock time is longer: on the 2-core machine that measured it, at load averages of 10-17,
+1.7-6x longer, while two runs' CPU times agreed within 10% for every rung but ``naive`` (30%). So
+an estimate is good to a factor of two where the simulator has a core to itself, not better.
 """
 import warnings
 
 from . import device
 
-SECONDS_PER_FMA = {"naive": 12e-6, "tiled": 73e-6, "outer": 31e-6, "pingpong": 21e-6,
-                   "twolevel": 26e-6}
+SECONDS_PER_FMA = {"naive": 7e-6, "tiled": 57e-6, "pingpong": 67e-6, "outer": 19e-6,
+                   "twolevel": 20e-6, "unrolled": 21e-6}
 
 
 class SimulatorSlowWarning(UserWarning):

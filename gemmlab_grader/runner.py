@@ -7,7 +7,8 @@ allowed per cell, wall clock and CPU, and the answers to collect) and the notebo
 notebook's code cells run one by one in a fresh IPython kernel (this Python, this copy of gemmlab
 and the grader) in WORKDIR. Their output is counted, never kept; an error is noted (its name and
 first line, from the execute reply). A cell past its time (wall clock; CPU through the kernel's
-RLIMIT_CPU) is interrupted and the next one runs. Then, if the kernel is alive,
+RLIMIT_CPU) is interrupted and the next one runs; a cell whose kernel went idle but whose
+reply never came stops the run. Then, if the kernel is alive,
 :func:`gemmlab_grader.answers.extract` runs in it and writes ``WORKDIR/answers.json``. At the end
 two frames go to standard output: what happened (a JSON report) and that answers file, up to
 :data:`~gemmlab_grader.collect.MAX_ANSWERS` bytes (nothing if there is none or it is larger).
@@ -78,7 +79,7 @@ class Run:
         self._limit_cpu(cpu)
         msg_id = self.kc.execute(source, store_history=True, allow_stdin=False,
                                  stop_on_error=False)
-        deadline, interrupted = time.monotonic() + timeout, False
+        deadline, interrupted, finished = time.monotonic() + timeout, False, False
         while True:
             try:
                 reply = self.kc.get_shell_msg(timeout=max(0.01, min(1.0, deadline - time.monotonic())))
@@ -86,10 +87,12 @@ class Run:
                     break
             except Empty:
                 pass
-            self._drain(msg_id, wait=0)
+            finished = self._drain(msg_id, wait=0) or finished
             if not self.km.is_alive():
                 return self._death(index, cpu)
             if time.monotonic() > deadline:
+                if finished:        # idle after the cell, yet no reply: interrupting cannot help
+                    return f"cell {index} finished but its reply never came (lost)"
                 if interrupted:
                     return f"cell {index} ran past {timeout:g} s and did not stop when interrupted"
                 self._note(index, "Timeout", f"ran past {timeout:g} s: interrupted")
@@ -114,13 +117,14 @@ class Run:
                                 "evalue": str(evalue)[:300]})
 
     def _drain(self, msg_id, wait):
-        """Count the output messages waiting (for up to ``wait`` s, until the cell's idle)."""
+        """Count the output messages waiting (for up to ``wait`` s, until the cell's idle);
+        True if the kernel reported itself idle after the cell."""
         end = time.monotonic() + wait
         while True:
             try:
                 msg = self.kc.get_iopub_msg(timeout=max(0.0, end - time.monotonic()))
             except Empty:
-                return
+                return False
             kind, content = msg["msg_type"], msg["content"]
             if kind == "stream":
                 self.output_bytes += len(content.get("text", ""))
@@ -128,7 +132,7 @@ class Run:
                 self.output_bytes += sum(len(str(v)) for v in content.get("data", {}).values())
             elif kind == "status" and content.get("execution_state") == "idle" \
                     and msg["parent_header"].get("msg_id") == msg_id:
-                return
+                return True
 
 
 def code_cells(data):

@@ -85,7 +85,7 @@ def test_wmma_is_benchmarked_on_fp16_inputs():
 
 
 def test_hopper_specs_name_a_stage():
-    assert bench.parse_kernel("hopper") == ("hopper", {"stage": "persistent"})
+    assert bench.parse_kernel("hopper") == ("hopper", {"stage": "auto"})      # the shape's rule
     assert bench.parse_kernel("hopper:stage=tma") == ("hopper", {"stage": "tma"})
     with pytest.raises(ValueError, match="unknown Hopper stage"):
         bench.parse_kernel("hopper:stage=fast")

@@ -52,6 +52,14 @@ def test_the_memory_estimate_grows_with_ranks_and_size(monkeypatch):
         launch.check_arguments(argparse.Namespace(**{**vars(args), "n_ranks": 8}), ["1MiB", "128MiB"])
 
 
+def test_version_and_python_dash_m():
+    import gemmlab
+    for command in ([sys.executable, "-m", "gemmlab", "--version"],
+                    [sys.executable, "-m", "gemmlab.cli", "--version"]):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and done.stdout.strip() == f"gemmlab {gemmlab.__version__}"
+
+
 def test_grade_runs_the_graders_command_with_the_same_arguments_and_status(tmp_path):
     for args in (["--help"], ["--timeout", "0", "subs"], [str(tmp_path / "missing")]):
         alias = _gemmlab("grade", *args)

@@ -3,7 +3,7 @@ committed in benchmarks/, their labels, the NVLink fit, and the error when a fil
 import numpy as np
 import pytest
 
-from gemmlab import measure
+from gemmlab import course, measure
 from gemmlab.collectives import launch, recorded
 from gemmlab.collectives.fit import fit_records
 
@@ -55,6 +55,7 @@ def test_layers_and_breakdown_are_there():
 
 
 def test_a_missing_record_says_how_to_make_it(monkeypatch, tmp_path):
-    monkeypatch.setattr(measure, "BENCHMARKS", tmp_path)
+    (tmp_path / "benchmarks").mkdir()
+    monkeypatch.setattr(course, "root", lambda: tmp_path)
     with pytest.raises(FileNotFoundError, match="gpu_multi.sh OUT_DIR` on a machine with 2 GPUs"):
         recorded.sweep()

@@ -44,3 +44,14 @@ def test_the_library_is_loaded_once(monkeypatch):
         assert len(loads) == 1
     finally:
         cudadriver.library.cache_clear()
+
+
+def test_driver_version_reads_the_library_or_says_none(monkeypatch):
+    class Fake:
+        def cuDriverGetVersion(self, out):
+            out._obj.value = 12040
+            return 0
+    monkeypatch.setattr(cudadriver, "library", lambda: None)
+    assert cudadriver.driver_version() is None
+    monkeypatch.setattr(cudadriver, "library", lambda: Fake())
+    assert cudadriver.driver_version() == 12040

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 import gemmlab
-from gemmlab import device
+from gemmlab import cudadriver, device
 
 
 def _run(code, backend):
@@ -33,7 +33,7 @@ def test_unknown_backend_name_is_a_clear_error():
     assert out.returncode != 0 and "expected one of gpu, sim" in out.stderr
 
 
-@pytest.mark.skipif(device._gpu_count() > 0, reason="a GPU is present")
+@pytest.mark.skipif(cudadriver.device_count() > 0, reason="a GPU is present")
 def test_forcing_gpu_without_one_says_how_to_fix_it():
     out = _run("import gemmlab; gemmlab.device.backend()", "gpu")
     assert out.returncode != 0 and "no NVIDIA GPU" in out.stderr and "sim" in out.stderr

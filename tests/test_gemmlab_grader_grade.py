@@ -201,6 +201,9 @@ def test_errors_and_big_output_are_noted_and_the_notebook_goes_on(small):
 @pytest.mark.parametrize("stubborn, timeout, cpu, note", [
     ("time.sleep(600)", 3, 600, "cell 2 ran past 3 s and did not stop when interrupted"),
     ("while True:\n    pass", 60, 2, "cell 2 used more than 2 s of CPU: its kernel was stopped"),
+    ("kernel = get_ipython().kernel\nsend = kernel.session.send\n"         # its reply is lost
+     "kernel.session.send = lambda stream, kind, *a, **k: None if kind == 'execute_reply' "
+     "else send(stream, kind, *a, **k)", 3, 600, "cell 2 finished but its reply never came (lost)"),
 ])
 def test_a_cell_that_ignores_the_interrupt_stops_the_run_with_the_reason(tmp_path, stubborn,
                                                                          timeout, cpu, note):

@@ -179,3 +179,32 @@ def test_a_release_never_writes_over_a_folder(tmp_path, capsys):
     assert handout.release_main(tmp_path / "x", root=ROOT) == 2
     assert "never writes over anything" in capsys.readouterr().err
     assert handout.release_main(ROOT / "notebooks" / "rel", root=ROOT) == 2
+
+
+def test_work_from_an_installed_course_hands_out_lessons_and_exercises(tmp_path, monkeypatch):
+    from gemmlab import course
+    installed = tmp_path / "site" / "_course"
+    for part, names in (("exercises", ["01_x.ipynb", "02_y.ipynb"]), ("notebooks", ["01_x.ipynb"]),
+                        ("benchmarks", [])):
+        (installed / part).mkdir(parents=True)
+        for name in names:
+            (installed / part / name).write_text("{}")
+    monkeypatch.setattr(course, "root", lambda: installed)
+    monkeypatch.chdir(tmp_path)                          # no ./exercises here: not a checkout
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "01_x.ipynb").write_text("my answers")
+    assert handout.work_main(None, str(mine)) == 0
+    assert (mine / "01_x.ipynb").read_text() == "my answers"           # never overwritten
+    assert (mine / "02_y.ipynb").exists() and (mine / "lessons" / "01_x.ipynb").exists()
+
+
+def test_work_with_no_exercises_is_an_error_not_zero_copied(tmp_path, monkeypatch, capsys):
+    from gemmlab import course
+    monkeypatch.setattr(course, "root", lambda: tmp_path / "nothing")
+    monkeypatch.chdir(tmp_path)
+    assert handout.work_main(None, str(tmp_path / "mine")) == 2
+    assert "has no exercises/" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert handout.work_main(str(tmp_path / "empty"), str(tmp_path / "mine")) == 2
+    assert "no exercise notebooks" in capsys.readouterr().err

@@ -18,9 +18,10 @@ EPS32 = np.finfo(np.float32).eps
 OTHER_TILES = {
     "naive": {"BX": 3, "BY": 5},
     "tiled": {"T": 5},
-    "outer": {"BM": 12, "BN": 8, "BK": 4, "TM": 6, "TN": 1},
-    "pingpong": {"BM": 6, "BN": 8, "BK": 3, "TM": 2, "TN": 4},
+    "pingpong": {"T": 3},
+    "outer": {"BM": 6, "BN": 8, "BK": 3, "TM": 2, "TN": 4},
     "twolevel": {"BM": 8, "BN": 12, "BK": 2, "TM": 4, "TN": 3},
+    "unrolled": {"BM": 6, "BN": 8, "BK": 3, "TM": 2, "TN": 4, "VW": 1, "MINB": 1},
 }
 
 
@@ -78,14 +79,15 @@ def test_rung_with_other_tiles(name):
 WARP_TILED = {"BM": 16, "BN": 64, "BK": 4, "TM": 4, "TN": 4}
 
 
-@pytest.mark.parametrize("name", ["outer", "pingpong", "twolevel"])
+@pytest.mark.parametrize("name", ["outer", "twolevel", "unrolled"])
 def test_warp_tiled_rungs_mix_inside_and_edge_tiles(name):
     """Blocks wholly inside the matrices take the unchecked loads, the others the checked ones;
     M, N and K all end mid-tile so both paths run in one launch."""
     assert kernels.warp_patch(**{k: WARP_TILED[k] for k in ("BM", "BN", "TM", "TN")}) == (4, 8)
+    tiles = {**WARP_TILED, **({"VW": 1, "MINB": 1} if name == "unrolled" else {})}
     seed, A, B, C, alpha, beta = _problem((37, 150, 9))
-    got = _launch(name, WARP_TILED, A, B, C, alpha, beta)
-    _assert_close(got, A, B, C, alpha, beta, f"{name} {WARP_TILED} seed {seed}")
+    got = _launch(name, tiles, A, B, C, alpha, beta)
+    _assert_close(got, A, B, C, alpha, beta, f"{name} {tiles} seed {seed}")
 
 
 def test_warp_patch_falls_back_to_row_major_order():
@@ -104,8 +106,10 @@ def test_beta_zero_does_not_read_c(name):
     _assert_close(got, A, B, np.zeros_like(C), alpha, 0.0, f"{name} beta=0 seed {seed}")
 
 
-def test_registry_lists_the_ladder_in_course_order():
-    assert kernels.names() == ["naive", "tiled", "outer", "pingpong", "twolevel"]
+def test_registry_lists_the_ladder_in_lesson_order():
+    assert kernels.names() == ["naive", "tiled", "pingpong", "outer", "twolevel", "unrolled"]
+    lessons = [rung.lesson for rung in kernels.LADDER]
+    assert lessons == sorted(lessons)
     for rung in kernels.LADDER:
         assert rung.lesson.isdigit() and rung.description
         assert rung.module.__name__ == f"gemmlab.kernels.{rung.name}"
@@ -127,12 +131,12 @@ def test_default_tiles_of_both_backends_are_in_the_rung_file_and_launchable(name
 
 def test_a_named_step_is_read_from_the_kernel_source(capsys):
     k_tile = kernels.get("pingpong").step_source("k_tile")
-    assert k_tile.startswith("@cuda.jit(device=True") and k_tile.endswith("cuda.syncthreads()")
+    assert k_tile.startswith("cur = t % 2") and "cuda.syncthreads()" in k_tile.splitlines()[-1]
     assert k_tile.count("cuda.syncthreads()") == 1           # two buffers, one barrier per tile
     assert "# ---- " not in k_tile                           # nested markers are left out
     prefetch = kernels.get("pingpong").step_source("prefetch")
-    assert prefetch.startswith("if more:") and "fetch_b(B, (t + 1) * BK" in prefetch
-    assert prefetch.replace("    ", "") in k_tile.replace("    ", "")
+    assert prefetch.startswith("a_next = ") and "B, (t + 1) * T + ty, col" in prefetch
+    assert prefetch in k_tile
     kernels.show_step("twolevel", "register_pingpong")
     shown = capsys.readouterr().out
     assert "outer_update(acc, a0, b0)" in shown and "outer_update(acc, a1, b1)" in shown

@@ -49,6 +49,14 @@ def test_doctor_prints_backend_versions_and_sizes():
         assert word in out.stdout
 
 
+def test_the_license_is_stated_in_pyproject_and_citation():
+    text = (ROOT / "pyproject.toml").read_text()
+    assert 'license = "MIT AND CC-BY-4.0"' in text
+    assert "MIT License" in (ROOT / "LICENSE").read_text()
+    assert "creativecommons.org/licenses/by/4.0" in (ROOT / "LICENSE").read_text()
+    assert 'license: "MIT AND CC-BY-4.0"' in (ROOT / "CITATION.cff").read_text()
+
+
 def _names_code(base, words):
     """Whether ``words`` start with the path of a module or folder under ``base``, parts joined by
     "_" (a part may hold "_" itself): ["kernels", "launch"] is kernels/launch.py. Words after a
@@ -101,6 +109,25 @@ def test_the_naming_rule_tells_module_paths_from_other_words():
     assert _names_code(package, ["judging", "where"])                 # judging/where.py
     assert not _names_code(package, ["kernels", "gemm"])              # no kernels/gemm.py
     assert _names_code(ROOT, ["docs", "site", "widget", "snapshot"])  # outside the package
+
+
+def test_constraints_pin_every_dependency_within_pyproject_ranges():
+    from packaging.requirements import Requirement
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[_name(name)] = version.strip()
+    block = re.search(r"^dependencies = \[(.*?)^\]", (ROOT / "pyproject.toml").read_text(),
+                      re.S | re.M).group(1)
+    for text in re.findall(r'"([^"]+)"', block):
+        requirement = Requirement(text)
+        if requirement.marker and not requirement.marker.evaluate({"sys_platform": "linux"}):
+            continue
+        pinned = pins.get(_name(requirement.name))
+        assert pinned, f"constraints.txt does not pin {requirement.name}"
+        assert requirement.specifier.contains(pinned, prereleases=True), (requirement, pinned)
+    assert "PIP_CONSTRAINT" in (ROOT / ".ci" / "run").read_text()
 
 
 # --- the import graph of gemmlab and the grader ---------------------------------------------------

@@ -34,5 +34,12 @@ def test_the_message_of_a_long_run_speaks_in_minutes_and_hours(recwarn):
     text = str(recwarn.pop(simcost.SimulatorSlowWarning).message)
     hours = simcost.SECONDS_PER_FMA["tiled"] * 512 ** 3 / 3600
     assert f"about {hours:.0f} hours" in text
+    seconds = simcost.SECONDS_PER_FMA["outer"] * 64 ** 3
+    assert 2 <= seconds < 120                       # a shape whose estimate is in seconds
     simcost.warn_if_slow("outer", 64, 64, 64)
-    assert "about 8 s" in str(recwarn.pop(simcost.SimulatorSlowWarning).message)
+    assert f"about {seconds:.0f} s" in str(recwarn.pop(simcost.SimulatorSlowWarning).message)
+
+
+def test_every_rung_has_its_own_measured_cost():
+    """A rung without a figure would be estimated with the slowest rung's cost."""
+    assert set(simcost.SECONDS_PER_FMA) == set(gl.kernels.names())

@@ -1,8 +1,8 @@
-"""The Hopper ladder (lesson 12, part 2): the launch plan, the tile order, the tensor-map
-parameters, the ring model and the generated source on any machine; the source compiled for
-sm_90a where nvcc is installed; the kernels themselves on an sm_90 GPU only."""
+"""The Hopper ladder (lesson 12, part 2): the launch plans, the rule that picks them, the tile
+order, split-K's ranges, the tensor-map parameters, the ring model and the source on any machine
+(its compilation for sm_90a is in test_cudacompile.py); the kernels themselves on an sm_90 GPU
+only."""
 import re
-import shutil
 
 import numpy as np
 import pytest
@@ -15,9 +15,17 @@ from gemmlab.tensorcore import hopper
 @pytest.mark.parametrize("stage", list(hopper.STAGES))
 def test_every_stage_fits_in_one_block_of_shared_memory(stage):
     st = hopper.get_stage(stage)
-    assert st.stage_bytes == (128 * 64 + 64 * 256) * 2 == 48 * 1024
+    assert st.stage_bytes in ((128 * 64 + 64 * 256) * 2, (128 * 64 + 64 * 128) * 2)
     assert st.smem_bytes <= HOPPER.shared_bytes
     assert st.threads in (256, 384) and st.threads % 128 == 0     # whole warpgroups
+
+
+@pytest.mark.parametrize("shape", list(hopper.SHAPES))
+def test_each_tile_shape_keeps_a_deep_ring_in_one_block(shape):
+    sh = hopper.SHAPES[shape]
+    st = hopper.get_stage("persistent")
+    assert hopper.stages.smem_bytes(st, sh) <= hopper.stages.SMEM_PER_BLOCK <= HOPPER.shared_bytes
+    assert sh.buffers >= 4 and sh.buffers * sh.stage_bytes == 192 * 1024
 
 
 def test_four_buffers_are_the_most_that_fit():
@@ -32,14 +40,74 @@ def test_plan_covers_the_output_and_pads_only_misaligned_dims(shape):
     for stage in hopper.STAGES:
         p = hopper.plan(stage, M, N, K, sms=132)
         tiles_m, tiles_n = p.tiles
+        bn = p.shape.bn
         assert tiles_m * 128 >= M > (tiles_m - 1) * 128 or M == 0
-        assert tiles_n * 256 >= N > (tiles_n - 1) * 256 or N == 0
+        assert tiles_n * bn >= N > (tiles_n - 1) * bn or N == 0
         assert p.Np % 8 == 0 and p.Kp % 8 == 0 and 0 <= p.Np - N < 8 and 0 <= p.Kp - K < 8
         assert p.padded == (N % 8 != 0 or K % 8 != 0)
         if p.stage.persistent:
             assert p.grid == (min(132, tiles_m * tiles_n) or 1, 1, 1)
         else:
             assert p.grid == (tiles_n, tiles_m, 1)
+
+
+@pytest.mark.parametrize("splits,slices", [(1, 7), (3, 7), (4, 64), (7, 7), (5, 13)])
+def test_split_k_ranges_cover_k_once_and_evenly(splits, slices):
+    ranges = [hopper.split_range(s, splits, slices) for s in range(splits)]
+    assert ranges[0][0] == 0 and ranges[-1][1] == slices
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))          # no gap, no overlap
+    sizes = [k1 - k0 for k0, k1 in ranges]
+    assert max(sizes) - min(sizes) <= 1 and min(sizes) >= 1
+
+
+def test_split_k_plans_count_units_and_workspace():
+    p = hopper.plan("persistent", 128, 4096, 4096, tile_n=128, split_k=4)
+    assert p.tiles == (1, 32) and p.units == 128 and p.grid == (128, 1, 1)
+    assert p.partial_floats == 128 * 128 * 128 and p.counters == 64
+    assert p.kernel == "hopper_persistent_n128"
+    assert hopper.plan("pingpong", 8, 8, 8, out="fp16").kernel == "hopper_pingpong_o16"
+    assert hopper.plan("persistent", 8, 8, 8).partial_floats == 0
+
+
+def test_options_are_refused_where_they_do_not_apply():
+    with pytest.raises(ValueError, match="leaves splits without work"):
+        hopper.plan("persistent", 128, 128, 256, split_k=5)          # 4 slices of 64
+    with pytest.raises(ValueError, match="takes no options"):
+        hopper.plan("ws", 128, 128, 256, split_k=2)
+    with pytest.raises(ValueError, match="tile_n=96"):
+        hopper.plan("persistent", 128, 128, 256, tile_n=96)
+    with pytest.raises(ValueError, match="tile_n=128"):
+        hopper.plan("pingpong", 128, 128, 256, tile_n=128)
+    with pytest.raises(ValueError, match="out must be one of"):
+        hopper.plan("persistent", 128, 128, 256, out="fp8")
+    with pytest.raises(ValueError, match="split_k must be"):
+        hopper.plan("persistent", 128, 128, 256, split_k=0)
+
+
+@pytest.mark.parametrize("shape,tile_n,split_k", [
+    ((128, 4096, 4096), 64, 2),         # 64 slim tiles: K split 2 ways, 32 slices each
+    ((1024, 1024, 1024), 64, 1),        # 128 slim tiles; 16 slices: too short to split
+    ((8192, 4096, 1024), 256, 1),       # many tiles: the wide ones
+    ((4096, 11008, 4096), 256, 1),
+    ((8192, 8192, 8192), 256, 1),
+    ((2048, 2048, 2048), 128, 1),       # 128 wide tiles fall short of 132; 256 narrow ones fill
+    ((131, 250, 77), 64, 1),            # too little K to split
+])
+def test_the_rule_picks_the_widest_tiles_that_fill_the_sms(shape, tile_n, split_k):
+    picked = hopper.choose(*shape, sms=132)
+    assert (picked["stage"], picked["tile_n"], picked["split_k"]) == ("persistent", tile_n, split_k)
+    p = hopper.plan("auto", *shape, sms=132)
+    assert p.shape.bn == tile_n and p.split_k == split_k
+    assert p.units <= 132 or p.tiles[0] * p.tiles[1] >= 132        # one wave, or more tiles
+    k_slices = -(-shape[2] // 64)
+    assert split_k == 1 or k_slices // split_k >= hopper.stages.MIN_SPLIT_SLICES
+
+
+def test_the_rule_follows_the_sm_count():
+    assert hopper.choose(128, 4096, 4096, sms=64)["split_k"] == 1             # 64 tiles: a wave
+    assert hopper.choose(128, 8192, 8192, sms=132)["split_k"] == 1            # 128 tiles
+    assert hopper.choose(128, 4096, 8192, sms=132)["split_k"] == 2            # 128 slices, 2 fit
+    assert hopper.choose(1024, 1024, 1024, sms=32)["tile_n"] == 256           # 32 wide tiles
 
 
 def test_tensor_maps_meet_the_tma_rules():
@@ -71,22 +139,26 @@ def test_grouped_tile_order_visits_every_tile_once(tiles, group_m):
         assert m // group_m == t // (group_m * tiles_n)
 
 
-@pytest.mark.parametrize("fmt,ptx", [("fp16", "f16"), ("bf16", "bf16")])
-def test_source_has_the_hopper_instructions(fmt, ptx):
-    src = hopper.kernel_source(fmt)
-    assert f"wgmma.mma_async.sync.aligned.m64n256k16.f32.{ptx}.{ptx}" in src
-    assert len(re.findall(r'"\+f"\(d\[\d+\]\)', src)) == 128
+def test_source_has_the_hopper_instructions_written_out():
+    src = hopper.kernel_source()
+    for ptx in ("f16", "bf16"):
+        for n in (256, 128, 64):
+            assert f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx}.{ptx}" in src
+    assert len(re.findall(r'"\+f"\(d\[\d+\]\)', src)) == 2 * (128 + 64 + 32)
     for instruction in ("cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity",
-                        "mbarrier.arrive.expect_tx", "setmaxnreg.inc", "fence.proxy.async"):
+                        "mbarrier.arrive.expect_tx", "setmaxnreg.inc", "fence.proxy.async",
+                        "atomicAdd", "__threadfence"):
         assert instruction in src, instruction
-    assert src.rstrip().endswith(f"HOPPER_ENTRY_POINTS({fmt})")
-    for stage in hopper.STAGES:
-        assert f"hopper_{stage}_##FMT(" in src
+    assert "@WGMMA@" not in src and "#include" not in src
+    for name in ("wgmma", "tma", "ws", "persistent", "persistent_n128", "persistent_n64",
+                 "pingpong", "persistent_o16", "persistent_n128_o16", "persistent_n64_o16",
+                 "pingpong_o16"):
+        assert re.search(rf"HOPPER_NAME\(hopper_{name}\)|HOPPER_PERSISTENT\(hopper_{name},", src)
 
 
 def test_unknown_format_is_refused():
     with pytest.raises(ValueError, match="fp8"):
-        hopper.kernel_source("fp8")
+        hopper.build.options("fp8")
 
 
 def test_source_of_returns_one_named_function():
@@ -130,29 +202,22 @@ def test_running_off_the_gpu_says_why():
         hopper.gemm(np.zeros((8, 8), np.float16), np.zeros((8, 8), np.float16))
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (CUDA 12 or newer)")
-@pytest.mark.parametrize("fmt", list(hopper.FORMATS))
-def test_source_compiles_for_sm90a_without_spills(fmt):
-    _, report = hopper.compile_with_nvcc(hopper.kernel_source(fmt), shutil.which("nvcc"))
-    entries = re.findall(r"Compiling entry function '(\w+)'.*?Used (\d+) registers", report, re.S)
-    spills = re.findall(r"(\d+) bytes spill stores", report)
-    assert {name for name, _ in entries} == {hopper.kernel_name(s, fmt) for s in hopper.STAGES}
-    assert spills and all(int(s) == 0 for s in spills)
-    for name, regs in entries:
-        threads = 384 if ("_ws_" in name or "_persistent_" in name) else 256
-        assert int(regs) * threads <= HOPPER.registers
-
-
 def _needs_sm90():
     ok, reason = hopper.available()
     return pytest.mark.skipif(not ok, reason=f"needs an sm_90 GPU ({reason})")
 
 
+GPU_CONFIGS = [(s, {}) for s in hopper.STAGES] + [
+    ("persistent", {"tile_n": 128}), ("persistent", {"split_k": 3}),
+    ("persistent", {"tile_n": 128, "split_k": 4}), ("persistent", {"tile_n": 64, "split_k": 2}),
+    ("pingpong", {"split_k": 2}), ("auto", {})]
+
+
 @_needs_sm90()
-@pytest.mark.parametrize("stage", list(hopper.STAGES))
+@pytest.mark.parametrize("stage,options", GPU_CONFIGS)
 @pytest.mark.parametrize("fmt", list(hopper.FORMATS))
 @pytest.mark.parametrize("shape", [(200, 264, 136), (131, 251, 77), (1031, 997, 1043)])
-def test_kernel_matches_float64_at_odd_shapes(stage, fmt, shape):
+def test_kernel_matches_float64_at_odd_shapes(stage, options, fmt, shape):
     import ml_dtypes
     M, N, K = shape
     rng = np.random.default_rng(M * 7 + N)
@@ -160,10 +225,17 @@ def test_kernel_matches_float64_at_odd_shapes(stage, fmt, shape):
     A = rng.standard_normal((M, K)).astype(dt)
     B = rng.standard_normal((K, N)).astype(dt)
     C = rng.standard_normal((M, N)).astype(np.float32)
-    out = hopper.gemm(A, B, C, alpha=0.5, beta=-2.0, stage=stage)
+    if "split_k" in options:                        # no more splits than K has slices
+        options = {**options, "split_k": min(options["split_k"], -(-K // hopper.BK))}
+    out = hopper.gemm(A, B, C, alpha=0.5, beta=-2.0, stage=stage, **options)
     ref = 0.5 * (A.astype(np.float64) @ B.astype(np.float64)) - 2.0 * C
     assert not np.isnan(out).any()                  # the output was poisoned with NaN
     assert np.linalg.norm(out - ref) / np.linalg.norm(ref) < 1e-5
+    out16 = hopper.gemm(A, B, C, alpha=0.5, beta=-2.0, stage=stage, out=fmt, **options) \
+        if hopper.get_stage(hopper.plan(stage, M, N, K).stage.name).persistent else None
+    if out16 is not None:
+        assert out16.dtype == dt and not np.isnan(out16.astype(np.float32)).any()
+        assert np.linalg.norm(out16.astype(np.float64) - ref) / np.linalg.norm(ref) < 4e-3
 
 
 def test_gemm_kernel_hopper_on_the_simulator_emulates_the_tensor_core_sums():

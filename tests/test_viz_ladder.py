@@ -3,6 +3,8 @@ import matplotlib
 import numpy as np
 import pytest
 
+from gemmlab import perfmodel as pm
+
 matplotlib.use("Agg")
 
 from gemmlab import device, perfmodel  # noqa: E402
@@ -60,21 +62,38 @@ def _row(kernel, bk, tflops, regs):
 
 
 def test_tile_pairs_keep_only_tiles_both_kernels_ran_and_derive_blocks_per_sm():
-    results = [_row("pingpong", 8, 31.9, 120), _row("twolevel", 8, 31.9, 148),
-               _row("pingpong", 16, 29.6, 164), _row("twolevel", 16, 36.6, 187),
-               _row("twolevel", 4, 30.0, 140), _row("outer", 8, 27.7, 120)]
-    rows = ladder.tile_pairs(results)
-    assert [r["tiles"]["BK"] for r in rows] == [8, 16]          # BK=4 has no pingpong partner
-    assert rows[0]["pingpong"]["blocks_per_sm"] == 2            # 120 registers: two blocks
+    results = [_row("outer", 8, 31.9, 120), _row("twolevel", 8, 31.9, 148),
+               _row("outer", 16, 29.6, 164), _row("twolevel", 16, 36.6, 187),
+               _row("twolevel", 4, 30.0, 140), {**_row("pingpong", 8, 7.9, 32), "tiles": {"T": 32}}]
+    rows = ladder.tile_pairs(results, sm=pm.HOPPER)             # recorded on an H200
+    assert [r["tiles"]["BK"] for r in rows] == [8, 16]          # BK=4 has no outer partner
+    assert rows[0]["outer"]["blocks_per_sm"] == 2            # 120 registers: two blocks
     assert rows[0]["twolevel"]["blocks_per_sm"] == 1            # 148: one
+    few_registers = [_row("outer", 16, 30.0, 32), _row("twolevel", 16, 30.0, 32)]
+    on_a_t4 = ladder.tile_pairs(few_registers, sm=pm.sm_resources((7, 5)))
+    on_an_h200 = ladder.tile_pairs(few_registers, sm=pm.HOPPER)
+    assert on_a_t4[0]["outer"]["blocks_per_sm"] == 1         # 33,280 B of 64 KiB per SM
+    assert on_an_h200[0]["outer"]["blocks_per_sm"] == 6      # of 228 KiB, 1 KiB reserved each
     fig = ladder.draw_tile_pairs(rows)
     text = _texts(fig)
     assert "36.6" in text and "187 reg" in text and "2 blk/SM" in text
     assert len(fig.axes[0].patches) == 4
 
 
+def test_a_live_row_brings_the_drivers_count_and_recorded_rows_the_models():
+    live = [dict(_row("outer", 8, 31.9, 120), blocks_per_sm=3)]
+    rows = ladder.occupancy_rows(live, ("outer",), pm.HOPPER)
+    assert rows[0]["blocks"] == 3 and rows[0]["model"] == 2
+    assert rows[0]["source"] == "the driver's occupancy calculator"
+    recorded = ladder.occupancy_rows([_row("outer", 16, 31.9, 32)], ("outer",),
+                                     pm.sm_resources("8.6"))
+    assert recorded[0]["blocks"] == recorded[0]["model"] == 2      # 100 KiB / (32.5 + 1) KiB
+    assert recorded[0]["limit"] == "shared memory"
+    assert recorded[0]["source"].startswith("model, Ampere (sm_86")
+
+
 def test_tile_pairs_on_the_simulator_have_no_registers():
-    rows = ladder.tile_pairs([_row("pingpong", 8, 1e-4, None), _row("twolevel", 8, 2e-4, None)])
+    rows = ladder.tile_pairs([_row("outer", 8, 1e-4, None), _row("twolevel", 8, 2e-4, None)])
     assert rows[0]["twolevel"]["blocks_per_sm"] is None
     assert "reg" not in _texts(ladder.draw_tile_pairs(rows))
     with pytest.raises(ValueError, match="every kernel"):
@@ -96,7 +115,8 @@ def test_show_recorded_prints_the_recorded_ladder_and_returns_it(capsys):
     assert "4096 x 4096 x 4096" in out and "'twolevel'" in out
     assert {r["kernel"] for r in run.rows} == set(run.tflops) >= {"cublas", "naive", "twolevel"}
     assert all((r["M"], r["N"], r["K"]) == (4096, 4096, 4096) for r in run.rows)
-    assert len(run.results) > len(run.rows)               # other shapes stay in .results
+    other = ladder.recorded_run("gpu_fp32.json", (8192, 8192, 8192))    # 4096 and 8192 recorded
+    assert 0 < len(other.rows) < len(other.results)     # other shapes stay in .results
     assert run.note == f"recorded on {run.machine['gpu']}, {run.machine['date'][:10]}"
 
 
@@ -107,3 +127,17 @@ def test_show_recorded_says_how_to_record_when_nothing_is(tmp_path, capsys):
     broken.write_text('{"results": []}')
     with pytest.raises(ValueError, match="no 'machine' section"):
         ladder.recorded_run(str(broken))
+
+
+def test_profiled_steps_join_the_profile_to_the_timed_rows_of_the_same_spec():
+    from gemmlab import measure
+    record = measure.recorded("gpu_fp32.json", required=("machine", "results", "profile"))
+    steps = ladder.profiled_steps(record)
+    assert [s["spec"] for s in steps] == [p["spec"] for p in record["profile"]]
+    assert steps[0]["spec"] == "twolevel" and set(steps[0]["pct_of_cublas"]) == {4096, 8192}
+    # each spec finds its own row: the default unrolled and its VW=1 variant differ
+    by_spec = {s["spec"]: s["pct_of_cublas"][4096] for s in steps}
+    assert by_spec["unrolled"] != by_spec["unrolled:BK=8,VW=1,MINB=2"]
+    row = next(r for r in record["results"] if r["kernel"] == "unrolled" and r["M"] == 4096
+               and r["tiles"]["VW"] == 1 and r["tiles"]["BK"] == 8)
+    assert by_spec["unrolled:BK=8,VW=1,MINB=2"] == row["pct_of_cublas"]

@@ -1,8 +1,10 @@
 """Build the course as a static HTML site, for reading without Jupyter (``make site``).
 
-Every lesson in notebooks/ is executed on the simulator backend (nbclient) and rendered with
-nbconvert's JupyterLab template, extended in templates/gemmlab with a navigation bar; widgets
-become a static picture of their state (widget_snapshot.py). The exercise notebooks are rendered
+Every lesson in notebooks/ is executed on the simulator backend as gemmlab.notebook_run runs
+notebooks (each in a fresh local kernel, under a time limit per cell: a lesson that stalls or
+fails is a failure, and then nothing is written) and rendered with nbconvert's JupyterLab
+template, extended in templates/gemmlab with a navigation bar; widgets become a static picture of
+their state (widget_snapshot.py). The exercise notebooks are rendered
 as they are, unexecuted. The home page holds the table of contents and the README's course map,
 and docs/glossary.md becomes docs/glossary.html. Links between notebooks and to .md pages are
 pointed at the rendered pages, so the site keeps the repository's layout:
@@ -10,7 +12,9 @@ pointed at the rendered pages, so the site keeps the repository's layout:
     site/index.html  site/notebooks/NN_*.html  site/exercises/NN_*.html  site/docs/glossary.html
     site/static/mathjax/   (MathJax, so that the formulas render without a network)
 
-    python docs/site/build.py [--out site] [--jobs N] [--timeout SECONDS]
+    python docs/site/build.py [--out site] [--jobs N] [--timeout SECONDS_PER_CELL]
+
+It prints "[k/16] lesson NAME S s" as each lesson ends.
 """
 import argparse
 import os
@@ -18,24 +22,28 @@ import re
 import shutil
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-import jupyter_server_mathjax
 import nbformat
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
 from nbconvert import HTMLExporter
+
+from gemmlab import notebook_run
 
 from widget_snapshot import WidgetSnapshotPreprocessor
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-# MathJax 2 as jupyter-server-mathjax ships it, copied into the site so that formulas render offline
-MATHJAX = Path(jupyter_server_mathjax.__file__).parent / "static"
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
 # a relative link to a notebook or a markdown page: href="../exercises/01_x.ipynb#part"
 LOCAL_PAGE_LINK = re.compile(r'href="(?![a-z][a-z0-9+.-]*:|#|/)([^"#]*)\.(?:ipynb|md)(#[^"]*)?"')
+
+
+def mathjax():
+    """MathJax 2 as jupyter-server-mathjax (`make site`'s extra) ships it, copied into the site so
+    that formulas render offline."""
+    import jupyter_server_mathjax
+    return Path(jupyter_server_mathjax.__file__).parent / "static"
 
 
 def lessons():
@@ -57,18 +65,29 @@ def title_of(nb, fallback):
 
 
 def execute(path, timeout):
-    """Run a notebook in its own folder; returns (notebook, None) or (None, the error)."""
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
+    """Run a lesson as gemmlab.notebook_run runs every notebook (a fresh local kernel in its
+    folder, ``timeout`` seconds per cell); returns (notebook or None, the failure or None, seconds)."""
     start = time.perf_counter()
     try:
-        client.execute()
-    except CellExecutionError as error:
-        return None, str(error)
-    finally:
-        print(f"ran {path.name} in {time.perf_counter() - start:.0f} s", flush=True)
-    return nb, None
+        nb, failure = notebook_run.execute(path, timeout), None
+    except notebook_run.NotebookFailure as error:
+        nb, failure = None, str(error)
+    return nb, failure, time.perf_counter() - start
+
+
+def run_lessons(paths, jobs, timeout):
+    """Execute the lessons, ``jobs`` at a time, printing "[k/n] lesson NAME S s" as each ends;
+    returns {path: (notebook or None, failure or None)}."""
+    results = {}
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        running = {pool.submit(execute, path, timeout): path for path in paths}
+        for done, future in enumerate(as_completed(running), 1):
+            nb, failure, seconds = future.result()
+            path = running[future]
+            results[path] = nb, failure
+            print(f"[{done}/{len(paths)}] lesson {path.name} {seconds:.0f} s"
+                  + (" FAILED" if failure else ""), flush=True)
+    return results
 
 
 def render(nb, title, site_root):
@@ -120,23 +139,24 @@ def write(out, relative, text):
 
 
 def build(out, jobs, timeout):
-    """Build the site into ``out``; returns the list of lessons that failed to execute."""
+    """Build the site into ``out``; returns the failures (one text per lesson that did not run to
+    the end). When a lesson fails, nothing is written: a site is never left with a lesson missing
+    or incomplete."""
     os.environ["GEMMLAB_BACKEND"] = "sim"
     os.environ.pop("MPLBACKEND", None)          # figures drawn inline, as in JupyterLab
+    paths = lessons()
+    results = run_lessons(paths, jobs, timeout)
+    failed = [results[path][1] for path in paths if results[path][1]]
+    if failed:
+        return failed
+
     for stale in ("notebooks", "exercises", "docs", "static", "index.html"):
         target = out / stale
         shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
-    shutil.copytree(MATHJAX, out / "static" / "mathjax")
-
-    paths = lessons()
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        results = list(pool.map(execute, paths, [timeout] * len(paths)))
-    failed = []
+    shutil.copytree(mathjax(), out / "static" / "mathjax")
     lesson_titles = {}
-    for path, (nb, error) in zip(paths, results):
-        if error is not None:
-            failed.append(f"{path.name}:\n{error}")
-            continue
+    for path in paths:
+        nb = results[path][0]
         lesson_titles[path] = title_of(nb, path.stem)
         write(out, f"notebooks/{path.stem}.html", render(nb, lesson_titles[path], "../"))
 
@@ -150,19 +170,34 @@ def build(out, jobs, timeout):
     write(out, "docs/glossary.html", render(markdown_page(glossary), "Glossary", "../"))
     write(out, "index.html", render(markdown_page(home_page(lesson_titles, exercise_titles)),
                                     "gemmlab", ""))
-    return failed
+    return []
+
+
+def seconds(text):
+    """A whole number of seconds > 0 (0 or less would switch nbclient's limit off)."""
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of seconds > 0, got {text}")
+    return value
+
+
+def parser():
+    """The command line (the limit per cell defaults to the course's, read now)."""
+    arguments = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    arguments.add_argument("--out", type=Path, default=ROOT / "site")
+    arguments.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                           help="lessons executed at once (default: one per core)")
+    arguments.add_argument("--timeout", type=seconds, default=notebook_run.cell_timeout(),
+                           help=f"seconds per cell (default: {notebook_run.cell_timeout()}; "
+                                "GEMMLAB_CELL_TIMEOUT sets it for every tool)")
+    return arguments
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "site")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                        help="lessons executed at once (default: one per core)")
-    parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     failed = build(args.out.resolve(), args.jobs, args.timeout)
     if failed:
-        print(f"{len(failed)} lesson(s) failed to execute and are missing from the site:\n\n"
+        print(f"{len(failed)} lesson(s) did not run to the end; the site was not written:\n\n"
               + "\n\n".join(failed), file=sys.stderr)
         return 1
     print(f"site written to {args.out}/index.html")

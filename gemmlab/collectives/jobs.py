@@ -10,7 +10,12 @@ The job is ``mpiexec -n N python -m mpi4py <program>``: ``python -m mpi4py`` abo
 when one rank raises, instead of leaving the others waiting forever; ``MPIEXEC_TIMEOUT`` makes
 mpiexec kill a job that outlives its time, so a deadlock ends in an error; ``NCCL_NVLS_ENABLE=0``
 is in every rank's environment (NVLink multicast stays off, whatever the job does).
+
+MPI is optional (mpich has no Windows wheel): :func:`mpi_missing` says what this machine lacks,
+and a lesson's MPI cell runs under ``if jobs.mpi_ready():``, which prints how to get MPI and skips
+the cell instead of stopping a "Run all".
 """
+import importlib.util
 import json
 import os
 import shutil
@@ -24,18 +29,46 @@ from ..perfmodel._checks import whole_number
 TAG = "GEMMLAB_RECORD"
 NVLS_OFF = {"NCCL_NVLS_ENABLE": "0"}
 WORLD_SIZE_VAR = "GEMMLAB_MPI_RANKS"     # how many ranks mpiexec was asked for, read by world()
+HOW_TO_GET_MPI = ("`pip install 'gemmlab[mpi]'` (mpich and mpi4py; Linux and macOS); on Windows, "
+                  "run the course in WSL")
+
+
+def _find_mpiexec():
+    """The mpiexec next to this Python (where the ``mpich`` wheel puts it), else the one on PATH,
+    else None."""
+    local = Path(sys.executable).parent / "mpiexec"
+    return str(local) if local.exists() else shutil.which("mpiexec")
 
 
 def mpiexec_path():
-    """The mpiexec next to this Python (where the ``mpich`` wheel puts it), else the one on PATH."""
-    local = Path(sys.executable).parent / "mpiexec"
-    if local.exists():
-        return str(local)
-    found = shutil.which("mpiexec")
+    """The mpiexec jobs start with (:func:`_find_mpiexec`); RuntimeError saying how to get one."""
+    found = _find_mpiexec()
     if found is None:
-        raise RuntimeError("no mpiexec found next to this Python or on PATH; install an MPI, "
-                           "e.g. `pip install mpich mpi4py`")
+        raise RuntimeError(f"no mpiexec found next to this Python or on PATH. Install MPI with "
+                           f"{HOW_TO_GET_MPI}")
     return found
+
+
+def mpi_missing():
+    """What this machine lacks to start MPI jobs, in one line, or None when it has mpi4py and an
+    mpiexec."""
+    missing = []
+    if importlib.util.find_spec("mpi4py") is None:
+        missing.append("mpi4py is not installed")
+    if _find_mpiexec() is None:
+        missing.append("no mpiexec next to this Python or on PATH")
+    return "; ".join(missing) or None
+
+
+def mpi_ready():
+    """Whether MPI jobs can start here. If not, print what is missing and how to get MPI, and
+    return False: the lessons' MPI cells run under ``if jobs.mpi_ready():``, so without MPI they
+    say so and a "Run all" goes on."""
+    missing = mpi_missing()
+    if missing:
+        print(f"MPI is not available here ({missing}): this cell's MPI part is skipped. "
+              f"To run it, install MPI with {HOW_TO_GET_MPI}, and restart the kernel.")
+    return missing is None
 
 
 def world():
@@ -85,6 +118,10 @@ def mpirun(n_ranks, program, timeout=300, env=None):
     Raises RuntimeError if the job fails or outlives ``timeout`` seconds.
     """
     n_ranks = whole_number("n_ranks (the number of processes)", n_ranks)
+    missing = mpi_missing()
+    if missing:
+        raise RuntimeError(f"cannot start MPI processes: {missing}. Install MPI with "
+                           f"{HOW_TO_GET_MPI}")
     command = [mpiexec_path(), "-n", str(n_ranks), sys.executable, "-m", "mpi4py",
                *map(str, program)]
     env = {**os.environ, **(env or {}), **NVLS_OFF, "MPIEXEC_TIMEOUT": str(int(timeout)),

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import cudadriver
+from .. import cudacompile, cudadriver
 from .nccl import (BackendUnavailable, RingPlan, array_module, flat_view, output_like,
                    require_cupy)
 
@@ -66,18 +66,26 @@ def emulate(plan, inputs):
     return outs
 
 
+SOURCE = Path(__file__).with_name("nvlink_ring.cu")
+NAME_EXPRESSIONS = tuple(f"ring_allreduce<{t}>" for t in KERNEL_TYPES.values())
+
+
 @functools.lru_cache(maxsize=None)
 def _module():
-    """The ring kernel for every type of :data:`KERNEL_TYPES`, compiled once per process."""
+    """The ring kernel for every type of :data:`KERNEL_TYPES`, compiled by NVRTC for this GPU
+    (``gl.cudacompile``, cached on disk) and loaded once per process: (module, mangled names)."""
     cupy, _ = require_cupy()
-    source = (Path(__file__).with_name("nvlink_ring.cu")).read_text(encoding="utf-8")
-    names = [f"ring_allreduce<{t}>" for t in KERNEL_TYPES.values()]
-    return cupy.RawModule(code=source, options=("--std=c++17",), name_expressions=names)
+    cc = cupy.cuda.Device().compute_capability
+    arch = cudacompile.arch_name((int(cc[:-1]), int(cc[-1])))
+    path, built = cudacompile.cached_cubin(SOURCE.read_text(encoding="utf-8"), arch, SOURCE.name,
+                                           name_expressions=NAME_EXPRESSIONS)
+    return cupy.RawModule(path=str(path)), built.lowered
 
 
 def kernel(dtype):
     """The compiled ring kernel for ``dtype``."""
-    return _module().get_function(f"ring_allreduce<{KERNEL_TYPES[np.dtype(dtype).name]}>")
+    module, lowered = _module()
+    return module.get_function(lowered[f"ring_allreduce<{KERNEL_TYPES[np.dtype(dtype).name]}>"])
 
 
 def _allocation_base(ptr):

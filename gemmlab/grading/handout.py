@@ -1,8 +1,11 @@
 """What students get: their own copies of the exercises, and a student copy of the course.
 
-``gemmlab work`` (run by ``make lab``) copies each ``exercises/NN_*.ipynb`` into ``work/`` unless
-``work/`` already has a file of that name: a student's answers there are never overwritten, and a
-new course version only adds the notebooks that are new. ``work/`` is ignored by git.
+``gemmlab work [DIR]`` (run by ``make lab``) copies each ``exercises/NN_*.ipynb`` into ``DIR``
+(``work/`` by default) unless ``DIR`` already has a file of that name: a student's answers there are
+never overwritten, and a new course version only adds the notebooks that are new. ``work/`` is
+ignored by git. Outside a checkout (the course installed from a wheel, on Colab) the exercises come
+from the installed course (``gemmlab.course``), and the lessons go to ``DIR/lessons/`` the same
+way. Finding no exercise notebook at all is an error, never a silent "0 copied".
 
 ``gemmlab assign --release DIR`` writes a student copy of the course into a new folder DIR: the
 lessons, the exercises, the package, the README, the Makefile and the dependency lists; no
@@ -18,6 +21,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from .. import course
 from .assign import BEGIN, MANIFEST, main as assign_main
 
 RELEASE = ("README.md", "Makefile", "pyproject.toml", "environment.yml", ".gitignore",
@@ -26,9 +30,10 @@ JUNK = ("__pycache__", ".ipynb_checkpoints", "*.pyc", "*.egg-info", ".DS_Store",
 
 
 def copy_exercises(exercises="exercises", work="work"):
-    """Copy the exercise notebooks ``work/`` lacks; return (names copied, names already there)."""
+    """Copy the notebooks ``NN_*.ipynb`` of ``exercises`` that ``work/`` lacks; return (names
+    copied, names already there). Also used for the lessons of an installed course."""
     exercises, work = Path(exercises), Path(work)
-    work.mkdir(exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
     copied, kept = [], []
     for source in sorted(exercises.glob("[0-9][0-9]_*.ipynb")):
         target = work / source.name
@@ -41,10 +46,35 @@ def copy_exercises(exercises="exercises", work="work"):
     return copied, kept
 
 
-def work_main(exercises="exercises", work="work"):
-    copied, kept = copy_exercises(exercises, work)
-    print(f"{work}/: your exercise notebooks ({len(copied)} new copied from {exercises}/, "
+def _sources(exercises):
+    """(exercises folder, lessons folder or None): the given folder, else ./exercises of a
+    checkout, else the installed course's exercises and lessons."""
+    if exercises is not None:
+        return Path(exercises), None
+    if Path("exercises").is_dir():
+        return Path("exercises"), None
+    return course.path("exercises"), course.path("notebooks")
+
+
+def work_main(exercises=None, work="work"):
+    """``gemmlab work``: hand out the exercises (and, from an installed course, the lessons)."""
+    try:
+        source, lessons = _sources(exercises)
+    except FileNotFoundError as exc:
+        print(f"gemmlab work: {exc}", file=sys.stderr)
+        return 2
+    if not any(source.glob("[0-9][0-9]_*.ipynb")):
+        print(f"gemmlab work: no exercise notebooks (NN_*.ipynb) in {source}: give the course's "
+              f"exercises/ folder with --exercises, or run it in the course's folder",
+              file=sys.stderr)
+        return 2
+    copied, kept = copy_exercises(source, work)
+    print(f"{work}/: your exercise notebooks ({len(copied)} new copied from {source}/, "
           f"{len(kept)} already yours, left as they are)")
+    if lessons is not None:
+        copied, kept = copy_exercises(lessons, Path(work) / "lessons")
+        print(f"{Path(work) / 'lessons'}/: the lessons ({len(copied)} new, {len(kept)} already "
+              f"there, left as they are)")
     return 0
 
 

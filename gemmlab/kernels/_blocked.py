@@ -1,17 +1,19 @@
-"""The device functions shared by the register-blocked rungs ``outer``, ``pingpong``, ``twolevel``.
+"""How the register-blocked rungs (``outer`` and those after it) move their tiles: not any lesson's
+point, so kept out of the rung files.
 
 A block of ``(BM/TM) x (BN/TN)`` threads owns a BM x BN tile of C; each thread owns TM x TN
-outputs held in registers. Per K-tile of depth BK the block stages A (BM x BK) and B (BK x BN)
-in shared memory; per k each thread reads a TM-vector of A and a TN-vector of B and adds their
-outer product to its accumulators.
+outputs. Per K-tile of depth BK the block stages A (BM x BK) and B (BK x BN) in shared memory.
+This module holds the launch plan, where each thread's outputs lie, how tiles travel from global
+memory through registers into shared memory, and how the outputs are written. What a thread does
+with the tiles in shared memory (the outer product, lesson 10) is in ``outer.py``.
 
 The layout, in short (each choice leaves the arithmetic alone; how it was found and what it
 gained on the H200 is in ``benchmarks/RESULTS.md``, "Layout of the register-blocked rungs"):
 
 - the A tile is stored transposed, ``As[k, m]``, with rows padded by ``A_ROW_PAD``, so a thread's
   TM values for one k are contiguous like its TN values of ``Bs[k, n]``;
-- a thread's rows (and columns) come in chunks of V = 4 consecutive indices, so each chunk is one
-  128-bit shared load;
+- a thread's rows (and columns) come in chunks of V = 4 consecutive indices (``row_of``,
+  ``col_of``), so each chunk is one 128-bit shared load;
 - warp tiling: the 32 lanes of a warp own a 4 (along M) x 8 (along N) patch of thread tiles
   (``coords``);
 - global loads go through registers (``fetch_*``) before shared memory (``stash_*``), in runs of
@@ -24,7 +26,7 @@ registers.
 from functools import lru_cache
 from types import SimpleNamespace
 
-from numba import float32, uint32, uint64
+from numba import float32, uint64
 
 from .. import device
 from ._common import FLOAT32_BYTES, Plan, is_power_of_two, require, warp_tiled
@@ -50,16 +52,17 @@ def run(per_thread, row):
     return next(v for v in (4, 2, 1) if per_thread % v == 0 and row % v == 0)
 
 
-def plan(rung, stages, BM, BN, BK, TM, TN, even_bk=False):
+def plan(rung, stages, BM, BN, BK, TM, TN, bk_multiple=1):
     """Validate the tile constants of a register-blocked rung and return its launch plan
-    (``stages`` shared buffers; ``even_bk`` when k-steps are processed in pairs)."""
+    (``stages`` shared buffers; BK a multiple of ``bk_multiple`` when k-steps go in groups)."""
     given = f"BM={BM}, BN={BN}, BK={BK}, TM={TM}, TN={TN}"
     require(min(BM, BN, BK, TM, TN) >= 1, f"{rung}: every tile constant must be >= 1, got {given}")
     require(BM % TM == 0 and BN % TN == 0,
             f"{rung}: the thread tile must divide the block tile (BM % TM == 0 and BN % TN == 0), "
             f"got {given}")
-    require(not even_bk or BK % 2 == 0,
-            f"{rung}: BK must be even (fragments alternate between two register sets), got {given}")
+    multiple = "even" if bk_multiple == 2 else f"a multiple of {bk_multiple}"
+    require(BK % bk_multiple == 0,
+            f"{rung}: BK must be {multiple} (k-steps go in groups of {bk_multiple}), got {given}")
     threads = (BM // TM) * (BN // TN)
     require(is_power_of_two(BN // TN),
             f"{rung}: BN/TN (threads along a row of the block) must be a power of two, got "
@@ -71,7 +74,7 @@ def plan(rung, stages, BM, BN, BK, TM, TN, even_bk=False):
     return Plan(block=(threads, 1), tile_m=BM, tile_n=BN, smem_bytes=smem)
 
 
-def _fetcher(ROWS, COLS, L, V, NT):
+def fetcher(ROWS, COLS, L, V, NT):
     """Global -> registers for one operand: each of NT threads loads L elements of the ROWS x COLS
     tile at (r0, c0), in runs of V consecutive columns (one row address per run), zeros outside."""
     RUNS = COLS // V                # runs per tile row
@@ -120,8 +123,19 @@ def device_functions(BM, BN, BK, TM, TN):
             return (warp // WXN) * 4 + (lane >> 3), (warp & (WXN - 1)) * 8 + (lane & 7)
         return tid // NTX, tid & (NTX - 1)
 
-    fetch_a = _fetcher(BM, BK, LA, VA, NT)   # A tile at (m0, k0), in runs along k
-    fetch_b = _fetcher(BK, BN, LB, VB, NT)   # B tile at (k0, n0), in runs along n
+    @cuda.jit(device=True, **INLINE)
+    def row_of(i, ty):
+        """Row, within the block tile, of this thread's i-th row of outputs: chunks of VM
+        consecutive rows, one chunk per NTY * VM rows."""
+        return (i // VM) * (VM * NTY) + ty * VM + i % VM
+
+    @cuda.jit(device=True, **INLINE)
+    def col_of(j, tx):
+        """Column, within the block tile, of this thread's j-th column of outputs."""
+        return (j // VN) * (VN * NTX) + tx * VN + j % VN
+
+    fetch_a = fetcher(BM, BK, LA, VA, NT)   # A tile at (m0, k0), in runs along k
+    fetch_b = fetcher(BK, BN, LB, VB, NT)   # B tile at (k0, n0), in runs along n
 
     @cuda.jit(device=True, **INLINE)
     def stash_a(As, s, tid, ra):
@@ -138,40 +152,15 @@ def device_functions(BM, BN, BK, TM, TN):
             Bs[s, q // CB, (q % CB) * VB + l % VB] = rb[l]
 
     @cuda.jit(device=True, **INLINE)
-    def read_a(As, s, k, ty, a):
-        """Shared -> registers: the TM values of A this thread needs at depth k."""
-        for i in range(TM):
-            a[i] = As[s, uint32(k), (i // VM) * (VM * NTY) + ty * VM + i % VM]
-
-    @cuda.jit(device=True, **INLINE)
-    def read_b(Bs, s, k, tx, b):
-        """Shared -> registers: the TN values of B this thread needs at depth k."""
-        for j in range(TN):
-            b[j] = Bs[s, uint32(k), (j // VN) * (VN * NTX) + tx * VN + j % VN]
-
-    @cuda.jit(device=True, **INLINE)
-    def outer_update(acc, a, b):
-        """acc += a b^T: TM*TN fused multiply-adds from TM + TN values in registers."""
-        for i in range(TM):
-            for j in range(TN):
-                acc[i, j] += a[i] * b[j]
-
-    @cuda.jit(device=True, **INLINE)
-    def clear(acc):
-        for i in range(TM):
-            for j in range(TN):
-                acc[i, j] = float32(0)
-
-    @cuda.jit(device=True, **INLINE)
     def write_c(C_in, C_out, alpha, beta, acc, m0, n0, ty, tx):
         """C_out = alpha acc + beta C_in for this thread's outputs inside the matrix."""
         M = C_out.shape[0]
         N = C_out.shape[1]
         for i in range(TM):
-            r = m0 + (i // VM) * (VM * NTY) + ty * VM + i % VM
+            r = m0 + row_of(i, ty)
             if r < M:
                 for j in range(TN):
-                    c = n0 + (j // VN) * (VN * NTX) + tx * VN + j % VN
+                    c = n0 + col_of(j, tx)
                     if c < N:
                         out = alpha * acc[i, j]
                         if beta != 0:
@@ -179,6 +168,6 @@ def device_functions(BM, BN, BK, TM, TN):
                         C_out[r, c] = out
 
     return SimpleNamespace(
-        coords=coords, LA=LA, LB=LB, BMP=BM + A_ROW_PAD,
-        fetch_a=fetch_a, fetch_b=fetch_b, stash_a=stash_a, stash_b=stash_b,
-        read_a=read_a, read_b=read_b, outer_update=outer_update, clear=clear, write_c=write_c)
+        coords=coords, row_of=row_of, col_of=col_of, LA=LA, LB=LB, VA=VA, VB=VB, NT=NT,
+        BMP=BM + A_ROW_PAD,
+        fetch_a=fetch_a, fetch_b=fetch_b, stash_a=stash_a, stash_b=stash_b, write_c=write_c)

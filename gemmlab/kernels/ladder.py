@@ -1,4 +1,4 @@
-"""The registry of the GEMM ladder: one :class:`Rung` per kernel module, in course order.
+"""The registry of the GEMM ladder: one :class:`Rung` per kernel module, in the order of the lessons.
 
 A rung module exposes ``PARAMS`` (its tile constants), ``TILES`` (their defaults on the simulator
 and on a GPU), ``plan(**tiles)`` (validates them and says how to launch: block, grid, shared
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from .. import device
-from . import naive, outer, pingpong, tiled, twolevel
+from . import naive, outer, pingpong, tiled, twolevel, unrolled
 
 STEP_START = "# ---- step: "    # a marker line in a rung's source: "# ---- step: prefetch"
 STEP_END = "# ---- end: "       # and its closing line:                 "# ---- end: prefetch"
@@ -87,18 +87,22 @@ class Rung:
         return inspect.getsource(self.module).splitlines(keepends=True)
 
 
+# In the order the lessons teach them; each rung is the one before it plus one lesson's idea.
 LADDER = (
     Rung(naive, "05", "one thread per output; its dot product read straight from DRAM"),
     Rung(tiled, "05", "T x T shared-memory tiles, one output per thread"),
-    Rung(outer, "10", "register blocking: a TM x TN micro-tile per thread, outer-product updates"),
-    Rung(pingpong, "08", "outer + two shared buffers, next K-tile prefetched through registers"),
-    Rung(twolevel, "11", "pingpong + two register sets of A/B fragments (k+1 read during k)"),
+    Rung(pingpong, "08", "tiled + two shared buffers, next K-tile prefetched through registers"),
+    Rung(outer, "10", "pingpong's K loop + register blocking: a TM x TN micro-tile per thread, "
+                      "outer-product updates"),
+    Rung(twolevel, "11", "outer + two register sets of A/B fragments (k+1 read during k)"),
+    Rung(unrolled, "11", "twolevel's data flow with the k loop written out, 128-bit global loads "
+                         "and two blocks per SM"),
 )
 _BY_NAME = {r.name: r for r in LADDER}
 
 
 def names():
-    """The rungs, in course order."""
+    """The rungs, in the order the lessons teach them."""
     return [r.name for r in LADDER]
 
 

@@ -85,8 +85,9 @@ def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
 
     ``kernel="wmma"`` is the Tensor Core GEMM of lesson 12 instead (FP16 or BF16 A and B; on a
     GPU the CuPy/WMMA kernel, on the simulator its NumPy emulation): see ``gl.tensorcore.gemm``.
-    ``kernel="hopper"`` (optionally ``stage="wgmma"|"tma"|"ws"|"persistent"``) is the Hopper
-    ladder of lesson 12's second part on an H100/H200: see ``gl.tensorcore.hopper_gemm``.
+    ``kernel="hopper"`` (optionally ``stage="wgmma"|"tma"|"ws"|"persistent"|"pingpong"``, default
+    "auto": chosen by the problem's shape) is the Hopper ladder of lesson 12's second part on an
+    H100/H200: see ``gl.tensorcore.hopper_gemm``.
     """
     if kernel == "wmma":
         from .. import tensorcore

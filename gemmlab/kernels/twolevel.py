@@ -1,8 +1,9 @@
-"""Rung 5, ``twolevel``: ``pingpong`` plus register-level ping-pong of the fragments (lesson 11).
+"""Rung 5, ``twolevel``: ``outer`` plus register-level ping-pong of the fragments (lesson 11).
 
 Two levels of double buffering, each hiding the latency of the level above it:
 
-- shared memory: two K-tile buffers, exactly as in ``pingpong`` (DRAM -> shared);
+- shared memory: two K-tile buffers, exactly as in ``outer`` (lesson 08's ping-pong, DRAM ->
+  shared);
 - registers: two sets of A/B fragments (a TM-vector and a TN-vector each). While the outer
   product of step k uses set k % 2, the shared loads of step k+1 go into the other set
   (shared -> registers).
@@ -10,26 +11,28 @@ Two levels of double buffering, each hiding the latency of the level above it:
 Only the inputs are doubled: the TM x TN accumulators stay one set, so the register budget is
 TM*TN + 2 (TM + TN) values. The k loop is written two steps at a time with two named fragment
 sets so every register index is a compile-time constant (a runtime index would push the
-fragments to local memory); BK must therefore be even.
+fragments to local memory); BK must therefore be even. The fragment reads and the outer product
+are ``outer``'s (``outer.micro_kernel``); the tile movement is ``_blocked``'s.
 """
 from functools import lru_cache
 
 from numba import float32
 
 from .. import device
-from . import _blocked
+from . import _blocked, outer
 from ._common import SIGNATURE
 
 cuda = device.cuda()   # a module global: the simulator swaps it for its fake module
 
 PARAMS = _blocked.PARAMS
-# BK = 16 on a GPU: twolevel gains most over pingpong where few warps share an SM (lesson 11).
+# BK = 16 on a GPU: twolevel gains most over outer where few warps share an SM (lesson 11).
 TILES = {"sim": {"BM": 16, "BN": 16, "BK": 4, "TM": 8, "TN": 8},
          "gpu": {"BM": 128, "BN": 128, "BK": 16, "TM": 8, "TN": 8}}
+INLINE = _blocked.INLINE
 
 
 def plan(BM, BN, BK, TM, TN):
-    return _blocked.plan("twolevel", 2, BM, BN, BK, TM, TN, even_bk=True)
+    return _blocked.plan("twolevel", 2, BM, BN, BK, TM, TN, bk_multiple=2)
 
 
 @lru_cache(maxsize=None)
@@ -37,13 +40,14 @@ def kernel(BM, BN, BK, TM, TN):
     """The compiled kernel (cached per tile constants)."""
     g = _blocked.device_functions(BM, BN, BK, TM, TN)
     coords, LA, LB, BMP, ALIGN = g.coords, g.LA, g.LB, g.BMP, _blocked.ALIGN
-    fetch_a, fetch_b, stash_a, stash_b = g.fetch_a, g.fetch_b, g.stash_a, g.stash_b
-    read_a, read_b, outer_update, clear, write_c = (
-        g.read_a, g.read_b, g.outer_update, g.clear, g.write_c)
+    fetch_a, fetch_b, stash_a, stash_b, write_c = (
+        g.fetch_a, g.fetch_b, g.stash_a, g.stash_b, g.write_c)
+    mk = outer.micro_kernel(BM, BN, BK, TM, TN)
+    read_a, read_b, outer_update, clear = mk.read_a, mk.read_b, mk.outer_update, mk.clear
 
-    @cuda.jit(device=True, **_blocked.INLINE)
-    def step(A, B, As, Bs, t, tiles, cur, m0, n0, tid, ty, tx, acc, a0, b0, a1, b1, ra, rb):
-        """K-tile t from shared buffer ``cur`` (a constant per call site), as in ``pingpong``,
+    @cuda.jit(device=True, **INLINE)
+    def k_tile(A, B, As, Bs, t, tiles, cur, m0, n0, tid, ty, tx, acc, a0, b0, a1, b1, ra, rb):
+        """K-tile t from shared buffer ``cur`` (a constant per call site), as in ``outer``,
         with the k loop fed by two register sets of fragments."""
         more = t + 1 < tiles
         if more:
@@ -93,10 +97,10 @@ def kernel(BM, BN, BK, TM, TN):
         cuda.syncthreads()
         tiles = (K + BK - 1) // BK
         for t in range(0, tiles, 2):    # shared ping (buffer 0), then shared pong (buffer 1)
-            step(A, B, As, Bs, t, tiles, 0, m0, n0, tid, ty, tx, acc, a0, b0, a1, b1, ra, rb)
+            k_tile(A, B, As, Bs, t, tiles, 0, m0, n0, tid, ty, tx, acc, a0, b0, a1, b1, ra, rb)
             if t + 1 < tiles:
-                step(A, B, As, Bs, t + 1, tiles, 1, m0, n0, tid, ty, tx, acc, a0, b0, a1, b1,
-                     ra, rb)
+                k_tile(A, B, As, Bs, t + 1, tiles, 1, m0, n0, tid, ty, tx, acc, a0, b0, a1, b1,
+                       ra, rb)
         write_c(C_in, C_out, alpha, beta, acc, m0, n0, ty, tx)
 
     return twolevel

@@ -134,7 +134,7 @@ NAIVE = KernelLab("naive", 16, (16, 16), 1, ((19, 19, 19), (37, 21, 13), (6, 35,
 TILED = KernelLab("tiled", 16, (16, 16), 1, ((19, 19, 19), (37, 35, 21), (6, 40, 50)),
                   seed=6, rung=("tiled", {"T": 16}), fixed_owner=True, tiled=True)
 PINGPONG = KernelLab("pingpong", 16, (16, 16), 1, ((19, 19, 19), (37, 35, 40), (6, 40, 70)),
-                     seed=8, rung=("tiled", {"T": 16}), fixed_owner=True, tiled=True,
+                     seed=8, rung=("pingpong", {"T": 16}), fixed_owner=True, tiled=True,
                      one_barrier=True)
 _MICRO = {"BM": 32, "BN": 32, "BK": 8, "TM": 4, "TN": 4}
 OUTER = KernelLab("outer", 32, (64,), 4, ((33, 33, 33), (45, 37, 64), (70, 33, 21)),

@@ -9,9 +9,10 @@ SM), ``loader`` (a training loop's prefetch and copy/compute overlap) and ``cach
 depends on capacity).
 """
 from .cache import LOOP_ORDERS, CacheResult, LRUCache, Step, gemm_trace, simulate
-from .hardware import (DATASHEET, DTYPES, HARDWARE, HOPPER, MAX_STATIC_SHARED_BYTES,
-                       MAX_THREADS_PER_BLOCK, MEASURED, SPARSE_HALVED, Chip, Figure, SMResources,
-                       chip, fp32_lanes_per_sm, table)
+from .hardware import (ARCHITECTURES, DATASHEET, DERIVED, DEVICE_QUERY, DTYPES, HARDWARE, HOPPER,
+                       MAX_STATIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK, MEASURED, SPARSE_HALVED, Chip,
+                       Figure, SMResources, Source, chip, chip_for, fp32_lanes_per_sm, parse_cc,
+                       sm_resources, table)
 from .hardware import (BOTH_WAYS_HALVED, DEVICE_MEMORY, MEMORY_PATH, POWER, Link,
                        memory_path_table)
 from .loader import idle_time, timeline_end, training_timeline

@@ -1,111 +1,32 @@
-"""The one home of hardware facts: peak figures of three data-centre GPUs (each with its source
-and how it was obtained), what one streaming multiprocessor (SM) holds, and the limits one thread
-block must respect. Kernels, the bench, the occupancy model and the question bank import them
-from here.
+"""The one home of hardware facts: the datasheet figures of the GPUs a student may have (rows in
+``perfmodel.datasheets``, each with its source and how it was obtained), what one streaming
+multiprocessor (SM) of each architecture holds, and the limits one thread block must respect.
+Kernels, the bench, the occupancy model, the question bank and ``gl.device`` (the GPU in hand)
+import them from here.
 
 Every number a roofline uses should say where it comes from. Vendor datasheets print some Tensor
-Core peaks only "with sparsity" (2:4 structured sparsity doubles the printed figure); this table
+Core peaks only "with sparsity" (2:4 structured sparsity doubles the printed figure); the table
 stores the dense value and marks it as the sparse figure halved, so nobody mistakes it for a
-measurement. Values are in SI base units: FLOP/s, bytes/s, bytes (decimal prefixes, as vendors use).
+measurement. Values are in SI base units: FLOP/s, bytes/s, bytes (decimal prefixes, as vendors use,
+except cache sizes, which vendors give in binary units).
 """
+import re
 from dataclasses import dataclass
 
-DATASHEET = "datasheet"                       # printed as a dense peak
-SPARSE_HALVED = "datasheet sparse figure / 2"  # printed with sparsity; the dense peak is half
-MEASURED = "measured"                         # measured on a real device, e.g. in lesson 04
+from .datasheets import (DATASHEET, DERIVED, DEVICE_QUERY, DTYPES, HARDWARE, MEASURED,
+                         SPARSE_HALVED, Chip, Figure, Source)
 
-_H200 = "NVIDIA H200 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h200), SXM column"
-_H100 = "NVIDIA H100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h100), SXM column"
-_HOPPER_WP = "NVIDIA H100 Tensor Core GPU Architecture whitepaper (H100 SXM5: 132 SMs)"
-_H200_SMS = "Nsight Compute ('# SMs') on the course's H200, 2026-11-29"
-_A100_WP = "NVIDIA A100 Tensor Core GPU Architecture whitepaper (A100: 108 SMs)"
-_A100 = ("NVIDIA A100 Tensor Core GPU datasheet "
-         "(nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf), 80GB SXM column")
-_CUDA_GUIDE = ("CUDA C++ Programming Guide, 'Technical Specifications per Compute Capability' "
-               "(compute capability 9.0)")
-
-DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8")
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One hardware number: value in SI base units, its unit, where it comes from, and how."""
-    value: float
-    unit: str
-    source: str
-    basis: str = DATASHEET
-
-    @property
-    def is_measured(self):
-        return self.basis == MEASURED
-
-
-@dataclass(frozen=True)
-class Chip:
-    """A GPU: dense peak FLOP/s per data type, HBM bandwidth, HBM capacity, number of SMs."""
-    name: str
-    peaks: dict
-    bandwidth: Figure
-    capacity: Figure
-    sms: Figure
-
-    def peak(self, dtype="fp32"):
-        """Dense peak FLOP/s for ``dtype`` (one of :data:`DTYPES`)."""
-        if dtype not in DTYPES:
-            raise ValueError(f"unknown data type {dtype!r}; expected one of {', '.join(DTYPES)}")
-        if dtype not in self.peaks:
-            raise ValueError(f"the {self.name} has no {dtype} peak (its hardware has no {dtype} path)")
-        return self.peaks[dtype].value
-
-    def ridge_point(self, dtype="fp32"):
-        """Intensity (FLOP/B) where the bandwidth roof meets the compute roof: P / B."""
-        return self.peak(dtype) / self.bandwidth.value
-
-
-def _tflops(value, source, basis=DATASHEET):
-    return Figure(value * 1e12, "FLOP/s", source, basis)
-
-
-def _sparse(printed_tflops, source):
-    return _tflops(printed_tflops / 2, source, SPARSE_HALVED)
-
-
-def _hopper_peaks(source):
-    # H100 SXM and H200 SXM share the GH100 compute; only their memory differs.
-    return {
-        "fp64": _tflops(34, source),
-        "fp32": _tflops(67, source),
-        "tf32": _sparse(989, source),
-        "fp16": _sparse(1979, source),
-        "bf16": _sparse(1979, source),
-        "fp8": _sparse(3958, source),
-    }
-
-
-HARDWARE = {
-    "H200 SXM": Chip(
-        "H200 SXM", _hopper_peaks(_H200),
-        bandwidth=Figure(4.8e12, "B/s", _H200), capacity=Figure(141e9, "B", _H200),
-        sms=Figure(132, "SMs", _H200_SMS, MEASURED)),
-    "H100 SXM": Chip(
-        "H100 SXM", _hopper_peaks(_H100),
-        bandwidth=Figure(3.35e12, "B/s", _H100), capacity=Figure(80e9, "B", _H100),
-        sms=Figure(132, "SMs", _HOPPER_WP)),
-    "A100 SXM": Chip(
-        "A100 SXM", {
-            "fp64": _tflops(9.7, _A100),
-            "fp32": _tflops(19.5, _A100),
-            "tf32": _tflops(156, _A100),
-            "fp16": _tflops(312, _A100),
-            "bf16": _tflops(312, _A100),
-        },
-        bandwidth=Figure(2.039e12, "B/s", _A100), capacity=Figure(80e9, "B", _A100),
-        sms=Figure(108, "SMs", _A100_WP)),
-}
+_CCCL = Source("NVIDIA CCCL, libcudacxx/include/cuda/__device/arch_traits.h: the per-architecture "
+               "limits of the CUDA C++ Programming Guide's 'Technical Specifications per Compute "
+               "Capability' as code",
+               "https://github.com/NVIDIA/cccl/blob/004ad1986064aaa82892ed00d0dbda88b90fa6e6/"
+               "libcudacxx/include/cuda/__device/arch_traits.h", "2026 (commit 004ad19)")
+_CUDA_GUIDE = str(_CCCL)
 
 
 def chip(name):
-    """The :class:`Chip` called ``name`` ("H200 SXM", "H100", "a100"...: case and " SXM" optional)."""
+    """The :class:`Chip` called ``name`` ("H200 SXM", "H100", "a100", "T4"...: case and " SXM"
+    optional)."""
     wanted = str(name).strip().lower().removesuffix(" sxm")
     for key, value in HARDWARE.items():
         if key.lower().removesuffix(" sxm") == wanted:
@@ -113,18 +34,35 @@ def chip(name):
     raise ValueError(f"unknown GPU {name!r}; the table has {', '.join(HARDWARE)}")
 
 
+def chip_for(device_name):
+    """The :class:`Chip` whose datasheet describes the GPU the driver calls ``device_name``
+    ("Tesla T4", "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB"...), or None when the table has
+    no row for that exact product (an "RTX 3090 Ti" is not an "RTX 3090", an "A10G" not an "A10")."""
+    name = str(device_name).lower()
+    found = [c for c in HARDWARE.values() if any(_names(n, name) for n in c.device_names)]
+    return found[0] if len(found) == 1 else None
+
+
+def _names(known, name):
+    """Whether the driver's ``name`` is the product ``known``, not a longer one that starts alike."""
+    return re.search(re.escape(known) + r"(?![0-9a-z])(?!\s+(ti|super|d)\b)", name) is not None
+
+
 def table(dtypes=DTYPES):
     """The table as rows (dicts) for display: peaks in TFLOP/s, bandwidth in TB/s, capacity in GB.
-    A peak that is a halved sparse figure is marked with '*'."""
+    Bandwidth and capacity are the device memory's
+    (HBM or GDDR). A peak that is a halved sparse figure is marked with '*', one derived from other figures with
+    '~'; '-' means no such path in the hardware, '?' a figure the sources do not confirm."""
     rows = []
     for c in HARDWARE.values():
         row = {"GPU": c.name}
         for d in dtypes:
-            fig = c.peaks.get(d)
-            row[f"{d} TFLOP/s"] = "-" if fig is None else (
-                f"{fig.value / 1e12:g}" + ("*" if fig.basis == SPARSE_HALVED else ""))
-        row["HBM TB/s"] = f"{c.bandwidth.value / 1e12:g}"
-        row["HBM GB"] = f"{c.capacity.value / 1e9:g}"
+            fig = c.peaks.get(d, "-")
+            row[f"{d} TFLOP/s"] = fig if isinstance(fig, str) else "?" if fig is None else (
+                f"{fig.value / 1e12:g}" + {SPARSE_HALVED: "*", DERIVED: "~"}.get(fig.basis, ""))
+        row["memory"] = c.memory
+        row["TB/s"] = f"{c.bandwidth.value / 1e12:g}"
+        row["GB"] = f"{c.capacity.value / 1e9:g}"
         rows.append(row)
     return rows
 
@@ -161,16 +99,57 @@ class SMResources:
     source: str
 
 
-# What an SM's shared memory holds is decided here and nowhere else (the CUDA guide, compute
-# capability 9.0): 228 KiB per SM, of which one block may use at most 227 KiB, and the driver
-# reserves 1 KiB of the SM's shared memory for every resident block. So a block of 227 KiB fits
-# exactly once (227 + 1 = 228), two of 113 KiB fit (2 x 114 = 228). Compared with
-# cudaOccupancyMaxActiveBlocksPerMultiprocessor by benchmarks/gpu_occupancy.py.
-HOPPER = SMResources(
-    name="Hopper (sm_90: H100, H200)", registers=65536, max_threads=2048, max_blocks=32,
-    shared_bytes=228 * 1024, max_shared_per_block=227 * 1024, reserved_shared_per_block=1024,
-    register_unit=256, shared_bytes_per_clock=128, fp32_lanes=fp32_lanes_per_sm(9, 0),
-    source=_CUDA_GUIDE)
+def _arch(name, cc, shared_kib, max_threads, max_blocks):
+    major, minor = cc
+    reserved = 1024 if major >= 8 else 0       # the driver's per-block reservation, from sm_80 on
+    return SMResources(
+        name=name, registers=65536, max_threads=max_threads, max_blocks=max_blocks,
+        shared_bytes=shared_kib * 1024, max_shared_per_block=shared_kib * 1024 - reserved,
+        reserved_shared_per_block=reserved, register_unit=256, shared_bytes_per_clock=128,
+        fp32_lanes=fp32_lanes_per_sm(major, minor), source=_CUDA_GUIDE)
+
+
+# What an SM of each architecture holds (shared memory of its largest carve-out, resident threads
+# and blocks), from NVIDIA's own table of limits per compute capability. On Hopper: 228 KiB per SM,
+# of which one block may use at most 227 KiB, and the driver reserves 1 KiB of the SM's shared
+# memory for every resident block, so a block of 227 KiB fits exactly once (227 + 1 = 228) and two
+# of 113 KiB fit (2 x 114 = 228). Compared with cudaOccupancyMaxActiveBlocksPerMultiprocessor by
+# benchmarks/gpu_occupancy.py; the GPU in hand reports its own (``gl.device.spec().sm``).
+ARCHITECTURES = {
+    (7, 5): _arch("Turing (sm_75: T4, RTX 20)", (7, 5), 64, 1024, 16),
+    (8, 0): _arch("Ampere (sm_80: A100)", (8, 0), 164, 2048, 32),
+    (8, 6): _arch("Ampere (sm_86: A10, RTX 30)", (8, 6), 100, 1536, 16),
+    (8, 7): _arch("Ampere (sm_87: Jetson Orin)", (8, 7), 164, 1536, 16),
+    (8, 9): _arch("Ada (sm_89: L4, RTX 40)", (8, 9), 100, 1536, 24),
+    (9, 0): _arch("Hopper (sm_90: H100, H200)", (9, 0), 228, 2048, 32),
+    (10, 0): _arch("Blackwell (sm_100: B200)", (10, 0), 228, 2048, 32),
+    (10, 3): _arch("Blackwell (sm_103: B300)", (10, 3), 228, 2048, 32),
+    (12, 0): _arch("Blackwell (sm_120: RTX 50)", (12, 0), 100, 1536, 24),
+    (12, 1): _arch("Blackwell (sm_121: DGX Spark)", (12, 1), 100, 1536, 24),
+}
+HOPPER = ARCHITECTURES[(9, 0)]
+
+
+def sm_resources(cc):
+    """The :class:`SMResources` of compute capability ``cc`` ((9, 0), "9.0" or 9.0)."""
+    major, minor = parse_cc(cc)
+    try:
+        return ARCHITECTURES[major, minor]
+    except KeyError:
+        known = ", ".join(f"{a}.{b}" for a, b in ARCHITECTURES)
+        raise ValueError(f"compute capability {major}.{minor} is not in the course's table ({known}); "
+                         f"on that GPU, gl.device.spec().sm reads the limits from the driver") from None
+
+
+def parse_cc(cc):
+    """(major, minor) of a compute capability given as a pair, "8.6" or 8.6."""
+    if isinstance(cc, (tuple, list)) and len(cc) == 2:
+        return int(cc[0]), int(cc[1])
+    major, _, minor = str(cc).partition(".")
+    if not (major.isdigit() and minor.isdigit()):
+        raise ValueError(f"expected a compute capability like (8, 6) or '8.6', got {cc!r}")
+    return int(major), int(minor)
+
 
 # ---- the path a model file takes to the arithmetic (lesson 00) ----
 # SSD -> host memory -> PCIe (host <-> GPU) or NVLink (GPU <-> GPU) -> HBM -> registers. Each hop
@@ -182,9 +161,10 @@ BOTH_WAYS_HALVED = "datasheet figure for both directions / 2"
 _SSD = ("Samsung 990 PRO NVMe SSD datasheet (PCIe 4.0 x4): sequential read up to 7,450 MB/s")
 _DDR5 = ("JEDEC DDR5 SDRAM standard (JESD79-5), speed grade DDR5-4800: 4800 MT/s x 8 bytes per "
          "64-bit channel = 38.4 GB/s per channel")
+_H200 = str(HARDWARE["H200 SXM"].source)
 _H200_LINKS = _H200 + ": 'PCIe Gen5: 128GB/s', 'NVIDIA NVLink: 900GB/s' (both directions)"
 _L40S = "NVIDIA L40S GPU datasheet (nvidia.com/en-us/data-center/l40s): 48 GB GDDR6, 864 GB/s"
-_A100_TDP = _A100 + ": max TDP 400 W"
+_A100_TDP = str(HARDWARE["A100 SXM"].source) + ": max TDP 400 W"
 _H200_TDP = _H200 + ": max TDP up to 700 W (configurable)"
 
 

@@ -1,5 +1,6 @@
 """How many blocks of a kernel fit on one streaming multiprocessor (SM) at once; what an SM holds
-is in ``perfmodel.hardware`` (:data:`~gemmlab.perfmodel.hardware.HOPPER`).
+is in ``perfmodel.hardware`` (one :class:`~gemmlab.perfmodel.hardware.SMResources` per
+architecture; Hopper's is the default, the GPU in hand's is ``gl.device.spec().sm``).
 
 A kernel's registers per thread, threads per block and shared memory per block decide how many of
 its blocks an SM runs at once, hence how many warps the scheduler can switch between to hide
@@ -28,11 +29,13 @@ def blocks_per_sm(regs_per_thread, threads, smem_bytes, sm=HOPPER):
                          f"{sm.name} allows at most {sm.max_shared_per_block} per block")
     warps = -(-threads // 32)
     per_warp = -(-regs_per_thread * 32 // sm.register_unit) * sm.register_unit
+    per_block_shared = smem_bytes + sm.reserved_shared_per_block
     limits = {
         "registers": sm.registers // (per_warp * warps),
-        "shared memory": sm.shared_bytes // (smem_bytes + sm.reserved_shared_per_block),
         "threads": sm.max_threads // (warps * 32),
         "blocks": sm.max_blocks,
     }
+    if per_block_shared:             # a Turing block without shared memory takes none of it
+        limits["shared memory"] = sm.shared_bytes // per_block_shared
     limit = min(limits, key=limits.get)
     return limits[limit], limit

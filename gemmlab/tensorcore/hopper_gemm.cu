@@ -1,25 +1,38 @@
 // The Hopper GEMM ladder of lesson 12, part 2: C = alpha A B + beta C_in on the H100/H200's
-// warpgroup Tensor Cores (wgmma), one kernel per step of the ladder.
+// warpgroup Tensor Cores (wgmma), one kernel per step of the ladder, each named in hopper/stages.py.
 //
-//   A: M x K, B: K x N, both row-major 16-bit (FP16 or BF16, passed as raw bit patterns);
-//   C: M x N float32, row-major. FP32 accumulation. K and N are multiples of 8 (16-byte rows, which
-//   the Tensor Memory Accelerator needs); hopper.py pads other shapes before the launch.
+//   A: M x K, B: K x N, both row-major 16-bit (FP16 or BF16, passed as raw bit patterns; the
+//   format is fixed at compile time: -DHOPPER_BF16=1 builds the BF16 kernels); C_in: M x N
+//   float32; C_out: float32, or the inputs' 16-bit format (the "_o16" kernels). FP32 accumulation.
+//   K and N are multiples of 8 (16-byte rows, which the TMA needs); hopper/run.py pads other shapes.
 //
-// Every step computes the same 128 x 256 output tile per thread block from 64-deep K slices:
-//   stage "wgmma"       2 warpgroups copy A and B tiles into shared memory with ordinary loads and
-//                       stores, wait at a barrier, and issue wgmma; one buffer, no overlap.
-//   stage "tma"         + the Tensor Memory Accelerator copies tiles (one thread issues them) into a
-//                       ring of STAGES buffers, each guarded by an mbarrier that counts bytes.
-//   stage "ws"          + warp specialisation: a producer warpgroup only issues copies, two
-//                       consumer warpgroups only compute; "empty" mbarriers hand slots back.
-//   stage "persistent"  + one block per SM walks many output tiles in a grouped order, so the
-//                       producer loads the next tile while the consumers store the last one.
+// The steps (128-row output tiles, 64-deep K slices):
+//   "wgmma"       2 warpgroups copy A and B tiles into shared memory with ordinary loads and
+//                 stores, wait at a barrier, and issue wgmma; one buffer, no overlap.
+//   "tma"         + the Tensor Memory Accelerator copies tiles (one thread issues them) into a
+//                 ring of buffers, each guarded by an mbarrier that counts bytes.
+//   "ws"          + warp specialisation: a producer warpgroup only issues copies, two consumer
+//                 warpgroups only compute; "empty" mbarriers hand slots back.
+//   "persistent"  + one block per SM walks many output tiles in a grouped order, so the producer
+//                 loads the next tile while the consumers store the last one. Options: 128 x 128
+//                 or 128 x 64 tiles instead of 128 x 256 (more tiles for small problems), split-K
+//                 (several blocks share one tile's K range; the last to finish adds the sums).
+//   "pingpong"    + each consumer warpgroup owns whole 128 x 128 tiles, alternating with the other,
+//                 so one's epilogue (the stores of C) overlaps the other's MMAs.
 //
 // Shared-memory layout: the 128-byte swizzle that the TMA writes and wgmma reads. A row of 64
 // 16-bit values is 128 bytes; inside each 1024-byte group of 8 rows, the 16-byte chunk c of row r
 // sits at chunk position c ^ (r % 8), so the 8 rows of a column of chunks hit 8 different banks.
-// A tile (K-major): 128 rows of 64 values. B tile (N-major): four boxes of 64 rows (k) x 64 columns.
-// No headers: the source compiles with NVRTC as well as nvcc (sm_90a).
+// A tile (K-major): 128 rows of 64 values. B tile (N-major): boxes of 64 rows (k) x 64 columns.
+// No headers: the source compiles with NVRTC alone (gemmlab/cudacompile.py), for sm_90a only.
+
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "hopper_gemm.cu runs on sm_90a only (H100, H200): wgmma and setmaxnreg exist on no other GPU"
+#endif
+
+#ifndef HOPPER_BF16
+#define HOPPER_BF16 0
+#endif
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
@@ -30,16 +43,31 @@ struct __align__(64) TensorMap { u64 opaque[16]; };
 
 namespace hopper {
 
-constexpr int BM = 128;                        // output rows per block (2 consumer warpgroups)
-constexpr int BN = 256;                        // output columns per block (one m64n256 wgmma)
+constexpr int BM = 128;                        // output rows per tile
 constexpr int BK = 64;                         // K slice per stage: one 128-byte swizzled row
-constexpr int WG_ROWS = 64;                    // rows per consumer warpgroup
 constexpr int B_BOX = 64;                      // columns of B per TMA box (128-byte swizzle)
 constexpr int A_TILE_BYTES = BM * BK * 2;      // 16 KiB
 constexpr int B_BOX_BYTES = BK * B_BOX * 2;    //  8 KiB
-constexpr int B_TILE_BYTES = BK * BN * 2;      // 32 KiB
-constexpr int STAGE_BYTES = A_TILE_BYTES + B_TILE_BYTES;
-constexpr int ACC = BN / 2;                    // FP32 accumulators per thread for m64n256
+
+// The shape of one kernel's work: BN output columns per tile; PINGPONG: each consumer warpgroup
+// owns whole tiles (else the two split a tile's rows); STAGES buffers in the ring.
+template <int BN_, bool PINGPONG_, int STAGES_>
+struct Tiles {
+    static constexpr int BN = BN_;
+    static constexpr bool PINGPONG = PINGPONG_;
+    static constexpr int STAGES = STAGES_;
+    static constexpr int B_TILE_BYTES = BK * BN * 2;
+    static constexpr int STAGE_BYTES = A_TILE_BYTES + B_TILE_BYTES;
+    static constexpr int MMA_M = PINGPONG ? 2 : 1;      // m64 wgmmas per k16 step per warpgroup
+    static constexpr int NACC = BN / 2;                 // FP32 accumulators of one m64nBN wgmma
+    static constexpr int PARTS = PINGPONG ? 1 : 2;      // consumer warpgroups sharing one tile
+    static_assert(MMA_M * NACC <= 128, "at most 128 accumulators per thread");
+};
+
+using Wide = Tiles<256, false, 4>;             // 128 x 256 tiles, 48 KiB per stage
+using Narrow = Tiles<128, false, 6>;           // 128 x 128 tiles, 32 KiB per stage
+using Slim = Tiles<64, false, 8>;              // 128 x 64 tiles, 24 KiB per stage
+using PingPong = Tiles<128, true, 6>;
 
 // ---- addresses, barriers, copies -----------------------------------------------------------
 
@@ -92,6 +120,11 @@ __device__ __forceinline__ void fence_barrier_init() {
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
 
+// A barrier for the 128 threads of one consumer warpgroup (ids 1, 2; 0 is __syncthreads).
+__device__ __forceinline__ void warpgroup_barrier(int id) {
+    asm volatile("bar.sync %0, 128;" :: "r"(id) : "memory");
+}
+
 template <int REGS> __device__ __forceinline__ void regs_dec() {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(REGS));
 }
@@ -124,32 +157,202 @@ template <int N> __device__ __forceinline__ void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
 }
 
+// d += A (64 x 16, K-major, from descriptor da) B (16 x N, N-major, from db) for one warpgroup:
+// wgmma.mma_async m64nNk16 with FP32 accumulators, N / 2 of them per thread, each an operand of
+// the instruction. Operands: the N/2 accumulators, da, db, then the scale-d flag (1: add to d);
+// then the immediates scale-a = 1, scale-b = 1, transpose-a = 0 (K-major), transpose-b = 1
+// (N-major: row-major K x N).
+template <int N, bool BF16> struct Wgmma;
+
+template <> struct Wgmma<256, false> {
+    static __device__ __forceinline__ void mma(float (&d)[128], u64 da, u64 db) {
+        asm volatile(
+            "{\n.reg .pred acc;\n"
+            "setp.ne.b32 acc, %130, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+            "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+            "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+            "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+            "%128, %129, acc, 1, 1, 0, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+              "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+              "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+              "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+              "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+              "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+              "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+              "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+            : "l"(da), "l"(db), "r"(1));
+    }
+};
+
+template <> struct Wgmma<256, true> {
+    static __device__ __forceinline__ void mma(float (&d)[128], u64 da, u64 db) {
+        asm volatile(
+            "{\n.reg .pred acc;\n"
+            "setp.ne.b32 acc, %130, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+            "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+            "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+            "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+            "%128, %129, acc, 1, 1, 0, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+              "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+              "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+              "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+              "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+              "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+              "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+              "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+            : "l"(da), "l"(db), "r"(1));
+    }
+};
+
+template <> struct Wgmma<128, false> {
+    static __device__ __forceinline__ void mma(float (&d)[64], u64 da, u64 db) {
+        asm volatile(
+            "{\n.reg .pred acc;\n"
+            "setp.ne.b32 acc, %66, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+            "%64, %65, acc, 1, 1, 0, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+            : "l"(da), "l"(db), "r"(1));
+    }
+};
+
+template <> struct Wgmma<128, true> {
+    static __device__ __forceinline__ void mma(float (&d)[64], u64 da, u64 db) {
+        asm volatile(
+            "{\n.reg .pred acc;\n"
+            "setp.ne.b32 acc, %66, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+            "%64, %65, acc, 1, 1, 0, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+            : "l"(da), "l"(db), "r"(1));
+    }
+};
+
+
+template <> struct Wgmma<64, false> {
+    static __device__ __forceinline__ void mma(float (&d)[32], u64 da, u64 db) {
+        asm volatile(
+            "{\n.reg .pred acc;\n"
+            "setp.ne.b32 acc, %34, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+            "%32, %33, acc, 1, 1, 0, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+            : "l"(da), "l"(db), "r"(1));
+    }
+};
+
+template <> struct Wgmma<64, true> {
+    static __device__ __forceinline__ void mma(float (&d)[32], u64 da, u64 db) {
+        asm volatile(
+            "{\n.reg .pred acc;\n"
+            "setp.ne.b32 acc, %34, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+            "%32, %33, acc, 1, 1, 0, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+            : "l"(da), "l"(db), "r"(1));
+    }
+};
+
 // Tell the compiler the accumulators may change here, so no read of them moves across a wait.
-__device__ __forceinline__ void fence_accumulators(float (&d)[ACC]) {
+template <int M, int N>
+__device__ __forceinline__ void fence_accumulators(float (&d)[M][N]) {
 #pragma unroll
-    for (int i = 0; i < ACC; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[m][i]) :: "memory");
 }
 
-// d += A (64 x 16, K-major) B (16 x 256, N-major): 128 accumulator operands, so hopper.py
-// writes this function out (the input format is part of the instruction).
-// @WGMMA@
+template <int M, int N>
+__device__ __forceinline__ void zero(float (&d)[M][N]) {
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int i = 0; i < N; ++i) d[m][i] = 0.f;
+}
 
-// One 64-deep K slice for a consumer warpgroup: four k16 steps. In the A tile a k16 step moves
-// 32 bytes along the swizzled row; in a B box it moves 16 rows of 128 bytes.
-__device__ __forceinline__ void mma_slice(float (&d)[ACC], u32 a_tile, u32 b_tile) {
-    const u64 da = desc_a(a_tile), db = desc_b(b_tile);
+// One 64-deep K slice for a consumer warpgroup: four k16 steps, each of MMA_M wgmmas (64 rows
+// each). In the A tile a k16 step moves 32 bytes along the swizzled row and 64 rows are 8 KiB;
+// in a B box a k16 step moves 16 rows of 128 bytes.
+template <class T>
+__device__ __forceinline__ void mma_slice(float (&d)[T::MMA_M][T::NACC], u32 a_rows, u32 b_tile) {
+    const u64 db = desc_b(b_tile);
 #pragma unroll
     for (int k = 0; k < BK / 16; ++k)
-        wgmma_m64n256k16(d, da + ((k * 32) >> 4), db + ((k * 16 * 128) >> 4));
+#pragma unroll
+        for (int m = 0; m < T::MMA_M; ++m)
+            Wgmma<T::BN, HOPPER_BF16>::mma(d[m], desc_a(a_rows + m * 64 * 128) + ((k * 32) >> 4),
+                                           db + ((k * 16 * 128) >> 4));
 }
 
-// ---- tiles and the epilogue ----------------------------------------------------------------
+// ---- tiles, work units and the epilogue ------------------------------------------------------
 
 __device__ __forceinline__ unsigned char* align_1024(unsigned char* p) {
     return reinterpret_cast<unsigned char*>((reinterpret_cast<u64>(p) + 1023) & ~u64(1023));
 }
 
-// Output tile `t` in a grouped order: GROUP_M tile rows advance together along N, so the blocks
+// Output tile `t` in a grouped order: group_m tile rows advance together along N, so the blocks
 // running at one time share the same few strips of A and B in L2.
 __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int group_m,
                                             int& tm, int& tn) {
@@ -160,51 +363,182 @@ __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int
     tn = (t % per_group) / rows;
 }
 
-// Write one warpgroup's 64 x 256 accumulators: warp w owns rows 16w..16w+15; lane l holds, for
-// each 8-column chunk j, (row l/4, cols 8j + 2(l%4) + {0,1}) and the same 8 rows further down.
-__device__ __forceinline__ void store_tile(const float (&d)[ACC], const float* C_in, float* C_out,
-                                           int M, int N, int ldc, float alpha, float beta,
-                                           int row0, int col0, int thread_in_wg) {
-    const int warp = thread_in_wg / 32, lane = thread_in_wg % 32;
+// A unit of work: K slices [k0, k1) of output tile `tile`, the `split`-th of `splits` parts of its
+// K range (splits = 1: the whole tile). The splits of one tile are consecutive units.
+struct Unit { int tile, split, tm, tn, k0, k1; };
+
+__device__ __forceinline__ Unit unit_at(int u, int tiles_m, int tiles_n, int group_m, int splits,
+                                        int k_tiles) {
+    Unit w;
+    w.tile = u / splits;
+    w.split = u % splits;
+    tile_coords(w.tile, tiles_m, tiles_n, group_m, w.tm, w.tn);
+    w.k0 = (int)((long long)w.split * k_tiles / splits);
+    w.k1 = (int)((long long)(w.split + 1) * k_tiles / splits);
+    return w;
+}
+
+// The output element types: FP32, or the inputs' 16-bit format (round to nearest even).
+__device__ __forceinline__ void put1(float* p, float v) { *p = v; }
+__device__ __forceinline__ void put2(float* p, float v0, float v1) {
+    float2 pair;
+    pair.x = v0;
+    pair.y = v1;
+    *reinterpret_cast<float2*>(p) = pair;
+}
+__device__ __forceinline__ u32 pack2(float v0, float v1) {           // v0 in the low half
+    u32 packed;
+#if HOPPER_BF16
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(v1), "f"(v0));
+#else
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(v1), "f"(v0));
+#endif
+    return packed;
+}
+
+// Write the 64 x (2 NACC) accumulators of one m64 wgmma as 16-bit values. Lane l holds 2 values
+// of each 8-column chunk (see the FP32 version below), which as stores would write 16 of a 32-byte
+// sector per row. So the 4 lanes of a quad swap their packed pairs (shuffles): for each 16
+// columns, lane q ends up with columns 4q..4q+3 and stores them as one 8-byte value, and a quad
+// writes whole 32-byte sectors.
+template <int NACC>
+__device__ __forceinline__ void store_rows(const float (&d)[NACC], const float* C_in, u16* C_out,
+                                           int M, int N, float alpha, float beta, int row0,
+                                           int col0, int thread_in_wg) {
+    const int warp = thread_in_wg / 32, lane = thread_in_wg % 32, q = lane % 4;
     const int r_base = row0 + 16 * warp + lane / 4;
-    const int c_base = col0 + 2 * (lane % 4);
-    const bool even_ldc = (ldc & 1) == 0;
+    const int src0 = (lane & ~3) | ((2 * q) & 3), src1 = (lane & ~3) | ((2 * q + 1) & 3);
+    const bool whole = (N & 3) == 0;                  // rows start on 8-byte boundaries
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
+    for (int t = 0; t < NACC / 8; ++t) {              // pairs of 8-column chunks: 16 columns
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-            const int r = r_base + 8 * half, c = c_base + 8 * j;
+            const int r = r_base + 8 * half;
+            const long long row = (long long)min(r, M - 1) * N;
+            u32 pk[2];
+#pragma unroll
+            for (int j = 0; j < 2; ++j) {             // chunk 2t + j: columns c, c + 1
+                const int c = col0 + 16 * t + 8 * j + 2 * q, at = 4 * (2 * t + j) + 2 * half;
+                float v0 = alpha * d[at], v1 = alpha * d[at + 1];
+                if (beta != 0.f && r < M) {
+                    if (c < N) v0 += beta * C_in[row + c];
+                    if (c + 1 < N) v1 += beta * C_in[row + c + 1];
+                }
+                pk[j] = pack2(v0, v1);
+            }
+            const u32 a0 = __shfl_sync(0xffffffffu, pk[0], src0);
+            const u32 a1 = __shfl_sync(0xffffffffu, pk[1], src0);
+            const u32 b0 = __shfl_sync(0xffffffffu, pk[0], src1);
+            const u32 b1 = __shfl_sync(0xffffffffu, pk[1], src1);
+            const u32 w0 = q < 2 ? a0 : a1, w1 = q < 2 ? b0 : b1;   // columns c4 .. c4 + 3
+            const int c4 = col0 + 16 * t + 4 * q;
             if (r >= M) continue;
-            float v0 = alpha * d[4 * j + 2 * half], v1 = alpha * d[4 * j + 2 * half + 1];
-            const long long at = (long long)r * ldc + c;
-            if (even_ldc && c + 1 < N) {               // one 8-byte store
-                if (beta != 0.f) { v0 += beta * C_in[at]; v1 += beta * C_in[at + 1]; }
-                float2 pair;
-                pair.x = v0;
-                pair.y = v1;
-                *reinterpret_cast<float2*>(C_out + at) = pair;
-            } else {                                   // odd ldc: rows start 4 bytes off
-                if (c < N) C_out[at] = beta != 0.f ? v0 + beta * C_in[at] : v0;
-                if (c + 1 < N) C_out[at + 1] = beta != 0.f ? v1 + beta * C_in[at + 1] : v1;
+            if (whole && c4 + 3 < N) {
+                uint2 four;
+                four.x = w0;
+                four.y = w1;
+                *reinterpret_cast<uint2*>(C_out + row + c4) = four;
+            } else {
+                const u16 v[4] = {(u16)(w0 & 0xFFFF), (u16)(w0 >> 16), (u16)(w1 & 0xFFFF),
+                                  (u16)(w1 >> 16)};
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    if (c4 + e < N) C_out[row + c4 + e] = v[e];
             }
         }
     }
 }
 
-__device__ __forceinline__ void zero(float (&d)[ACC]) {
+// Write the 64 x (2 NACC) accumulators of one m64 wgmma: warp w owns rows 16w..16w+15; lane l
+// holds, for each 8-column chunk j, (row l/4, cols 8j + 2(l%4) + {0,1}) and the same 8 rows further
+// down. C_out's rows are N elements apart; pairs go out as one store when that keeps them aligned
+// (two 8-column chunks of a warp's 8 rows: whole 32-byte sectors).
+template <int NACC>
+__device__ __forceinline__ void store_rows(const float (&d)[NACC], const float* C_in, float* C_out,
+                                           int M, int N, float alpha, float beta, int row0,
+                                           int col0, int thread_in_wg) {
+    const int warp = thread_in_wg / 32, lane = thread_in_wg % 32;
+    const int r_base = row0 + 16 * warp + lane / 4;
+    const int c_base = col0 + 2 * (lane % 4);
+    const bool even_ldc = (N & 1) == 0;
 #pragma unroll
-    for (int i = 0; i < ACC; ++i) d[i] = 0.f;
+    for (int j = 0; j < NACC / 4; ++j) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int r = r_base + 8 * half, c = c_base + 8 * j;
+            if (r >= M) continue;
+            float v0 = alpha * d[4 * j + 2 * half], v1 = alpha * d[4 * j + 2 * half + 1];
+            const long long at = (long long)r * N + c;
+            if (even_ldc && c + 1 < N) {
+                if (beta != 0.f) { v0 += beta * C_in[at]; v1 += beta * C_in[at + 1]; }
+                put2(C_out + at, v0, v1);
+            } else {                                   // odd N: rows start off the pair grid
+                if (c < N) put1(C_out + at, beta != 0.f ? v0 + beta * C_in[at] : v0);
+                if (c + 1 < N) put1(C_out + at + 1, beta != 0.f ? v1 + beta * C_in[at + 1] : v1);
+            }
+        }
+    }
 }
 
 // Issue the TMA copies of K slice `k_tile` of output tile (tm, tn) into one stage buffer.
+template <class T>
 __device__ __forceinline__ void load_stage(u32 stage, u32 full, const TensorMap* map_a,
                                            const TensorMap* map_b, int tm, int tn, int k_tile) {
-    mbar_arrive_expect_tx(full, STAGE_BYTES);
+    mbar_arrive_expect_tx(full, T::STAGE_BYTES);
     tma_load(stage, map_a, full, k_tile * BK, tm * BM);
 #pragma unroll
-    for (int box = 0; box < BN / B_BOX; ++box)
-        tma_load(stage + A_TILE_BYTES + box * B_BOX_BYTES, map_b, full, tn * BN + box * B_BOX,
+    for (int box = 0; box < T::BN / B_BOX; ++box)
+        tma_load(stage + A_TILE_BYTES + box * B_BOX_BYTES, map_b, full, tn * T::BN + box * B_BOX,
                  k_tile * BK);
+}
+
+// ---- split-K: the last of a tile's splits adds the partial sums -------------------------------
+
+// Each split writes its warpgroup's accumulators to its own slot of `partials` (float4 runs that
+// the 128 threads write side by side), fences, and counts itself in; the warpgroup that counts
+// last adds every split's slot, its own included, in split order: the same order whichever
+// finishes last, so the result does not depend on timing. It issues a batch of loads before
+// adding them (one L2 round trip per batch, not per load), then resets the counter for the next
+// launch. Returns true in that last warpgroup, which then stores the tile.
+template <class T>
+__device__ __forceinline__ bool add_splits(float (&d)[T::MMA_M][T::NACC], float* partials,
+                                           int* counters, const Unit& w, int splits, int part,
+                                           int consumer, int thread_in_wg, volatile int* last) {
+    constexpr int RUNS = T::MMA_M * T::NACC / 4;      // float4 runs per thread
+    constexpr int BATCH = RUNS > 16 ? 8 : RUNS;       // loads in flight (registers allowing)
+    float4* slots = reinterpret_cast<float4*>(partials) + thread_in_wg;
+    const long long unit_stride = (long long)T::PARTS * RUNS * 128;
+    const long long first = (long long)w.tile * splits * unit_stride + (long long)part * RUNS * 128;
+    float4* mine = slots + first + (long long)w.split * unit_stride;
+#pragma unroll
+    for (int r = 0; r < RUNS; ++r) {
+        const int m = (4 * r) / T::NACC, i = (4 * r) % T::NACC;
+        mine[r * 128] = make_float4(d[m][i], d[m][i + 1], d[m][i + 2], d[m][i + 3]);
+    }
+    __threadfence();                                  // my partial sums are visible GPU-wide...
+    warpgroup_barrier(1 + consumer);                  // ...for all 128 threads of the warpgroup
+    int* counter = counters + w.tile * T::PARTS + part;
+    if (thread_in_wg == 0) *last = atomicAdd(counter, 1) == splits - 1;
+    warpgroup_barrier(1 + consumer);
+    if (!*last) return false;
+    __threadfence();
+    zero(d);
+    for (int s = 0; s < splits; ++s) {
+        const float4* slot = slots + first + s * unit_stride;
+#pragma unroll
+        for (int r0 = 0; r0 < RUNS; r0 += BATCH) {
+            float4 p[BATCH];
+#pragma unroll
+            for (int b = 0; b < BATCH; ++b) p[b] = __ldcg(slot + (r0 + b) * 128);
+#pragma unroll
+            for (int b = 0; b < BATCH; ++b) {
+                const int m = (4 * (r0 + b)) / T::NACC, i = (4 * (r0 + b)) % T::NACC;
+                d[m][i] += p[b].x; d[m][i + 1] += p[b].y; d[m][i + 2] += p[b].z; d[m][i + 3] += p[b].w;
+            }
+        }
+    }
+    if (thread_in_wg == 0) *counter = 0;
+    return true;
 }
 
 // ---- stage "wgmma": plain copies, one buffer -----------------------------------------------
@@ -213,12 +547,13 @@ __device__ __forceinline__ void load_stage(u32 stage, u32 full, const TensorMap*
 // All of a thread's loads are issued before its first store, so their latencies overlap (a
 // load-store, load-store loop would pay one full memory latency per chunk).
 constexpr int PLAIN_THREADS = 256;
-constexpr int A_CHUNKS = BM * (BK / 8) / PLAIN_THREADS;        // 4 per thread
-constexpr int B_CHUNKS = BK * (BN / 8) / PLAIN_THREADS;        // 8 per thread
+constexpr int A_CHUNKS = BM * (BK / 8) / PLAIN_THREADS;              // 4 per thread
+constexpr int B_CHUNKS = BK * (Wide::BN / 8) / PLAIN_THREADS;        // 8 per thread
 
 __device__ __forceinline__ void copy_slice(unsigned char* sA, unsigned char* sB, const u16* A,
                                            const u16* B, int M, int Np, int Kp, int m0, int n0,
                                            int k0) {
+    constexpr int BN = Wide::BN;
     const uint4 zero4 = {0u, 0u, 0u, 0u};
     uint4 a[A_CHUNKS], b[B_CHUNKS];
 #pragma unroll
@@ -253,8 +588,8 @@ __device__ __forceinline__ void kernel_plain(const u16* A, const u16* B, const f
     unsigned char* sA = align_1024(smem_raw);
     unsigned char* sB = sA + A_TILE_BYTES;
     const int wg = threadIdx.x / 128;
-    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    float d[ACC];
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * Wide::BN;
+    float d[1][Wide::NACC];
     zero(d);
     for (int k0 = 0; k0 < Kp; k0 += BK) {
         __syncthreads();                       // every warpgroup finished reading the old slice
@@ -263,169 +598,241 @@ __device__ __forceinline__ void kernel_plain(const u16* A, const u16* B, const f
         __syncthreads();
         wgmma_fence();
         fence_accumulators(d);
-        mma_slice(d, smem_addr(sA + wg * WG_ROWS * 128), smem_addr(sB));
+        mma_slice<Wide>(d, smem_addr(sA + wg * 64 * 128), smem_addr(sB));
         wgmma_commit();
         wgmma_wait<0>();
         fence_accumulators(d);
     }
-    store_tile(d, C_in, C_out, M, N, N, alpha, beta, m0 + wg * WG_ROWS, n0, threadIdx.x % 128);
+    store_rows(d[0], C_in, C_out, M, N, alpha, beta, m0 + wg * 64, n0, threadIdx.x % 128);
 }
 
 // ---- stage "tma": TMA copies into a ring of STAGES buffers, mbarrier per buffer -------------
 
-template <int STAGES>
 __device__ __forceinline__ void kernel_tma(const TensorMap* map_a, const TensorMap* map_b,
                                            const float* C_in, float* C_out, int M, int N,
                                            int Kp, float alpha, float beta) {
+    using T = Wide;
     extern __shared__ unsigned char smem_raw[];
     unsigned char* stages = align_1024(smem_raw);
-    u64* full = reinterpret_cast<u64*>(stages + STAGES * STAGE_BYTES);
+    u64* full = reinterpret_cast<u64*>(stages + T::STAGES * T::STAGE_BYTES);
     const u32 base = smem_addr(stages);
     const int wg = threadIdx.x / 128;
     const int tm = blockIdx.y, tn = blockIdx.x;
     const int k_tiles = (Kp + BK - 1) / BK;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) mbar_init(smem_addr(&full[s]), 1);
+        for (int s = 0; s < T::STAGES; ++s) mbar_init(smem_addr(&full[s]), 1);
         fence_barrier_init();
     }
     __syncthreads();
     if (threadIdx.x == 0)                      // prologue: fill the ring
-        for (int s = 0; s < STAGES && s < k_tiles; ++s)
-            load_stage(base + s * STAGE_BYTES, smem_addr(&full[s]), map_a, map_b, tm, tn, s);
-    float d[ACC];
+        for (int s = 0; s < T::STAGES && s < k_tiles; ++s)
+            load_stage<T>(base + s * T::STAGE_BYTES, smem_addr(&full[s]), map_a, map_b, tm, tn, s);
+    float d[1][T::NACC];
     zero(d);
     for (int kt = 0; kt < k_tiles; ++kt) {
-        const int s = kt % STAGES;
-        mbar_wait(smem_addr(&full[s]), (kt / STAGES) & 1);
+        const int s = kt % T::STAGES;
+        mbar_wait(smem_addr(&full[s]), (kt / T::STAGES) & 1);
         wgmma_fence();
         fence_accumulators(d);
-        mma_slice(d, base + s * STAGE_BYTES + wg * WG_ROWS * 128, base + s * STAGE_BYTES + A_TILE_BYTES);
+        mma_slice<T>(d, base + s * T::STAGE_BYTES + wg * 64 * 128,
+                     base + s * T::STAGE_BYTES + A_TILE_BYTES);
         wgmma_commit();
         wgmma_wait<0>();
         fence_accumulators(d);
         __syncthreads();                       // both warpgroups are done with buffer s
-        if (threadIdx.x == 0 && kt + STAGES < k_tiles)
-            load_stage(base + s * STAGE_BYTES, smem_addr(&full[s]), map_a, map_b, tm, tn,
-                       kt + STAGES);
+        if (threadIdx.x == 0 && kt + T::STAGES < k_tiles)
+            load_stage<T>(base + s * T::STAGE_BYTES, smem_addr(&full[s]), map_a, map_b, tm, tn,
+                          kt + T::STAGES);
     }
-    store_tile(d, C_in, C_out, M, N, N, alpha, beta, tm * BM + wg * WG_ROWS, tn * BN,
+    store_rows(d[0], C_in, C_out, M, N, alpha, beta, tm * BM + wg * 64, tn * T::BN,
                threadIdx.x % 128);
 }
 
-// ---- stages "ws" and "persistent": producer and consumer warpgroups ------------------------
+// ---- stages "ws", "persistent", "pingpong": producer and consumer warpgroups ---------------
 
-// The producer's loop: wait until a buffer is empty, then fill it. `first_tile`, `tile_step`
-// walk the output tiles of this block (one tile for "ws", many for "persistent").
-template <int STAGES>
+// Where a block walks its units: `first`, `first + step`, ... below tiles x splits.
+struct Walk {
+    int first, step, tiles_m, tiles_n, group_m, splits, k_tiles;
+    __device__ __forceinline__ int units() const { return tiles_m * tiles_n * splits; }
+    __device__ __forceinline__ Unit at(int u) const {
+        return unit_at(u, tiles_m, tiles_n, group_m, splits, k_tiles);
+    }
+};
+
+// The producer's loop: wait until a buffer is empty, then fill it, slice after slice of every
+// unit this block walks.
+template <class T>
 __device__ __forceinline__ void produce(const TensorMap* map_a, const TensorMap* map_b, u32 base,
-                                        u64* full, u64* empty, int first_tile, int tile_step,
-                                        int tiles_m, int tiles_n, int group_m, int k_tiles) {
-    int it = 0;                                // slices issued so far (across tiles)
-    for (int t = first_tile; t < tiles_m * tiles_n; t += tile_step) {
-        int tm, tn;
-        tile_coords(t, tiles_m, tiles_n, group_m, tm, tn);
-        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
-            const int s = it % STAGES;
-            mbar_wait(smem_addr(&empty[s]), ((it / STAGES) & 1) ^ 1);   // first pass: free
-            load_stage(base + s * STAGE_BYTES, smem_addr(&full[s]), map_a, map_b, tm, tn, kt);
+                                        u64* full, u64* empty, const Walk& walk) {
+    int it = 0;                                // slices issued so far (across units)
+    for (int u = walk.first; u < walk.units(); u += walk.step) {
+        const Unit w = walk.at(u);
+        for (int kt = w.k0; kt < w.k1; ++kt, ++it) {
+            const int s = it % T::STAGES;
+            mbar_wait(smem_addr(&empty[s]), ((it / T::STAGES) & 1) ^ 1);   // first pass: free
+            load_stage<T>(base + s * T::STAGE_BYTES, smem_addr(&full[s]), map_a, map_b, w.tm, w.tn,
+                          kt);
         }
     }
 }
 
 // A consumer warpgroup's loop: compute each slice as it lands, keep one wgmma group in flight,
-// hand the previous buffer back once its group has finished, store each finished tile.
-template <int STAGES>
-__device__ __forceinline__ void consume(u32 base, u64* full, u64* empty, int consumer,
-                                        const float* C_in, float* C_out, int M, int N, float alpha,
-                                        float beta, int first_tile, int tile_step, int tiles_m,
-                                        int tiles_n, int group_m, int k_tiles) {
+// hand the previous buffer back once its group has finished, then store each finished tile (after
+// adding the other splits' sums when K is split). With PINGPONG, consumer c takes every other
+// unit of the block (c, c + 2, ...) and counts past the other's slices in the ring; the two take
+// turns at their K loops (the `turn` mbarriers), so each one's stores overlap the other's MMAs.
+// The turns are also what makes the parity waits safe: a consumer starts waiting on a buffer only
+// after every earlier use of it has been waited on, so it is never two phases behind or ahead.
+template <class T, typename Out>
+__device__ __forceinline__ void consume(u32 base, u64* full, u64* empty, u64* turn, int consumer,
+                                        const float* C_in, Out* C_out, int M, int N, float alpha,
+                                        float beta, const Walk& walk, float* partials,
+                                        int* counters, volatile int* last) {
     const int thread_in_wg = threadIdx.x % 128;
     const bool signals = thread_in_wg == 0;
-    int it = 0;
-    float d[ACC];
-    for (int t = first_tile; t < tiles_m * tiles_n; t += tile_step) {
-        int tm, tn;
-        tile_coords(t, tiles_m, tiles_n, group_m, tm, tn);
+    const int part = T::PINGPONG ? 0 : consumer;       // which rows of the tile are this group's
+    const u32 a_rows = T::PINGPONG ? 0 : consumer * 64 * 128;
+    int it = 0, local = 0, mine = 0;                   // slices, units walked, own units
+    float d[T::MMA_M][T::NACC];
+    for (int u = walk.first; u < walk.units(); u += walk.step, ++local) {
+        const Unit w = walk.at(u);
+        const int slices = w.k1 - w.k0;
+        if (T::PINGPONG && (local & 1) != consumer) {  // the other warpgroup's unit
+            it += slices;
+            continue;
+        }
+        if (T::PINGPONG && (consumer == 1 || mine > 0))    // my turn: the other's K loop is done
+            mbar_wait(smem_addr(&turn[consumer]), (consumer == 0 ? mine - 1 : mine) & 1);
         zero(d);
-        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
-            const int s = it % STAGES;
-            mbar_wait(smem_addr(&full[s]), (it / STAGES) & 1);
+        for (int kt = 0; kt < slices; ++kt, ++it) {
+            const int s = it % T::STAGES;
+            mbar_wait(smem_addr(&full[s]), (it / T::STAGES) & 1);
             wgmma_fence();
             fence_accumulators(d);
-            mma_slice(d, base + s * STAGE_BYTES + consumer * WG_ROWS * 128,
-                      base + s * STAGE_BYTES + A_TILE_BYTES);
+            mma_slice<T>(d, base + s * T::STAGE_BYTES + a_rows,
+                         base + s * T::STAGE_BYTES + A_TILE_BYTES);
             wgmma_commit();
             wgmma_wait<1>();                   // the previous slice's group is done...
             fence_accumulators(d);
-            if (kt > 0 && signals) mbar_arrive(smem_addr(&empty[(it - 1) % STAGES]));  // ...free it
+            if (kt > 0 && signals) mbar_arrive(smem_addr(&empty[(it - 1) % T::STAGES]));  // ...free it
         }
+        if (T::PINGPONG && signals) mbar_arrive(smem_addr(&turn[1 - consumer]));   // your turn
+        ++mine;
         wgmma_wait<0>();
         fence_accumulators(d);
-        if (k_tiles > 0 && signals) mbar_arrive(smem_addr(&empty[(it - 1) % STAGES]));
-        store_tile(d, C_in, C_out, M, N, N, alpha, beta, tm * BM + consumer * WG_ROWS, tn * BN,
-                   thread_in_wg);
+        if (slices > 0 && signals) mbar_arrive(smem_addr(&empty[(it - 1) % T::STAGES]));
+        if (walk.splits > 1 &&
+            !add_splits<T>(d, partials, counters, w, walk.splits, part, consumer, thread_in_wg,
+                           last + consumer))
+            continue;                          // another split of this tile adds and stores it
+#pragma unroll
+        for (int m = 0; m < T::MMA_M; ++m)
+            store_rows(d[m], C_in, C_out, M, N, alpha, beta, w.tm * BM + (part + m) * 64,
+                       w.tn * T::BN, thread_in_wg);
     }
 }
 
-template <int STAGES, int PRODUCER_REGS, int CONSUMER_REGS>
+// Shared memory: the ring, then a "full" and an "empty" mbarrier per buffer, two "turn"
+// mbarriers (pingpong), two flags (split-K).
+template <class T, typename Out, int PRODUCER_REGS = 24, int CONSUMER_REGS = 240>
 __device__ __forceinline__ void kernel_specialised(const TensorMap* map_a, const TensorMap* map_b,
-                                                   const float* C_in, float* C_out, int M, int N,
+                                                   const float* C_in, Out* C_out, int M, int N,
                                                    int Kp, float alpha, float beta,
-                                                   int first_tile, int tile_step, int group_m) {
+                                                   const Walk& walk, float* partials,
+                                                   int* counters) {
     extern __shared__ unsigned char smem_raw[];
     unsigned char* stages = align_1024(smem_raw);
-    u64* full = reinterpret_cast<u64*>(stages + STAGES * STAGE_BYTES);
-    u64* empty = full + STAGES;
+    u64* full = reinterpret_cast<u64*>(stages + T::STAGES * T::STAGE_BYTES);
+    u64* empty = full + T::STAGES;
+    u64* turn = empty + T::STAGES;
+    volatile int* last = reinterpret_cast<volatile int*>(turn + 2);
     const u32 base = smem_addr(stages);
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const int k_tiles = (Kp + BK - 1) / BK;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
+        for (int s = 0; s < T::STAGES; ++s) {
             mbar_init(smem_addr(&full[s]), 1);         // the producer's arrival (+ the bytes)
-            mbar_init(smem_addr(&empty[s]), 2);        // one arrival per consumer warpgroup
+            mbar_init(smem_addr(&empty[s]), T::PARTS); // one arrival per consumer of a slice
         }
+        mbar_init(smem_addr(&turn[0]), 1);             // one arrival: the other's K loop is done
+        mbar_init(smem_addr(&turn[1]), 1);
         fence_barrier_init();
     }
     __syncthreads();
     const int wg = threadIdx.x / 128;
     if (wg == 0) {                             // producer: one thread issues every copy
         regs_dec<PRODUCER_REGS>();
-        if (threadIdx.x == 0)
-            produce<STAGES>(map_a, map_b, base, full, empty, first_tile, tile_step, tiles_m,
-                            tiles_n, group_m, k_tiles);
+        if (threadIdx.x == 0) produce<T>(map_a, map_b, base, full, empty, walk);
     } else {
         regs_inc<CONSUMER_REGS>();
-        consume<STAGES>(base, full, empty, wg - 1, C_in, C_out, M, N, alpha, beta, first_tile,
-                        tile_step, tiles_m, tiles_n, group_m, k_tiles);
+        consume<T>(base, full, empty, turn, wg - 1, C_in, C_out, M, N, alpha, beta, walk,
+                   partials, counters, last);
     }
+}
+
+__device__ __forceinline__ Walk make_walk(int first, int step, int M, int N, int BN, int Kp,
+                                          int group_m, int splits) {
+    Walk w;
+    w.first = first;
+    w.step = step;
+    w.tiles_m = (M + BM - 1) / BM;
+    w.tiles_n = (N + BN - 1) / BN;
+    w.group_m = group_m;
+    w.splits = splits;
+    w.k_tiles = (Kp + BK - 1) / BK;
+    return w;
 }
 
 }  // namespace hopper
 
-// ---- entry points, one per ladder step; hopper.py instantiates them per input format ----------
+// ---- entry points, one per kernel; the names end in the input format of this build ------------
 
-#define HOPPER_ENTRY_POINTS(FMT)                                                                  \
-extern "C" __global__ void __launch_bounds__(hopper::PLAIN_THREADS, 1)                             \
-hopper_wgmma_##FMT(const u16* A, const u16* B, const float* C_in, float* C_out, int M, int N,    \
-                   int Np, int Kp, float alpha, float beta) {                                     \
-    hopper::kernel_plain(A, B, C_in, C_out, M, N, Np, Kp, alpha, beta);                           \
-}                                                                                                 \
-extern "C" __global__ void __launch_bounds__(256, 1)                                              \
-hopper_tma_##FMT(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b,\
-                 const float* C_in, float* C_out, int M, int N, int Kp, float alpha, float beta) { \
-    hopper::kernel_tma<HOPPER_STAGES>(&map_a, &map_b, C_in, C_out, M, N, Kp, alpha, beta);        \
-}                                                                                                 \
-extern "C" __global__ void __launch_bounds__(384, 1)                                              \
-hopper_ws_##FMT(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b, \
-                const float* C_in, float* C_out, int M, int N, int Kp, float alpha, float beta) {  \
-    const int tiles_n = (N + hopper::BN - 1) / hopper::BN;                                        \
-    hopper::kernel_specialised<HOPPER_STAGES, 24, 240>(&map_a, &map_b, C_in, C_out, M, N, Kp,     \
-        alpha, beta, blockIdx.y * tiles_n + blockIdx.x, 1 << 30, 1);                              \
-}                                                                                                 \
-extern "C" __global__ void __launch_bounds__(384, 1)                                              \
-hopper_persistent_##FMT(const __grid_constant__ TensorMap map_a,                                  \
-                        const __grid_constant__ TensorMap map_b, const float* C_in, float* C_out, \
-                        int M, int N, int Kp, float alpha, float beta, int group_m) {             \
-    hopper::kernel_specialised<HOPPER_STAGES, 24, 240>(&map_a, &map_b, C_in, C_out, M, N, Kp,     \
-        alpha, beta, blockIdx.x, gridDim.x, group_m);                                             \
+#if HOPPER_BF16
+#define HOPPER_NAME(x) x##_bf16
+#else
+#define HOPPER_NAME(x) x##_fp16
+#endif
+
+#define HOPPER_MAPS const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b
+
+extern "C" __global__ void __launch_bounds__(hopper::PLAIN_THREADS, 1)
+HOPPER_NAME(hopper_wgmma)(const u16* A, const u16* B, const float* C_in, float* C_out, int M,
+                          int N, int Np, int Kp, float alpha, float beta) {
+    hopper::kernel_plain(A, B, C_in, C_out, M, N, Np, Kp, alpha, beta);
 }
+
+extern "C" __global__ void __launch_bounds__(256, 1)
+HOPPER_NAME(hopper_tma)(HOPPER_MAPS, const float* C_in, float* C_out, int M, int N, int Kp,
+                        float alpha, float beta) {
+    hopper::kernel_tma(&map_a, &map_b, C_in, C_out, M, N, Kp, alpha, beta);
+}
+
+// One tile per block, in the launch grid's order (tiles_n x tiles_m blocks).
+extern "C" __global__ void __launch_bounds__(384, 1)
+HOPPER_NAME(hopper_ws)(HOPPER_MAPS, const float* C_in, float* C_out, int M, int N, int Kp,
+                       float alpha, float beta) {
+    const int tile = blockIdx.y * gridDim.x + blockIdx.x;
+    const hopper::Walk walk = hopper::make_walk(tile, 1 << 30, M, N, hopper::Wide::BN, Kp, 1, 1);
+    hopper::kernel_specialised<hopper::Wide>(&map_a, &map_b, C_in, C_out, M, N, Kp, alpha, beta,
+                                             walk, nullptr, nullptr);
+}
+
+// The persistent kernels: one block per SM walks units blockIdx.x, + gridDim.x, ...; `splits`
+// parts of K per tile (partials: tiles x splits x 128 x BN floats, counters: 2 ints per tile,
+// zero before the first launch; both unused when splits = 1).
+#define HOPPER_PERSISTENT(NAME, SHAPE, OUT)                                                       \
+extern "C" __global__ void __launch_bounds__(384, 1)                                              \
+HOPPER_NAME(NAME)(HOPPER_MAPS, const float* C_in, OUT* C_out, int M, int N, int Kp, float alpha,  \
+                  float beta, int group_m, int splits, float* partials, int* counters) {          \
+    const hopper::Walk walk = hopper::make_walk(blockIdx.x, gridDim.x, M, N, SHAPE::BN, Kp,       \
+                                                group_m, splits);                                 \
+    hopper::kernel_specialised<SHAPE>(&map_a, &map_b, C_in, C_out, M, N, Kp, alpha, beta, walk,   \
+                                      partials, counters);                                        \
+}
+
+HOPPER_PERSISTENT(hopper_persistent, hopper::Wide, float)
+HOPPER_PERSISTENT(hopper_persistent_n128, hopper::Narrow, float)
+HOPPER_PERSISTENT(hopper_persistent_n64, hopper::Slim, float)
+HOPPER_PERSISTENT(hopper_pingpong, hopper::PingPong, float)
+HOPPER_PERSISTENT(hopper_persistent_o16, hopper::Wide, u16)
+HOPPER_PERSISTENT(hopper_persistent_n128_o16, hopper::Narrow, u16)
+HOPPER_PERSISTENT(hopper_persistent_n64_o16, hopper::Slim, u16)
+HOPPER_PERSISTENT(hopper_pingpong_o16, hopper::PingPong, u16)

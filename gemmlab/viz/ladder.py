@@ -46,6 +46,12 @@ class RecordedRun:
         """Where and when it was measured, for a figure's title."""
         return f"recorded on {self.machine['gpu']}, {self.machine['date'][:10]}"
 
+    @property
+    def sm(self):
+        """The per-SM limits of the GPU it was recorded on (from its compute capability)."""
+        from ..perfmodel import sm_resources
+        return sm_resources(self.machine["compute_capability"])
+
 
 def recorded_run(name=LADDER_RECORD, shape=RECORDED_SHAPE):
     """The run saved as ``benchmarks/<name>``, or None when none has been recorded yet."""
@@ -160,25 +166,46 @@ def draw_ladder(results, shape, ax=None, note=""):
     return ax.figure
 
 
-def tile_pairs(results, kernels=("pingpong", "twolevel")):
-    """Rows for comparing ``kernels`` at equal tiles: one dict per tile set that every kernel was
-    run with, {"tiles", kernel: {"tflops", "regs", "blocks_per_sm"} for each kernel}. Blocks per
-    SM come from the registers and shared memory the GPU run reported (None on the simulator)."""
+def occupancy_rows(results, kernels, sm):
+    """One dict per result row of ``kernels`` with registers: kernel, regs, smem_bytes, blocks (per
+    SM), limit (the resource that binds, by the model on ``sm``) and source. A live GPU row brings
+    the driver's own count (``bench.run``'s "blocks_per_sm"); a recorded row without one gets the
+    model's on ``sm``, the limits of the GPU that recorded it (:attr:`RecordedRun.sm`)."""
     from .. import kernels as ladder, perfmodel
 
+    rows = []
+    for r in results:
+        if r["kernel"] not in kernels or not r.get("regs"):
+            continue
+        threads = ladder.get(r["kernel"]).plan(**r["tiles"]).threads
+        model, limit = perfmodel.blocks_per_sm(r["regs"], threads, r["smem_bytes"], sm)
+        driver = r.get("blocks_per_sm")
+        rows.append({"kernel": r["kernel"], "tiles": r["tiles"], "regs": r["regs"],
+                     "smem_bytes": r["smem_bytes"], "blocks": model if driver is None else driver,
+                     "model": model, "limit": limit,
+                     "source": f"model, {sm.name}" if driver is None else "the driver's occupancy "
+                                                                          "calculator"})
+    return rows
+
+
+def tile_pairs(results, kernels=("outer", "twolevel"), sm=None):
+    """Rows for comparing ``kernels`` at equal tiles: one dict per tile set that every kernel was
+    run with, {"tiles", kernel: {"tflops", "regs", "blocks_per_sm"} for each kernel}. Blocks per
+    SM: the driver's count for a live GPU run, else the model's on ``sm`` (the limits of the GPU
+    that recorded the run, :attr:`RecordedRun.sm`); None without registers (the simulator)."""
     by_tiles = {}
+    occupancy = {(r["kernel"], tuple(sorted(r["tiles"].items()))): r["blocks"]
+                 for r in (occupancy_rows(results, kernels, sm) if sm else [])}
     for r in results:
         if r["kernel"] in kernels:
             key = tuple(sorted(r["tiles"].items()))
-            threads = ladder.get(r["kernel"]).plan(**r["tiles"]).threads
-            blocks = (perfmodel.blocks_per_sm(r["regs"], threads, r["smem_bytes"])[0]
-                      if r.get("regs") else None)
+            blocks = r.get("blocks_per_sm") or occupancy.get((r["kernel"], key))
             by_tiles.setdefault(key, {"tiles": dict(key)})[r["kernel"]] = {
                 "tflops": r["tflops"], "regs": r.get("regs"), "blocks_per_sm": blocks}
     return [row for row in by_tiles.values() if all(k in row for k in kernels)]
 
 
-def draw_tile_pairs(rows, kernels=("pingpong", "twolevel"), ax=None, note=""):
+def draw_tile_pairs(rows, kernels=("outer", "twolevel"), ax=None, note=""):
     """Grouped bars of TFLOP/s, one group per tile set of :func:`tile_pairs`, each bar labelled
     with its registers per thread and the blocks per SM they allow."""
     import matplotlib.pyplot as plt
@@ -207,6 +234,22 @@ def draw_tile_pairs(rows, kernels=("pingpong", "twolevel"), ax=None, note=""):
     ax.legend(loc="upper left", fontsize=8)
     ax.set_title("Equal tiles, one kernel against the other" + (f" ({note})" if note else ""))
     return ax.figure
+
+
+def profiled_steps(record):
+    """The steps of a recorded run with a profile (``benchmarks/gpu_fp32.json``), in the order
+    they ran: each profile entry (spec, registers, warps, issue rate, FFMA share, stalls) with
+    ``pct_of_cublas``, {size: % of cuBLAS} at the square sizes the run timed."""
+    from .. import bench, kernels as ladder
+
+    rows = []
+    for entry in record["profile"]:
+        name, tiles = bench.parse_kernel(entry["spec"])
+        tiles = {**ladder.get(name).default_tiles("gpu"), **tiles}
+        pct = {r["M"]: r["pct_of_cublas"] for r in record["results"]
+               if r["kernel"] == name and r["tiles"] == tiles and r["M"] == r["N"] == r["K"]}
+        rows.append({**entry, "pct_of_cublas": pct})
+    return rows
 
 
 def speedups(results, shape):

@@ -28,13 +28,28 @@ def heading_of(path):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def built(tmp_path_factory):
     out = tmp_path_factory.mktemp("site")
     done = subprocess.run([sys.executable, str(BUILD), "--out", str(out), "--timeout", "300"],
                           capture_output=True, text=True, timeout=1200, cwd=ROOT)
     print(done.stdout)                  # how long each lesson took (shown on failure, or with -s)
     assert done.returncode == 0, f"the site did not build:\n{done.stderr[-5000:]}"
-    return out
+    return out, done
+
+
+@pytest.fixture(scope="module")
+def site(built):
+    return built[0]
+
+
+def test_the_build_shows_each_lesson_and_prints_no_error_or_warning(built):
+    done = built[1]
+    progress = re.findall(r"^\[(\d+)/(\d+)\] lesson (\S+\.ipynb) \d+ s$", done.stdout, re.M)
+    assert [int(k) for k, _, _ in progress] == list(range(1, len(LESSONS) + 1))
+    assert {total for _, total, _ in progress} == {str(len(LESSONS))}
+    assert sorted(name for _, _, name in progress) == [p.name for p in LESSONS]
+    printed = done.stdout + done.stderr
+    assert "ERROR" not in printed and "without encryption" not in printed, printed[-3000:]
 
 
 def pages(site):

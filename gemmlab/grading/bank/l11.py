@@ -92,7 +92,7 @@ QUESTIONS = [
     ),
     Question(
         id="11.blocks_123",
-        prompt="pingpong with BK = 8 needs 123 registers per thread, same blocks of 256 threads. "
+        prompt="outer with BK = 8 needs 123 registers per thread, same blocks of 256 threads. "
                "How many blocks fit on one SM by registers (exact)?",
         answer=lambda: blocks_per_sm(123, 256, 0)[0],
         kind=Number(rtol=0.01),
@@ -103,7 +103,7 @@ QUESTIONS = [
                      "blocks fit in 65536."),
         ],
         explain="Two blocks, 16 warps: enough other warps to hide a warp's waits, which is why "
-                "pingpong and twolevel tie at BK = 8.",
+                "outer and twolevel tie at BK = 8.",
     ),
     Question(
         id="11.lab_twolevel",

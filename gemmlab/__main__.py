@@ -1,0 +1,6 @@
+"""``python -m gemmlab ...`` is the ``gemmlab`` command (for when the script is not on PATH)."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

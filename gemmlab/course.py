@@ -1,0 +1,33 @@
+"""Where the course's own files are: the lesson and exercise notebooks and the recorded GPU runs.
+
+In a checkout (a clone, or an editable install) they are the repository's ``notebooks/``,
+``exercises/`` and ``benchmarks/``. Installed from a wheel (``pip install``, Colab) they are the
+copies that setup.py put inside the package, ``gemmlab/_course/``. Everything that reads them
+(``gl.measure.recorded``, ``gemmlab work``) asks here, so both installs find the same files.
+"""
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent
+CHECKOUT = PACKAGE.parent
+PACKAGED = PACKAGE / "_course"
+PARTS = ("notebooks", "exercises", "benchmarks")
+
+
+def root():
+    """The folder holding ``notebooks/``, ``exercises/`` and ``benchmarks/``: the checkout when
+    this package runs from one, else the copy inside the installed package."""
+    if all((CHECKOUT / part).is_dir() for part in PARTS) and (CHECKOUT / "pyproject.toml").is_file():
+        return CHECKOUT
+    return PACKAGED
+
+
+def path(part):
+    """``root() / part`` ("notebooks", "exercises" or "benchmarks"); FileNotFoundError saying what
+    is wrong when the install lacks it (a wheel built without setup.py's course step)."""
+    if part not in PARTS:
+        raise ValueError(f"expected one of {', '.join(PARTS)}, got {part!r}")
+    found = root() / part
+    if not found.is_dir():
+        raise FileNotFoundError(f"this gemmlab install has no {part}/ (looked in {found}): "
+                                f"reinstall from the repository or a wheel built by its setup.py")
+    return found

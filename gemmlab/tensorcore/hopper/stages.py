@@ -1,0 +1,272 @@
+"""The Hopper ladder's steps, tile shapes and launch plans, and the rule that picks a plan for a
+problem's shape. Plain Python: tested on any machine.
+
+A *stage* is one step of the ladder (one kernel). A *shape* is how a kernel cuts C into tiles:
+``wide`` 128 x 256 tiles (two consumer warpgroups split a tile's rows), ``narrow`` 128 x 128, and
+``pingpong`` 128 x 128 tiles that each consumer warpgroup owns whole, alternating with the other.
+The persistent kernels take two more options: ``split_k`` (several blocks share one tile's K
+range; the last to finish adds the partial sums) and ``out`` (FP32 or the inputs' 16-bit format).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import operands
+
+BM, BK = 128, 64                     # output rows per tile; K slice per stage
+B_BOX = 64                           # columns of B per TMA box (a 128-byte swizzled row)
+ELEM_BYTES = 2                       # FP16 / BF16
+ALIGN_ELEMS = operands.ROW_ELEMS     # 16-byte row strides for the TMA
+GROUP_M = 8                          # tile rows walked together by the persistent kernels (L2)
+FORMATS = {"fp16": 6, "bf16": 9}     # -> CUtensorMapDataType (FLOAT16, BFLOAT16)
+OUTPUTS = ("fp32", "fp16", "bf16")   # 16-bit outputs: the inputs' own format only
+SMEM_PER_BLOCK = 227 * 1024          # what an sm_90 block may opt in to
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How a kernel tiles C: ``bn`` output columns per 128-row tile, ``buffers`` K slices in the
+    shared-memory ring, ``pingpong``: each consumer warpgroup owns whole tiles."""
+    name: str
+    bn: int
+    buffers: int
+    pingpong: bool = False
+
+    @property
+    def stage_bytes(self):
+        """Bytes of A and B tiles that one K slice moves into shared memory."""
+        return (BM * BK + BK * self.bn) * ELEM_BYTES
+
+    def tiles(self, M, N):
+        return ceil_div(M, BM), ceil_div(N, self.bn)
+
+
+SHAPES = {"wide": Shape("wide", 256, 4), "narrow": Shape("narrow", 128, 6),
+          "slim": Shape("slim", 64, 8), "pingpong": Shape("pingpong", 128, 6, pingpong=True)}
+TILE_N = {256: "wide", 128: "narrow", 64: "slim"}   # the persistent stage's tile_n option
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    threads: int                     # per block
+    uses_tma: bool
+    specialised: bool                # a producer warpgroup beside two consumers
+    persistent: bool
+    adds: str                        # what this step changes, for tables and the lesson
+    shape: Shape = SHAPES["wide"]
+    single_buffer: bool = False      # the plain-copy step has one buffer, not a ring
+
+    @property
+    def buffers(self):
+        return 1 if self.single_buffer else self.shape.buffers
+
+    @property
+    def stage_bytes(self):
+        return self.shape.stage_bytes
+
+    @property
+    def smem_bytes(self):
+        return smem_bytes(self, self.shape)
+
+
+def smem_bytes(stage, shape):
+    """Dynamic shared memory per block: the buffers, their mbarriers (8 bytes each: "full" per
+    buffer, and "empty" too when warps are specialised), the specialised kernels' two "turn"
+    mbarriers and two split-K flags (24 bytes), 1 KiB for alignment."""
+    buffers = 1 if stage.single_buffer else shape.buffers
+    barriers = (1 + stage.specialised) * buffers * 8 if stage.uses_tma else 0
+    return buffers * shape.stage_bytes + barriers + 24 * stage.specialised + 1024
+
+
+STAGES = {
+    "wgmma": Stage("wgmma", 256, False, False, False,
+                   "wgmma from shared memory, tiles copied with ordinary loads and stores",
+                   single_buffer=True),
+    "tma": Stage("tma", 256, True, False, False,
+                 f"TMA copies into a ring of {SHAPES['wide'].buffers} buffers, one mbarrier each"),
+    "ws": Stage("ws", 384, True, True, False,
+                "a producer warpgroup copies, two consumer warpgroups compute"),
+    "persistent": Stage("persistent", 384, True, True, True,
+                        f"one block per SM over many tiles (groups of {GROUP_M} tile rows)"),
+    "pingpong": Stage("pingpong", 384, True, True, True,
+                      "each consumer warpgroup owns whole 128 x 128 tiles, alternating with the "
+                      "other: one stores C while the other computes", SHAPES["pingpong"]),
+}
+PIPELINE_STAGES = SHAPES["wide"].buffers
+AUTO = "auto"                        # stage=AUTO: the rule of :func:`choose` picks the plan
+
+
+def get_stage(name):
+    if name not in STAGES:
+        raise ValueError(f"unknown Hopper stage {name!r}; the stages are {', '.join(STAGES)} "
+                         f"(or {AUTO!r})")
+    return STAGES[name]
+
+
+def ceil_div(a, b):
+    return -(-a // b)
+
+
+def tile_coords(t, tiles_m, tiles_n, group_m=GROUP_M):
+    """(tile row, tile column) of the t-th tile in the persistent kernels' grouped order: the
+    same formula as ``tile_coords`` in hopper_gemm.cu (tested against each other through the
+    kernel's output on a GPU, and for covering every tile once here)."""
+    per_group = group_m * tiles_n
+    first_m = (t // per_group) * group_m
+    rows = min(tiles_m - first_m, group_m)
+    return first_m + (t % per_group) % rows, (t % per_group) // rows
+
+
+def split_range(split, splits, k_slices):
+    """K slices [k0, k1) of split ``split`` of ``splits``: as hopper_gemm.cu's ``unit_at``."""
+    return split * k_slices // splits, (split + 1) * k_slices // splits
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one stage runs an M x N x K problem: tiles, padding, grid, shared memory, split-K."""
+    stage: Stage
+    shape: Shape
+    M: int
+    N: int
+    K: int
+    Np: int                          # N and K padded to multiples of 8
+    Kp: int
+    sms: int                         # SMs on the device (the persistent grid)
+    split_k: int = 1
+    out: str = "fp32"
+
+    @property
+    def padded(self):
+        return (self.Np, self.Kp) != (self.N, self.K)
+
+    @property
+    def tiles(self):
+        return self.shape.tiles(self.M, self.N)
+
+    @property
+    def units(self):
+        """Units of work: every (tile, split) pair."""
+        tiles_m, tiles_n = self.tiles
+        return tiles_m * tiles_n * self.split_k
+
+    @property
+    def grid(self):
+        tiles_m, tiles_n = self.tiles
+        if self.stage.persistent:
+            return (max(1, min(self.sms, self.units)), 1, 1)
+        return (tiles_n, tiles_m, 1)
+
+    @property
+    def k_slices(self):
+        return ceil_div(self.Kp, BK)
+
+    @property
+    def smem_bytes(self):
+        return smem_bytes(self.stage, self.shape)
+
+    @property
+    def kernel(self):
+        """The kernel's name without its format suffix (hopper_gemm.cu's entry points)."""
+        if not self.stage.persistent:
+            return f"hopper_{self.stage.name}"
+        base = {"wide": "hopper_persistent", "narrow": "hopper_persistent_n128",
+                "slim": "hopper_persistent_n64", "pingpong": "hopper_pingpong"}[self.shape.name]
+        return base + ("" if self.out == "fp32" else "_o16")
+
+    @property
+    def partial_floats(self):
+        """FP32 partial sums the split-K kernels park in device memory (0 without split-K)."""
+        return 0 if self.split_k == 1 else self.units * BM * self.shape.bn
+
+    @property
+    def counters(self):
+        """Arrival counters of split-K: one per tile and consumer warpgroup sharing it."""
+        tiles_m, tiles_n = self.tiles
+        return 0 if self.split_k == 1 else tiles_m * tiles_n * 2
+
+    def tensor_maps(self):
+        """cuTensorMapEncodeTiled arguments (dims innermost first, byte strides, box) for A
+        (M x Kp, K-major) and B (Kp x Np, N-major), both with the 128-byte swizzle."""
+        return {"A": {"dims": (self.Kp, self.M), "strides": (self.Kp * ELEM_BYTES,),
+                      "box": (BK, BM)},
+                "B": {"dims": (self.Np, self.Kp), "strides": (self.Np * ELEM_BYTES,),
+                      "box": (B_BOX, BK)}}
+
+    def describe(self):
+        extra = [f"{BM}x{self.shape.bn} tiles"]
+        if self.split_k > 1:
+            extra.append(f"split_k={self.split_k}")
+        if self.out != "fp32":
+            extra.append(f"{self.out} out")
+        return f"{self.stage.name} ({', '.join(extra)})"
+
+
+def _whole(name, value, minimum=0):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        kind = "non-negative" if minimum == 0 else f">= {minimum}"
+        raise ValueError(f"{name} must be a {kind} whole number, got {value!r}")
+    return int(value)
+
+
+def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32"):
+    """The :class:`Plan` of ``stage`` for an M x N x K problem (``sms``: the device's SMs).
+    ``tile_n`` (persistent: 256, 128 or 64), ``split_k`` and ``out`` are the persistent
+    kernels' options; ``stage="auto"`` lets :func:`choose` set all three."""
+    M, N, K = (_whole(n, v) for n, v in (("M", M), ("N", N), ("K", K)))
+    sms = _whole("sms", sms, 1)
+    if stage in (None, AUTO):
+        picked = choose(M, N, K, sms)
+        stage, tile_n, split_k = picked["stage"], picked["tile_n"], picked["split_k"]
+    st = get_stage(stage)
+    split_k = _whole("split_k", split_k, 1)
+    if out not in OUTPUTS:
+        raise ValueError(f"out must be one of {', '.join(OUTPUTS)}, got {out!r}")
+    if not st.persistent and (split_k != 1 or out != "fp32" or tile_n is not None):
+        raise ValueError(f"stage {st.name!r} takes no options (tile_n, split_k, out are the "
+                         f"persistent stages' options)")
+    shape = st.shape
+    if tile_n is not None:
+        if st.name != "persistent" or tile_n not in TILE_N:
+            raise ValueError(f"tile_n={tile_n!r}: the persistent stage takes 256, 128 or 64 "
+                             f"(pingpong's tiles are 128 wide)")
+        shape = SHAPES[TILE_N[tile_n]]
+    Kp = operands.round_up(K, ALIGN_ELEMS)
+    if split_k > max(1, ceil_div(Kp, BK)):
+        raise ValueError(f"split_k={split_k} leaves splits without work: K={K} is "
+                         f"{ceil_div(Kp, BK)} slice(s) of {BK}")
+    return Plan(st, shape, M, N, K, operands.round_up(N, ALIGN_ELEMS), Kp, sms, split_k, out)
+
+
+# ---- the rule --------------------------------------------------------------------------------
+
+MIN_SPLIT_SLICES = 32    # split K only while each split keeps 32 slices (K = 2048) or more
+
+
+def choose(M, N, K, sms=132):
+    """The plan a problem's shape calls for, and why: a dict with stage, tile_n, split_k, reason.
+
+    1. The widest tiles (128 x 256, else 128 x 128, else 128 x 64) of which there are enough to
+       give every SM one: wide tiles read the fewest bytes per FLOP, and a full wave keeps every
+       SM busy.
+    2. Not even the 128 x 64 tiles fill the SMs (few rows, as in LLM decoding, or a small
+       problem): take those and split K as many ways as fit on the SMs, as long as each split
+       keeps 32 slices (K = 2048); shorter splits spend more on adding partial sums than they save.
+
+    Measured on the H200 (benchmarks/RESULTS.md): ping-pong ties with the wide persistent tiles
+    at the short-K shape once the output is 16-bit, so the rule does not pick it.
+    """
+    k_slices = ceil_div(operands.round_up(K, ALIGN_ELEMS), BK)
+    for name in ("wide", "narrow", "slim"):
+        tiles_m, tiles_n = SHAPES[name].tiles(M, N)
+        if tiles_m * tiles_n >= sms:
+            bn = SHAPES[name].bn
+            return {"stage": "persistent", "tile_n": bn, "split_k": 1,
+                    "reason": f"{tiles_m * tiles_n} tiles of 128 x {bn} fill the {sms} SMs"}
+    tiles_m, tiles_n = SHAPES["slim"].tiles(M, N)
+    tiles = max(tiles_m * tiles_n, 1)
+    split = max(1, min(sms // tiles, k_slices // MIN_SPLIT_SLICES))
+    return {"stage": "persistent", "tile_n": 64, "split_k": split,
+            "reason": f"only {tiles} tiles of 128 x 64 for {sms} SMs: K split {split} way(s) "
+                      f"-> {tiles * split} blocks"}
