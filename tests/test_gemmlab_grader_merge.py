@@ -1,10 +1,13 @@
 """Merging the outputs of a class graded in shards into one report, and refusing shards that do
 not fit together."""
 import json
+import os
 import subprocess
 import sys
 
+import nbformat
 import pytest
+from nbformat.v4 import new_code_cell, new_notebook
 
 from gemmlab_grader import merge, publish
 from gemmlab_grader.grade import NotebookGrade
@@ -73,3 +76,43 @@ def test_malformed_shard_outputs_are_refused_with_the_reason(tmp_path, content, 
 def test_an_untrusted_shard_makes_the_merge_untrusted(tmp_path):
     a = _shard(tmp_path / "a", 1, 1, ["alice"], untrusted=True)
     assert _merge(a, "--out", tmp_path / "all").returncode == 3
+
+
+@pytest.mark.slow
+def test_a_class_graded_in_shards_and_merged_equals_the_class_graded_at_once(tmp_path):
+    """Real grading: three students, two answers each right or wrong, graded two at a time in one
+    run and as shards 1/2 and 2/2 (one at a time); the merged report holds the same verdicts."""
+    answers = {"alice": "7e9 * 2 / 2**30", "bob": "7", "carol": "7e9 * 2 / 2**30"}
+    for student, value in answers.items():
+        folder = tmp_path / "subs" / student
+        folder.mkdir(parents=True)
+        nbformat.write(new_notebook(cells=[new_code_cell(f"weights_gib = {value}")]),
+                       folder / "01_x.ipynb")
+    common = ["--seed", "3", "--timeout", "60", "--notebook-timeout", "600"]
+
+    def grade(*args):
+        done = subprocess.run([sys.executable, "-m", "gemmlab_grader", "subs", *common, *args],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=900,
+                              env=dict(os.environ, GEMMLAB_BACKEND="sim"))
+        assert done.returncode == 0, done.stderr
+        return done
+
+    grade("--out", "whole", "--jobs", "2")
+    for i in (1, 2):
+        grade("--out", f"shard{i}", "--shard", f"{i}/2", "--jobs", "1")
+    done = _merge(tmp_path / "shard1", tmp_path / "shard2", "--out", tmp_path / "merged")
+    assert done.returncode == 0, done.stderr
+
+    def verdicts(name):
+        info = json.loads((tmp_path / name / "grades.json").read_text())
+        return {r["student"]: r["results"] for r in info["notebooks"]}, info
+
+    whole, info = verdicts("whole")
+    merged, _ = verdicts("merged")
+    assert info["jobs"] == 2 and sorted(whole) == sorted(answers)
+    assert merged == whole
+    assert [whole[s]["01.weights_gib"] for s in sorted(answers)] == ["pass", "fail", "pass"]
+    shards = [set(verdicts(f"shard{i}")[0]) for i in (1, 2)]
+    assert not shards[0] & shards[1] and shards[0] | shards[1] == set(answers)
+    assert ((tmp_path / "merged" / "grades-lms.csv").read_text()
+            == (tmp_path / "whole" / "grades-lms.csv").read_text())
