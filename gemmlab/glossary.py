@@ -41,7 +41,8 @@ _TABLE = {
          "the default rule: the nearest number, and on a tie the one whose last bit is 0"),
         ("spacing between neighbours", "相邻间隔", "the gap from one float to the next; it "
          "doubles with every power of two (2 for FP16 in [2048, 4096))"),
-        ("overflow", "溢出", "a result too large for the format: it becomes inf"),
+        ("overflow", "溢出", "a result too large for the format: inf in FP32, FP16, BF16 and FP8 "
+         "E5M2, but NaN in FP8 E4M3, which has no inf"),
         ("mixed precision", "混合精度", "low-precision inputs with a higher-precision accumulator"),
         ("accumulator", "累加器", "the variable a sum is built in; its precision bounds the error"),
         ("out of memory (OOM)", "显存不足", "weights, activations and optimizer state do not fit "
@@ -60,6 +61,9 @@ _TABLE = {
         ("operator", "算子", "one operation of a model (a matrix product, an activation) as a "
          "library runs it"),
         ("kernel", "核函数", "a function that many GPU threads run at once"),
+        ("megawatt (MW)", "兆瓦", "power, a rate of using energy: 10^6 W; not a measure of compute"),
+        ("kilowatt-hour (kWh)", "度", "energy: 1 kW for one hour; the 度 of an electricity bill is "
+         "1 kWh (10^9 kWh = 1 TWh)"),
     ],
     "Parallel work and speedup": [
         ("parallel", "并行", "work done at the same time by several workers"),
@@ -74,6 +78,10 @@ _TABLE = {
          "the part left unaccelerated bounds the overall speedup: 1 / (s + (1 - s) / p)"),
         ("throughput", "吞吐量", "work completed per unit of time"),
         ("latency", "延迟", "the time one operation or message takes from start to end"),
+        ("strong scaling", "强扩展", "a fixed total problem on more processors: ideally p times "
+         "faster"),
+        ("weak scaling", "弱扩展", "the problem grown with the processors so each keeps the same "
+         "share: ideally the same time"),
     ],
     "Roofline and data movement": [
         ("bandwidth", "带宽", "bytes moved per second between two levels of memory"),
@@ -131,7 +139,9 @@ _TABLE = {
          "outputs updated at once"),
         ("inner product", "内积", "a row times a column: one output, summed along K"),
         ("micro-kernel", "微内核", "the innermost loop of a GEMM: one thread's block of outputs"),
-        ("Tensor Core", "张量核心", "a unit that multiplies small matrices in one instruction"),
+        ("Tensor Core", "张量核心", "a unit that multiplies small matrices: one warp's D = A B + C "
+         "on a fragment per step (a 16 x 16 x 16 WMMA step runs as two HMMA instructions on the "
+         "H200)"),
     ],
     "Distributed parallelism": [
         ("shard", "分片", "the part of a tensor one rank holds"),

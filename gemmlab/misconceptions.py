@@ -3,9 +3,10 @@
 ``docs/misconceptions.md`` is a table: one row per misconception of a seed (the opening lecture,
 002, and the unit, 000), paraphrased in English, with the places that answer it. A place is
 
-* a known wrong answer of the bank, written `` `07.ring_send_mib` ← `32.0` ``: a check given that
-  answer must say "known wrong answer" and name the misconception; a function question's wrong
-  answer is named by its position, `` `02.naive_matmul` ← wrong #1 ``;
+* a known wrong answer of the bank, written `` `07.ring_send_mib` ← `32.0` `` (a Python literal,
+  or ``inf``): a check given that answer must say "known wrong answer" and name the
+  misconception; a function question's wrong answer is named by its position,
+  `` `02.naive_matmul` ← wrong #1 ``;
 * a demonstration cell of a lesson, written `` `notebooks/09_megatron_ffn.ipynb#fbb57bc6` ``: a code
   cell (by its id) that shows the wrong idea failing.
 
@@ -14,6 +15,7 @@ A row whose place is "—" is listed but not answered yet. :func:`problems` chec
 """
 import ast
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +26,7 @@ TABLE = ROOT / "docs" / "misconceptions.md"
 _ROW = re.compile(r"^\|\s*(?P<key>[A-Z]\d+)\s*\|\s*(?P<seed>\d{3})[^|]*\|(?P<text>[^|]+)\|(?P<where>.*)\|\s*$")
 _WRONG_VALUE = re.compile(r"`(\d\d\.\w+)` ← `([^`]+)`")
 _WRONG_INDEX = re.compile(r"`(\d\d\.\w+)` ← wrong #(\d+)")
-_CELL = re.compile(r"`((?:notebooks|solutions)/[^`#]+\.ipynb)#([0-9a-f-]+)`")
+_CELL = re.compile(r"`((?:notebooks|solutions)/[^`#]+\.ipynb)#([0-9A-Za-z_-]+)`")
 
 
 @dataclass(frozen=True)
@@ -60,13 +62,18 @@ def entries(path=TABLE):
     return rows
 
 
+def wrong_value(literal):
+    """The answer a row's `` ← `literal` `` stands for: a Python literal, or ``inf``."""
+    return math.inf if literal == "inf" else ast.literal_eval(literal)
+
+
 def _wrong_value_problem(qid, literal):
     from .grading import judge
     from .grading.bank import questions
     if qid not in questions():
         return f"no question {qid}"
     try:
-        value = ast.literal_eval(literal)
+        value = wrong_value(literal)
     except (ValueError, SyntaxError):
         return f"{qid} ← {literal}: not a Python literal"
     result = judge(qid, value)

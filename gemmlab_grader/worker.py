@@ -119,9 +119,10 @@ class _Served:
     def judge(self, request):
         """The question kind's own verdict, here, next to the code (kinds that must run it in
         their own instrumented setting: kernels on the simulator, ranks)."""
-        status, feedback = judge_without_reference(package_object(request["kind"]),
-                                                   request["question"],
-                                                   self.namespace[self.name], request.get("seed"))
+        status, feedback, _ = judge_without_reference(package_object(request["kind"]),
+                                                      request["question"],
+                                                      self.namespace[self.name],
+                                                      request.get("seed"))
         return {"ok": True, "status": status, "feedback": feedback}
 
 

@@ -72,3 +72,18 @@ def test_meanings_follow_the_material_where_it_corrects_a_common_reading():
     assert "not every GPU" in glossary.lookup("HBM").meaning
     # since Volta a warp's threads need not run in lockstep
     assert "must not assume lockstep" in glossary.lookup("warp").meaning
+
+
+def test_overflow_says_what_each_format_does_as_the_precision_module_computes_it():
+    import numpy as np
+    from gemmlab import precision
+    meaning = glossary.lookup("溢出").meaning
+    for fmt, name in (("fp32", "FP32"), ("fp16", "FP16"), ("bf16", "BF16"), ("fp8_e5m2", "FP8 E5M2"),
+                      ("fp8_e4m3", "FP8 E4M3")):
+        too_large = float(precision.get_format(fmt).max) * 4
+        result = precision.round_to(too_large, fmt)
+        said = "NaN in " + name if np.isnan(result) else name
+        assert (np.isnan(result) or np.isinf(result)) and said in meaning, (fmt, result, meaning)
+    # a Tensor Core step is not one instruction: on the H200 a WMMA step is two HMMA
+    tensor_core = glossary.lookup("张量核心").meaning
+    assert "one instruction" not in tensor_core and "two HMMA instructions" in tensor_core

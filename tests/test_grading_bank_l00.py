@@ -21,6 +21,8 @@ EXPECTED = {  # the opening lecture's answers and figures, written out
     "00.energy_twh": 2.628,
     "00.megawatts_compute": "a",
     "00.loss_is_accuracy": False,
+    "00.frame_pixels_per_second": 4.98e8,          # 3840 x 2160 x 60
+    "00.frame_parallel": "a",
 }
 
 

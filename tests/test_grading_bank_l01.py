@@ -20,12 +20,13 @@ EXPECTED = {  # the figures of the lesson, written out: a drift in a reference s
     "01.product_overflow": [np.inf, 90000],
     "01.inference_budget_misses": "a, b, c",
     "01.mixed_precision_contract": "b",
+    "01.oom_cause": "a",
 }
 
 
 def test_lesson_01_has_the_required_questions():
     ids = lesson_questions(1)
-    assert 8 <= len(ids) <= 12
+    assert 8 <= len(ids) <= 13
     assert set(ids) == set(EXPECTED)
     assert {"01.weights_gib", "01.fp16_ones_sum"} <= set(ids)
 

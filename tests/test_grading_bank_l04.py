@@ -59,6 +59,11 @@ EXPECTED = {  # the seed's figures, written out: a drift in a reference shows he
     "04.flash_flops": False,
     "04.memory_bound_meaning": "a",
     "04.intensity_level": "a",
+    "04.busy_sms": 4,                           # (256/128)^2 tiles, one block and one SM each
+    "04.hgx_platform_hbm_gb": 8 * 141,
+    "04.ikj_keeps_c_in_registers": False,
+    "04.fusion_keeps_u": "a",
+    "04.tiled_softmax": "a",
 }
 
 

@@ -1,13 +1,16 @@
 """Lesson 12's questions: every reference passes, every known wrong answer fails with its own
 feedback, unanswered questions say "not attempted", and the seed's figures come out."""
+import json
 import pathlib
+import re
 
 import numpy as np
 import pytest
 
 from gemmlab.grading import FAIL, NOT_ATTEMPTED, PASS, judge
-from gemmlab.grading.bank import get_question, lesson_questions
+from gemmlab.grading.bank import get_question, l12, lesson_questions
 from gemmlab.judging import Function, evaluate
+from gemmlab.measure import recorded
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 IDS = lesson_questions(12)
@@ -66,3 +69,23 @@ def test_ring_questions_compute_what_the_kernels_use():
     assert judge("12.hopper_stage_bytes", hopper.get_stage("tma").stage_bytes).status == PASS
     assert judge("12.hopper_stages_fit", hopper.PIPELINE_STAGES).status == PASS
     assert judge("12.ring_stages_needed", 4).status == PASS     # 1 + ceil((0.2 + 1.0) / 0.55)
+
+
+
+def test_the_profile_question_quotes_the_recorded_profile_and_the_exercise_the_same():
+    profile = recorded("hopper_h200.json")["profile"]["wmma"]
+    parts = {"tensor": "pipe_tensor", "shared": "wavefronts_mem_shared", "L2": "lts__t_sectors",
+             "DRAM": "dram__throughput"}
+    derived = {unit: round(next(v for k, v in profile.items() if part in k))
+               for unit, part in parts.items()}
+    assert l12.WMMA_PROFILE == derived
+    stalls = {k.split("stalled_")[1].split("_per_issue")[0]: v for k, v in profile.items()
+              if "stalled_" in k}
+    assert l12.WMMA_TOP_STALLS == tuple(sorted(stalls, key=stalls.get, reverse=True)[:3])
+    prompt = get_question("12.wmma_bottleneck").prompt
+    figures = re.findall(r"(\d+)%", prompt)
+    assert figures == [str(l12.WMMA_PROFILE[u]) for u in ("tensor", "shared", "L2", "DRAM")]
+    cells = json.loads((ROOT / "solutions" / "12_tensor_cores.ipynb").read_text("utf-8"))["cells"]
+    text = next("".join(c["source"]) for c in cells if "## 9. Reading a profile" in "".join(c["source"]))
+    assert re.findall(r"(\d+)%", text) == figures
+    assert all(stall in prompt and stall in text for stall in l12.WMMA_TOP_STALLS)

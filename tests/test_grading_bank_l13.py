@@ -28,6 +28,8 @@ SOLUTIONS = {
     "13.four_d_meaning": "a",
     "13.dp_full_copy": False,
     "13.tp_splits": "a",
+    "13.work_volume_stored": "a",
+    "13.b_axis_meaning": "a",
 }
 
 

@@ -3,6 +3,7 @@ answer names."""
 import numpy as np
 import pytest
 
+import gemmlab as gl
 from gemmlab.grading import check, judge
 from gemmlab.grading.bank import get_question, questions
 from gemmlab.grading.checker import judge_question
@@ -167,3 +168,18 @@ def test_infinity_matches_only_the_same_infinity():
     assert kind.same(float("inf"), float("inf"))
     assert not kind.same(float("-inf"), float("inf"))
     assert not kind.same(1e308, float("inf"))
+
+
+@pytest.mark.skipif(gl.device.backend() != "sim", reason="the puzzle runs here on the simulator")
+def test_a_kernel_labs_check_hands_its_picture_to_the_drawing(monkeypatch, capsys):
+    from gemmlab.labs.solutions import solution
+    from gemmlab.viz import kernel
+    drawn = []
+    monkeypatch.setattr(kernel, "display_picture", lambda picture, show: drawn.append((picture, show)))
+    result = check("03.puzzle_map", solution("03.puzzle_map"), show=True)
+    assert result.status == "pass" and drawn == [(result.picture, True)]
+    assert result.picture["lab"] == "puzzle_map" and result.picture["case"] == "n = 70"
+    check("03.puzzle_map", solution("03.puzzle_map"))
+    assert drawn[-1][1] is False            # the drawing decides whether it needs attention
+    check("03.round1_time", 22)             # a value question has no picture
+    assert len(drawn) == 2

@@ -31,11 +31,12 @@ def _judge(source, **kw):
 
 
 def test_a_right_kernel_passes_and_a_wrong_one_fails_with_the_labs_feedback():
-    status, feedback = _judge(LAB_NAIVE, seed=4)
+    status, feedback, picture = _judge(LAB_NAIVE, seed=4)
     assert status == "pass", feedback
-    assert QUESTION.explain in feedback
-    status, feedback = _judge(LAB_NAIVE.replace("if row < M and col < N:", "if True:"))
+    assert QUESTION.explain in feedback and picture["fault"] is None
+    status, feedback, picture = _judge(LAB_NAIVE.replace("if row < M and col < N:", "if True:"))
     assert status == "fail" and "outside" in feedback, feedback
+    assert picture["fault"]["kind"] == "out of bounds"      # the picture of the run comes back
 
 
 @pytest.mark.parametrize("source, status, message", [
@@ -44,10 +45,10 @@ def test_a_right_kernel_passes_and_a_wrong_one_fails_with_the_labs_feedback():
     ("import os\nos._exit(5)\n", "fail", "ended without a verdict (exit status 5)"),
 ])
 def test_a_cell_that_cannot_be_judged_says_why(source, status, message):
-    got, feedback = _judge(source)
-    assert got == status and message in feedback, feedback
+    got, feedback, picture = _judge(source)
+    assert got == status and message in feedback and picture is None, feedback
 
 
 def test_a_cell_that_never_ends_fails_at_the_timeout():
-    status, feedback = _judge("while True:\n    pass\n", timeout=5)
+    status, feedback, _ = _judge("while True:\n    pass\n", timeout=5)
     assert status == "fail" and "did not finish: no answer within 5 s" in feedback

@@ -20,7 +20,7 @@ class Runner:
     """Stands in for judge_on_simulator: records each call, answers with ``verdict``."""
 
     def __init__(self):
-        self.calls, self.verdict = [], ("pass", "right at 19x19x19.")
+        self.calls, self.verdict = [], ("pass", "right at 19x19x19.", None)
 
     def __call__(self, lab, question, source, name, seed=None):
         self.calls.append((question.id, source, name, seed))
@@ -56,11 +56,11 @@ def test_a_passing_check_calls_the_runner_once_then_times_and_records(on_gpu):
 def test_a_failing_verdict_or_the_graders_hidden_cases_are_not_timed(on_gpu, monkeypatch):
     runner, calls = on_gpu
     monkeypatch.setattr(gpu, "measure", lambda lab, kernel: pytest.fail("timed"))
-    runner.verdict = ("fail", "at 19x19x19: a race.")
+    runner.verdict = ("fail", "at 19x19x19: a race.", None)
     assert judge("05.lab_tiled", solution("05.lab_tiled")).feedback == "at 19x19x19: a race."
-    runner.verdict = ("pass", "right.")
+    runner.verdict = ("pass", "right.", None)
     q = gl.grading.bank.get_question("05.lab_tiled")
-    status, _ = q.kind.judge(q, solution("05.lab_tiled"), np.random.default_rng(1))
+    status, *_ = q.kind.judge(q, solution("05.lab_tiled"), np.random.default_rng(1))
     assert status == "pass" and isinstance(calls[-1][3], int)
 
 
@@ -93,3 +93,13 @@ def test_the_ladder_plot_shows_the_records_or_says_how_to_get_them(tmp_path, mon
 def test_measure_on_the_gpu():
     row = gpu.measure(kernel_lab.TILED, solution("05.lab_tiled"), n=1024, repeats=3)
     assert row["rel_err"] < gpu.MAX_REL_ERR and row["tflops"] > 0 and row["course_tflops"] > 0
+
+
+def test_a_puzzle_on_a_gpu_is_checked_on_the_simulator_not_timed_and_brings_its_picture(on_gpu,
+                                                                                    monkeypatch):
+    runner, calls = on_gpu
+    monkeypatch.setattr(gpu, "measure", lambda lab, kernel: pytest.fail("timed"))
+    runner.verdict = ("pass", "right at n = 70, n = 45.", {"block": [2, 0, 0]})
+    result = judge("03.puzzle_map", solution("03.puzzle_map"))
+    assert result.status == "pass" and result.picture == {"block": [2, 0, 0]}
+    assert [c[0] for c in calls] == ["03.puzzle_map"]

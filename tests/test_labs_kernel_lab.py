@@ -209,7 +209,7 @@ def test_the_skeleton_students_get_runs_and_is_not_attempted(qid):
 @pytest.mark.parametrize("qid", LAB_QUESTIONS)
 def test_reference_kernel_passes_hidden_cases_too(qid):
     rng = np.random.default_rng(2024)
-    status, text = get_question(qid).kind.judge(get_question(qid), solution(qid), rng)
+    status, text, _ = get_question(qid).kind.judge(get_question(qid), solution(qid), rng)
     assert status == "pass", text
 
 

@@ -13,7 +13,7 @@ ROWS = mc.entries()
 
 def test_the_table_lists_both_seeds_in_full():
     by_seed = {seed: [e.key for e in ROWS if e.seed == seed] for seed in ("002", "000")}
-    assert by_seed["000"] == [f"U{i:02d}" for i in range(1, 66)]       # 62 listed + 3 synthesis
+    assert by_seed["000"] == [f"U{i:02d}" for i in range(1, 69)]   # 62 listed, 3 synthesis, 3 audit
     assert by_seed["002"] == [f"O{i:02d}" for i in range(1, len(by_seed["002"]) + 1)]
     assert len(by_seed["002"]) >= 62
 
@@ -57,3 +57,16 @@ def test_feedback_speaks_of_the_course_not_the_seed():
     for qid, q in questions().items():
         texts = [q.prompt, q.hint, q.explain] + [w.feedback for w in q.wrong]
         assert not any(re.search(r"\bseed", t, re.I) for t in texts), qid
+
+
+@pytest.mark.parametrize("key,words", [
+    ("O40", "does not make the pipeline infinitely fast"),      # the natural wrong answer inf
+    ("O59", "high intensity does not make parallel work"),
+    ("U22", "as if double buffering removed the loads"),        # 12 passes 08.stage_us; not here
+    ("U37", "Occupancy cannot be ignored"),
+])
+def test_the_audited_rows_are_answered_by_feedback_that_names_their_idea(key, words):
+    from gemmlab.grading import judge
+    entry = next(e for e in ROWS if e.key == key)
+    feedback = [judge(qid, mc.wrong_value(literal)).feedback for qid, literal in entry.wrong_values]
+    assert any(words in text for text in feedback), feedback

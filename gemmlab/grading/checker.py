@@ -10,7 +10,9 @@ Two sorts of questions: a *value* question's kind has ``coerce``/``same``/``show
 is compared with the reference here; a *code* question's kind also has
 ``judge(question, fn, rng=None) -> (status, feedback)``, which runs the student's code on the
 public cases (``rng`` None, what ``check()`` uses) or on hidden cases drawn from ``rng`` (what the
-grader uses), and never raises for the student's code.
+grader uses), and never raises for the student's code. A kernel lab's ``judge`` returns a third
+item, the picture of the run (plain data, :mod:`gemmlab.labs.observed`): ``check(..., show=True)``
+draws it, and a race or an out-of-bounds access draws it unasked (:mod:`gemmlab.viz.kernel`).
 """
 from dataclasses import dataclass, field
 
@@ -25,6 +27,7 @@ class Result:
     question: str
     status: str
     feedback: str
+    picture: dict = field(default=None, repr=False, compare=False)   # a kernel lab's run
     _printed: bool = field(default=False, repr=False, compare=False)
 
     def __bool__(self):
@@ -68,15 +71,17 @@ def judge_question(q, answer, rng=None):
     cases (None: its public ones). Value questions ignore ``rng``."""
     if is_missing(answer):
         return Result(q.id, NOT_ATTEMPTED, f"no answer yet. {q.prompt}")
+    picture = None
     try:
         value = q.kind.coerce(answer)
         if q.is_code:
-            status, feedback = q.kind.judge(q, value, rng)
+            status, feedback, *picture = q.kind.judge(q, value, rng)
+            picture = picture[0] if picture else None
         else:
             status, feedback = _judge_value(q, value)
     except AnswerTypeError as exc:
         status, feedback = FAIL, f"{exc}."
-    return Result(q.id, status, feedback)
+    return Result(q.id, status, feedback, picture)
 
 
 def judge(question_id, answer, rng=None):
@@ -84,11 +89,16 @@ def judge(question_id, answer, rng=None):
     return judge_question(get_question(question_id), answer, rng)
 
 
-def check(question_id, answer):
-    """Check ``answer`` for the question ``question_id``; print the verdict and return it."""
+def check(question_id, answer, show=False):
+    """Check ``answer`` for the question ``question_id``; print the verdict and return it. For a
+    kernel lab, ``show=True`` also draws what one block of the kernel did (each thread's reads
+    and writes, the barriers); after a race or an out-of-bounds access it is drawn anyway."""
     result = judge(question_id, answer)
     print(result)
     result._printed = True
+    if result.picture is not None:
+        from ..viz.kernel import display_picture
+        display_picture(result.picture, show)
     return result
 
 

@@ -26,13 +26,17 @@ def no_reference(*args, **kwargs):
 
 
 def judge_without_reference(kind, fields, fn, seed=None):
-    """(status, feedback) of ``kind`` on the student's ``fn`` for the question ``fields``
-    describe (:data:`PUBLIC_FIELDS`): its public cases when ``seed`` is None, else hidden cases
-    drawn from ``np.random.default_rng(seed)``. A wrong type is a FAIL with its message."""
+    """(status, feedback, picture) of ``kind`` on the student's ``fn`` for the question
+    ``fields`` describe (:data:`PUBLIC_FIELDS`): its public cases when ``seed`` is None, else
+    hidden cases drawn from ``np.random.default_rng(seed)``. A wrong type is a FAIL with its
+    message. ``picture``: what a kernel lab's judge returns besides its verdict, the plain data of
+    the run (:mod:`gemmlab.labs.observed`), else None."""
     question = Question(answer=no_reference, kind=kind, **fields)
     rng = None if seed is None else np.random.default_rng(seed)
+    picture = None
     try:
-        status, feedback = kind.judge(question, kind.coerce(fn), rng)
+        status, feedback, *picture = kind.judge(question, kind.coerce(fn), rng)
+        picture = picture[0] if picture else None
     except AnswerTypeError as exc:
         status, feedback = FAIL, f"{exc}."
-    return str(status), str(feedback)[:4000]
+    return str(status), str(feedback)[:4000], picture

@@ -10,7 +10,8 @@ confinement.
 
 Protocol: one JSON request on stdin (``{"kind": "gemmlab.module:NAME", "question": public fields,
 "source": cell text, "name": name, "seed": int or null}``), one JSON reply on stdout
-(``{"status", "feedback"}``); what the cell prints goes nowhere.
+(``{"status", "feedback", "picture"}``: a kernel lab's picture of the run as plain data, or null,
+which ``check(..., show=True)`` draws); what the cell prints goes nowhere.
 """
 import json
 import os
@@ -28,34 +29,47 @@ CELL_FILE = "<your cell>"
 
 
 def judge_on_simulator(kind, question, source, name, seed=None, timeout=120.0):
-    """(status, feedback) of ``kind`` (a module-level constant of gemmlab) on the function
-    ``name`` that the cell ``source`` defines, judged in a fresh process on the simulator: the
-    public cases when ``seed`` is None, else hidden cases drawn from it. ``timeout``: seconds for
+    """(status, feedback, picture) of ``kind`` (a module-level constant of gemmlab) on the
+    function ``name`` that the cell ``source`` defines, judged in a fresh process on the
+    simulator: the public cases when ``seed`` is None, else hidden cases drawn from it; the
+    picture is a kernel lab's plain data of the run, or None. ``timeout``: seconds for
     everything. Never raises for the student's code."""
-    request = json.dumps({"kind": kind_spec(kind), "question": public_fields(question),
-                          "source": str(source), "name": str(name), "seed": seed})
+    request = {"kind": kind_spec(kind), "question": public_fields(question),
+               "source": str(source), "name": str(name), "seed": seed}
+    reply, why = ask_simulator(MODULE, request, timeout)
+    if reply is None:
+        return FAIL, f"the check on the simulator {why}", None
+    try:
+        status, feedback, picture = reply["status"], str(reply["feedback"]), reply.get("picture")
+    except (TypeError, KeyError):
+        return FAIL, "the check on the simulator gave no verdict", None
+    if status not in (PASS, FAIL, NOT_ATTEMPTED):
+        return FAIL, "the check on the simulator gave no verdict", None
+    return status, feedback, picture if isinstance(picture, dict) else None
+
+
+def ask_simulator(module, request, timeout):
+    """Run ``python -m module`` in a fresh process on the simulator backend, ``request`` (JSON)
+    on its stdin: (its JSON reply, None), or (None, what went wrong: "did not finish: ..." or
+    "ended without a verdict ...")."""
     env = dict(os.environ, GEMMLAB_BACKEND="sim",
                PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    process = subprocess.Popen([sys.executable, "-m", MODULE], stdin=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", module], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                start_new_session=True)
     try:
-        out, err = process.communicate(request.encode("utf-8"), timeout=timeout)
+        out, err = process.communicate(json.dumps(request).encode("utf-8"), timeout=timeout)
     except subprocess.TimeoutExpired:
-        return FAIL, (f"the check on the simulator did not finish: no answer within {timeout:g} s "
-                      f"(an endless loop, or a very slow one?).")
+        return None, (f"did not finish: no answer within {timeout:g} s (an endless loop, or a "
+                      f"very slow one?).")
     finally:
         _kill_session(process)
     try:
-        reply = json.loads(out.decode("utf-8"))
-        status, feedback = reply["status"], str(reply["feedback"])
-    except (ValueError, TypeError, KeyError):
+        return json.loads(out.decode("utf-8")), None
+    except ValueError:
         tail = err.decode("utf-8", "replace").strip()[-600:]
-        return FAIL, (f"the check on the simulator ended without a verdict (exit status "
-                      f"{process.returncode})" + (f": {tail}" if tail else "."))
-    if status not in (PASS, FAIL, NOT_ATTEMPTED):
-        return FAIL, "the check on the simulator gave no verdict"
-    return status, feedback
+        return None, (f"ended without a verdict (exit status {process.returncode})"
+                      + (f": {tail}" if tail else "."))
 
 
 def _kill_session(process):
@@ -73,8 +87,9 @@ def _judge(request):
     namespace, error = run_cell(str(request["source"]), CELL_FILE)
     if name not in namespace:
         if error is not None:
-            return FAIL, f"your cell raised {type(error).__name__}: {str(error)[:300]}"
-        return NOT_ATTEMPTED, f"no {name} yet. {request['question'].get('prompt', '')}".strip()
+            return FAIL, f"your cell raised {type(error).__name__}: {str(error)[:300]}", None
+        return (NOT_ATTEMPTED, f"no {name} yet. {request['question'].get('prompt', '')}".strip(),
+                None)
     return judge_without_reference(kind, request["question"], namespace[name], request.get("seed"))
 
 
@@ -83,8 +98,8 @@ def main():
     quiet = os.open(os.devnull, os.O_WRONLY)
     os.dup2(quiet, 1)               # the cell's prints go nowhere, not into the reply
     request = json.loads(sys.stdin.read())
-    status, feedback = _judge(request)
-    reply_to.write(json.dumps({"status": status, "feedback": feedback}))
+    status, feedback, picture = _judge(request)
+    reply_to.write(json.dumps({"status": status, "feedback": feedback, "picture": picture}))
     reply_to.flush()
 
 

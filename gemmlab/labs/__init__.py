@@ -1,15 +1,19 @@
 """Where students' code runs and is checked.
 
-Kernel labs (lessons 05, 08, 10, 11, 12): the student writes the GEMM kernel
-``kernel(A, B, C)`` and ``check("05.lab_tiled", lab_tiled)`` runs it on an instrumented Numba
+Kernel labs (lessons 03, 05, 08, 10, 11, 12): the student writes a kernel, e.g. the GEMM kernel
+``kernel(A, B, C)``, and ``check("05.lab_tiled", lab_tiled)`` runs it on an instrumented Numba
 CUDA simulator (:mod:`.simulator`) at odd shapes, then names the mistake (:mod:`.feedback`).
 
 - :mod:`.simulator`: ``simulate(kernel, grid, block, args)`` -> a trace of global and shared
   memory accesses, races, barriers and faults (out of bounds, a barrier not every thread
-  reaches, an endless loop).
-- :mod:`.kernel_lab`: the lab question kinds ``NAIVE``, ``TILED``, ``PINGPONG``, ``OUTER``,
-  ``TWOLEVEL`` (``coerce`` / ``judge``, the code-question protocol of :mod:`gemmlab.judging`) and
-  their launches.
+  reaches, an endless loop); :mod:`.observed`: one block of it as plain data, the picture that
+  ``check(..., show=True)`` draws (:mod:`gemmlab.viz.kernel`); :mod:`.observe`: that picture of
+  any kernel, on a GPU backend from a fresh process on the simulator.
+- :mod:`.kernel_lab`: ``KernelLab``, what every kernel lab shares (``coerce`` / ``judge``, the
+  code-question protocol of :mod:`gemmlab.judging`), and the GEMM labs ``NAIVE``, ``TILED``,
+  ``PINGPONG``, ``OUTER``, ``TWOLEVEL`` with their launches.
+- :mod:`.puzzles`, :mod:`.puzzle_cases` and :mod:`.puzzle_feedback`: lesson 03's eight warm-up
+  puzzles (map .. prefix sum), kernel labs on small arrays, each typical mistake named.
 - :mod:`.wmma`: the fragment API (``load_matrix_sync``, ``mma_sync``, ``store_matrix_sync``)
   and the Tensor Core lab ``12.lab_wmma``.
 - :mod:`.gpu` and :mod:`.ladder`: on a GPU backend, the checks in a subprocess and the timing
@@ -29,7 +33,8 @@ Submodules load on first use, so ``import gemmlab`` stays fast.
 """
 import importlib
 
-_SUBMODULES = {"simulator", "kernel_lab", "feedback", "cases", "registers", "wmma", "gpu",
+_SUBMODULES = {"simulator", "observed", "observe", "kernel_lab", "feedback", "cases", "registers",
+               "puzzles", "puzzle_cases", "puzzle_feedback", "wmma", "gpu",
                "ladder", "solutions", "watchdog",
                "ranks", "deadlock", "limits", "mpi", "ring", "tensor", "groups", "budget",
                "kinds"}

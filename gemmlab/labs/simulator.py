@@ -26,6 +26,9 @@ replaced so that the run can be measured and can never hang:
 A run that takes longer than its time limit (an endless loop) is stopped too
 (:class:`gemmlab.labs.watchdog.Watchdog`). Local arrays are filled with NaN (registers start
 with garbage on a GPU), and so is shared memory.
+
+Every access is also handed to a :class:`gemmlab.labs.observed.BlockRecorder`, which keeps one
+block's accesses and barriers as plain data (``trace.observed``): the picture of the run.
 """
 import linecache
 import operator
@@ -38,6 +41,7 @@ import numpy as np
 
 from .. import device
 from .limits import Stop, where
+from .observed import FAULT, PLAIN, RACE, UNWRITTEN, BlockRecorder
 from .watchdog import Watchdog
 
 device.backend()   # the simulator modules below exist only once the backend is chosen
@@ -50,11 +54,21 @@ DEFAULT_TIME_LIMIT = 60.0
 
 class KernelFault(Exception):
     """The kernel did something a GPU would not survive or that cannot be simulated: ``kind`` is
-    "out of bounds", "barrier", "exception", "index" or "timeout"; the message names the thread."""
+    "out of bounds", "barrier", "exception", "index" or "timeout"; the message names the thread.
+    ``thread`` (the block-local id of the thread to blame, or None), ``block``, and for an
+    out-of-bounds access ``array``, ``index`` and ``action`` ("read" or "wrote") say it as data."""
 
-    def __init__(self, kind, message):
+    def __init__(self, kind, message, thread=None, block=None, array=None, index=None,
+                 action=None):
         super().__init__(message)
-        self.kind = kind
+        self.kind, self.thread, self.block = kind, thread, block
+        self.array, self.index, self.action = array, index, action
+
+    def plain(self):
+        """The fault as plain data (see :mod:`gemmlab.labs.observed`)."""
+        return {"kind": self.kind, "message": str(self), "thread": self.thread,
+                "array": self.array, "index": None if self.index is None else list(self.index),
+                "action": self.action}
 
 
 @dataclass
@@ -68,6 +82,12 @@ class Race:
     had_value: bool        # the element already held a value from an earlier interval
     interval: int
     block: str
+    reader_id: int = -1    # block-local ids of the two threads
+    writer_id: int = -1
+
+    def plain(self):
+        return {"kind": self.kind, "array": self.array, "index": list(self.index),
+                "threads": [self.reader_id, self.writer_id], "interval": self.interval}
 
     def describe(self):
         where = f"{self.array}[{', '.join(map(str, self.index))}]"
@@ -92,6 +112,7 @@ class Trace:
     shared_reads: list = field(default_factory=list)   # per global thread id
     fault: KernelFault = None
     observer: object = None             # what watched the run, when one was given
+    observed: dict = None               # one block's accesses as plain data (labs.observed)
     read_intervals: dict = field(default_factory=dict)  # block -> intervals with shared reads
     grid_ndim: int = 2
     block_ndim: int = 2
@@ -182,7 +203,9 @@ class GlobalArray(_Indexer):
 
     def __getitem__(self, index):
         e = self.flat(index, "read")
-        t = self.launch.current
+        launch = self.launch
+        t = launch.current
+        launch.recorder.access(t.local_id, launch.interval, "r", self.name, e)
         self.reads[e] += 1
         self.thread_reads[t.gid] = self.thread_reads.get(t.gid, 0) + 1
         if self.read_before_write is None and self.writes[e] == 0:
@@ -191,7 +214,9 @@ class GlobalArray(_Indexer):
 
     def __setitem__(self, index, value):
         e = self.flat(index, "wrote")
-        t = self.launch.current
+        launch = self.launch
+        t = launch.current
+        launch.recorder.access(t.local_id, launch.interval, "w", self.name, e)
         self.writes[e] += 1
         self.writer[e] = t.gid
         self.thread_writes[t.gid] = self.thread_writes.get(t.gid, 0) + 1
@@ -223,6 +248,7 @@ class SharedArray(_Indexer):
         e = self.flat(index, "read")
         launch = self.launch
         t, now = launch.current.local_id, launch.interval
+        launch.recorder.access(t, now, "r", self.name, e)
         if self.w_interval[e] == now and self.w_thread[e] != t:
             launch.race(self, e, reader=t, writer=self.w_thread[e], kind="read-write",
                         had_value=self.first_w[e] < now)
@@ -242,6 +268,7 @@ class SharedArray(_Indexer):
         e = self.flat(index, "wrote")
         launch = self.launch
         t, now = launch.current.local_id, launch.interval
+        launch.recorder.access(t, now, "w", self.name, e)
         if self.r_interval[e] == now:
             other = self.r_thread[e] if self.r_thread[e] != t else self.r_other[e]
             if other != -1:
@@ -436,14 +463,19 @@ class Launch:
         self.current = None
         self.block_run = None
         self.interval = 0
+        self.recorder = BlockRecorder()
 
     # -- called by the instrumented arrays, in the running simulated thread ------------------
     def who(self):
         return f"{self.current.name_} of {self.block_run.name}"
 
-    def fail(self, kind, message):
+    def fail(self, kind, message, **details):
+        """Stop the run with a :class:`KernelFault` (the first one stands); ``details``: the
+        fault's array, index and action; the running thread and its block are added."""
         if self.trace.fault is None:
-            self.trace.fault = KernelFault(kind, message)
+            thread = details.pop("thread", self.current.local_id if self.current else None)
+            block = self.block_run.idx if self.block_run else None
+            self.trace.fault = KernelFault(kind, message, thread=thread, block=block, **details)
         raise Stop
 
     def out_of_bounds(self, array, action, index):
@@ -454,21 +486,24 @@ class Launch:
         where = "shared array" if isinstance(array, SharedArray) else "array"
         self.fail("out of bounds", f"{self.who()} {action} {array.name}"
                   f"[{', '.join(map(str, index))}], outside the "
-                  f"{' x '.join(map(str, array.shape))} {where} {array.name} ({'; '.join(bad)})")
+                  f"{' x '.join(map(str, array.shape))} {where} {array.name} ({'; '.join(bad)})",
+                  array=array.name, index=tuple(index), action=action)
 
     def race(self, array, e, reader, writer, kind, had_value):
-        if len(self.trace.races) >= MAX_RACES:
+        if self.block_race is not None and len(self.trace.races) >= MAX_RACES:
             return
         threads = self.block_run.threads
-        self.trace.races.append(Race(
-            array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)),
-            threads[reader].name_, threads[writer].name_, kind, bool(had_value), self.interval,
-            self.block_run.name))
+        race = Race(array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)),
+                    threads[reader].name_, threads[writer].name_, kind, bool(had_value),
+                    self.interval, self.block_run.name, reader, writer)
+        if self.block_race is None:
+            self.block_race = race
+        if len(self.trace.races) < MAX_RACES:
+            self.trace.races.append(race)
 
     def uninitialized_read(self, array, e):
-        if len(self.trace.uninitialized) < MAX_RACES:
-            self.trace.uninitialized.append(
-                (array, e, self.current.name_, self.block_run.name, self.interval))
+        if len(self.block_uninitialized) < MAX_RACES:
+            self.block_uninitialized.append((array, e, self.current, self.interval))
 
     def count_shared_read(self, name):
         trace = self.trace
@@ -494,11 +529,10 @@ class Launch:
         if watchdog.fired and self.trace.fault is None:
             self.trace.fault = KernelFault("timeout", (
                 f"the kernel did not finish within {self.time_limit:g} s (it was running "
-                f"{self.who() if self.current else 'its first thread'}): an endless loop?"))
-        self.trace.uninitialized = [
-            (array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)), who, block)
-            for array, e, who, block, interval in self.trace.uninitialized
-            if array.first_w[e] == -1 or array.first_w[e] > interval]
+                f"{self.who() if self.current else 'its first thread'}): an endless loop?"),
+                block=self.block_run.idx if self.block_run else None)
+        fault = self.trace.fault
+        self.trace.observed = self.recorder.plain(self, fault.plain() if fault else None)
         return self.trace
 
     def _turn(self, thread):
@@ -515,7 +549,10 @@ class Launch:
         self.block_run = run
         self.interval = 0
         self.last_read_interval = -1
+        self.block_race, self.block_uninitialized = None, []
+        self.recorder.start_block()
         pending = run.threads
+        stopped = True
         try:
             while True:
                 for thread in pending:
@@ -524,12 +561,38 @@ class Launch:
                 if not pending:
                     break
                 self._check_barrier(run, pending)
+                self.recorder.barrier(_site_text(pending[0].site))
                 self.interval += 1
             self.trace.barriers[run.idx] = self.interval
+            stopped = False
         finally:
             for t in run.threads:          # after a fault: unwind the threads parked at a barrier
                 if t.state == WAITING:
                     t.glet.throw(Stop)
+            self._end_block(run, stopped)
+
+    def _end_block(self, run, stopped):
+        """File the block's reads of shared memory nobody had written (by then: shared arrays
+        belong to one block) and tell the recorder what the block was worth showing."""
+        unwritten = [(array, e, thread, interval)
+                     for array, e, thread, interval in self.block_uninitialized
+                     if array.first_w[e] == -1 or array.first_w[e] > interval]
+        room = MAX_RACES - len(self.trace.uninitialized)
+        self.trace.uninitialized += [
+            (array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)), thread.name_,
+             run.name) for array, e, thread, _ in unwritten[:max(room, 0)]]
+        if stopped:
+            self.recorder.end_block(run, FAULT)
+        elif self.block_race is not None:
+            self.recorder.end_block(run, RACE, self.block_race.plain())
+        elif unwritten:
+            array, e, thread, interval = unwritten[0]
+            self.recorder.end_block(run, UNWRITTEN, {
+                "kind": "unwritten", "array": array.name,
+                "index": [int(i) for i in np.unravel_index(e, array.shape)],
+                "threads": [thread.local_id, None], "interval": interval})
+        else:
+            self.recorder.end_block(run, PLAIN)
 
     def _check_barrier(self, run, waiting):
         finished = [t for t in run.threads if t.state == DONE]
@@ -539,7 +602,8 @@ class Launch:
             self.fail("barrier", (
                 f"{_some(finished)} of {run.name} finished without reaching the syncthreads "
                 f"at {line}, where {_some(waiting)} wait: every thread of a block must reach "
-                f"every syncthreads (look for a barrier inside an `if`, or a `return` before it)"))
+                f"every syncthreads (look for a barrier inside an `if`, or a `return` before it)"),
+                thread=None)
         other = next((t for t in waiting if t.site != site), None)
         if other is not None:
             self.fail("barrier", (
@@ -547,7 +611,7 @@ class Launch:
                 f"{_some([t for t in waiting if t.site == site])} at {line}, "
                 f"{_some([t for t in waiting if t.site == other.site])} at "
                 f"{_site_text(other.site)}: every thread must reach the same barrier (a "
-                f"syncthreads in both branches of an `if` is two barriers)"))
+                f"syncthreads in both branches of an `if` is two barriers)"), thread=None)
 
 
 def _some(threads, shown=3):

@@ -24,7 +24,7 @@ import ml_dtypes
 import numpy as np
 
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError
-from .kernel_lab import _three_parameters
+from .kernel_lab import check_parameters
 from .limits import Stop, where
 from .watchdog import Watchdog
 
@@ -174,7 +174,7 @@ class WmmaLab:
         if not callable(answer) or not hasattr(answer, "__code__"):
             raise AnswerTypeError(f"expected a function, got {type(answer).__name__}: pass its "
                                   f"name without calling it")
-        _three_parameters(answer, "function")
+        check_parameters(answer, ("A", "B", "C"), "function")
         return answer
 
     def judge(self, question, fn, rng=None):

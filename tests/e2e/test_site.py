@@ -1,6 +1,6 @@
 """`make site`: the static site builds; every lesson page has its title and a figure, widgets
 appear as snapshots, every exercise and the glossary have a page, links between pages resolve,
-and nothing is fetched from the network."""
+nothing is fetched from the network, and the picture of a kernel (lesson 03) is kept."""
 import html
 import json
 import re
@@ -97,3 +97,12 @@ def test_pages_load_nothing_from_the_network(site):
         sources = re.findall(r'<(?:script|link|img)[^>]+(?:src|href)="(https?:[^"]*)"',
                              page.read_text(encoding="utf-8"))
         assert not sources, f"{page.relative_to(site)} loads {sources}"
+
+
+def test_lesson_03_shows_the_picture_of_a_kernel_with_its_race_in_red(site):
+    text = (site / "notebooks" / "03_parallel_work_and_speedup.html").read_text(encoding="utf-8")
+    pictures = re.findall(r'<div class="gemmlab-kernel-picture".*?</svg>', text, re.S)
+    assert len(pictures) == 2, "lesson 03 draws the racy kernel and the fixed one"
+    racy, fixed = pictures
+    assert 'class="kp-fault kp-element"' in racy and 'class="kp-barrier"' not in racy
+    assert "kp-fault" not in fixed and 'class="kp-barrier"' in fixed

@@ -64,6 +64,16 @@ MEGAWATTS = {
     "b": "yes: computing power is proportional to electrical power",
     "c": "yes, as long as both sites use GPUs",
 }
+# Why GPUs: one 4K frame at 60 frames per second.
+FRAME_W, FRAME_H, FPS = 3840, 2160, 60
+FRAME_PARALLEL = {
+    "a": "the many similar pieces of work inside a stage (vertices, pixels), each running the same "
+         "program; the stages still follow one another",
+    "b": "every stage of the graphics pipeline at once, since nothing in a frame depends on "
+         "anything else",
+    "c": "only whole frames: the work inside one frame is sequential",
+}
+
 
 QUESTIONS = [
     Question(
@@ -275,5 +285,32 @@ QUESTIONS = [
         wrong=[Wrong(True, "the loss measures how well the model predicts the next text, averaged "
                            "over the training distribution; a task's accuracy is another quantity, "
                            "and what a model can do has to be evaluated separately.")],
+    ),
+    Question(
+        id="00.frame_pixels_per_second",
+        answer_name="pixels_per_second",
+        prompt="A game renders 3840 x 2160 pixels at 60 frames per second. How many output pixel "
+               "positions per second is that (3 significant figures)?",
+        answer=lambda: FRAME_W * FRAME_H * FPS,
+        kind=Number(sig=3, unit="pixels/s"),
+        wrong=[Wrong(lambda: FRAME_W * FRAME_H, "that is one frame; there are 60 of them every "
+                                                "second.")],
+        explain="About 5 x 10^8 similar pieces of work a second, each possibly several samples, "
+                "shading steps and memory reads: the throughput GPUs were built for.",
+    ),
+    Question(
+        id="00.frame_parallel",
+        prompt="What can run in parallel when a GPU draws a frame? Pick one:\n"
+               + options_text(FRAME_PARALLEL),
+        answer="a",
+        kind=Choice(tuple(FRAME_PARALLEL)),
+        wrong=[
+            Wrong("b", "the graphics pipeline still has stages that depend on each other: a pixel "
+                       "is shaded only after the geometry that covers it is known. What runs in "
+                       "parallel is the mass of similar work inside a stage."),
+            Wrong("c", f"one frame alone holds {FRAME_W * FRAME_H / 1e6:.1f} million pixels, each "
+                       f"shaded by the same program: there is plenty of parallel work inside a "
+                       f"frame."),
+        ],
     ),
 ]

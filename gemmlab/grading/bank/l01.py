@@ -87,6 +87,14 @@ CONTRACT_OPTIONS = {
     "c": "only the order of the additions, which alone decides the accuracy",
     "d": "nothing: FP16 multiplication with FP32 addition never loses anything",
 }
+OOM_CAUSE = {
+    "a": "that at that moment the memory already in use (weights, saved activations, gradients, "
+         "...) plus 512 MiB did not fit: the peak of the run decides, and it can come in the "
+         "forward pass, the backward pass or the optimizer update",
+    "b": "that the 512 MiB tensor is too large: making that one tensor smaller is the fix",
+    "c": "that the backward pass needs too much memory: out-of-memory errors only happen there",
+}
+
 
 QUESTIONS = [
     Question(
@@ -327,5 +335,19 @@ QUESTIONS = [
         ],
         hint="Follow one value from input to product to sum: where can it be rounded?",
         explain="Precision is a property of each step: storage, product and accumulation.",
+    ),
+    Question(
+        id="01.oom_cause",
+        prompt="A training step fails with \"CUDA out of memory. Tried to allocate 512 MiB\". "
+               "What does that tell you? Pick one:\n" + options_text(OOM_CAUSE),
+        answer="a",
+        kind=Choice(tuple(OOM_CAUSE)),
+        wrong=[
+            Wrong("b", "the 512 MiB is only the request that found no room: the weights, the saved "
+                       "activations and the gradients already held most of the memory. What "
+                       "decides is the peak of everything held at once."),
+            Wrong("c", "the peak can come in the forward pass (activations piling up) or in the "
+                       "optimizer update (its state) as well: find where the run's peak is."),
+        ],
     ),
 ]

@@ -1,7 +1,10 @@
 """Lesson 03, parallel work and speedup: the grouping activity's time model, work and span of a
-reduction, races, message cost, granularity, speedup and efficiency, Amdahl's law."""
+reduction, races, message cost, granularity, speedup and efficiency, Amdahl's law; and the eight
+warm-up puzzles, the first kernels a student writes (map .. prefix sum)."""
 import math
 
+from ...labs import puzzles
+from ...labs.solutions import solution
 from ...perfmodel import (amdahl, efficiency, group_sum_time, message_time, reduction_schedule,
                           self_schedule, speedup)
 from ._choices import options_text
@@ -288,6 +291,9 @@ QUESTIONS = [
             Wrong(lambda: 1 / (1 - UNACCELERATED), "that takes the GEMM's 80% as the part left "
                                                     "over. The 20 ms of preparation and "
                                                     "post-processing remain: 100 / 20 = 5."),
+            Wrong(math.inf, "an infinitely fast GEMM does not make the pipeline infinitely fast: "
+                            "the 20 ms of preparation and post-processing are still there, so the "
+                            "total cannot drop below 20 ms and the speedup stays below 1/s = 5."),
         ],
         explain="The part you do not accelerate sets the ceiling 1/s.",
     ),
@@ -384,5 +390,89 @@ QUESTIONS = [
                            "task's parallelism and data movement decide how many are busy. Compare "
                            "measured times on the same task, stating both machines, the data type "
                            "and what the timer includes.")],
+    ),
+    Question(
+        id="03.puzzle_map",
+        prompt="Write puzzle_map(a, out), a @cuda.jit kernel: out[i] = a[i] + 10 for the n "
+               "float32 elements of a. The puzzle launches blocks of 32 threads, grid ceil(n/32).",
+        answer=lambda: solution("03.puzzle_map"),
+        kind=puzzles.MAP,
+        hint="i = blockIdx.x * blockDim.x + threadIdx.x; only the threads with i < n touch memory.",
+        explain="One thread per element, and a guard for the threads of the last block that have "
+                "none: the pattern of every kernel that follows.",
+    ),
+    Question(
+        id="03.puzzle_zip",
+        prompt="Write puzzle_zip(a, b, out): out[i] = a[i] + b[i], blocks of 32 threads, grid "
+               "ceil(n/32).",
+        answer=lambda: solution("03.puzzle_zip"),
+        kind=puzzles.ZIP,
+        hint="The same index i into a, b and out, under the same guard.",
+    ),
+    Question(
+        id="03.puzzle_map2d",
+        prompt="Write puzzle_map2d(a, out): out[i, j] = a[i, j] + 10 for a of rows x cols. Blocks "
+               "of 16 x 16 threads, grid (ceil(cols/16), ceil(rows/16)), threadIdx.x along the "
+               "columns and threadIdx.y along the rows.",
+        answer=lambda: solution("03.puzzle_map2d"),
+        kind=puzzles.MAP2D,
+        hint="i = blockIdx.y * 16 + threadIdx.y is the row, j = blockIdx.x * 16 + threadIdx.x the "
+             "column; guard both.",
+        explain="threadIdx.x along the columns puts a warp's 32 threads on neighbouring elements "
+                "of a row: one coalesced access instead of 32 scattered ones.",
+    ),
+    Question(
+        id="03.puzzle_broadcast",
+        prompt="Write puzzle_broadcast(a, b, out): out[i, j] = a[i] + b[j], a of length rows, b "
+               "of length cols; the 2-D launch of puzzle_map2d.",
+        answer=lambda: solution("03.puzzle_broadcast"),
+        kind=puzzles.BROADCAST,
+        hint="a goes with the row index i, b with the column index j.",
+        explain="Broadcasting is indexing: a is read once per column, b once per row, and no "
+                "rows x cols copy of either is ever made.",
+    ),
+    Question(
+        id="03.puzzle_shared",
+        prompt="Write puzzle_shared(a, out), blocks of 32 threads: with s[t] = a[32 b + t] in a "
+               "32-float shared array of block b (0 past the end of a), out[32 b + t] = s[t] + "
+               "s[(t + 1) % 32]; every element of a is read from global memory once.",
+        answer=lambda: solution("03.puzzle_shared"),
+        kind=puzzles.SHARED,
+        hint="Write your slot, cuda.syncthreads(), then read your neighbour's.",
+        explain="A barrier separates writing shared memory from reading what other threads "
+                "wrote: without it a thread may read a slot before its owner has filled it.",
+    ),
+    Question(
+        id="03.puzzle_pool",
+        prompt="Write puzzle_pool(a, out), blocks of 32 threads: out[i] = a[i-2] + a[i-1] + a[i] "
+               "(terms before index 0 are 0), with at most n + 2 x (number of blocks) global "
+               "reads of a in all.",
+        answer=lambda: solution("03.puzzle_pool"),
+        kind=puzzles.POOL,
+        hint="A shared array of 34 floats: the block's 32 elements and the 2 before them.",
+        explain="The halo: a block loads a little more than its own elements once, so that no "
+                "thread has to fetch its neighbours' values from global memory again.",
+    ),
+    Question(
+        id="03.puzzle_dot",
+        prompt="Write puzzle_dot(a, b, out): out[0] = the sum of a[i] b[i] for n <= 256, one "
+               "block of 256 threads, reduced in shared memory.",
+        answer=lambda: solution("03.puzzle_dot"),
+        kind=puzzles.DOT,
+        hint="One product per slot, then 8 levels of pairwise additions with a barrier after "
+             "each level; thread 0 writes the result.",
+        explain="The reduction tree of section 3 on a GPU: work 255 additions, span 8 levels, "
+                "every level separated by a barrier.",
+    ),
+    Question(
+        id="03.puzzle_prefix",
+        prompt="Write puzzle_prefix(a, out): out[i] = a[0] + ... + a[i] for n <= 256, one block "
+               "of 256 threads, in shared memory.",
+        answer=lambda: solution("03.puzzle_prefix"),
+        kind=puzzles.PREFIX,
+        hint="In step d = 1, 2, ..., 128 thread t >= d adds slot t - d: read it into a local "
+             "variable, barrier, write, barrier.",
+        explain="This scan does 8 steps of up to 256 additions: more work than the 255 of a "
+                "serial loop, but a span of 8 instead of 255.",
     ),
 ]

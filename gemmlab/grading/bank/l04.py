@@ -141,6 +141,39 @@ def _roofline_hidden(rng):
     return [tuple(float(v) for v in 10.0 ** rng.uniform(-3, 6, size=4)) for _ in range(8)]
 
 
+# Enough intensity, too little parallel work: a K-heavy GEMM cut into 128 x 128 output tiles,
+# one block per tile, on the H200's SMs; and the HGX H200 board (8 GPUs) against one GPU's table.
+THIN_M = THIN_N = 256
+THIN_K, THIN_TILE = 16384, 128
+HGX_GPUS = 8
+
+
+def thin_gemm_intensity():
+    return intensity(gemm_flops(THIN_M, THIN_N, THIN_K), gemm_traffic(THIN_M, THIN_N, THIN_K, "ideal"))
+
+
+def busy_sms():
+    """SMs a launch of one block per output tile keeps busy at once (a block runs on one SM)."""
+    tiles = -(-THIN_M // THIN_TILE) * -(-THIN_N // THIN_TILE)
+    return min(tiles, int(H200.sms.value))
+
+
+FUSION_KEEPS_U = {
+    "a": "when another operator still reads u (a later layer, or the backward pass): then it "
+         "must be written anyway; fusing also changes each thread's registers, how the work is "
+         "split and how long u lives",
+    "b": "never: a fused kernel keeps every intermediate in registers, at no other cost",
+    "c": "always: fusion only saves kernel launches, not memory traffic",
+}
+TILED_SOFTMAX = {
+    "a": "the running maximum and sum of each row's softmax, merged from tile to tile; the result "
+         "is the same mathematically, but the new order of additions may change the last bits",
+    "b": "nothing: each tile's softmax is complete by itself, and the result is bit for bit the "
+         "untiled one",
+    "c": "the whole row of scores, kept on chip: a tile cannot be normalised before all of them "
+         "are known",
+}
+
 QUESTIONS = [
     Question(
         id="04.rate_tflops",
@@ -801,6 +834,87 @@ QUESTIONS = [
                        "3-line one. Intensity pairs FLOPs with one boundary's bytes."),
             Wrong("c", "the data type changes the bytes per element, but the level the bytes cross "
                        "still has to be named."),
+        ],
+    ),
+    Question(
+        id="04.busy_sms",
+        prompt=f"A GEMM with M = N = {THIN_M} and K = {THIN_K} has an ideal intensity of "
+               f"{thin_gemm_intensity():.1f} FLOP/B, past the H200's FP32 ridge of "
+               f"{ridge_point(P, B):.1f}: the roofline calls it compute-bound. Its kernel gives "
+               f"each {THIN_TILE} x {THIN_TILE} tile of C to one block. How many of the H200's "
+               f"{int(H200.sms.value)} SMs can it keep busy at once (exact)?",
+        answer=busy_sms,
+        kind=Exact(int),
+        wrong=[
+            Wrong(lambda: int(H200.sms.value),
+                  f"high intensity does not make parallel work: a block runs on one SM, and this "
+                  f"GEMM has only {busy_sms()} output tiles, so {busy_sms()} SMs work and "
+                  f"{int(H200.sms.value) - busy_sms()} idle. The roofline assumes the whole chip "
+                  f"is busy; split K or use smaller tiles to give it work."),
+            Wrong(lambda: THIN_M * THIN_N // THIN_TILE,
+                  f"count output tiles, one block each: ({THIN_M}/{THIN_TILE}) x "
+                  f"({THIN_N}/{THIN_TILE})."),
+        ],
+        hint="Output tiles = ceil(M/128) x ceil(N/128), and one block per tile runs on one SM.",
+        explain="The roofline says which resource would limit a kernel that fills the GPU; "
+                "whether it fills the GPU is a separate question of parallel work.",
+    ),
+    Question(
+        id="04.hgx_platform_hbm_gb",
+        prompt=f"The H200 figures of this lesson ({H200.bandwidth.value / 1e12:g} TB/s, "
+               f"{H200.capacity.value / 1e9:g} GB) are those of one H200 SXM GPU. An HGX H200 "
+               f"board carries {HGX_GPUS} of them. How much HBM does the board hold in all, in GB "
+               f"(exact)?",
+        answer=lambda: HGX_GPUS * H200.capacity.value / 1e9,
+        kind=Number(rtol=1e-9, unit="GB"),
+        wrong=[Wrong(lambda: H200.capacity.value / 1e9,
+                     "that is one GPU's memory: the datasheet table is per H200 SXM, not the "
+                     "total of the eight-GPU platform (and each GPU's memory is its own: lesson "
+                     "00's two cards are not one).")],
+    ),
+    Question(
+        id="04.ikj_keeps_c_in_registers",
+        prompt="The ikj loop order does the same multiply-adds as ijk, and its inner loop updates "
+               "a row of C again and again. Does the ikj order by itself keep those updates of C in "
+               "registers? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "the order changes which elements come one after another (B and C "
+                           "consecutively, one A element reused), not where they live: whether "
+                           "C's repeated updates stay in registers or in a cache is up to the "
+                           "compiler and the hardware (a row of a 1024 x 1024 C is 4 KiB, far "
+                           "more than one thread's registers). Measure it.")],
+    ),
+    Question(
+        id="04.fusion_keeps_u",
+        prompt="Fusing u = x + y and z = u * w into one kernel spares u's round trip through "
+               "memory. When must u still be written? Pick one:\n" + options_text(FUSION_KEEPS_U),
+        answer="a",
+        kind=Choice(tuple(FUSION_KEEPS_U)),
+        wrong=[
+            Wrong("b", "an intermediate another operator needs (a later layer that reads u, or "
+                       "the backward pass) cannot be dropped; and a fused kernel needs more "
+                       "registers per thread and another split of the work, which can cost "
+                       "occupancy."),
+            Wrong("c", f"fusion spares u's round trip through HBM: at N = 1e8 in FP32, "
+                       f"{fusion_traffic(N_VEC)['unfused_bytes'] / 1e9:g} GB become "
+                       f"{fusion_traffic(N_VEC)['fused_bytes'] / 1e9:g} GB, unless someone else "
+                       f"needs u."),
+        ],
+    ),
+    Question(
+        id="04.tiled_softmax",
+        prompt="FlashAttention computes attention one tile of scores at a time. What has to be "
+               "carried from tile to tile, and is the result bit for bit the untiled one? Pick "
+               "one:\n" + options_text(TILED_SOFTMAX),
+        answer="a",
+        kind=Choice(tuple(TILED_SOFTMAX)),
+        wrong=[
+            Wrong("b", "a softmax divides by the sum over the whole row: each tile's partial "
+                       "maximum and sum must be merged with the others' (and the output "
+                       "rescaled). And adding in another order can change the last bits."),
+            Wrong("c", "keeping the whole row is what tiling avoids: a running maximum and sum "
+                       "per row are enough, rescaling what was computed so far."),
         ],
     ),
 ]

@@ -87,6 +87,24 @@ QUESTIONS = [
         hint="Two things running side by side finish when the slower one does.",
     ),
     Question(
+        id="08.load_bound_stage_us",
+        prompt=f"The same pipeline with the times swapped: loading a tile takes T_L = {T_C:g} us "
+               f"and computing it T_C = {T_L:g} us. Steady-state time of one stage with double "
+               f"buffering (exact).",
+        answer=lambda: max(T_C, T_L),
+        kind=Number(rtol=1e-6, unit="us"),
+        wrong=[
+            Wrong(T_L, "that is the compute time alone, as if double buffering removed the loads. "
+                       "It hides the shorter activity under the longer one; here the load is the "
+                       "longer, so every stage still waits for it."),
+            Wrong(T_L + T_C, "that is a serial stage; overlapped, the shorter one hides under "
+                             "the longer one."),
+        ],
+        hint="Two things running side by side finish when the slower one does, whichever it is.",
+        explain="A load-bound pipeline stays load-bound: double buffering hides the compute "
+                "under the loads, and only more bandwidth or fewer bytes make it faster.",
+    ),
+    Question(
         id="08.buffers_hold",
         prompt=f"What do the ping and pong buffers hold? One of {', '.join(BUFFER_OPTIONS)}.",
         answer=lambda: "input tiles",

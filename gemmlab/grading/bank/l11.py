@@ -82,8 +82,11 @@ QUESTIONS = [
                   "registers at once, so divide by the block's registers."),
             Wrong(HOPPER.registers / (185 * 256),
                   "blocks are whole: the fraction left over holds no block."),
-            Wrong(2, "two blocks need 2 x 256 x 185 = 94720 registers (more after rounding per "
-                     "warp), beyond the SM's 65536."),
+            Wrong(2, f"two blocks need 2 x 256 x 185 = 94720 registers (more after rounding per "
+                     f"warp), beyond the SM's 65536. A larger micro-tile costs registers per "
+                     f"thread, and registers set the occupancy: one block fills "
+                     f"{256 // 32} of an SM's {HOPPER.max_threads // 32} warp slots. Occupancy "
+                     f"cannot be ignored when the micro-tile grows."),
             Wrong(8, "8 is the warps of one block; the question asks for blocks per SM."),
         ],
         hint="Registers per warp: 185 x 32 rounded up to a multiple of 256; a block has 8 warps.",

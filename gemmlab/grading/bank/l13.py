@@ -68,6 +68,21 @@ TP_SPLITS = {
     "c": "the tokens of the sequence",
 }
 
+WORK_VOLUME = {
+    "a": "no: it is a picture of the task's coordinates (each layer a token x feature plane); what "
+         "is held in memory depends on the run: inference keeps one layer's activations at a "
+         "time, training keeps or recomputes them for the backward pass",
+    "b": "yes: the L x S x H tensor is allocated when the run starts",
+    "c": "yes, but only on the last pipeline stage",
+}
+B_AXIS = {
+    "a": "not necessarily: B counts the task's independent contexts (microbatch items); data "
+         "loading, gradient accumulation and pipeline microbatches can lay them out differently "
+         "in memory",
+    "b": "yes: B is always the first dimension of the input tensor the framework sees",
+    "c": "no: B counts the GPUs of the data-parallel group",
+}
+
 QUESTIONS = [
     Question(
         id="13.total_ranks",
@@ -244,6 +259,36 @@ QUESTIONS = [
                        "heads, its FFN the hidden units, and a linear layer can be split along "
                        "its input (row parallel) or output (column parallel) dimension."),
             Wrong("c", "splitting the tokens of a sequence is context parallelism."),
+        ],
+    ),
+    Question(
+        id="13.work_volume_stored",
+        prompt="Lesson 13 stacks the layers' token x feature planes into an L x S x H work volume. "
+               "Does a run hold that L x S x H tensor in memory? Pick one:\n"
+               + options_text(WORK_VOLUME),
+        answer="a",
+        kind=Choice(tuple(WORK_VOLUME)),
+        wrong=[
+            Wrong("b", "the volume is a map of the work (which layer, which token, which feature), "
+                       "not an allocation: a forward pass needs one layer's plane at a time, and "
+                       "what training keeps for the backward pass is a choice (recomputation "
+                       "keeps less)."),
+            Wrong("c", "no stage allocates the whole volume; pipeline stages each hold their own "
+                       "layers' activations, as the run needs them."),
+        ],
+    ),
+    Question(
+        id="13.b_axis_meaning",
+        prompt="The fourth axis B of the task space B x L x S x H counts independent contexts. Is "
+               "it the batch dimension of a framework tensor? Pick one:\n" + options_text(B_AXIS),
+        answer="a",
+        kind=Choice(tuple(B_AXIS)),
+        wrong=[
+            Wrong("b", "B is an axis of the task, not of one tensor: gradient accumulation splits "
+                       "it over steps, pipeline parallelism into microbatches, a data loader into "
+                       "batches; a framework's batch dimension is one of its physical layouts."),
+            Wrong("c", "the GPUs of the DP group split B (data parallelism), but B itself counts "
+                       "contexts, whatever the number of GPUs."),
         ],
     ),
 ]

@@ -24,6 +24,9 @@ def _send_gib():
     return ring_send_bytes(RING_RANKS, RING_BYTES) / GIB
 
 
+ONCHIP_IS_CACHE = ("Is it fair to call all of a GPU's on-chip storage (registers, shared memory, "
+                   "L1 and L2) its cache? True or False.")
+
 QUESTIONS = [
     Question(
         id="15.column_W_r_shape",
@@ -162,5 +165,15 @@ QUESTIONS = [
         explain="The budget puts each parallelism's traffic on its link: TP's all-reduces on "
                 "NVLink every layer, the gradients once per step, the pipeline's messages once "
                 "per stage.",
+    ),
+    Question(
+        id="15.onchip_is_cache",
+        prompt=ONCHIP_IS_CACHE,
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "a cache is filled and emptied by the hardware; shared memory and "
+                           "registers are managed by the program: the kernel moves each tile into "
+                           "them explicitly, synchronises the block around them and sizes its tiles "
+                           "to their capacity. Calling them cache hides those three jobs.")],
     ),
 ]
