@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The kernel labs (issue 13) on a GPU, in one call, from the repository root:
 #   1. the lab tests that run on a GPU backend (the GPU path of a check, the fragment lab);
-#   2. every lab's check with the reference kernels of solutions/: the instrumented checks in a
-#      subprocess on the simulator, then each kernel timed at 4096^3 beside the course's kernel
-#      and cuBLAS -> benchmarks/gpu_labs.json (machine, versions, date) and a Markdown table.
-# Needs the check on the simulator in a subprocess (gemmlab.judging.on_simulator) and greenlet on
-# the GPU machine (offline machines: `bash ../shared/device/gpu-wheels.sh greenlet` beforehand).
+#   2. every lab's check with the reference kernels of solutions/: the kernel's cell in a fresh
+#      worker on the simulator (gemmlab.judging.worker: compiled for sm_75 and sm_90 by NVVM,
+#      then the instrumented checks), then each kernel timed at 4096^3 beside the course's
+#      kernel and cuBLAS -> benchmarks/gpu_labs.json (machine, versions, date) and a Markdown table.
+# Needs greenlet and NVVM (the GPU's CUDA toolkit or NVIDIA's wheels; ptxas too, for the
+# registers and spills of lessons 10 and 11) on the GPU machine (offline machines:
+# `bash ../shared/device/gpu-wheels.sh greenlet` beforehand).
 # About 3-5 minutes on an H200. Logs go to benchmarks/gpu_labs.log. PYTHON selects the interpreter.
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -1,8 +1,9 @@
 """gemmlab: the helper package of the GEMM course workbook.
 
-Import this package before anything that imports ``numba.cuda``: ``gemmlab.device`` picks the
-backend (real GPU or Numba's CUDA simulator) and Numba reads that choice only once, on its first
-import. Submodules load on first attribute access (``gl.kernels`` imports Numba's CUDA module, about
+Import this package before anything that imports ``numba.cuda``: importing it picks the backend
+(real GPU or Numba's CUDA simulator, :func:`gemmlab.device.backend`), and Numba reads that choice
+only once, on its first import, so ``import gemmlab as gl`` followed by ``from numba import cuda``
+gets the right ``cuda`` on both. Submodules load on first attribute access (``gl.kernels`` imports Numba's CUDA module, about
 half a second), so ``import gemmlab`` stays fast and a lesson pays only for what it uses.
 ``gl.gemm`` is :func:`gemmlab.kernels.launch.gemm`, the entry point to the kernel ladder.
 """
@@ -10,6 +11,8 @@ import importlib
 import importlib.metadata
 
 from . import device
+
+device.backend()            # chosen now, before anything can import numba.cuda
 
 try:
     __version__ = importlib.metadata.version("gemmlab")

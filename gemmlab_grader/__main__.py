@@ -75,8 +75,9 @@ def build_parser():
     p.add_argument("--no-sandbox", action="count", default=0,
                    help="run notebooks as you, without bubblewrap: they can read what you can. "
                         "As root, give it twice")
-    p.add_argument("--seed", type=_seed, help="seed of the hidden cases (default: random, and "
-                                              "written to grades.json)")
+    p.add_argument("--seed", type=_seed, help="the secret each student's hidden cases derive "
+                                              "from, with the student's folder name (default: "
+                                              "random; never written anywhere): to repeat a run")
     return p
 
 

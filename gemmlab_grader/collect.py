@@ -5,7 +5,7 @@ The runner (:mod:`gemmlab_grader.runner`) is on the student's side: its output m
 or shaped to make a parser use a hundred times its size in memory (120 MiB of ``[[[...`` or of
 small numbers). So the grader checks its size, then this process, under its own memory and CPU
 limits, reads it: two frames (:func:`pack`), the run report (at most :data:`MAX_REPORT` bytes)
-and the answers file as the kernel wrote it, which must decode (:func:`gemmlab_grader.answers.
+and the answers file as the kernel wrote it, which must decode (:func:`gemmlab.judging.values.
 decode`) within one budget for all the answers together. It writes back the same in a checked
 form: only the known fields, texts cut to their length, every value decoded and encoded again.
 If it fails or runs out of memory, only that notebook's answers are refused, with the reason.
@@ -14,10 +14,10 @@ import json
 import struct
 import sys
 
-from . import answers
+from gemmlab.judging import values
 
 MAX_REPORT = 1 << 20
-MAX_ANSWERS = answers.MAX_TOTAL_BYTES * 2          # base64 and JSON around 64 MiB of values
+MAX_ANSWERS = values.MAX_TOTAL_BYTES * 2          # base64 and JSON around 64 MiB of values
 MAX_OUTPUT = MAX_REPORT + MAX_ANSWERS + 16          # what the runner may send in all
 MAX_SOURCE = 1 << 20
 MAX_ENTRIES = 1000
@@ -80,8 +80,8 @@ def _entry(entry, budget):
         return dict(checked, source=source, name=name[:200])
     if "value" in entry:
         try:
-            checked["value"] = answers.encode(answers.decode(entry["value"], budget))
-        except answers.DecodeError as exc:
+            checked["value"] = values.encode(values.decode(entry["value"], budget))
+        except values.DecodeError as exc:
             checked["error"] = f"could not be read back: {str(exc)[:200]}"
     return checked or {"error": "a malformed answer entry"}
 
@@ -93,7 +93,7 @@ def _answers(raw):
         raise ValueError("not an object of answers")
     if len(collected["answers"]) > MAX_ENTRIES:
         raise ValueError(f"more than {MAX_ENTRIES} answers")
-    budget = answers._Budget()                     # one for all the answers together
+    budget = values.Budget()                     # one for all the answers together
     return {str(q)[:100]: _entry(e, budget) for q, e in collected["answers"].items()}
 
 
@@ -110,7 +110,7 @@ def check(stream):
         return {"run": run, "answers": None, "problem": run["answers_problem"]}
     try:
         return {"run": run, "answers": _answers(raw), "problem": ""}
-    except (ValueError, UnicodeDecodeError, RecursionError, answers.DecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError, values.DecodeError) as exc:
         return {"run": run, "answers": None,
                 "problem": f"its answers could not be read back ({str(exc)[:150]})"}
 

@@ -21,14 +21,18 @@ with ``--lesson NN``; see :mod:`gemmlab_grader.submissions`):
    without the sandbox, what the notebook left in /dev/shm is removed.
 3. What the runner sent is read back by a confined process
    (:mod:`gemmlab_grader.collect`), and the answers are judged here: values with the bank's
-   references, code by :func:`~gemmlab_grader.isolate.judge_code` on hidden cases drawn from this
-   run's seed.
+   references, code by :func:`~gemmlab_grader.isolate.judge_code` on hidden cases drawn here
+   from a seed of the student's own (:func:`case_seed`: the run's secret and the student's folder
+   name; the secret is in no report, environment or worker, and the worker gets cases, never a
+   seed).
 
 Without the sandbox, notebooks run one at a time (they would share one user's files and
 processes), and a change to the Python environment (checked at the end) marks the notebook that
 ran when it happened and the whole run (exit 3). Nothing the notebook prints, logs or calls
 (``check()`` included) decides a verdict. The command line is :func:`main`.
 """
+import hashlib
+import hmac
 import os
 import secrets
 import sys
@@ -41,9 +45,9 @@ from pathlib import Path
 
 from gemmlab.grading.bank import lesson_questions, questions
 from gemmlab.grading.checker import Result, judge_question
-from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS
+from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS, values
 
-from . import answers, confine, integrity, publish, report, sandbox
+from . import confine, integrity, publish, report, sandbox
 from .execute import COLLECT_LIMITS, NotebookRun
 from .folders import FolderSnapshot, remove_tree
 from .isolate import Isolation, judge_code
@@ -81,7 +85,8 @@ class Settings:
     notebook_timeout: int = 900         # seconds per notebook, everything included
     memory_mib: int = 8192              # address space per process; size of each of its tmpfs
     sandbox: bool = True
-    seed: int = None                    # hidden cases; None: drawn at random, and reported
+    seed: int = None                    # the secret hidden cases derive from; None: drawn at
+                                        # random; never reported (--seed repeats a run)
     lesson: str = None                  # the lesson of every notebook (else from its file name)
     jobs: int = 1                       # notebooks graded at once (1 without the sandbox)
     cell_cpu: int = None                # CPU seconds per cell, if not ``timeout``
@@ -117,7 +122,8 @@ class Grader:
         self.root, self.out = Path(submissions.root), Path(out)
         self.folders = {"the submissions folder": submissions,
                         "the output folder": FolderSnapshot(out)}
-        self.seed = settings.seed if settings.seed is not None else secrets.randbelow(2**32)
+        self._secret = (secrets.token_bytes(32) if settings.seed is None
+                        else settings.seed.to_bytes(8, "big"))
         self.bank = questions()                     # loaded before any student code runs
         self.public = [{"id": q.id, "prompt": q.prompt, "answer_name": q.answer_name}
                        for q in self.bank.values()]
@@ -236,7 +242,7 @@ class Grader:
             elif self.stop.is_set():
                 grade.set(Result(q.id, FAIL, "not graded: the run was interrupted"))
             else:
-                grade.set(self._judge(q, collected.get(q.id)))
+                grade.set(self._judge(q, collected.get(q.id), sub.student))
         if problem:
             grade.notes.insert(0, problem)
 
@@ -369,8 +375,8 @@ class Grader:
 
     # --- judging ----------------------------------------------------------------------------------
 
-    def _judge(self, q, entry):
-        """The verdict on one collected answer entry (see answers.extract)."""
+    def _judge(self, q, entry, student):
+        """The verdict on one collected answer entry (see answers.extract) of ``student``."""
         try:
             if not isinstance(entry, dict) or entry.get("missing"):
                 return Result(q.id, NOT_ATTEMPTED, f"the notebook has no variable "
@@ -378,24 +384,25 @@ class Grader:
             if entry.get("error"):
                 return Result(q.id, FAIL, f"{q.answer_name}: {str(entry['error'])[:300]}")
             if q.is_code and "source" in entry:
-                return self._judge_code(q, str(entry["source"]), str(entry.get("name")))
-            return judge_question(q, answers.decode(entry.get("value")))
-        except answers.DecodeError as exc:
+                return self._judge_code(q, str(entry["source"]), str(entry.get("name")),
+                                        case_seed(self._secret, student, q.id))
+            return judge_question(q, values.decode(entry.get("value")))
+        except values.DecodeError as exc:
             return Result(q.id, FAIL, f"{q.answer_name} could not be read back: {exc}")
         except Exception as exc:  # a bug of ours must not stop the others' grading
             return Result(q.id, FAIL, f"the grader could not judge this answer "
                                       f"({type(exc).__name__}: {str(exc)[:200]})")
 
-    def _judge_code(self, q, source, name):
+    def _judge_code(self, q, source, name, seed):
         """judge_code on hidden cases: in the sandbox on the shared read-only package copy,
         without it on a fresh copy of its own (removed after)."""
         if self.shared is not None:
-            return judge_code(q.id, source, name, seed=self.seed, timeout=self.settings.timeout,
+            return judge_code(q.id, source, name, seed=seed, timeout=self.settings.timeout,
                               isolation=self._isolation(self.shared))
         folder = self._notebook_dir()
         try:
             self.snapshot.write_copy(folder, self.public)
-            return judge_code(q.id, source, name, seed=self.seed, timeout=self.settings.timeout,
+            return judge_code(q.id, source, name, seed=seed, timeout=self.settings.timeout,
                               isolation=self._isolation(folder))
         finally:
             try:
@@ -411,7 +418,8 @@ class Grader:
     def protections(self):
         lines = ["verdicts: the grader collects each question's answer after the notebook ran "
                  "and judges it itself; nothing the notebook prints, logs or calls counts",
-                 f"code answers: run in their own process on hidden cases (seed {self.seed})",
+                 "code answers: run in their own process; hidden cases drawn per student from "
+                 "this run's secret (never recorded: --seed repeats a run)",
                  "notebooks import a copy of gemmlab without the bank's reference answers",
                  f"each cell: {self.settings.timeout} s (wall clock and CPU); each notebook: "
                  f"{self.settings.notebook_timeout} s",
@@ -432,6 +440,14 @@ class Grader:
                          "and the folders and empties what a notebook left in /dev/shm, and "
                          "distrusts the run if one modifies the Python environment")
         return lines
+
+
+def case_seed(secret, student, question_id):
+    """The seed of one student's hidden cases for one question: a keyed hash of the student's
+    folder name and the question under the run's ``secret``, so two students get different cases
+    and nobody who lacks the secret can compute them."""
+    message = f"{student}\0{question_id}".encode("utf-8", "surrogateescape")
+    return int.from_bytes(hmac.new(secret, message, hashlib.sha256).digest()[:8], "big")
 
 
 def _error_note(error):
@@ -513,7 +529,7 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
     finally:
         grader.close()
         sys.dont_write_bytecode = bytecode
-    info = {"seed": grader.seed, "sandbox": settings.sandbox, "timeout": settings.timeout,
+    info = {"sandbox": settings.sandbox, "timeout": settings.timeout,
             "jobs": settings.jobs, "shard": list(shard) if shard else None,
             "students": len({s.student for s in found}), "protections": protections,
             "warnings": grader.warnings, "restored": grader.restored,

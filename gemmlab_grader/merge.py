@@ -5,7 +5,7 @@ A scheduler (a SLURM array, GNU parallel, a Kubernetes Job) runs ``gemmlab-grade
 This reads each shard's ``grades.json`` (size-checked, every field checked for its kind), refuses
 shards that do not fit together (two of one number, different n, one notebook in two shards),
 names the shards missing, and writes the reports of the whole class (:mod:`~gemmlab_grader.
-publish`) with each shard's run information (seed, sandbox, warnings, what was restored).
+publish`) with each shard's run information (sandbox, warnings, what was restored).
 Exit status 0, 2 for shards that cannot be merged, 3 if a shard's run was untrusted.
 """
 import json
@@ -111,7 +111,7 @@ def merge(outputs):
         warnings += [f"{label}: {w}" for w in texts]
         restored += [f"{label}: {str(r)[:300]}" for r in info.get("restored") or []]
         runs.append({"shard": list(shard) if shard else None, "folder": str(folder),
-                     **{k: info.get(k) for k in ("seed", "sandbox", "jobs", "students",
+                     **{k: info.get(k) for k in ("sandbox", "jobs", "students",
                                                  "interrupted", "untrusted")}})
     counts = {n for _i, n in filter(None, numbers)}
     if len(counts) > 1 or (counts and None in numbers):
@@ -123,7 +123,6 @@ def merge(outputs):
             warnings.insert(0, f"shards missing: {', '.join(f'{i}/{n}' for i in missing)} (their "
                                f"students are not in this report)")
     merged = {"shards": runs, "sandbox": all(r["sandbox"] is True for r in runs),
-              "seed": sorted({r["seed"] for r in runs if isinstance(r["seed"], int)}),
               "warnings": warnings, "restored": restored,
               "untrusted": any(r["untrusted"] for r in runs),
               "interrupted": any(r["interrupted"] for r in runs)}

@@ -93,8 +93,7 @@ def _feedback(grades):
 
 def page(grades, run_info):
     """The HTML page of a run (see the module's docstring)."""
-    facts = [f"seed {_e(run_info.get('seed'))}",
-             "sandbox" if run_info.get("sandbox") else "NO sandbox",
+    facts = ["sandbox" if run_info.get("sandbox") else "NO sandbox",
              f"{len(grades)} notebooks", f"{len(report.by_student(grades))} students"]
     if run_info.get("shards"):
         facts.append(f"merged from {len(run_info['shards'])} shards")

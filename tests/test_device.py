@@ -29,13 +29,13 @@ def test_sim_sets_the_numba_simulator_before_numba_cuda_is_imported():
 
 
 def test_unknown_backend_name_is_a_clear_error():
-    out = _run("import gemmlab; gemmlab.device.backend()", "tpu")
+    out = _run("import gemmlab", "tpu")
     assert out.returncode != 0 and "expected one of gpu, sim" in out.stderr
 
 
 @pytest.mark.skipif(cudadriver.device_count() > 0, reason="a GPU is present")
 def test_forcing_gpu_without_one_says_how_to_fix_it():
-    out = _run("import gemmlab; gemmlab.device.backend()", "gpu")
+    out = _run("import gemmlab", "gpu")
     assert out.returncode != 0 and "no NVIDIA GPU" in out.stderr and "sim" in out.stderr
 
 
@@ -71,3 +71,16 @@ def test_numba_imported_before_gemmlab_still_gets_the_simulator():
 def test_numba_cuda_imported_before_gemmlab_in_the_other_mode_is_refused():
     out = _run("from numba import cuda; import gemmlab; gemmlab.device.backend()", "sim")
     assert out.returncode != 0 and "import gemmlab first" in out.stderr
+
+
+def test_numba_cuda_imported_after_gemmlab_is_the_chosen_backend():
+    """As every Numba tutorial writes it: `import gemmlab as gl`, then `from numba import cuda`
+    (no gemmlab call in between) gets the simulator here, not 'CUDA driver library not found'."""
+    out = _run("import gemmlab as gl\nfrom numba import cuda\nimport numpy as np\n"
+               "@cuda.jit\ndef double(x):\n    i = cuda.grid(1)\n    if i < x.size:\n"
+               "        x[i] *= 2\nx = np.arange(5.0)\ndouble[1, 8](x)\n"
+               "print(gl.device.backend(), cuda.jit.__module__, x.tolist())", "sim")
+    assert out.returncode == 0, out.stderr
+    backend, module, values = out.stdout.split(" ", 2)
+    assert backend == "sim" and module.startswith("numba.cuda.simulator")
+    assert values.strip() == "[0.0, 2.0, 4.0, 6.0, 8.0]"

@@ -8,6 +8,7 @@ import sys
 import time
 
 import nbformat
+import numpy as np
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
@@ -145,7 +146,9 @@ def test_one_notebook_per_student_with_lesson_and_the_protections_printed(tmp_pa
     done = _cli("subs", "--lesson", "1", "--out", "out", "--timeout", "20", "--seed", "5",
                 cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "protections in this run" in done.stderr and "hidden cases (seed 5)" in done.stderr
+    assert "protections in this run" in done.stderr
+    assert "hidden cases drawn per student from this run's secret" in done.stderr
+    assert "seed" not in (tmp_path / "out" / "grades.json").read_text()
     rows = {r["student"]: r for r in json.loads((tmp_path / "out" / "grades.json").read_text())
             ["notebooks"]}
     total = len(lesson_questions(1))           # every question of lesson 01 counts
@@ -344,3 +347,43 @@ def test_without_cgroups_a_detached_process_is_still_killed(monkeypatch):
 def test_limits_must_be_positive_whole_numbers(field):
     with pytest.raises(ValueError, match=field):
         confine.Limits(**{field: 0})
+
+
+def test_each_students_hidden_cases_derive_from_the_run_secret_and_their_name():
+    secret = b"k" * 32
+    alice = grade.case_seed(secret, "alice", "07.lab_ring")
+    assert alice == grade.case_seed(secret, "alice", "07.lab_ring")        # a run repeats
+    assert alice != grade.case_seed(secret, "bob", "07.lab_ring")          # students differ
+    assert alice != grade.case_seed(secret, "alice", "13.lab_groups")      # questions differ
+    assert alice != grade.case_seed(b"j" * 32, "alice", "07.lab_ring")     # runs differ
+    from gemmlab.grading.bank import get_question
+    kind = get_question("07.lab_ring").kind
+    cases = [kind.hidden(np.random.default_rng(grade.case_seed(secret, s, "07.lab_ring")))
+             for s in ("alice", "bob")]
+    assert cases[0] != cases[1]
+
+
+def test_the_worker_gets_cases_never_a_seed_nor_the_secret(monkeypatch):
+    """The attack: a kernel-lab cell read the run's seed and drew every student's hidden cases.
+    Now the seed stays in the judging process: no message to the worker carries it, and its
+    environment is the clean one."""
+    from gemmlab.judging import cell
+    from gemmlab_grader import isolate
+    sent = []
+    real = cell.Channel.request
+
+    def record(self, message):
+        sent.append(json.dumps(message))
+        return real(self, message)
+    monkeypatch.setattr(cell.Channel, "request", record)
+    source = ("TILE = 16\n\n\n@cuda.jit\ndef lab_naive(A, B, C):\n    M, K = A.shape\n"
+              "    N = B.shape[1]\n    row = cuda.blockIdx.y * TILE + cuda.threadIdx.y\n"
+              "    col = cuda.blockIdx.x * TILE + cuda.threadIdx.x\n    if row < M and col < N:\n"
+              "        acc = float32(0)\n        for k in range(K):\n"
+              "            acc += A[row, k] * B[k, col]\n        C[row, col] = acc\n")
+    seed = 987654321123
+    result = isolate.judge_code("05.lab_naive", source, "lab_naive", seed=seed, timeout=240)
+    assert result.status == "pass", result.feedback
+    assert sent and not any(str(seed) in m or '"seed"' in m for m in sent)
+    env = isolate.clean_env("/tmp/x")
+    assert not any(str(seed) in v for v in env.values())

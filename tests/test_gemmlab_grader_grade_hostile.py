@@ -174,7 +174,7 @@ def _passed(row):
 
 def test_the_run_finishes_and_writes_its_reports(run):
     assert run.status == 0, run.stderr[-3000:]
-    assert run.info["seed"] == 7 and run.info["sandbox"] == run.sandboxed
+    assert "seed" not in run.info and run.info["sandbox"] == run.sandboxed
     print(f"graded {len(run.rows)} submissions in {run.seconds:.0f} s "
           f"({'sandbox' if run.sandboxed else 'no sandbox'})")
 

@@ -13,10 +13,10 @@ from gemmlab_grader import merge, publish
 from gemmlab_grader.grade import NotebookGrade
 
 
-def _shard(folder, i, n, students, seed=7, untrusted=False):
+def _shard(folder, i, n, students, jobs=2, untrusted=False):
     grades = [NotebookGrade(s, f"{s}/01_x.ipynb", "01", {"01.weights_gib": "pass"},
                             {"01.weights_gib": "ok"}) for s in students]
-    publish.write_all(grades, folder, {"seed": seed, "sandbox": True, "shard": [i, n],
+    publish.write_all(grades, folder, {"jobs": jobs, "sandbox": True, "shard": [i, n],
                                        "warnings": [f"a warning of {i}"], "restored": [],
                                        "untrusted": untrusted, "interrupted": False})
     return folder
@@ -29,12 +29,13 @@ def _merge(*args):
 
 def test_shards_merge_into_one_report_of_the_class(tmp_path):
     a = _shard(tmp_path / "a", 1, 2, ["alice", "bob"])
-    b = _shard(tmp_path / "b", 2, 2, ["carol"], seed=8)
+    b = _shard(tmp_path / "b", 2, 2, ["carol"], jobs=3)
     done = _merge(a, b, "--out", tmp_path / "all")
     assert done.returncode == 0, done.stderr
     info = json.loads((tmp_path / "all" / "grades.json").read_text())
     assert [r["student"] for r in info["notebooks"]] == ["alice", "bob", "carol"]
-    assert [s["shard"] for s in info["shards"]] == [[1, 2], [2, 2]] and info["seed"] == [7, 8]
+    assert [s["shard"] for s in info["shards"]] == [[1, 2], [2, 2]]
+    assert [s["jobs"] for s in info["shards"]] == [2, 3] and "seed" not in info     # never reported
     assert "shard 2/2: a warning of 2" in info["warnings"]
     assert (tmp_path / "all" / "grades-lms.csv").read_text().count("\n") == 4
     assert "carol" in done.stdout

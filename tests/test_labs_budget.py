@@ -10,6 +10,9 @@ import gemmlab as gl
 from gemmlab.grading import judge
 from gemmlab.grading.bank import get_question
 from gemmlab.labs import budget as lab
+from gemmlab.labs.solutions import solution
+
+REFERENCE = solution("15.lab_budget", name="layer_budget")
 
 QID = "15.lab_budget"
 
@@ -98,7 +101,7 @@ BROKEN = [
 def test_a_budget_written_from_the_contract_passes_public_and_hidden_configurations():
     right = student()
     assert judge(QID, right).status == "pass"
-    assert judge(QID, lab.reference_layer_budget).status == "pass"
+    assert judge(QID, REFERENCE).status == "pass"
     for seed in range(3):
         assert judge(QID, right, np.random.default_rng(seed)).status == "pass"
 

@@ -1,7 +1,7 @@
-"""The kernel labs' GPU path, tested on the simulator with a stand-in for the check on the
-simulator in a fresh process (tests/test_judging_on_simulator.py runs the real one): one call
-into it, timing only after a pass in a notebook's check, the student's ladder. The real timing
-runs under GEMMLAB_BACKEND=gpu (benchmarks/gpu_labs.sh)."""
+"""The kernel labs' GPU path, tested on the simulator with a stand-in for the check in a fresh
+worker on the simulator (tests/test_judging_cell.py runs the real one): one call into it, timing
+only after a pass in a notebook's check, the student's ladder. The real timing runs under
+GEMMLAB_BACKEND=gpu (benchmarks/gpu_labs.sh)."""
 import linecache
 
 import numpy as np
@@ -17,14 +17,14 @@ ROW = dict(lab="tiled", n=4096, tflops=7.4, rel_err=1e-6, course="tiled", course
 
 
 class Runner:
-    """Stands in for judge_on_simulator: records each call, answers with ``verdict``."""
+    """Stands in for judge_alone: records each call, answers with ``verdict``."""
 
     def __init__(self):
         self.calls, self.verdict = [], ("pass", "right at 19x19x19.", None)
 
-    def __call__(self, lab, question, source, name, seed=None):
-        self.calls.append((question.id, source, name, seed))
-        return self.verdict
+    def __call__(self, question, source, name, rng=None, picture=False):
+        self.calls.append((question.id, source, name, rng))
+        return self.verdict if picture else self.verdict[:2]
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def on_gpu(monkeypatch, tmp_path):
     """Pretend the backend is a GPU; record the calls into the runner; keep the ladder in tmp."""
     runner = Runner()
     calls = runner.calls
-    monkeypatch.setattr(gpu, "judge_on_simulator", runner)
+    monkeypatch.setattr(gpu, "judge_alone", runner)
     monkeypatch.setattr(kernel_lab.device, "backend", lambda: "gpu")
     monkeypatch.setattr(gpu, "measure", lambda lab, kernel: dict(ROW, lab=lab.name))
     monkeypatch.setenv("GEMMLAB_LADDER", str(tmp_path / "ladder.json"))
@@ -61,7 +61,7 @@ def test_a_failing_verdict_or_the_graders_hidden_cases_are_not_timed(on_gpu, mon
     runner.verdict = ("pass", "right.", None)
     q = gl.grading.bank.get_question("05.lab_tiled")
     status, *_ = q.kind.judge(q, solution("05.lab_tiled"), np.random.default_rng(1))
-    assert status == "pass" and isinstance(calls[-1][3], int)
+    assert status == "pass" and calls[-1][3] is not None
 
 
 def test_a_wrong_result_at_full_size_fails(on_gpu, monkeypatch):

@@ -9,6 +9,9 @@ from gemmlab.grading import judge
 from gemmlab.grading.bank import get_question
 from gemmlab.labs import groups as lab
 from gemmlab.parallel import AXES, RankGrid
+from gemmlab.labs.solutions import solution
+
+REFERENCE = solution("13.lab_groups", name="groups")
 
 QID = "13.lab_groups"
 
@@ -46,16 +49,16 @@ def consecutive_runs(tp, cp, dp, pp, axis):
 
 
 def off_the_grid(tp, cp, dp, pp, axis):
-    return [[r + 1 for r in g] for g in lab.reference_groups(tp, cp, dp, pp, axis)]
+    return [[r + 1 for r in g] for g in REFERENCE(tp, cp, dp, pp, axis)]
 
 
 def first_group_twice(tp, cp, dp, pp, axis):
-    found = lab.reference_groups(tp, cp, dp, pp, axis)
+    found = REFERENCE(tp, cp, dp, pp, axis)
     return found + found[:1]
 
 
 def first_group_only(tp, cp, dp, pp, axis):
-    return lab.reference_groups(tp, cp, dp, pp, axis)[:1]
+    return REFERENCE(tp, cp, dp, pp, axis)[:1]
 
 
 def singletons(tp, cp, dp, pp, axis):
@@ -70,12 +73,18 @@ def a_string(tp, cp, dp, pp, axis):
     return "0 1 2 3"
 
 
+def cp_and_dp_swapped(tp, cp, dp, pp, axis):
+    """Numbered tp fastest, then dp, then cp (cp and dp swapped): not pp fastest."""
+    return RankGrid(tp=tp, cp=cp, dp=dp, pp=pp, order="tp-dp-cp-pp").groups(axis)
+
+
 def float_ranks(tp, cp, dp, pp, axis):
-    return [[float(r) for r in g] for g in lab.reference_groups(tp, cp, dp, pp, axis)]
+    return [[float(r) for r in g] for g in REFERENCE(tp, cp, dp, pp, axis)]
 
 
 BROKEN = [
     (reversed_order, "reversed order: your groups number the ranks with pp varying fastest"),
+    (cp_and_dp_swapped, "in the order tp-dp-cp-pp (fastest first): dp and cp are swapped"),
     (fixes_the_axis, "groups that fix the wrong coordinates: your group [0, "),
     (consecutive_runs, "groups that fix the wrong coordinates: your group [0, 1"),
     (off_the_grid, "does not exist; the grid has"),
@@ -91,18 +100,18 @@ BROKEN = [
 def test_the_reference_is_rankgrid_and_passes_public_and_hidden_grids():
     for degrees in [(2, 3, 2, 2), (4, 1, 3, 2), (1, 1, 1, 1), (3, 2, 4, 1)]:
         for axis in AXES:
-            assert (sorted(map(sorted, lab.reference_groups(*degrees, axis)))
+            assert (sorted(map(sorted, REFERENCE(*degrees, axis)))
                     == sorted(map(sorted, RankGrid(*degrees).groups(axis))))
-    assert judge(QID, lab.reference_groups).status == "pass"
+    assert judge(QID, REFERENCE).status == "pass"
     for seed in range(3):
-        assert judge(QID, lab.reference_groups, np.random.default_rng(seed)).status == "pass"
+        assert judge(QID, REFERENCE, np.random.default_rng(seed)).status == "pass"
         hidden = get_question(QID).kind.hidden(np.random.default_rng(seed))
         assert not set(hidden) & set(get_question(QID).kind.cases())
 
 
 def test_any_order_of_groups_and_of_ranks_in_a_group_passes():
     def shuffled(tp, cp, dp, pp, axis):
-        found = [list(reversed(g)) for g in lab.reference_groups(tp, cp, dp, pp, axis)]
+        found = [list(reversed(g)) for g in REFERENCE(tp, cp, dp, pp, axis)]
         return [tuple(g) for g in reversed(found)]
     assert judge(QID, shuffled).status == "pass"
 

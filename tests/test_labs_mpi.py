@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from gemmlab.collectives import jobs
-from gemmlab.labs import reference_ring_allreduce, run_mpi
+from gemmlab.labs import run_mpi
+from gemmlab.labs.solutions import solution
+REFERENCE = solution("07.lab_ring", name="ring_allreduce")
 
 pytest.importorskip("mpi4py")
 if shutil.which("mpiexec") is None and not (Path(sys.executable).parent / "mpiexec").exists():
@@ -58,8 +60,8 @@ def test_a_cell_function_runs_on_mpi_beside_mpi_allreduce(n, capsys):
     assert f"my_ring on {n} processes, 64 KiB per rank:" in out
 
 
-def test_the_course_reference_travels_by_module_name(capsys):
-    records = run_mpi(reference_ring_allreduce, np=2, size="12344", repeats=1, timeout=TIMEOUT)
+def test_the_solutions_ring_travels_as_its_cell(capsys):
+    records = run_mpi(REFERENCE, np=2, size="12344", repeats=1, timeout=TIMEOUT)
     assert all(r["verified"] for r in records)
 
 
@@ -79,7 +81,7 @@ def test_an_unanswered_or_wrong_function_is_not_launched(capsys):
     assert run_mpi(lambda comm, x: x, np=2, size="4KiB") is None
     assert "rank 0 does not return the sum" in capsys.readouterr().out
     with pytest.raises(ValueError, match="multiple of 4"):
-        run_mpi(reference_ring_allreduce, np=2, size="4098")
+        run_mpi(REFERENCE, np=2, size="4098")
     with pytest.raises(TypeError, match="all-reduce function"):
         run_mpi("ring", np=2)
 

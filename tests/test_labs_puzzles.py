@@ -14,7 +14,7 @@ from gemmlab.grading.bank import get_question
 from gemmlab.labs import puzzles
 from gemmlab.labs.solutions import cell, solution
 from gemmlab.judging import load_function
-from gemmlab.judging.on_simulator import judge_on_simulator
+from gemmlab.judging.cell import judge_alone
 
 pytestmark = pytest.mark.skipif(gl.device.backend() != "sim",
                                 reason="the instrumented simulator runs on the simulator backend")
@@ -202,6 +202,10 @@ def test_a_dot_product_outside_the_float32_bound_fails_and_says_so():
 def test_a_puzzle_is_judged_in_the_graders_worker_like_any_kernel_lab():
     from gemmlab_grader.isolate import judge_code
     source, name, _ = cell("03.puzzle_shared")
+    attack = ("import sys\nsys.modules['gemmlab.labs.puzzle_feedback'].first_problem = "
+              "lambda *a: None\n" + source.replace(BARRIER_LINE, ""))
+    result = judge_code("03.puzzle_shared", attack, name, seed=5)
+    assert result.status == "fail" and "a missing barrier" in result.feedback, result.feedback
     result = judge_code("03.puzzle_shared", source, name, seed=5)
     assert result.status == "pass", result.feedback
     racy = source.replace(BARRIER_LINE, "")
@@ -212,8 +216,8 @@ def test_a_puzzle_is_judged_in_the_graders_worker_like_any_kernel_lab():
 def test_a_puzzles_check_in_a_fresh_process_sends_its_picture_back_as_plain_data():
     source, name, _ = cell("03.puzzle_shared")
     q = get_question("03.puzzle_shared")
-    status, feedback, picture = judge_on_simulator(q.kind, q, source.replace(BARRIER_LINE, ""),
-                                                   name)
+    status, feedback, picture = judge_alone(q, source.replace(BARRIER_LINE, ""), name,
+                                            picture=True)
     assert status == "fail" and "a missing barrier" in feedback
     assert picture["lab"] == "puzzle_shared" and picture["case"] == "n = 70"
     assert picture["race"]["threads"] == [0, 1] and picture["race"]["array"] == "s"

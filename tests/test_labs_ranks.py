@@ -11,10 +11,11 @@ from gemmlab.collectives.result import CollectiveResult
 from gemmlab.labs import ranks, ring_run, run_ranks
 from gemmlab.labs.limits import call_plain
 from gemmlab.labs.ranks import RankRun, run_plain
-from gemmlab.labs.ring import reference_ring_allreduce
+from gemmlab.labs.solutions import solution
 from gemmlab.judging import code_of
 from gemmlab.judging import load_function
 from gemmlab.viz.ring import RingStepper, holdings
+REFERENCE = solution("07.lab_ring", name="ring_allreduce")
 
 
 def _inputs(n, length=10):
@@ -23,7 +24,7 @@ def _inputs(n, length=10):
 
 def test_the_reference_ring_sums_on_every_rank_in_2n_minus_2_steps():
     for n in range(1, 9):
-        run = run_ranks(reference_ring_allreduce, _inputs(n, 13))
+        run = run_ranks(REFERENCE, _inputs(n, 13))
         assert run.error is None
         assert all(np.array_equal(out, np.sum(_inputs(n, 13), axis=0)) for out in run.outputs)
         assert run.n_steps == 2 * (n - 1)
@@ -213,7 +214,7 @@ def test_collectives_can_be_forbidden():
 
 
 def test_the_recorded_run_replays_in_the_ring_stepper():
-    recorded = ring_run(reference_ring_allreduce, n_ranks=4, n_items=8)
+    recorded = ring_run(REFERENCE, n_ranks=4, n_items=8)
     assert isinstance(recorded, CollectiveResult)
     assert recorded.n_steps == 6
     assert all(t.phase in ("reduce-scatter", "all-gather") for t in recorded.steps)
@@ -222,7 +223,7 @@ def test_the_recorded_run_replays_in_the_ring_stepper():
     stepper = RingStepper(result=recorded)
     assert stepper.slider.max == 6
     stepper.show(6)
-    assert "reference_ring_allreduce, 4 ranks" in stepper.title.value
+    assert "ring_allreduce, 4 ranks" in stepper.title.value
     with pytest.raises(RuntimeError, match="deadlock"):
         ring_run(lambda comm, x: comm.recv(0), n_ranks=2)
 

@@ -1,12 +1,18 @@
 """07.lab_ring: the reference passes on the public and on hidden cases; every feedback message has
 the broken program it is for, which fails with that message both in the notebook's check (public
 cases) and under the grader (hidden cases)."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+import gemmlab as gl
 from gemmlab.grading import judge
 from gemmlab.grading.bank import get_question
 from gemmlab.labs import ring
+from gemmlab.labs.solutions import solution
+
+REFERENCE = solution("07.lab_ring", name="ring_allreduce")
 
 QID = "07.lab_ring"
 
@@ -133,21 +139,40 @@ def builtin_allreduce(comm, x):
 
 
 def plus_one(comm, x):
-    return ring.reference_ring_allreduce(comm, x) + 1
+    return REFERENCE(comm, x) + 1
 
 
 def too_short(comm, x):
-    return ring.reference_ring_allreduce(comm, x)[:-1]
+    return REFERENCE(comm, x)[:-1]
 
 
 def raises_on_rank_two(comm, x):
     if comm.rank == 2:
         raise IndexError("chunk 9 out of range")
-    return ring.reference_ring_allreduce(comm, x)
+    return REFERENCE(comm, x)
 
 
 def untouched(comm, x):
     return ...
+
+
+def parity_ordered(comm, x):
+    """What the deadlock's advice used to suggest: even ranks send first, odd ranks receive
+    first. No deadlock, the right sums, but two steps per exchange."""
+    n, r, chunks, right, left = _chunks(comm, x)
+
+    def exchange(outgoing):
+        if r % 2 == 0:
+            comm.send(right, outgoing)
+            return comm.recv(left)
+        incoming = comm.recv(left)
+        comm.send(right, outgoing)
+        return incoming
+    for s in range(n - 1):
+        chunks[(r - s - 2) % n] = chunks[(r - s - 2) % n] + exchange(chunks[(r - s - 1) % n])
+    for s in range(n - 1):
+        chunks[(r - s - 1) % n] = exchange(chunks[(r - s) % n])
+    return np.concatenate(chunks)
 
 
 BROKEN = [
@@ -157,7 +182,11 @@ BROKEN = [
     (off_by_one, "off-by-one chunk indices: rank 0 got chunk"),
     (centralized, "centralized: rank 1 sent its whole buffer"),
     (send_first, "deadlock: rank 0 waits in send to 1, rank 1 waits in send to "),
-    (send_then_recv, "A rank that sends and then receives makes its neighbour wait a round"),
+    (send_first, "Use comm.sendrecv(a, dst, src): it sends and receives in one step"),
+    (send_then_recv, "a rank that sends and then receives (or receives and then sends"),
+    (parity_ordered, "communication steps where a ring all-reduce takes 2(N-1) = "),
+    (parity_ordered, "as ordering by rank parity does) makes its neighbour wait a round. "
+                     "comm.sendrecv(a, dst, src) sends and receives in one step"),
     (padded_messages, "the sums are right, but rank "),
     (skip_a_neighbour, "not a ring: rank 0 sent to rank 3, which is not its neighbour"),
     (concatenated_in_the_wrong_order,
@@ -170,10 +199,10 @@ BROKEN = [
 
 
 def test_the_reference_passes_the_public_and_hidden_cases():
-    assert judge(QID, ring.reference_ring_allreduce).status == "pass"
+    assert judge(QID, REFERENCE).status == "pass"
     for seed in range(3):
         rng = np.random.default_rng(seed)
-        assert judge(QID, ring.reference_ring_allreduce, rng).status == "pass"
+        assert judge(QID, REFERENCE, rng).status == "pass"
 
 
 def test_the_hidden_cases_cover_1_to_8_ranks_and_lengths_that_do_and_do_not_divide():
@@ -184,7 +213,8 @@ def test_the_hidden_cases_cover_1_to_8_ranks_and_lengths_that_do_and_do_not_divi
     assert not set(cases) & set(get_question(QID).kind.cases())
 
 
-@pytest.mark.parametrize("program,message", BROKEN, ids=[p.__name__ for p, _ in BROKEN])
+@pytest.mark.parametrize("program,message", BROKEN,
+                         ids=[f"{p.__name__}-{i}" for i, (p, _) in enumerate(BROKEN)])
 def test_each_mistake_fails_with_its_own_message(program, message):
     for rng in (None, np.random.default_rng(1)):
         result = judge(QID, program, rng)
@@ -207,3 +237,34 @@ def test_an_endless_rank_fails_in_bounded_time(monkeypatch):
 
     result = judge(QID, spin)
     assert result.status == "fail" and "rank 1 did not finish within 0.5 s" in result.feedback
+
+
+@pytest.mark.parametrize("qid, source", [
+    ("07.lab_ring", "def ring_allreduce(comm, x):\n"
+                    "    return gl.labs.reference_ring_allreduce(comm, x)\n"),
+    ("07.lab_ring", "from gemmlab.labs.ring import reference_ring_allreduce\n"
+                    "def ring_allreduce(comm, x):\n    return reference_ring_allreduce(comm, x)\n"),
+    ("07.lab_ring", "def ring_allreduce(comm, x):\n"
+                    "    return gl.collectives.ring_allreduce([x])[0]\n"),
+    ("14.lab_attention", "from gemmlab.labs.tensor import reference_attention_rank\n"
+                         "def attention_rank(comm, X, Wq_r, Wk_r, Wv_r, Wo, b_o, n_heads):\n"
+                         "    return reference_attention_rank(comm, X, Wq_r, Wk_r, Wv_r, Wo, b_o, "
+                         "n_heads)\n"),
+])
+def test_calling_a_reference_program_fails_and_none_is_in_the_package(qid, source):
+    from gemmlab_grader.isolate import judge_code
+    name = source.split("def ", 1)[1].split("(", 1)[0]
+    result = judge_code(qid, source, name, seed=3, timeout=240)
+    assert result.status == "fail" and "does not allow" in result.feedback, result.feedback
+    package = Path(gl.__file__).parent
+    defined = [p for p in package.rglob("*.py") if "def reference_" in p.read_text()]
+    assert defined == []
+    with pytest.raises(AttributeError):
+        gl.labs.reference_ring_allreduce
+
+
+def test_parity_ordering_is_told_its_step_count_on_the_public_case():
+    """Four ranks: three exchanges each way, each taking two steps under parity ordering."""
+    result = judge(QID, parity_ordered)
+    assert "takes 12 communication steps where a ring all-reduce takes 2(N-1) = 6" in \
+        result.feedback, result.feedback

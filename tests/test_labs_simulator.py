@@ -74,8 +74,10 @@ def writes_past_the_shared_tile(A, B, C):
 
 
 @pytest.mark.parametrize("kernel,words", [
-    (reads_row_minus_one, "thread 0 of block 0 read A[-1, 0], outside the 4 x 4 array A (row -1 < 0)"),
-    (writes_past_the_shared_tile, "thread 8 of block 0 wrote tile[8], outside the 8 shared array tile"),
+    (reads_row_minus_one, "thread 0 of block 0 read A[-1, 0] at line 67 (`C[0, 0] = "
+                          "A[cuda.threadIdx.x - 1, 0]`), outside the 4 x 4 array A (row -1 < 0)"),
+    (writes_past_the_shared_tile, "thread 8 of block 0 wrote tile[8] at line 73 (`tile[cuda."
+                                  "threadIdx.x] = 1.0`), outside the 8 shared array tile"),
 ])
 def test_out_of_bounds_names_index_thread_and_block(kernel, words):
     A = np.ones((4, 4), np.float32)
@@ -135,7 +137,8 @@ def test_reads_across_a_barrier_are_fine_and_reads_of_unwritten_shared_memory_ar
     assert trace.races == [] and trace.uninitialized == []
     assert list(C[0]) == [1, 2, 3, 0]
     trace = simulate(reads_an_element_nobody_writes, 1, 4, [("A", A), ("B", A), ("C", A.copy())])
-    assert trace.uninitialized[0] == ("tile", (3,), "thread 0", "block 0")
+    assert trace.uninitialized[0][:4] == ("tile", (3,), "thread 0", "block 0")
+    assert trace.uninitialized[0][4].endswith("(`C[0, t] = tile[3]`)")     # the cell's line
 
 
 @cuda.jit

@@ -122,7 +122,24 @@ def attention_first_rows_everywhere(comm, X, Wq_r, Wk_r, Wv_r, Wo, b_o, n_heads)
     return comm.all_reduce(P) + b_o
 
 
+def ffn_gathered_then_biased(comm, X, W_up_r, b_up_r, W_down_r, b_down):
+    return comm.all_gather(gelu(X @ W_up_r + b_up_r) @ W_down_r, axis=1) + b_down
+
+
+def attention_gathered_then_biased(comm, X, Wq_r, Wk_r, Wv_r, Wo, b_o, n_heads):
+    P = _heads(comm, X, Wq_r, Wk_r, Wv_r, n_heads) @ _my_rows(comm, Wo, Wq_r.shape[1])
+    return comm.all_gather(P, axis=1) + b_o
+
+
 BROKEN = [
+    ("09.lab_ffn", ffn_gathered_then_biased, "the bias cannot be added to what your all-gather "
+                                             "returned"),
+    ("09.lab_ffn", ffn_gathered_then_biased, "concatenating partial sums"),
+    ("14.lab_attention", attention_gathered_then_biased, "concatenating partial sums"),
+    ("14.lab_attention", attention_gathers_qkv, "each repeat the work of the whole layer, "
+                                                "whatever the bytes moved"),
+    ("06.lab_row", row_gathered_then_summed, "an all-gather of whole tensors grows to p/2 times "
+                                             "an all-reduce's bytes"),
     ("06.lab_column", column_all_reduced, "all-reducing column-parallel outputs: the Y_r are "
                                           "different output columns"),
     ("06.lab_column", column_gathered, "returned the whole Y"),
@@ -155,13 +172,15 @@ LABS = ["06.lab_column", "06.lab_row", "09.lab_ffn", "14.lab_attention"]
 @pytest.mark.parametrize("qid", LABS)
 def test_the_reference_passes_the_public_and_hidden_cases(qid):
     q = get_question(qid)
-    assert judge(qid, q.answer).status == "pass"
+    reference = q.answer()                  # the solutions notebook's program
+    assert judge(qid, reference).status == "pass"
     for seed in range(3):
-        assert judge(qid, q.answer, np.random.default_rng(seed)).status == "pass"
+        assert judge(qid, reference, np.random.default_rng(seed)).status == "pass"
     assert {case["p"] for case in q.kind.hidden(np.random.default_rng(0))} == {1, 2, 4}
 
 
-@pytest.mark.parametrize("qid,program,message", BROKEN, ids=[p.__name__ for _, p, _ in BROKEN])
+@pytest.mark.parametrize("qid,program,message", BROKEN,
+                         ids=[f"{p.__name__}-{i}" for i, (_, p, _) in enumerate(BROKEN)])
 def test_each_mistake_fails_with_its_own_message(qid, program, message):
     for rng in (None, np.random.default_rng(2)):
         result = judge(qid, program, rng)

@@ -69,6 +69,8 @@ BROKEN = [
     ("A and B swapped", [("a = wmma.load_matrix_sync(A, i, k)", "a = wmma.load_matrix_sync(B, i, k)"),
                          ("b = wmma.load_matrix_sync(B, k, j)", "b = wmma.load_matrix_sync(A, k, j)")],
      ["the result equals B @ A", "A and B swapped roles"]),
+    ("operands of mma_sync swapped", [("acc = wmma.mma_sync(a, b, acc)", "acc = wmma.mma_sync(b, a, acc)")],
+     ["what mma_sync(b, a, acc) gives", "pass the fragment of A first"]),
     ("edge fragments not stored", [("            wmma.store_matrix_sync(C, i, j, acc)  # once, after the K loop",
                                     "            if j + 16 <= N:\n                wmma.store_matrix_sync(C, i, j, acc)")],
      ["C[0, 32] was never stored", "poison"]),

@@ -84,3 +84,17 @@ def test_figures_draw_what_they_are_given():
     ax = fig.plot_time_vs_ranks(ns, 2**20, 5e-6, 1e-10)
     assert [line.get_label() for line in ax.lines] == ["centralized", "tree", "ring"]
     matplotlib.pyplot.close("all")
+
+
+def test_a_topic_module_is_reached_from_the_package_without_importing_it_first():
+    """Exercise 07 writes gl.viz.ring.RingStepper(...) with no `import gemmlab.viz.ring` before:
+    in a fresh process that is an AttributeError unless gemmlab.viz loads its topics itself."""
+    import subprocess
+    import sys
+    code = ("import gemmlab as gl\nprint(gl.viz.ring.RingStepper.__name__)\n"
+            "try:\n    gl.viz.nothing\nexcept AttributeError as e:\n    print('refused', e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "RingStepper"
+    assert "refused" in out.stdout and "no attribute 'nothing'" in out.stdout

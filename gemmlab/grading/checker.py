@@ -14,9 +14,12 @@ grader uses), and never raises for the student's code. A kernel lab's ``judge`` 
 item, the picture of the run (plain data, :mod:`gemmlab.labs.observed`): ``check(..., show=True)``
 draws it, and a race or an out-of-bounds access draws it unasked (:mod:`gemmlab.viz.kernel`).
 """
+import os
 from dataclasses import dataclass, field
 
-from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, evaluate, is_missing
+from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, code_of, evaluate, is_missing
+from ..judging.cell import judge_alone
+from ..judging.source import from_other_cells
 from .bank import get_question
 
 _MARKS = {PASS: "PASS", FAIL: "FAIL", NOT_ATTEMPTED: "NOT ATTEMPTED"}
@@ -89,11 +92,54 @@ def judge(question_id, answer, rng=None):
     return judge_question(get_question(question_id), answer, rng)
 
 
+def _cell(answer):
+    """(source, name) of the notebook cell that defines the function ``answer``, or None for a
+    function of a file (a module, a test): a cell's code lives only in memory (IPython keeps it
+    in linecache), never at its file name."""
+    try:
+        source, name = code_of(answer)
+    except (TypeError, ValueError):
+        return None
+    filename = getattr(getattr(answer, "py_func", answer), "__code__").co_filename
+    return None if os.path.exists(filename) else (source, name)
+
+
+def judge_alone_in_a_worker(q, answer):
+    """The verdict on a code answer from a notebook cell, as the grader reaches it: the cell run
+    alone in a fresh worker (the grader's preamble, the question's rules), judged here; a name
+    the cell takes from another cell is named. A function from a file is judged here."""
+    if is_missing(answer):
+        return judge_question(q, answer)
+    try:
+        q.kind.coerce(answer)
+    except AnswerTypeError as exc:
+        return Result(q.id, FAIL, f"{exc}.")
+    cell = _cell(answer)
+    if cell is None:
+        return judge_question(q, answer)
+    source, name = cell
+    status, feedback, picture = judge_alone(q, source, name, picture=True)
+    if status != PASS:
+        missing = from_other_cells(answer, source)
+        if missing:
+            feedback += (f" (The grader runs this cell alone, after the fixed preamble: "
+                         f"{', '.join(missing)} come{'s' if len(missing) == 1 else ''} from "
+                         f"another cell of your notebook. Define "
+                         f"{'it' if len(missing) == 1 else 'them'} in this cell.)")
+    elif hasattr(q.kind, "after_check"):
+        status, feedback = q.kind.after_check(q, answer, status, feedback)
+    return Result(q.id, status, feedback, picture)
+
+
 def check(question_id, answer, show=False):
-    """Check ``answer`` for the question ``question_id``; print the verdict and return it. For a
-    kernel lab, ``show=True`` also draws what one block of the kernel did (each thread's reads
-    and writes, the barriers); after a race or an out-of-bounds access it is drawn anyway."""
-    result = judge(question_id, answer)
+    """Check ``answer`` for the question ``question_id``; print the verdict and return it. A
+    code answer defined in a notebook cell is judged as the grade judges it: its cell alone, in
+    a fresh process (:func:`judge_alone_in_a_worker`). For a kernel lab, ``show=True`` also
+    draws what one block of the kernel did (each thread's reads and writes, the barriers);
+    after a race or an out-of-bounds access it is drawn anyway."""
+    q = get_question(question_id)
+    alone = q.is_code and getattr(q.kind, "proxy_judge", False)   # (not a withheld bank's)
+    result = judge_alone_in_a_worker(q, answer) if alone else judge_question(q, answer)
     print(result)
     result._printed = True
     if result.picture is not None:
@@ -102,4 +148,5 @@ def check(question_id, answer, show=False):
     return result
 
 
-__all__ = ["check", "judge", "judge_question", "Result", "PASS", "FAIL", "NOT_ATTEMPTED"]
+__all__ = ["check", "judge", "judge_question", "judge_alone_in_a_worker", "Result", "PASS",
+           "FAIL", "NOT_ATTEMPTED"]

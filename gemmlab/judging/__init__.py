@@ -9,8 +9,11 @@
 - :mod:`.where`: ``where_it_lives``, the protocol by which a check runs a helper next to a
   function that may live in another process (the grader's proxy has a ``call_helper`` method),
   and how the package's helpers and kinds are named across processes.
-- :mod:`.beside` and :mod:`.on_simulator`: judging next to the code without the references; a
-  lab's check on the simulator in a fresh process, for a notebook on a GPU.
+- :mod:`.rules`: what a code answer may not call, checked on its source and put out of reach
+  where it runs.
+- :mod:`.worker` and :mod:`.cell`: a cell's code runs alone in a worker process and is judged
+  from outside it (``judge_cell``: the grader's confined worker and a notebook's ``check()``
+  both); :mod:`.values` carries values between the two without pickle.
 
 It imports nothing of ``gemmlab.grading``, ``gemmlab.labs`` or the grader: the labs and the bank
 build on it, ``check()`` and the grader use it.

@@ -4,6 +4,7 @@ a function. Each knows how to reject the wrong type with a message a student und
 answer with the reference (``same``) and how to show a value (``show``). A kind that runs code
 (``Function``, the labs' kinds) has ``judge(question, fn, rng)`` instead of ``same``.
 """
+import copy
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Optional, Sequence
@@ -193,16 +194,19 @@ class Function:
 
     def judge(self, question, fn, rng=None):
         """(status, feedback) for the student's function ``fn``: the public cases when ``rng``
-        is None, else hidden cases drawn from it. Never raises for the student's code."""
+        is None, else hidden cases drawn from it. The expected values come first, from this
+        process's own copy of each case; ``fn`` gets copies, so nothing it writes into its
+        arguments reaches the reference or the comparison. Never raises for the student's code."""
         cases = list(self.cases() if rng is None else self.hidden(rng))
+        expected = [question.answer(*copy.deepcopy(args)) for args in cases]
+        known = [[wrong.value(*copy.deepcopy(args)) for args in cases] for wrong in question.wrong]
         try:
-            got = [fn(*args) for args in cases]
+            got = [fn(*copy.deepcopy(args)) for args in cases]
         except Exception as exc:  # the student's code: report, never raise
             return FAIL, f"your function raised {type(exc).__name__}: {exc}"
         if all(is_missing(g) for g in got):
             return NOT_ATTEMPTED, ("your function returns nothing yet; write its body and run "
                                      "the cell again.")
-        expected = [question.answer(*args) for args in cases]
         compare = self.compare
         for i, (g, e) in enumerate(zip(got, expected)):
             try:
@@ -211,8 +215,8 @@ class Function:
                 return FAIL, f"on test case {i + 1} your function returned the wrong kind of value: {exc}"
             if compare.same(value, e):
                 continue
-            for wrong in question.wrong:
-                if _all_same(compare, got, [wrong.value(*args) for args in cases]):
+            for wrong, values in zip(question.wrong, known):
+                if _all_same(compare, got, values):
                     return FAIL, f"your function behaves like a known mistake: {wrong.feedback}"
             hint = f" Hint: {question.hint}" if question.hint else ""
             return FAIL, (f"test case {i + 1}: got {compare.show(value)}, expected "

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from .kinds import Number
+from .rules import Rules
 
 
 @dataclass(frozen=True)
@@ -29,10 +30,17 @@ class Question:
     explain: str = ""       # shown after a pass: the one idea the question is about
     answer_name: str = ""   # the notebook variable or function holding the answer ("" -> the
                             # part of the id after the dot); the grader reads it by this name
+    rules: Rules = None     # a code question's: what the answer may not call (default: the
+                            # course's checking code, exec/eval); the prompt states them
 
     def __post_init__(self):
         if not self.answer_name:
             object.__setattr__(self, "answer_name", self.id.split(".", 1)[-1])
+        if self.is_code:
+            rules = self.rules or Rules()
+            object.__setattr__(self, "rules", rules)
+            if rules.sentence() not in self.prompt:
+                object.__setattr__(self, "prompt", f"{self.prompt} {rules.sentence()}")
         if not self.answer_name.isidentifier():
             raise ValueError(f"question {self.id!r}: answer_name {self.answer_name!r} is not a "
                              f"Python name")

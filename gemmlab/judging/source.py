@@ -65,3 +65,29 @@ def load_function(source, name, filename="<student cell>"):
     if not callable(fn):
         raise ValueError(f"the cell's source does not define a function named {name!r}")
     return fn
+
+
+def from_other_cells(fn, source):
+    """Names the cell ``source`` uses but does not define (nor the preamble, nor Python), which
+    ``fn``'s notebook has from another cell: what the grader, running the cell alone, will miss."""
+    import ast
+    import builtins
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    used, defined = set(), set(dir(builtins)) | {"math", "np", "gl", "float32", "int32", "cuda",
+                                                 "check"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (used if isinstance(node.ctx, ast.Load) else defined).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+            defined.update(a.arg for a in node.args.args + node.args.posonlyargs
+                           + node.args.kwonlyargs) if not isinstance(node, ast.ClassDef) else None
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined.update((a.asname or a.name.split(".")[0]) for a in node.names)
+        elif isinstance(node, ast.arg):
+            defined.add(node.arg)
+    namespace = getattr(getattr(fn, "py_func", fn), "__globals__", {})
+    return sorted(name for name in used - defined if name in namespace)

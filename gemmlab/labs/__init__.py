@@ -18,7 +18,11 @@ CUDA simulator (:mod:`.simulator`) at odd shapes, then names the mistake (:mod:`
   and the Tensor Core lab ``12.lab_wmma``.
 - :mod:`.gpu` and :mod:`.ladder`: on a GPU backend, the checks in a subprocess and the timing
   of the student's kernel beside the course's and cuBLAS; the student's own ladder.
-- :mod:`.solutions`: the reference kernels, read from the solutions notebooks.
+- :mod:`.solutions`: the reference kernels and per-rank programs, read from the solutions
+  notebooks (their only home: the package has no copy a notebook or a worker could call).
+- :mod:`.kernel_source`, :mod:`.compile`, :mod:`.observations`, :mod:`.overlap`: what of a
+  kernel cell runs, its compilation for real GPUs, what a run did as plain data, the ping-pong
+  overlap.
 
 Distributed labs (lessons 06, 07, 09, 13, 14, 15): the student writes the program of one rank,
 run on simulated ranks (:mod:`.ranks`: one thread per rank, rendezvous sends, every message
@@ -35,12 +39,13 @@ import importlib
 
 _SUBMODULES = {"simulator", "observed", "observe", "kernel_lab", "feedback", "cases", "registers",
                "puzzles", "puzzle_cases", "puzzle_feedback", "wmma", "gpu",
-               "ladder", "solutions", "watchdog",
+               "ladder", "solutions", "watchdog", "observations", "overlap",
+               "kernel_source", "compile",
                "ranks", "deadlock", "limits", "mpi", "ring", "tensor", "groups", "budget",
                "kinds"}
 # names offered at the top level, and the submodule each lives in
 _NAMES = {"run_mpi": "mpi", "run_ranks": "ranks", "RankComm": "ranks", "RankRun": "ranks",
-          "ring_run": "ring", "reference_ring_allreduce": "ring"}
+          "ring_run": "ring"}
 
 
 def __getattr__(name):

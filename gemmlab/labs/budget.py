@@ -20,11 +20,6 @@ from .limits import TIME_LIMIT, call_plain
 RTOL = 1e-6
 
 
-def reference_layer_budget(cfg):
-    """The course's answer (the model itself)."""
-    return model.layer_budget(cfg)
-
-
 def _other_bandwidth(cfg, axes):
     inside = model.inside_one_node(cfg, axes)
     return cfg["ib_bandwidth"] if inside else cfg["nvlink_bandwidth"], inside

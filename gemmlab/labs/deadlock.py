@@ -27,8 +27,10 @@ def _why(kinds, finished_peer, loop):
                 f"or be taken by it: every send needs a matching recv on the other rank")
     if kinds == {"send"}:
         return ("every rank sends first and a rendezvous send needs its receiver, so nobody "
-                "receives. Use comm.sendrecv (send and receive at once), or let even ranks send "
-                "first while odd ranks receive first")
+                "receives. Use comm.sendrecv(a, dst, src): it sends and receives in one step. "
+                "(Letting even ranks send first while odd ranks receive first also ends the "
+                "deadlock, but each exchange then takes two steps, and the lab asks for the "
+                "ring's 2(N-1).)")
     if kinds <= {"recv", "sendrecv-recv"}:
         return "every rank waits to receive and no rank is sending"
     if "collective" in kinds:

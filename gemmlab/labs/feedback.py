@@ -5,9 +5,13 @@ Order: a fault (out of bounds, a barrier not every thread reaches, an exception,
 loop), writes into the inputs, a shared-memory race, a read of shared memory nobody wrote, the
 result (unwritten elements, C += AB, a layout mistake, wrong values and where), C written more
 than once, the wrong owner, and then what the lab measures: global traffic, barriers per K tile,
-shared reads per FMA and register prefetch.
+the ping-pong overlap (:mod:`.overlap`), shared reads per FMA and register prefetch. Every check
+reads a run's observations (:class:`gemmlab.labs.observations.Observed`), never the run itself.
 """
 import numpy as np
+
+from . import overlap
+from .registers import prefetch_steps
 
 OUT_OF_BOUNDS_HINT = (" When M, N or K is not a multiple of the tile, the last blocks and K tiles "
                       "reach past the matrices: guard every global access (row < M, col < N, "
@@ -32,7 +36,8 @@ def first_problem(lab, case, C, trace):
 def _fault(lab, case, C, trace):
     if trace.fault is not None:
         hint = OUT_OF_BOUNDS_HINT if trace.fault.kind == "out of bounds" else ""
-        return f"{trace.fault}.{hint}"
+        text = str(trace.fault)
+        return f"{text}{'' if text.endswith(('.', '?', '!')) else '.'}{hint}"
 
 
 def _inputs_written(lab, case, C, trace):
@@ -64,10 +69,14 @@ def _race(lab, case, C, trace):
 
 def _uninitialized(lab, case, C, trace):
     if trace.uninitialized:
-        name, index, who, block = trace.uninitialized[0]
-        return (f"{who} of {block} read {name}[{', '.join(map(str, index))}] before any thread "
-                f"of the block had written it (shared memory starts with garbage): at the edges "
-                f"store zeros into the tile where the matrix ends, instead of skipping the store.")
+        name, index, who, block, line = trace.uninitialized[0]
+        at = f" at {line}" if line else ""
+        return (f"{who} of {block} read {name}[{', '.join(map(str, index))}]{at} before any "
+                f"thread of the block had written it. Shared memory is not cleared when a block "
+                f"starts: on a GPU that element holds garbage left by an earlier block or "
+                f"kernel, whatever the simulator shows, so the result would change from run to "
+                f"run. At the edges store zeros into the tile where the matrix ends, instead of "
+                f"skipping the store.")
 
 
 def _result(lab, case, C, trace):
@@ -97,7 +106,7 @@ def _result(lab, case, C, trace):
     got = "NaN (a value read from memory nobody wrote?)" if np.isnan(C[i, j]) else f"{C[i, j]:.6g}"
     return (f"C[{i}, {j}] is {got}, expected {ref[i, j]:.6g} ({_owner(lab, i, j)} computes it); "
             f"{int(wrong.sum())} of {C.size} elements are wrong"
-            f"{_where(lab, case, np.argwhere(wrong))}.")
+            f"{_where(lab, case, np.argwhere(wrong), C)}.")
 
 
 def _layout(case, C):
@@ -121,8 +130,9 @@ def _layout(case, C):
             return f"the result equals {name}, {meaning}."
 
 
-def _where(lab, case, elements):
-    """Where wrong elements are, when that says what went wrong."""
+def _where(lab, case, elements, C=None):
+    """Where wrong elements are, when that says what went wrong (``C``: the result, to recognise
+    a missing last K tile)."""
     rows, cols = elements[:, 0], elements[:, 1]
     edge_rows = case.M - case.M % lab.tile if case.M % lab.tile else None
     edge_cols = case.N - case.N % lab.tile if case.N % lab.tile else None
@@ -134,10 +144,22 @@ def _where(lab, case, elements):
     if on_edge.all() and (edge_rows is not None or edge_cols is not None):
         return (", all in the blocks on the edge of C, which reach past the matrix: an edge "
                 "guard that is missing or wrong?")
-    if case.K % 16 and len(elements) == case.M * case.N:
-        return (f" (K = {case.K} is not a multiple of the K tile: is the last, partial K tile "
-                f"computed, with zeros where A and B end?)")
+    if case.K % 16 and len(elements) == case.M * case.N and C is not None \
+            and _without_last_k_tile(case, C):
+        return (f" (K = {case.K} is not a multiple of the K tile, and the result is the product "
+                f"without the last, partial K tile: compute that tile too, with zeros where A "
+                f"and B end)")
     return ""
+
+
+def _without_last_k_tile(case, C):
+    """Whether C is A B with the last partial K tile (of any tile depth up to 32) left out."""
+    A, B = case.A.astype(np.float64), case.B.astype(np.float64)
+    for depth in (8, 16, 32):
+        full = case.K - case.K % depth
+        if case.K % depth and np.allclose(C, A[:, :full] @ B[:full], rtol=1e-4, atol=1e-5):
+            return True
+    return False
 
 
 def _owner(lab, i, j):
@@ -263,12 +285,12 @@ def _reads_per_fma(lab, case, C, trace):
 def _prefetch(lab, case, C, trace):
     if not lab.register_prefetch:
         return None
-    observer = trace.observer
-    if observer.uses == 0:
+    record = trace.observed["fragments"]
+    if record["uses"] == 0:
         return ("no value of A or B was read from a local array: hold the fragments (this k's "
                 "values of A and B) in cuda.local.array registers, two sets of them, so the "
                 "check can see the register level.")
-    prefetched, steps = observer.prefetch_steps()
+    prefetched, steps = prefetch_steps(record)
     if steps and prefetched < steps:
         return (f"in {steps - prefetched} of {steps} steps a thread read the fragments of step "
                 f"k+1 from shared memory only after the FMAs of step k had used step k's: "
@@ -277,8 +299,30 @@ def _prefetch(lab, case, C, trace):
                 f"the FMAs.")
 
 
+def _overlap(lab, case, C, trace):
+    if not lab.overlap:
+        return None
+    found = overlap.missing(trace.observed["tile_order"])
+    if found is None:
+        return None
+    what, gid, interval = found
+    who = trace.who(gid)
+    if what == "load":
+        return (f"{who} loaded the next K tile from global memory only after the multiply-adds "
+                f"of the tile it was computing (barrier interval {interval}) had started: the "
+                f"two buffers are there, but nothing overlaps, and every load's latency is paid "
+                f"in full. Ping-pong: issue the loads of tile t+1 into registers first, then "
+                f"compute tile t from shared memory, then store the registers into the other "
+                f"buffer.")
+    return (f"{who} stored the next K tile into shared memory before the multiply-adds of the "
+            f"tile it was computing (barrier interval {interval}): the store has to wait for "
+            f"the global load to arrive, so the load's latency is not hidden under the "
+            f"arithmetic. Load tile t+1 into registers before the FMAs of tile t, and store it "
+            f"into the other buffer after them.")
+
+
 CHECKS = (_fault, _inputs_written, _race, _uninitialized, _result, _writes_once, _ownership,
-          _traffic, _barriers, _reads_per_fma, _prefetch)
+          _traffic, _barriers, _overlap, _reads_per_fma, _prefetch)
 
 
 def summary(lab, runs):
@@ -301,8 +345,12 @@ def summary(lab, runs):
         ratios = [r for r in ratios if r is not None]
         if ratios:
             parts.append(f"{max(ratios):.2f} shared-memory reads per FMA")
+    if lab.overlap:
+        steps = sum(overlap.steps(t.observed["tile_order"]) for _, _, t in runs)
+        parts.append(f"in every K step the loads of the next tile were issued before the "
+                     f"multiply-adds of this one and stored after them ({steps} thread-steps)")
     if lab.register_prefetch:
-        steps = sum(t.observer.prefetch_steps()[1] for _, _, t in runs)
+        steps = sum(prefetch_steps(t.observed["fragments"])[1] for _, _, t in runs)
         parts.append(f"every thread read the fragments of k+1 before the FMAs of k used those of "
                      f"k ({steps} thread-steps)")
     return "; ".join(parts) + "."

@@ -1,40 +1,48 @@
 """The kernel labs on a GPU backend.
 
 There ``numba.cuda`` is the real one, and the simulator cannot run in the same process (the
-backend is chosen once), so a lab check runs the kernel's cell again in a fresh process on the
-simulator, with the same instrumented checks (:mod:`gemmlab.judging.on_simulator`). When they
-pass, the notebook's check then times the student's kernel here, on the GPU, at full size, beside
-the course's kernel and cuBLAS measured in the same call, and keeps the figures for the student's
-own ladder (:mod:`gemmlab.labs.ladder`).
+backend is chosen once), so a lab check runs the kernel's cell again in a fresh worker on the
+simulator (:func:`gemmlab.judging.cell.judge_alone`, as ``check()`` always does), judged here.
+When it passes, the notebook's check then times the student's kernel here, on the GPU, at full
+size, beside the course's kernel and cuBLAS measured in the same call, and keeps the figures for
+the student's own ladder (:mod:`gemmlab.labs.ladder`): :func:`after_check`.
 """
 import numpy as np
 
 from .. import bench, device
 from ..judging import FAIL, PASS, code_of
-from ..judging.on_simulator import judge_on_simulator
+from ..judging.cell import judge_alone
 from . import ladder
 
 MAX_REL_ERR = 1e-4          # float32 GEMM at 4096^3 on random inputs stays far below this
 
 
 def judge_on_gpu(lab, question, kernel, rng):
-    """(status, feedback, picture): the instrumented checks in a subprocess on the simulator
-    (the picture of the run comes back from there as plain data), then, for a notebook's check
-    (``rng`` None) of a GEMM kernel that passed, its speed on this GPU."""
+    """(status, feedback, picture): the lab's checks with the kernel's cell in a worker on the
+    simulator (the picture of the run comes back as plain data), then, for a notebook's check
+    (``rng`` None) of a kernel that passed, its speed on this GPU."""
     try:
         source, name = code_of(kernel)
     except (TypeError, ValueError) as exc:
         return FAIL, f"the instrumented checks cannot run: {exc}.", None
-    seed = None if rng is None else int(rng.integers(2**31))
-    status, text, picture = judge_on_simulator(lab, question, source, name, seed=seed)
-    if status != PASS or rng is not None or lab.rung is None:
+    status, text, picture = judge_alone(question, source, name, rng, picture=True)
+    if rng is not None:
         return status, text, picture
+    return after_check(lab, kernel, status, text) + (picture,)
+
+
+def after_check(lab, kernel, status, text):
+    """After a notebook's check passed on a GPU backend: the kernel's speed here, recorded for
+    the student's ladder (a wrong result at full size is a FAIL). A lab with no course kernel
+    to time beside (lesson 03's puzzles) is not timed."""
+    if status != PASS or device.backend() != "gpu" or lab.rung is None:
+        return status, text
     row = measure(lab, kernel)
     if row["rel_err"] > MAX_REL_ERR:
         return FAIL, (f"{text} But on the GPU at {row['n']}^3 the result is wrong: relative "
-                      f"error {row['rel_err']:.1e} against a float64 reference."), picture
+                      f"error {row['rel_err']:.1e} against a float64 reference.")
     ladder.record(lab.name, row)
-    return PASS, f"{text}\n{ladder.describe(lab.name, row)}", picture
+    return PASS, f"{text}\n{ladder.describe(lab.name, row)}"
 
 
 def measure(lab, kernel, n=None, repeats=10):

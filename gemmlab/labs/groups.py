@@ -7,6 +7,7 @@ stride that only works for powers of two shows). The order of the groups in the 
 ranks in a group does not matter. Known mistakes: the order of the axes reversed (pp fastest),
 and groups that fix the wrong coordinates (which is what any other order amounts to).
 """
+
 import itertools
 
 import numpy as np
@@ -15,21 +16,6 @@ from ..judging import FAIL, PASS, is_missing, where_it_lives
 from ..parallel.grid import AXES, RankGrid
 from .kinds import CodeLab, NoAnswer
 from .limits import TIME_LIMIT, call_plain
-
-
-def reference_groups(tp, cp, dp, pp, axis):
-    """The course's answer: fix the other three coordinates, walk ``axis``."""
-    sizes = {"tp": tp, "cp": cp, "dp": dp, "pp": pp}
-    strides, stride = {}, 1
-    for name in AXES:                        # tp varies fastest
-        strides[name] = stride
-        stride *= sizes[name]
-    others = [a for a in AXES if a != axis]
-    result = []
-    for fixed in itertools.product(*(range(sizes[a]) for a in others)):
-        base = sum(i * strides[a] for a, i in zip(others, fixed))
-        result.append([base + i * strides[axis] for i in range(sizes[axis])])
-    return result
 
 
 def _normalise(groups, what):
@@ -85,16 +71,44 @@ def check_groups(fn, degrees):
         expected = _normalise(grid.groups(axis), "RankGrid")
         if got == expected:
             continue
-        return FAIL, _diagnose(grid, axis, got, what)
+        return FAIL, _diagnose(grid, axis, got, what, _every_axis(fn, degrees))
     return PASS, ""
 
 
-def _diagnose(grid, axis, got, what):
+def _every_axis(fn, degrees):
+    """{axis: normalised groups} of ``fn`` on this grid, for the axes where it returns groups:
+    the evidence for which numbering order the student used."""
+    found = {}
+    for axis in AXES:
+        called = where_it_lives(fn, call_plain, (*degrees, axis), TIME_LIMIT)
+        try:
+            found[axis] = _normalise(called["value"], "groups") if not called["error"] else None
+        except (ValueError, NoAnswer):
+            found[axis] = None
+    return found
+
+
+def _other_order(grid, groups):
+    """The order of the axes (fastest first, not Megatron's) whose groups are ``groups`` ({axis:
+    groups}) on every axis, or None; of several, the closest to Megatron's."""
+    matches = [order for order in itertools.permutations(AXES) if order != tuple(AXES)
+               and all(got == _normalise(RankGrid(**grid.sizes, order="-".join(order))
+                                         .groups(axis), "RankGrid")
+                       for axis, got in groups.items())]
+    return min(matches, key=lambda o: sum(a != b for a, b in zip(o, AXES)), default=None)
+
+
+def _diagnose(grid, axis, got, what, every_axis=None):
     n, size = grid.size, grid.sizes[axis]
-    reversed_order = "-".join(reversed(AXES))
-    if got == _normalise(RankGrid(**grid.sizes, order=reversed_order).groups(axis), "RankGrid"):
+    groups = {a: g for a, g in (every_axis or {}).items() if g is not None}
+    order = _other_order(grid, dict(groups, **{axis: got}))
+    if order == tuple(reversed(AXES)):
         return (f"{what}: reversed order: your groups number the ranks with pp varying fastest "
-                f"({reversed_order}). {ORDER}")
+                f"({'-'.join(order)}). {ORDER}")
+    if order is not None:
+        moved = [a for a, b in zip(order, AXES) if a != b]
+        return (f"{what}: your groups number the ranks in the order {'-'.join(order)} (fastest "
+                f"first): {' and '.join(moved)} are swapped. {ORDER}")
     members = [r for g in got for r in g]
     outside = sorted({r for r in members if not 0 <= r < n})
     if outside:

@@ -13,8 +13,15 @@ checked: its cases, launch, arrays and mistakes.
   with a float64 reference and names the first mistake it finds (:mod:`gemmlab.labs.feedback`).
 - :class:`gemmlab.labs.puzzles.Puzzle`: the warm-up puzzles of lesson 03 (map, zip, ..., prefix).
 
-On a GPU backend the same check runs in a subprocess on the simulator, and a GEMM lab's kernel is
-then timed on the GPU (:mod:`gemmlab.labs.gpu`).
+Where the kernel lives and where it is judged are apart. The process that holds the kernel (in a
+graded run and in a notebook's ``check()``, a worker that ran nothing of the notebook and holds
+only the kernel's part of its cell, :mod:`gemmlab.labs.kernel_source`) does three things when
+asked, through :func:`gemmlab.judging.where.where_it_lives`: describe the answer (a kernel? how
+many parameters?), compile it for real GPUs (:mod:`gemmlab.labs.compile`; a kernel that does not
+compile never runs), and run it on the instrumented simulator on the cases it is sent, reporting
+what it saw as plain data (:mod:`gemmlab.labs.observations`). The cases, the references and every
+check stay in the judging process. On a GPU backend a GEMM lab's kernel is then timed on the GPU
+(:mod:`gemmlab.labs.gpu`).
 """
 import math
 import time
@@ -24,9 +31,18 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from .. import device
-from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError
+from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, where_it_lives
+from ..judging.rules import Rules
 from . import cases as cases_
 from . import feedback
+from .compile import argument_types, compile_kernel, refusal, resources
+from .kernel_source import kernel_cell
+from .observations import Observed
+from .observe import run_observed
+
+# What every kernel lab's answer may not use: the course's own GEMM kernels (the kernel that
+# runs is the cell's own @cuda.jit code, compiled for a GPU first).
+KERNEL_RULES = Rules(names=("gemmlab.kernels",))
 
 
 def ladder_arguments(A, B, C):
@@ -35,12 +51,37 @@ def ladder_arguments(A, B, C):
             ("beta", np.float32(0))]
 
 
-def check_parameters(fn, parameters, what="kernel"):
-    """An AnswerTypeError unless ``fn`` takes exactly the lab's ``parameters``."""
-    count = fn.__code__.co_argcount
+def describe_answer(answer):
+    """Run helper: what the answer is, as plain data (where it lives: a worker's answer cannot be
+    inspected from the judging process)."""
+    options = getattr(answer, "targetoptions", None)
+    py_func = getattr(answer, "py_func", None)
+    code = getattr(py_func if callable(py_func) else answer, "__code__", None)
+    return {"device": bool(getattr(answer, "_device", False)
+                           or (isinstance(options, dict) and options.get("device"))),
+            "kernel": callable(py_func), "callable": callable(answer),
+            "type": type(answer).__name__,
+            "parameters": int(code.co_argcount) if code is not None else -1}
+
+
+def check_parameters(count, parameters, what="kernel"):
+    """An AnswerTypeError unless ``count`` (of a function's parameters) is the lab's
+    ``parameters``' number."""
     if count != len(parameters):
         raise AnswerTypeError(f"your {what} takes {count} parameters; the lab calls it as "
                               f"{what}({', '.join(parameters)})")
+
+
+def check_kernel(described, parameters=("A", "B", "C")):
+    """An AnswerTypeError unless :func:`describe_answer` describes a kernel of ``parameters``."""
+    if described["device"]:
+        raise AnswerTypeError("this is a device function (@cuda.jit(device=True)); the lab "
+                              "launches a kernel: decorate it with plain @cuda.jit")
+    if not described["kernel"]:
+        what = "a plain Python function" if described["callable"] else described["type"]
+        raise AnswerTypeError(f"expected a @cuda.jit kernel, got {what}: put @cuda.jit on "
+                              f"the line above `def`, and pass the kernel without calling it")
+    check_parameters(described["parameters"], parameters)
 
 
 class Examination(NamedTuple):
@@ -57,49 +98,70 @@ class KernelLab:
     ``first_problem(case, arrays, trace)`` and ``summary(runs)``."""
     name: str
     parameters: tuple                   # the kernel's parameters, in order
-    time_limit: float = 60.0            # for the whole check: an endless loop ends as a FAIL
+    time_limit: float = 120.0           # for the whole check (wall clock, so that two busy cores
+                                        # do not fail an honest kernel): an endless loop ends as a
+                                        # FAIL
+    show_resources: bool = False        # ptxas's registers, spills, shared bytes in the feedback
+    archs: tuple = ((7, 5), (9, 0))     # what the kernel is compiled for (gemmlab.labs.compile)
     rung = None                         # (name, tiles) of the course kernel to time beside it
+    proxy_judge = True                  # every run goes through where_it_lives: judged here
 
     # -- the code-question protocol -----------------------------------------------------------
     def coerce(self, answer):
-        options = getattr(answer, "targetoptions", None)
-        if getattr(answer, "_device", False) or (isinstance(options, dict) and options.get("device")):
-            raise AnswerTypeError("this is a device function (@cuda.jit(device=True)); the lab "
-                                  "launches a kernel: decorate it with plain @cuda.jit")
-        if not hasattr(answer, "py_func") or not callable(getattr(answer, "py_func", None)):
-            what = "a plain Python function" if callable(answer) else type(answer).__name__
-            raise AnswerTypeError(f"expected a @cuda.jit kernel, got {what}: put @cuda.jit on "
-                                  f"the line above `def`, and pass the kernel without calling it")
-        check_parameters(answer.py_func, self.parameters)
+        check_kernel(describe_answer(answer), self.parameters)
         return answer
 
+    def after_check(self, question, kernel, status, text):
+        """A notebook's check on a GPU backend times a GEMM kernel that passed (:mod:`.gpu`)."""
+        from . import gpu
+        return gpu.after_check(self, kernel, status, text)
+
+    def worker_source(self, source, name):
+        """What a worker is given to run: only the kernel's part of the cell."""
+        return kernel_cell(source, name)
+
     def judge(self, question, kernel, rng=None):
-        """(status, feedback, picture) for a kernel the grader has already passed through
-        ``coerce``; the picture is plain data (see :mod:`gemmlab.labs.observed`)."""
-        if device.backend() != "sim":
+        """(status, feedback, picture) for ``kernel``, wherever it lives: described, compiled
+        for GPUs, then run on the simulator on cases drawn here; the picture is plain data (see
+        :mod:`gemmlab.labs.observed`). On a GPU backend a kernel of this process goes to a
+        worker on the simulator first (:mod:`gemmlab.labs.gpu`)."""
+        if device.backend() != "sim" and not callable(getattr(type(kernel), "call_helper", None)):
             from . import gpu
             return gpu.judge_on_gpu(self, question, kernel, rng)
-        status, text, picture = self.examine(kernel, rng)
+        try:
+            check_kernel(where_it_lives(kernel, describe_answer), self.parameters)
+        except AnswerTypeError as exc:
+            return FAIL, f"{exc}.", None
+        cases = self.cases(rng)
+        first = list(self.arrays(cases[0]).values())
+        compiled = where_it_lives(kernel, compile_kernel,
+                                  argument_types(self.named(*first)), self.archs)
+        if not compiled.get("ok"):
+            return FAIL, refusal(compiled, compiled.get("kept", "")), None
+        status, text, picture = self.examine(kernel, rng, cases=cases)
         if status == PASS:
             text += f" {question.explain}" if question.explain else ""
             if rng is None and self.rung is not None:
                 text += (f" (On a GPU this check also times your kernel beside the course's "
                          f"`{self.rung[0]}` and cuBLAS.)")
+        if self.show_resources and status != NOT_ATTEMPTED:
+            text += f" {resources(compiled)}"
         return status, text, picture
 
     # -- the checks ---------------------------------------------------------------------------
     def verdict(self, kernel, rng=None, arguments=None):
-        """(status, feedback) for ``kernel`` on this lab's public cases (rng None) or on hidden
-        cases drawn from ``rng``; see :meth:`examine`."""
+        """(status, feedback) for ``kernel`` (not compiled here) on this lab's public cases (rng
+        None) or on hidden cases drawn from ``rng``; see :meth:`examine`."""
         return self.examine(kernel, rng, arguments)[:2]
 
-    def examine(self, kernel, rng=None, arguments=None):
-        """The :class:`Examination` of ``kernel``: the first case that fails names the mistake,
-        and the picture shows that run (on a pass: the first case's). ``arguments`` maps the
-        lab's arrays to the kernel's arguments (default: each under its parameter's name)."""
+    def examine(self, kernel, rng=None, arguments=None, cases=None):
+        """The :class:`Examination` of ``kernel`` (on ``cases`` if given): the first case that
+        fails names the mistake, and the picture shows that run (on a pass: the first case's).
+        ``arguments`` maps the lab's arrays to the kernel's arguments (default: each under its
+        parameter's name)."""
         deadline = time.monotonic() + self.time_limit
         runs = []
-        for number, case in enumerate(self.cases(rng)):
+        for number, case in enumerate(cases if cases is not None else self.cases(rng)):
             arrays, trace = self.run_case(kernel, case, arguments, deadline - time.monotonic())
             if number == 0 and self.untouched(trace):
                 return Examination(NOT_ATTEMPTED, self.not_attempted)
@@ -114,28 +176,36 @@ class KernelLab:
                      "body and run the cell again.")
 
     def _picture(self, case, trace):
-        if trace.observed is None:
+        if not trace.picture:
             return None
-        return dict(trace.observed, lab=self.name, case=case.label)
+        return dict(trace.picture, lab=self.name, case=case.label)
 
     def run_case(self, kernel, case, arguments=None, time_limit=None):
-        """Run ``kernel`` on one case: (the arrays after the run, by parameter name, and the
-        simulator's trace)."""
-        from .simulator import simulate
+        """Run ``kernel`` on one case where it lives: (the arrays after the run, by parameter
+        name, and what the run did, read back from plain data). The arrays sent are copies; the
+        ones after the run come back as observations."""
         arrays = self.arrays(case)
-        args = (arguments or self.named)(*arrays.values())
+        named = [[str(name), value] for name, value in
+                 (arguments or self.named)(*arrays.values())]
         grid, block = self.launch_of(case)
-        trace = simulate(kernel, grid, block, args,
-                         time_limit=max(time_limit or self.time_limit, 1.0),
-                         observer=self.observer(case))
-        return arrays, trace
+        data = where_it_lives(kernel, run_observed, named, _plain_dims(grid), _plain_dims(block),
+                              max(time_limit or self.time_limit, 1.0), self.observers())
+        trace = Observed(data)
+        after = {name: np.asarray(trace.outputs[name], dtype=value.dtype)
+                 if name in trace.outputs else value for name, value in arrays.items()}
+        return after, trace
 
     def named(self, *arrays):
         """The kernel's arguments: each array under its parameter's name."""
         return list(zip(self.parameters, arrays))
 
-    def observer(self, case):
-        return None
+    def observers(self):
+        """The names of the observers that watch a run (:data:`gemmlab.labs.overlap.BUILDERS`)."""
+        return []
+
+
+def _plain_dims(d):
+    return [int(v) for v in d] if isinstance(d, (tuple, list)) else [int(d)]
 
 
 @dataclass(frozen=True)
@@ -161,6 +231,7 @@ class GemmLab(KernelLab):
     one_barrier: bool = False
     reads_per_fma: bool = False
     register_prefetch: bool = False
+    overlap: bool = False               # tile t+1's loads issued before tile t's FMAs, stored after
     k_multiple: int = None              # hidden cases: one K a multiple of this
 
     not_attempted = ("your kernel does not read A or B nor write C yet: write its body and run "
@@ -182,11 +253,9 @@ class GemmLab(KernelLab):
     def arrays(self, case):
         return {"A": case.A.copy(), "B": case.B.copy(), "C": case.C0.copy()}
 
-    def observer(self, case):
-        if self.register_prefetch:
-            from .registers import FragmentObserver
-            return FragmentObserver(case.A, case.B)
-        return None
+    def observers(self):
+        return [name for name, wanted in (("fragments", self.register_prefetch),
+                                          ("tile_order", self.overlap)) if wanted]
 
     def untouched(self, trace):
         return feedback.untouched(trace)
@@ -204,13 +273,14 @@ TILED = GemmLab("tiled", shapes=((19, 19, 19), (37, 35, 21), (6, 40, 50)), seed=
                 rung=("tiled", {"T": 16}), fixed_owner=True, tiled=True)
 PINGPONG = GemmLab("pingpong", shapes=((19, 19, 19), (37, 35, 40), (6, 40, 70)), seed=8,
                    rung=("pingpong", {"T": 16}), fixed_owner=True, tiled=True,
-                   one_barrier=True)
+                   one_barrier=True, overlap=True)
 _MICRO = {"BM": 32, "BN": 32, "BK": 8, "TM": 4, "TN": 4}
 OUTER = GemmLab("outer", tile=32, threads=(64,), per_thread=4,
                 shapes=((33, 33, 33), (45, 37, 64), (70, 33, 21)), seed=10,
-                rung=("outer", _MICRO), tiled=True, reads_per_fma=True, k_multiple=32)
+                rung=("outer", _MICRO), tiled=True, reads_per_fma=True, k_multiple=32,
+                show_resources=True)
 TWOLEVEL = GemmLab("twolevel", tile=32, threads=(64,), per_thread=4,
                    shapes=((33, 33, 33), (45, 37, 64), (70, 33, 40)), seed=11,
                    rung=("twolevel", _MICRO), tiled=True, one_barrier=True, reads_per_fma=True,
-                   register_prefetch=True, k_multiple=32)
+                   register_prefetch=True, k_multiple=32, overlap=True, show_resources=True)
 LABS = {lab.name: lab for lab in (NAIVE, TILED, PINGPONG, OUTER, TWOLEVEL)}

@@ -83,3 +83,8 @@ def call_plain(fn, args, time_limit=DEFAULT_TIME_LIMIT):
     the student's code."""
     value, error = call_limited(fn, tuple(args), time_limit)
     return {"value": value, "error": error}
+
+
+def seconds(value):
+    """A time limit in words: '60 s' for 59.97, '0.5 s' for 0.5."""
+    return f"{value:.0f} s" if value >= 10 else f"{value:.2g} s"

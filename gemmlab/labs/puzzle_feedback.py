@@ -142,16 +142,17 @@ def _shared_hazard(puzzle, case, out, trace):
                 f"thread's slot (reading it into a variable before cuda.syncthreads() is reading "
                 f"it too early).")
     if trace.uninitialized:
-        name, index, who, block = trace.uninitialized[0]
+        name, index, who, block, line = trace.uninitialized[0]
+        at = f" at {line}" if line else ""
         if no_barrier:
             return (f"a missing barrier: {who} of {block} read {name}[{', '.join(map(str, index))}]"
-                    f" before any thread had written it. Put cuda.syncthreads() between the "
+                    f"{at} before any thread had written it. Put cuda.syncthreads() between the "
                     f"writes into shared memory and the reads.")
         fill = ("store 0 into the slots past the end (s[t] = a[i] if i < n, else 0)"
                 if puzzle.name != "puzzle_pool" else "load the two elements before the block "
                 "too (the halo), and store 0 wherever an index falls outside a")
         return (f"a slot nobody wrote: {who} of {block} read {name}"
-                f"[{', '.join(map(str, index))}], which no thread of the block wrote (on a GPU "
+                f"[{', '.join(map(str, index))}]{at}, which no thread of the block wrote (on a GPU "
                 f"shared memory starts with garbage, whatever the simulator shows): {fill}.")
 
 

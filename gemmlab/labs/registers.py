@@ -21,12 +21,20 @@ are invisible to this check; the lab asks for local arrays.
 import numpy as np
 
 
-class FragmentObserver:
-    """Passed to :func:`gemmlab.labs.simulator.simulate` as ``observer``."""
+def depths(A, B):
+    """{value: k} for every element of the distinct inputs A (M x K) and B (K x N)."""
+    depth = {float(v): k for (_, k), v in np.ndenumerate(A)}
+    depth.update({float(v): k for (k, _), v in np.ndenumerate(B)})
+    return depth
 
-    def __init__(self, A, B):
-        self.depth = {float(v): k for (_, k), v in np.ndenumerate(A)}
-        self.depth.update({float(v): k for (k, _), v in np.ndenumerate(B)})
+
+class FragmentObserver:
+    """One of the observers :class:`gemmlab.labs.overlap.Observers` passes to
+    :func:`gemmlab.labs.simulator.simulate`; its record is :meth:`as_data`."""
+    name = "fragments"
+
+    def __init__(self, A, B, depth=None):
+        self.depth = depth if depth is not None else depths(A, B)
         self.clock = 0
         self.first_read = {}      # (thread gid, k) -> (clock, interval)
         self.last_use = {}        # (thread gid, k) -> clock
@@ -53,17 +61,29 @@ class FragmentObserver:
     def local_array(self, launch, data):
         return _WatchedLocal(self, launch, data)
 
-    def prefetch_steps(self):
-        """(prefetched, steps): of the (thread, k) steps with a next step k+1 in the same K
-        tile, how many read k+1 from shared memory before their last use of k."""
-        prefetched = steps = 0
-        for (gid, k), (_, interval) in self.first_read.items():
-            following = self.first_read.get((gid, k + 1))
-            if following is None or following[1] != interval or (gid, k) not in self.last_use:
-                continue
-            steps += 1
-            prefetched += following[0] < self.last_use[(gid, k)]
-        return prefetched, steps
+    def as_data(self):
+        """The record, as plain data: first shared reads (gid, k, clock, interval), last uses
+        (gid, k, clock) and the number of fragment uses."""
+        first = [(g, k, c, i) for (g, k), (c, i) in self.first_read.items()]
+        last = [(g, k, c) for (g, k), c in self.last_use.items()]
+        return {"first_read": np.array(first, dtype=np.int64).reshape(-1, 4),
+                "last_use": np.array(last, dtype=np.int64).reshape(-1, 3), "uses": self.uses}
+
+
+def prefetch_steps(record):
+    """(prefetched, steps) of a :class:`FragmentObserver` record: of the (thread, k) steps with a
+    next step k+1 in the same K tile, how many read k+1 from shared memory before their last use
+    of k."""
+    first_read = {(int(g), int(k)): (int(c), int(i)) for g, k, c, i in record["first_read"]}
+    last_use = {(int(g), int(k)): int(c) for g, k, c in record["last_use"]}
+    prefetched = steps = 0
+    for (gid, k), (_, interval) in first_read.items():
+        following = first_read.get((gid, k + 1))
+        if following is None or following[1] != interval or (gid, k) not in last_use:
+            continue
+        steps += 1
+        prefetched += following[0] < last_use[(gid, k)]
+    return prefetched, steps
 
 
 class _WatchedLocal:

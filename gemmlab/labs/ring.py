@@ -20,20 +20,6 @@ from .ranks import RankRun, run_plain, run_ranks
 RANDOM_BITS = 6
 
 
-def reference_ring_allreduce(comm, x):
-    """The course's answer: N-1 reduce-scatter steps (add), then N-1 all-gather steps (store)."""
-    n, r = comm.size, comm.rank
-    chunks = [c.copy() for c in np.array_split(x, n)]
-    right, left = (r + 1) % n, (r - 1) % n
-    for s in range(n - 1):
-        send, arriving = (r - s - 1) % n, (r - s - 2) % n
-        chunks[arriving] = chunks[arriving] + comm.sendrecv(chunks[send], right, left)
-    for s in range(n - 1):
-        send, arriving = (r - s) % n, (r - s - 1) % n
-        chunks[arriving] = comm.sendrecv(chunks[send], right, left)
-    return np.concatenate(chunks)
-
-
 def _ranks(group):
     return "{" + ", ".join(map(str, sorted(group))) + "}"
 
@@ -228,8 +214,10 @@ def _diagnose_traffic(tags, run):
                 f"In a ring every rank sends only to rank + 1 and receives only from rank - 1.")
     steps = run.n_steps
     if steps != 2 * (n - 1):
-        extra = (" A rank that sends and then receives makes its neighbour wait a round: "
-                 "comm.sendrecv does both in one step." if steps > 2 * (n - 1) else "")
+        extra = (" Each exchange took two steps: with rendezvous sends a rank that sends and "
+                 "then receives (or receives and then sends, as ordering by rank parity does) "
+                 "makes its neighbour wait a round. comm.sendrecv(a, dst, src) sends and "
+                 "receives in one step." if steps > 2 * (n - 1) else "")
         return (f"the sums are right, but your ring takes {steps} communication steps where a "
                 f"ring all-reduce takes 2(N-1) = {2 * (n - 1)}: N-1 to reduce-scatter and N-1 to "
                 f"all-gather, one chunk per rank per step.{extra}")

@@ -40,7 +40,8 @@ import greenlet
 import numpy as np
 
 from .. import device
-from .limits import Stop, where
+from .limits import Stop, seconds, where
+from .observations import KernelFault, Located, Race, block_name, thread_name
 from .observed import FAULT, PLAIN, RACE, UNWRITTEN, BlockRecorder
 from .watchdog import Watchdog
 
@@ -52,62 +53,17 @@ MAX_RACES = 20          # races kept per run (the first one is what feedback quo
 DEFAULT_TIME_LIMIT = 60.0
 
 
-class KernelFault(Exception):
-    """The kernel did something a GPU would not survive or that cannot be simulated: ``kind`` is
-    "out of bounds", "barrier", "exception", "index" or "timeout"; the message names the thread.
-    ``thread`` (the block-local id of the thread to blame, or None), ``block``, and for an
-    out-of-bounds access ``array``, ``index`` and ``action`` ("read" or "wrote") say it as data."""
-
-    def __init__(self, kind, message, thread=None, block=None, array=None, index=None,
-                 action=None):
-        super().__init__(message)
-        self.kind, self.thread, self.block = kind, thread, block
-        self.array, self.index, self.action = array, index, action
-
-    def plain(self):
-        """The fault as plain data (see :mod:`gemmlab.labs.observed`)."""
-        return {"kind": self.kind, "message": str(self), "thread": self.thread,
-                "array": self.array, "index": None if self.index is None else list(self.index),
-                "action": self.action}
-
-
 @dataclass
-class Race:
-    """Two threads touched one shared element in the same barrier interval, one of them writing."""
-    array: str
-    index: tuple
-    reader: str            # the thread that read (or, for "write-write", the first writer)
-    writer: str
-    kind: str              # "read-write" or "write-write"
-    had_value: bool        # the element already held a value from an earlier interval
-    interval: int
-    block: str
-    reader_id: int = -1    # block-local ids of the two threads
-    writer_id: int = -1
-
-    def plain(self):
-        return {"kind": self.kind, "array": self.array, "index": list(self.index),
-                "threads": [self.reader_id, self.writer_id], "interval": self.interval}
-
-    def describe(self):
-        where = f"{self.array}[{', '.join(map(str, self.index))}]"
-        if self.kind == "write-write":
-            return (f"{self.reader} and {self.writer} of {self.block} both wrote {where} "
-                    f"with different values in the same barrier interval")
-        return (f"{self.reader} of {self.block} read {where} in the same barrier interval in "
-                f"which {self.writer} wrote it")
-
-
-@dataclass
-class Trace:
-    """What one instrumented launch did."""
+class Trace(Located):
+    """What one instrumented launch did (:func:`gemmlab.labs.observations.as_data` makes it
+    plain data)."""
     grid: tuple
     block: tuple
     arrays: dict                        # name -> GlobalArray
     shared: dict = field(default_factory=dict)         # name -> total reads over all blocks
     races: list = field(default_factory=list)
-    uninitialized: list = field(default_factory=list)  # (array, index, thread, block) of reads
-    #                                                    of shared elements nobody had written
+    uninitialized: list = field(default_factory=list)  # (array, index, thread, block, line) of
+    #                                                    reads of shared elements nobody had written
     barriers: dict = field(default_factory=dict)       # block -> barriers crossed
     shared_reads: list = field(default_factory=list)   # per global thread id
     fault: KernelFault = None
@@ -116,38 +72,6 @@ class Trace:
     read_intervals: dict = field(default_factory=dict)  # block -> intervals with shared reads
     grid_ndim: int = 2
     block_ndim: int = 2
-
-    @property
-    def threads_per_block(self):
-        return int(np.prod(self.block))
-
-    def locate(self, gid):
-        """(block index, thread index) of the thread with global id ``gid``."""
-        linear, local = divmod(gid, self.threads_per_block)
-        return _unflatten(linear, self.grid), _unflatten(local, self.block)
-
-    def who(self, gid):
-        """'thread (3,1) of block (0,2)' for a global thread id."""
-        block, thread = self.locate(gid)
-        return f"{thread_name(thread, self.block_ndim)} of {block_name(block, self.grid_ndim)}"
-
-
-def _unflatten(linear, dims):
-    x, rest = linear % dims[0], linear // dims[0]
-    return (x, rest % dims[1], rest // dims[1])
-
-
-def thread_name(idx, ndim):
-    """'thread 5' in a 1-D block, 'thread (3,1)' in a 2-D one (x first, as threadIdx)."""
-    return "thread " + _coords(idx, ndim)
-
-
-def block_name(idx, ndim):
-    return "block " + _coords(idx, ndim)
-
-
-def _coords(idx, ndim):
-    return str(idx[0]) if ndim == 1 else "(" + ",".join(str(i) for i in idx[:ndim]) + ")"
 
 
 def _dims(d):
@@ -210,6 +134,8 @@ class GlobalArray(_Indexer):
         self.thread_reads[t.gid] = self.thread_reads.get(t.gid, 0) + 1
         if self.read_before_write is None and self.writes[e] == 0:
             self.read_before_write = (np.unravel_index(e, self.shape), t.gid)
+        if self.launch.observer is not None:
+            self.launch.observer.global_read(t, self.name, index)
         return self._flat_data[e]
 
     def __setitem__(self, index, value):
@@ -282,6 +208,8 @@ class SharedArray(_Indexer):
         if self.first_w[e] == -1:
             self.first_w[e] = now
         self._flat_data[e] = value
+        if launch.observer is not None:
+            launch.observer.shared_write(launch.current, self._flat_data[e], now)
 
 
 class _Allocations:
@@ -484,10 +412,20 @@ class Launch:
         bad = [f"{axis} {i} {'< 0' if i < 0 else f'>= {d}'}"
                for axis, i, d in zip(axes, index, array.shape) if not 0 <= i < d]
         where = "shared array" if isinstance(array, SharedArray) else "array"
+        line = self.cell_line()
         self.fail("out of bounds", f"{self.who()} {action} {array.name}"
-                  f"[{', '.join(map(str, index))}], outside the "
+                  f"[{', '.join(map(str, index))}]{f' at {line}' if line else ''}, outside the "
                   f"{' x '.join(map(str, array.shape))} {where} {array.name} ({'; '.join(bad)})",
                   array=array.name, index=tuple(index), action=action)
+
+    def cell_line(self):
+        """'line 12 (`acc += ...`)': where in the kernel's cell the running thread is now (the
+        innermost frame of the kernel's file: a device function of the cell counts)."""
+        filename = self.fn.__code__.co_filename
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename != filename:
+            frame = frame.f_back
+        return "" if frame is None else _site_text(((filename, frame.f_lineno),))
 
     def race(self, array, e, reader, writer, kind, had_value):
         if self.block_race is not None and len(self.trace.races) >= MAX_RACES:
@@ -495,7 +433,7 @@ class Launch:
         threads = self.block_run.threads
         race = Race(array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)),
                     threads[reader].name_, threads[writer].name_, kind, bool(had_value),
-                    self.interval, self.block_run.name, reader, writer)
+                    self.interval, self.block_run.name, self.cell_line(), reader, writer)
         if self.block_race is None:
             self.block_race = race
         if len(self.trace.races) < MAX_RACES:
@@ -503,7 +441,8 @@ class Launch:
 
     def uninitialized_read(self, array, e):
         if len(self.block_uninitialized) < MAX_RACES:
-            self.block_uninitialized.append((array, e, self.current, self.interval))
+            self.block_uninitialized.append((array, e, self.current, self.interval,
+                                             self.cell_line()))
 
     def count_shared_read(self, name):
         trace = self.trace
@@ -528,9 +467,9 @@ class Launch:
             pass
         if watchdog.fired and self.trace.fault is None:
             self.trace.fault = KernelFault("timeout", (
-                f"the kernel did not finish within {self.time_limit:g} s (it was running "
-                f"{self.who() if self.current else 'its first thread'}): an endless loop?"),
-                block=self.block_run.idx if self.block_run else None)
+                f"the kernel did not finish within {seconds(self.time_limit)} (it was running "
+                f"{self.who() if self.current else 'its first thread'}): is there an endless "
+                f"loop?"), block=self.block_run.idx if self.block_run else None)
         fault = self.trace.fault
         self.trace.observed = self.recorder.plain(self, fault.plain() if fault else None)
         return self.trace
@@ -574,19 +513,19 @@ class Launch:
     def _end_block(self, run, stopped):
         """File the block's reads of shared memory nobody had written (by then: shared arrays
         belong to one block) and tell the recorder what the block was worth showing."""
-        unwritten = [(array, e, thread, interval)
-                     for array, e, thread, interval in self.block_uninitialized
+        unwritten = [(array, e, thread, interval, line)
+                     for array, e, thread, interval, line in self.block_uninitialized
                      if array.first_w[e] == -1 or array.first_w[e] > interval]
         room = MAX_RACES - len(self.trace.uninitialized)
         self.trace.uninitialized += [
             (array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)), thread.name_,
-             run.name) for array, e, thread, _ in unwritten[:max(room, 0)]]
+             run.name, line) for array, e, thread, _, line in unwritten[:max(room, 0)]]
         if stopped:
             self.recorder.end_block(run, FAULT)
         elif self.block_race is not None:
             self.recorder.end_block(run, RACE, self.block_race.plain())
         elif unwritten:
-            array, e, thread, interval = unwritten[0]
+            array, e, thread, interval, _ = unwritten[0]
             self.recorder.end_block(run, UNWRITTEN, {
                 "kind": "unwritten", "array": array.name,
                 "index": [int(i) for i in np.unravel_index(e, array.shape)],

@@ -14,40 +14,12 @@ import numpy as np
 
 from ..collectives.cost import ring_send_bytes
 from ..judging import FAIL, PASS, is_missing, where_it_lives
-from ..parallel.attention import attention_reference, head_attention, megatron_attention
-from ..parallel.ffn import ffn_reference, gelu, megatron_ffn
+from ..parallel.attention import attention_reference, megatron_attention
+from ..parallel.ffn import ffn_reference, megatron_ffn
 from ..parallel.sharding import row_parallel
 from .kinds import CodeLab, NoAnswer, as_array
 from .limits import TIME_LIMIT
 from .ranks import RankRun, run_plain
-
-
-# -- reference programs (the solutions notebooks hold the same, written by the student) --
-
-def reference_column_rank(comm, X, W_r):
-    """Column parallel: the whole X times this rank's columns of W; no communication."""
-    return X @ W_r
-
-
-def reference_row_rank(comm, X_r, W_r):
-    """Row parallel: this rank's partial sum, summed over the ranks by one all-reduce."""
-    return comm.all_reduce(X_r @ W_r)
-
-
-def reference_ffn_rank(comm, X, W_up_r, b_up_r, W_down_r, b_down):
-    """Megatron's FFN: column-parallel up, GELU on the shard, row-parallel down, one all-reduce,
-    the down bias added once after it."""
-    H_r = gelu(X @ W_up_r + b_up_r)
-    return comm.all_reduce(H_r @ W_down_r) + b_down
-
-
-def reference_attention_rank(comm, X, Wq_r, Wk_r, Wv_r, Wo, b_o, n_heads):
-    """Megatron's attention: this rank's heads locally, W_O's matching rows, one all-reduce."""
-    p, r = comm.size, comm.rank
-    local = n_heads // p
-    width = Wq_r.shape[1]
-    O_r = head_attention(X @ Wq_r, X @ Wk_r, X @ Wv_r, local, local)
-    return comm.all_reduce(O_r @ Wo[r * width:(r + 1) * width]) + b_o
 
 
 # -- shared by the four checks --
@@ -117,7 +89,7 @@ class ShardedLab(CodeLab):
     def check_case(self, fn, case):
         run = RankRun.from_plain(where_it_lives(fn, run_plain, case["args"], True, TIME_LIMIT))
         if run.error:
-            return FAIL, _matmul_hint(run.error, self.error_hint)
+            return FAIL, self.failed_run(case, run) or _matmul_hint(run.error, self.error_hint)
         if all(is_missing(out) for out in run.outputs):
             raise NoAnswer()
         outs = [as_array(out, f"rank {r}") for r, out in enumerate(run.outputs)]
@@ -139,6 +111,10 @@ class ShardedLab(CodeLab):
         return (f"rank {r}'s result differs from the unsharded float64 reference (max error "
                 f"{error:.3g}). {self.value_hint}")
 
+    def failed_run(self, case, run):
+        """The named mistake behind a run that raised, or None."""
+        return None
+
     def wrong_shape(self, case, r, out, run):
         return None
 
@@ -158,8 +134,15 @@ class ShardedLab(CodeLab):
     def extra_collectives(self, case, run):
         needed = ", ".join(f"{name} of {'x'.join(map(str, shape))}"
                            for name, shape in case["needed"]) or "none"
+        why = ""
+        calls = run.collectives
+        if calls and all(c.collective == "all-gather" for c in calls) and case["needed_bytes"]:
+            why = (f" Even where the bytes are no more (p = 2), an all-gather of whole "
+                   f"tensors grows to p/2 times an all-reduce's bytes (each rank receives every "
+                   f"other rank's whole tensor: 2x at 4 ranks, 4x at 8), and it leaves every rank "
+                   f"to add the p tensors itself: the all-reduce is the collective that sums.")
         return (f"right values, but your ranks called {_log(run)} where the layer needs "
-                f"{needed}{_bytes_ratio(run, case['needed_bytes'])}.")
+                f"{needed}{_bytes_ratio(run, case['needed_bytes'])}.{why}")
 
 
 def _matrix(rng, rows, cols, scale=1.0):
@@ -241,6 +224,16 @@ class ExitSumLab(ShardedLab):
             return NOT_NEEDED.format(what=f"{_gathers(gathers)}; {self.no_gather}",
                                      ratio=_bytes_ratio(run, case["needed_bytes"]))
         return super().extra_collectives(case, run)
+
+    def failed_run(self, case, run):
+        """An all-gather, then the bias: NumPy cannot add the bias to the p partial sums side by
+        side (a broadcast error), the mistake is the concatenation."""
+        if "could not be broadcast" in run.error and _calls(run, "all-gather") \
+                and case.get("b") is not None:
+            shape = case["expected"][0].shape
+            return (f"the bias cannot be added to what your all-gather returned ({run.error}): "
+                    + CONCAT_PARTIALS.format(shape=shape) + " Then add the bias once.")
+        return None
 
     def wrong_shape(self, case, r, out, run):
         for extra in self._biases(case):
@@ -355,3 +348,15 @@ class AttentionLab(ExitSumLab):
 
     def wrong_log_first(self, case, run):
         return self._wo_by_columns(case, run) or super().wrong_log_first(case, run)
+
+    def extra_collectives(self, case, run):
+        gathers = _calls(run, "all-gather")
+        if not gathers:
+            return super().extra_collectives(case, run)
+        return (f"a collective the layer does not need: {_gathers(gathers)}. With every head's "
+                f"Q, K and V gathered, each rank computes all the heads and the whole output "
+                f"projection O W_O itself: the p = {case['p']} ranks each repeat the work of the "
+                f"whole layer, whatever the bytes moved"
+                f"{_bytes_ratio(run, case['needed_bytes'])}. {self.no_gather[0].upper()}"
+                f"{self.no_gather[1:]}, and one all-reduce of the partial sums O_r W_O,r "
+                f"finishes the layer.")

@@ -13,7 +13,9 @@ do) and a store writes only the part inside C; a fragment's origin must lie insi
 
 The lab question (:class:`WmmaLab`) calls the student's ``lab_wmma(A, B, C)`` with A (M x K) and
 B (K x N) in FP16 and C (M x N) in FP32, wrapped so that they can only be used through these
-four calls, and counts the calls: an MMA count other than ceil(M/16) ceil(N/16) ceil(K/16), an
+four calls, where the function lives (:func:`run_fragments`, a run helper: in a graded run and in
+``check()``, a worker that ran the cell alone), and counts the calls; the record comes back as
+plain data and is judged in the judging process: an MMA count other than ceil(M/16) ceil(N/16) ceil(K/16), an
 accumulator stored inside the K loop, a C loaded into the accumulator (C += AB) and wrong or
 missing results are named.
 """
@@ -23,9 +25,11 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError
-from .kernel_lab import check_parameters
-from .limits import Stop, where
+from types import SimpleNamespace
+
+from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, where_it_lives
+from .kernel_lab import check_parameters, describe_answer
+from .limits import Stop, seconds, where
 from .watchdog import Watchdog
 
 FRAG = 16
@@ -167,18 +171,18 @@ class WmmaLab:
     seed: int = 12
     time_limit: float = 60.0
 
+    proxy_judge = True                  # runs go through where_it_lives: judged here
+
     def coerce(self, answer):
-        if getattr(answer, "py_func", None) is not None:
-            raise AnswerTypeError("this lab's function is plain Python (NumPy fragments), not "
-                                  "a @cuda.jit kernel: remove the decorator")
-        if not callable(answer) or not hasattr(answer, "__code__"):
-            raise AnswerTypeError(f"expected a function, got {type(answer).__name__}: pass its "
-                                  f"name without calling it")
-        check_parameters(answer, ("A", "B", "C"), "function")
+        check_function(describe_answer(answer))
         return answer
 
     def judge(self, question, fn, rng=None):
-        """(status, feedback) for a function the grader has already passed through ``coerce``."""
+        """(status, feedback) for ``fn``, wherever it lives."""
+        try:
+            check_function(where_it_lives(fn, describe_answer))
+        except AnswerTypeError as exc:
+            return FAIL, f"{exc}."
         status, text = self.verdict(fn, rng)
         if status == PASS and question.explain:
             text += " " + question.explain
@@ -199,8 +203,11 @@ class WmmaLab:
         runs = []
         for number, (M, N, K, A, B, C0) in enumerate(self.cases(rng)):
             label = f"M x N x K = {M} x {N} x {K}"
-            C = C0.copy()
-            record, error = self.run(fn, A, B, C)
+            ran = where_it_lives(fn, run_fragments, A.copy(), B.copy(), C0.copy(),
+                                 self.time_limit)
+            record = SimpleNamespace(calls=ran["calls"], mmas=ran["mmas"], loads=ran["loads"],
+                                     stores={(r, c): list(m) for r, c, m in ran["stores"]})
+            error, C = ran["error"], np.asarray(ran["C"], dtype=np.float32)
             if number == 0 and error is None and record.calls == 0:
                 return NOT_ATTEMPTED, ("your function makes no fragment call yet: write its "
                                        "body and run the cell again.")
@@ -214,30 +221,64 @@ class WmmaLab:
                       f"(= {_steps(M, N, K)}) and each of the {len(record.stores)} C fragments "
                       f"stored once, after its K loop.")
 
-    def run(self, fn, A, B, C):
-        """Call ``fn`` on wrapped operands while counting: (record, error message or None)."""
-        global _record
-        operands = {"A": Operand("A", A), "B": Operand("B", B), "C": Operand("C", C)}
-        record = _Record()
-        _record = record
-        try:
-            with Watchdog(self.time_limit) as watchdog:
-                fn(operands["A"], operands["B"], operands["C"])
-        except Stop:
-            return record, (f"your function did not finish within {self.time_limit:g} s: an "
-                            f"endless loop?" if watchdog.fired else "stopped")
-        except Exception as exc:        # the student's code: reported, never raised
-            code = getattr(fn, "__code__", None)
-            line = where(exc, code.co_filename) if code else ""
-            return record, f"your function raised {type(exc).__name__}: {exc}{line}."
-        finally:
-            _record = None
-        return record, None
+
+def check_function(described):
+    """An AnswerTypeError unless :func:`describe_answer` describes a plain three-parameter
+    function."""
+    if described["kernel"]:
+        raise AnswerTypeError("this lab's function is plain Python (NumPy fragments), not "
+                              "a @cuda.jit kernel: remove the decorator")
+    if not described["callable"] or described["parameters"] < 0:
+        raise AnswerTypeError(f"expected a function, got {described['type']}: pass its "
+                              f"name without calling it")
+    check_parameters(described["parameters"], ("A", "B", "C"), "function")
+
+
+def run_fragments(fn, A, B, C, time_limit):
+    """Run helper (where ``fn`` lives): call ``fn`` on wrapped operands while counting; plain
+    data: C after the call, the calls, MMA steps, loads per operand, stores per C fragment
+    ([row, col, [MMA counts]]) and the error message (None if it returned)."""
+    global _record
+    operands = {"A": Operand("A", A), "B": Operand("B", B), "C": Operand("C", C)}
+    record = _Record()
+    _record = record
+    error = None
+    try:
+        with Watchdog(time_limit) as watchdog:
+            fn(operands["A"], operands["B"], operands["C"])
+    except Stop:
+        error = (f"your function did not finish within {seconds(time_limit)}: is there an endless "
+                 f"loop?" if watchdog.fired else "stopped")
+    except Exception as exc:        # the student's code: reported, never raised
+        code = getattr(fn, "__code__", None)
+        line = where(exc, code.co_filename) if code else ""
+        error = f"your function raised {type(exc).__name__}: {exc}{line}."
+    finally:
+        _record = None
+    return {"C": C, "calls": record.calls, "mmas": record.mmas, "loads": dict(record.loads),
+            "stores": [[r, c, list(m)] for (r, c), m in record.stores.items()], "error": error}
 
 
 def _steps(M, N, K):
     m, n, k = (math.ceil(v / FRAG) for v in (M, N, K))
     return f"{m} x {n} x {k} = ceil(M/16) ceil(N/16) ceil(K/16)"
+
+
+def _operands_swapped(A, B):
+    """C as the fragment loop computes it with mma_sync(b, a, acc): tile (i, j) is the sum over k
+    of B's tile (k, j) times A's tile (i, k), zero-padded to whole fragments (None if a tile of
+    B times a tile of A does not fit)."""
+    M, K = A.shape
+    N = B.shape[1]
+    pad = lambda X, r, c: np.pad(X, ((0, -r % FRAG), (0, -c % FRAG)))
+    Ap, Bp = pad(A, M, K), pad(B, K, N)
+    out = np.zeros((Ap.shape[0], Bp.shape[1]))
+    for i in range(0, Ap.shape[0], FRAG):
+        for j in range(0, Bp.shape[1], FRAG):
+            for k in range(0, Ap.shape[1], FRAG):
+                out[i:i + FRAG, j:j + FRAG] += (Bp[k:k + FRAG, j:j + FRAG]
+                                                @ Ap[i:i + FRAG, k:k + FRAG])
+    return out[:M, :N]
 
 
 def _problem(A, B, C0, C, record):
@@ -273,6 +314,12 @@ def _problem(A, B, C0, C, record):
         i, j = np.argwhere(unstored)[0]
         return (f"C[{i}, {j}] was never stored (it holds the poison {C[i, j]:.6g}): "
                 f"{int(unstored.sum())} of {C.size} elements were not written.")
+    swapped = _operands_swapped(A64, B64)
+    if swapped is not None and np.allclose(C, swapped, rtol=1e-3, atol=1e-3):
+        return ("the result is what mma_sync(b, a, acc) gives: the operands of each step are "
+                "swapped, so every tile of C sums B's fragment times A's (B_kj A_ik) instead of "
+                "A_ik B_kj, and a matrix product does not commute. mma_sync(a, b, c) computes "
+                "a b + c: pass the fragment of A first.")
     if A.shape == B.shape and np.allclose(C, B64 @ A64, rtol=1e-3, atol=1e-3):
         return ("the result equals B @ A: A and B swapped roles. The A fragment of C's tile at "
                 "(i, j) comes from A at (i, k), the B fragment from B at (k, j).")

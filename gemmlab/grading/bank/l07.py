@@ -7,8 +7,14 @@ from ...collectives import centralized_allreduce, ring_allreduce
 from ...collectives.cost import (allreduce_cost, allreduce_time, algbw, busbw,
                                  centralized_root_bytes, ring_send_bytes)
 from ...collectives.nccl import RingPlan
-from ...labs.ring import RingLab, reference_ring_allreduce
+from ...labs.ring import RingLab
+from ...labs.solutions import solution
 from ...judging import Choice, Exact, Function, Number, Question, Wrong
+from ...judging.rules import Rules
+
+RING_IMPLEMENTATIONS = tuple(f"gemmlab.collectives.{m}{f}" for m in ("", "mpi.") for f in (
+    "ring_allreduce", "ring_reduce_scatter", "ring_allgather", "centralized_allreduce"))
+
 
 MIB, GIB = 2**20, 2**30
 
@@ -308,6 +314,7 @@ QUESTIONS = [
     ),
     Question(
         id="07.rs_send_chunk",
+        rules=Rules(names=("gemmlab.collectives.nccl.RingPlan",)),
         prompt="Write rs_send_chunk(rank, step, n): the chunk that rank `rank` sends to rank+1 in "
                "reduce-scatter step `step` (0-based) of an n-rank ring, such that at the end rank "
                "r holds chunk r summed over all ranks.",
@@ -329,12 +336,13 @@ QUESTIONS = [
     ),
     Question(
         id="07.lab_ring",
+        rules=Rules(names=RING_IMPLEMENTATIONS),
         prompt="Lab: write ring_allreduce(comm, x), the program of one rank: x is this rank's "
                "1-D array; return the elementwise sum of every rank's x. Use comm.rank, "
                "comm.size, comm.send(dst, a) (returns once rank dst has received a), "
                "comm.recv(src) -> array and comm.sendrecv(a, dst, src) -> array: N-1 "
                "reduce-scatter steps, then N-1 all-gather steps, one chunk per step.",
-        answer=reference_ring_allreduce,
+        answer=lambda: solution("07.lab_ring", name="ring_allreduce"),
         kind=RingLab(),
         answer_name="ring_allreduce",
         hint="Cut x with np.array_split(x, comm.size). In reduce-scatter step s, rank r sends "

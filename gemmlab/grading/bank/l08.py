@@ -6,6 +6,7 @@ from ...labs.solutions import solution
 from ...perfmodel import pipeline_time
 from ._choices import options_text
 from ...judging import Choice, Exact, Number, Question, Wrong
+from ...labs.kernel_lab import KERNEL_RULES
 
 T_L, T_C, N_TILES = 8.0, 12.0, 4          # the seed's exercise, microseconds
 BM = BN = 128
@@ -132,10 +133,13 @@ QUESTIONS = [
     ),
     Question(
         id="08.lab_pingpong",
+        rules=KERNEL_RULES,
         prompt="Write lab_pingpong(A, B, C): lesson 05's tiled kernel (same launch: 16 x 16 "
                "threads, one output each, grid (ceil(N/16), ceil(M/16))) with two shared buffers "
                "per operand: compute tile t from buffer t % 2 while tile t+1 goes into the other, "
-               "with at most one syncthreads per K tile plus one after the prologue.",
+               "with at most one syncthreads per K tile plus one after the prologue. In each K "
+               "step issue the global loads of tile t+1 (into registers) before the multiply-adds "
+               "of tile t, and store them into the other buffer after those.",
         answer=lambda: solution("08.lab_pingpong"),
         kind=PINGPONG,
         hint="Load tile 0 into buffer 0 and sync; then per tile: read the next tile's values "

@@ -1,9 +1,11 @@
 """Lesson 13, 4D parallelism: the rank count as a product, coordinates in Megatron's order, groups
 built by fixing three axes, which axis each parallelism cuts, and orthogonal vs independent."""
 from ...parallel import RankGrid
-from ...labs.groups import GroupsLab, reference_groups
+from ...labs.groups import GroupsLab
+from ...labs.solutions import solution
 from ._choices import options_text
 from ...judging import Array, Choice, Exact, Function, Question, Wrong
+from ...judging.rules import Rules
 
 # The seed's exercise: DP = 4, PP = 2, CP = 2, TP = 8.
 EXERCISE = dict(tp=8, cp=2, dp=4, pp=2)
@@ -186,6 +188,7 @@ QUESTIONS = [
     ),
     Question(
         id="13.coords_of",
+        rules=Rules(names=("gemmlab.parallel.RankGrid", "gemmlab.parallel.grid")),
         prompt="Write coords_of(rank, tp, cp, dp, pp) returning the tuple (i_TP, i_CP, i_DP, i_PP) "
                "of rank on a grid of those degrees, in Megatron's order (tp fastest, then cp, dp, "
                "pp).",
@@ -202,11 +205,12 @@ QUESTIONS = [
     ),
     Question(
         id="13.lab_groups",
+        rules=Rules(names=("gemmlab.parallel.RankGrid", "gemmlab.parallel.grid")),
         prompt="Lab: write groups(tp, cp, dp, pp, axis) returning every rank group along axis "
                "('tp', 'cp', 'dp' or 'pp') as a list of lists of ranks, with ranks numbered in "
                "Megatron's order (tp fastest, then cp, dp, pp). The order of the groups, and of "
                "the ranks inside a group, does not matter.",
-        answer=reference_groups,
+        answer=lambda: solution("13.lab_groups", name="groups"),
         kind=GroupsLab(),
         answer_name="groups",
         hint="rank = i_tp + tp (i_cp + cp (i_dp + dp i_pp)). A group along an axis fixes the "

@@ -3,8 +3,14 @@ GQA/MQA layouts and the divisibility rule."""
 import numpy as np
 
 from ...parallel import attention_reference, megatron_attention, split_rows
-from ...labs.tensor import AttentionLab, reference_attention_rank
+from ...labs.solutions import solution
+from ...labs.tensor import AttentionLab
 from ...judging import Choice, Exact, Function, Question, Shape, Wrong
+from ...judging.rules import Rules
+
+ATTENTION_IMPLEMENTATIONS = ("gemmlab.parallel.megatron_attention",
+                             "gemmlab.parallel.attention_reference")
+
 
 # The seed's exercise: standard MHA, d_model = 4096, h = 32 (d_h = 128), TP = 8.
 D_MODEL, H, TP = 4096, 32, 8
@@ -187,6 +193,7 @@ QUESTIONS = [
     ),
     Question(
         id="14.rank_partial_attention",
+        rules=Rules(names=ATTENTION_IMPLEMENTATIONS),
         prompt="Write rank_partial_attention(X, Wq, Wk, Wv, Wo, n_heads, p, r): rank r's partial "
                "output O_r W_O,r for standard MHA (no mask, no bias).",
         answer=rank_partial_attention,
@@ -203,13 +210,14 @@ QUESTIONS = [
     ),
     Question(
         id="14.lab_attention",
+        rules=Rules(names=ATTENTION_IMPLEMENTATIONS),
         prompt="Lab: write attention_rank(comm, X, Wq_r, Wk_r, Wv_r, Wo, b_o, n_heads), one rank "
                "of Megatron's multi-head attention (no mask): X (S x d_model) is the whole input; "
                "rank r owns heads r h/p ... (r+1) h/p - 1 and Wq_r, Wk_r, Wv_r are their columns "
                "(d_model x (h/p) d_h each); Wo ((h d_h) x d_model) and its bias b_o are whole; "
                "n_heads = h. Return the whole S x d_model output on every rank, using "
                "gl.parallel.head_attention and comm.all_reduce.",
-        answer=reference_attention_rank,
+        answer=lambda: solution("14.lab_attention", name="attention_rank"),
         kind=AttentionLab(),
         answer_name="attention_rank",
         hint="Attention for this rank's h/p heads is local; their outputs multiply the rows of "

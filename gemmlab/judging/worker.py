@@ -1,26 +1,25 @@
-"""The untrusted end of :func:`gemmlab_grader.isolate.judge_code`: a fresh Python that runs one
-student cell and then serves calls to the function it defines. It never sees a reference answer:
-the judging (cases, references, comparisons) stays in the calling process.
+"""The untrusted end of judging code: a fresh Python that runs one student cell and then serves
+calls to the function it defines (``python -m gemmlab.judging.worker``). It never sees a
+reference answer, a seed or a question's cases beyond the arguments of each call: the judging
+stays in the process that asks (:mod:`gemmlab.judging.cell`). The grader starts it confined
+(its isolate module); a notebook's ``check()`` starts it as a plain child, so that both
+run the cell alone, the way the grade does.
 
-Protocol, on the process's stdin/stdout (which are then pointed at /dev/null, so that the student's
-prints cannot mix with it): frames of an 8-byte big-endian length and a JSON object.
+Protocol, on the process's stdin/stdout (then pointed at /dev/null, so that the student's prints
+cannot mix with it): frames of an 8-byte big-endian length and a JSON object.
 
-* ``{"op": "load", "source": cell text, "name": name}`` runs the course's preamble
-  (:data:`gemmlab.judging.source.PREAMBLE`), then the cell with
-  ``check`` a no-op; replies ``{"ok": true, "state": "missing"|"none"|"ellipsis"|"value",
-  "callable": bool, "type": name, "repr": text}``, or ``{"ok": false, "error": {...}}`` when the
-  cell raised before defining ``name``.
-* ``{"op": "call", "args": [...], "kwargs": {...}}`` calls it; ``"launch": [grid, block]`` launches
-  it as a CUDA kernel (``fn[grid, block](*args)``); ``"helper": "gemmlab.module:function"`` calls
-  ``function(fn, *args, **kwargs)`` instead (a run helper of the package: instrumented simulator,
-  simulated ranks; see :func:`gemmlab.judging.where.where_it_lives`). Replies ``{"ok": true,
-  "value": encoded, "args": [encoded array or null]}`` (array arguments as the call left them)
-  or ``{"ok": false, "error": {"type", "message"}}``.
-* ``{"op": "judge", "kind": "gemmlab.module:NAME", "question": {id, prompt, hint, explain,
-  answer_name}, "seed": int or null}`` runs that kind's ``coerce`` and ``judge`` here, without the
-  question's reference (:func:`gemmlab.judging.beside.judge_without_reference`: kinds that must
-  run the code in their own instrumented setting); replies ``{"ok": true, "status",
-  "feedback"}``.
+* ``{"op": "load", "source": cell text, "name": name, "rules": Rules data}`` puts the rules'
+  forbidden objects out of reach (:func:`gemmlab.judging.rules.out_of_reach`), runs the course's
+  preamble (:data:`gemmlab.judging.source.PREAMBLE`), then the cell with ``check`` a no-op;
+  replies ``{"ok": true, "state": "missing"|"none"|"ellipsis"|"value", "callable": bool, "type":
+  name, "repr": text}``, or ``{"ok": false, "error": {...}}`` when the cell raised before
+  defining ``name``.
+* ``{"op": "call", "args": [...], "kwargs": {...}}`` calls it; ``"helper":
+  "gemmlab.module:function"`` calls ``function(fn, *args, **kwargs)`` instead (a run helper of
+  the package: instrumented simulator, simulated ranks; see
+  :func:`gemmlab.judging.where.where_it_lives`). Replies ``{"ok": true, "value": encoded}`` or
+  ``{"ok": false, "error": {"type", "message"}}``. Arguments are the worker's own copies: what
+  the code writes into them stays here.
 """
 import json
 import linecache
@@ -28,9 +27,9 @@ import os
 import struct
 import sys
 
-from gemmlab.judging.beside import judge_without_reference
-from gemmlab.judging.source import PREAMBLE
-from gemmlab.judging.where import package_object
+from .rules import Rules, out_of_reach
+from .source import PREAMBLE
+from .where import package_object
 
 CELL_FILE = "<your cell>"
 MAX_FRAME = 128 << 20
@@ -100,30 +99,15 @@ class _Served:
         return {"ok": True, "state": state, "callable": callable(value),
                 "type": type(value).__name__, "repr": text}
 
-    def call(self, request, answers):
+    def call(self, request, values):
         fn = self.namespace[self.name]
-        args = [answers.decode(a) for a in request.get("args", [])]
-        kwargs = {k: answers.decode(v) for k, v in request.get("kwargs", {}).items()}
+        args = [values.decode(a) for a in request.get("args", [])]
+        kwargs = {k: values.decode(v) for k, v in request.get("kwargs", {}).items()}
         if request.get("helper"):
             result = package_object(request["helper"])(fn, *args, **kwargs)
-        elif request.get("launch"):
-            grid, block = (answers.decode(c) for c in request["launch"])
-            result = fn[grid, block](*args, **kwargs)
         else:
             result = fn(*args, **kwargs)
-        import numpy as np
-        returned = [answers.encode(a) if type(a) is np.ndarray else None for a in args]
-        return {"ok": True, "value": answers.encode(result), "args": returned}
-
-
-    def judge(self, request):
-        """The question kind's own verdict, here, next to the code (kinds that must run it in
-        their own instrumented setting: kernels on the simulator, ranks)."""
-        status, feedback, _ = judge_without_reference(package_object(request["kind"]),
-                                                      request["question"],
-                                                      self.namespace[self.name],
-                                                      request.get("seed"))
-        return {"ok": True, "status": status, "feedback": feedback}
+        return {"ok": True, "value": values.encode(result)}
 
 
 def main():
@@ -133,20 +117,20 @@ def main():
     os.dup2(quiet, 0)
     os.dup2(quiet, 1)
     request = read_frame(inp)
+    from . import values
+    out_of_reach(Rules.from_data(request.get("rules")))
     namespace = {"__name__": "__main__"}
     exec(compile(PREAMBLE, "<preamble>", "exec"), namespace)
-    from gemmlab_grader import answers
     namespace["check"] = lambda *args, **kwargs: None
     served = _Served(namespace, str(request["name"]))
     os.dup2(quiet, 2)           # from here on the student's code runs: its output goes nowhere
     out.write(frame(served.load(request)))
     while True:
         request = read_frame(inp)
-        if request is None or request.get("op") not in ("call", "judge"):
+        if request is None or request.get("op") != "call":
             return
         try:
-            reply = served.call(request, answers) if request["op"] == "call" \
-                else served.judge(request)
+            reply = served.call(request, values)
         except BaseException as exc:  # noqa: B036 the student's code may raise anything
             reply = {"ok": False, "error": _error(exc)}
         try:

@@ -1,0 +1,242 @@
+"""Judging a cell's code from outside the process that runs it: the asking end of
+:mod:`gemmlab.judging.worker`.
+
+    status, feedback = judge_cell(question, source, name, rng, channel)
+
+loads the cell ``source`` in the worker behind ``channel`` (with the question's rules out of
+reach there) and judges the function ``name`` it defines with the question's kind, *here*: the
+kind gets a :class:`CellFunction`, a stand-in that forwards each call (or each run helper,
+:func:`gemmlab.judging.where.where_it_lives`) to the worker and brings back plain data. Cases,
+hidden or public, references and comparisons never enter the worker; what the code writes into
+its arguments stays there.
+
+Two channels speak to a worker: the grader's (its isolate module: confined, sandboxed,
+limited) and :func:`plain_channel`, what a notebook's ``check()`` uses: a plain child process
+of the student's own, so that ``check()`` runs the cell alone as the grade does and says what
+the grade will say.
+"""
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+from . import values
+from .verdict import FAIL, NOT_ATTEMPTED, AnswerTypeError
+from .where import helper_spec
+from .worker import frame, read_frame
+
+WORKER = "gemmlab.judging.worker"
+
+
+class CodeError(Exception):
+    """The student's code failed in its process (or the process did); the message says how."""
+
+
+class Channel:
+    """Frames to and from a worker process (``popen`` with pipes), with one deadline for
+    everything; ``on_close`` ends the process and whatever it started."""
+
+    def __init__(self, popen, timeout, on_close, log_tail=lambda: ""):
+        self.popen, self.timeout, self.on_close, self.log_tail = popen, timeout, on_close, log_tail
+        self.deadline = time.monotonic() + timeout
+        self.failure = None         # set once the process is gone: later calls raise it again
+
+    def request(self, message):
+        """Send ``message``, wait for the reply frame."""
+        if self.failure:
+            raise self.failure
+        try:
+            self.popen.stdin.write(frame(message))
+            self.popen.stdin.flush()
+            reply = read_frame(_DeadlineReader(self.popen.stdout, self.deadline, self.timeout))
+            if reply is None:
+                self.popen.wait(timeout=5)
+                raise OSError(f"it ended: {describe_exit(self.popen.returncode)}"
+                              f"{self.log_tail()}")
+            if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
+                raise ValueError("a malformed reply")
+        except TimeoutError as exc:
+            self.failure = exc
+        except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
+            self.failure = CodeError(f"the process running your code broke off ({exc})")
+        if self.failure:
+            self.close()
+            raise self.failure
+        return reply
+
+    def close(self):
+        self.on_close()
+        for pipe in (self.popen.stdin, self.popen.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+
+def describe_exit(returncode):
+    """Why a process ended, from its return code, in words."""
+    if returncode is None:
+        return "still running"
+    if 128 < returncode < 128 + 65:     # a shell's or bubblewrap's way to report a signal
+        return f"exit status {returncode} ({describe_exit(128 - returncode)})"
+    if returncode >= 0:
+        return f"exit status {returncode}"
+    sig = -returncode
+    reason = {signal.SIGKILL: " (killed: out of memory, or by another process)",
+              signal.SIGXCPU: " (its CPU time limit)", signal.SIGXFSZ: " (its file size limit)",
+              signal.SIGSEGV: " (a crash)"}.get(sig, "")
+    return f"signal {signal.Signals(sig).name}{reason}" if sig in signal.valid_signals() \
+        else f"signal {sig}"
+
+
+class _DeadlineReader:
+    """A pipe read that gives up (TimeoutError) at the deadline."""
+
+    def __init__(self, stream, deadline, timeout):
+        self.fd, self.deadline, self.timeout = stream.fileno(), deadline, timeout
+
+    def read(self, n):
+        left = self.deadline - time.monotonic()
+        if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+            raise TimeoutError(f"no answer within {self.timeout:g} s (an endless loop, or a very "
+                               f"slow one?)")
+        return os.read(self.fd, min(n, 1 << 20))
+
+
+def plain_channel(timeout=120.0):
+    """A worker as a plain child process on the simulator backend (a notebook's ``check()``):
+    the student's own code, run alone, in a session of its own that closing ends."""
+    env = dict(os.environ, GEMMLAB_BACKEND="sim",
+               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    popen = subprocess.Popen([sys.executable, "-m", WORKER], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                             start_new_session=True)
+
+    def end():
+        try:
+            os.killpg(popen.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        popen.wait()
+    return Channel(popen, timeout, end)
+
+
+class CellFunction:
+    """The student's function, living in a worker: call it, or hand it to a run helper
+    (``call_helper``, the protocol of :func:`gemmlab.judging.where.where_it_lives`); its repr is
+    the one it has there. Arguments travel as copies; results come back as plain data."""
+
+    def __init__(self, channel, text):
+        self._channel, self._text = channel, text
+
+    def __repr__(self):
+        return self._text
+
+    def __call__(self, *args, **kwargs):
+        return self._request(args, kwargs)
+
+    def call_helper(self, helper, *args, **kwargs):
+        """``helper(fn, *args, **kwargs)`` run in the worker, next to the student's function;
+        ``helper`` must be a module-level function of gemmlab."""
+        return self._request(args, kwargs, helper=helper_spec(helper))
+
+    def _request(self, args, kwargs, helper=None):
+        message = {"op": "call", "args": [values.encode(a) for a in args],
+                   "kwargs": {str(k): values.encode(v) for k, v in kwargs.items()}}
+        if helper:
+            message["helper"] = helper
+        reply = self._channel.request(message)
+        if not reply["ok"]:
+            raise exception_from(reply.get("error") or {})
+        try:
+            return values.decode(reply.get("value"))
+        except (values.DecodeError, ValueError, TypeError) as exc:
+            raise CodeError(f"its result could not be read back ({exc})") from None
+
+
+def exception_from(error):
+    """An exception to raise here for one the student's code raised there: the builtin class of
+    that name if there is one (TypeError, IndexError, ...), otherwise a CodeError named so."""
+    import builtins
+    name = str(error.get("type", "Exception"))[:60]
+    message = str(error.get("message", ""))[:500]
+    cls = getattr(builtins, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Exception)):
+        safe = "".join(c for c in name if c.isalnum() or c == "_") or "CodeError"
+        cls = type(safe if safe.isidentifier() else "CodeError", (CodeError,), {})
+    try:
+        return cls(message)
+    except Exception:  # a builtin exception class with another signature
+        return CodeError(f"{name}: {message}")
+
+
+def _ask(channel, message, doing):
+    """(reply, None), or (None, (FAIL, how ``doing`` went wrong in the worker))."""
+    try:
+        reply = channel.request(message)
+    except TimeoutError as exc:
+        return None, (FAIL, f"{doing} did not finish: {exc}.")
+    except CodeError as exc:
+        return None, (FAIL, f"{doing} could not be run: {exc}")
+    if not reply["ok"]:
+        error = reply.get("error") or {}
+        return None, (FAIL, f"{doing} raised {str(error.get('type'))[:60]}: "
+                            f"{str(error.get('message'))[:300]}")
+    return reply, None
+
+
+def judge_cell(question, source, name, rng, channel, picture=False):
+    """(status, feedback) of ``question``'s kind on the function ``name`` that the cell
+    ``source`` defines, loaded in the worker behind ``channel``: public cases when ``rng`` is
+    None, else hidden cases drawn from it, here. A broken rule, a cell that raises, a worker
+    that dies or hangs: a FAIL with the reason. The caller closes the channel. With
+    ``picture``, a third item: a kernel lab's picture of the run (plain data), else None."""
+    verdict = tuple(_judge_cell(question, source, name, rng, channel))
+    return (verdict + (None,))[:3] if picture else verdict[:2]
+
+
+def _judge_cell(question, source, name, rng, channel):
+    from .rules import broken
+    from .verdict import is_missing
+    rules = getattr(question, "rules", None)
+    problem = broken(rules, source)
+    if problem:
+        return FAIL, problem
+    prepare = getattr(question.kind, "worker_source", None)
+    if prepare is not None:                 # a kind that runs only part of the cell
+        source, problem = prepare(source, name)
+        if problem:
+            return FAIL, problem
+    loaded, failure = _ask(channel, {"op": "load", "source": str(source), "name": str(name),
+                                     "rules": rules.as_data() if rules else None}, "your cell")
+    if failure is not None:
+        return failure
+    state = loaded.get("state")
+    if state in ("missing", "none", "ellipsis"):
+        missing = "no " + name if state == "missing" else f"{name} is {state}"
+        return NOT_ATTEMPTED, f"{missing} yet. {question.prompt}"
+    text = str(loaded.get("repr", ""))[:200]
+    if loaded.get("callable"):
+        answer = CellFunction(channel, text)
+    else:
+        answer = values.decode({"t": "opaque", "type": loaded.get("type"), "repr": text})
+    if is_missing(answer):
+        return NOT_ATTEMPTED, f"no answer yet. {question.prompt}"
+    try:
+        kind = question.kind
+        value = kind.coerce(answer) if not isinstance(answer, CellFunction) else answer
+        return kind.judge(question, value, rng)
+    except AnswerTypeError as exc:
+        return FAIL, f"{exc}."
+
+
+def judge_alone(question, source, name, rng=None, timeout=120.0, picture=False):
+    """:func:`judge_cell` with a fresh :func:`plain_channel` (closed after): the cell judged as
+    the grader judges it, run alone in a process of its own, on the simulator backend."""
+    channel = plain_channel(timeout)
+    try:
+        return judge_cell(question, source, name, rng, channel, picture)
+    finally:
+        channel.close()

@@ -1,0 +1,168 @@
+"""A lab kernel is a CUDA kernel: compile it for real GPUs before the simulator runs it.
+
+:func:`compile_kernel` (a run helper: it runs where the kernel lives, a graded run's worker)
+hands the kernel's part of its cell (:func:`gemmlab.labs.kernel_source.kernel_cell`) to a child
+Python (:mod:`gemmlab.labs.nvcompile`) that compiles it with Numba's own CUDA compiler
+(``numba.cuda.compile_ptx``, NVVM from NVIDIA's wheels) for each architecture the lab names, and
+runs ``ptxas -v`` on the PTX: registers, spills, shared memory per block, what the kernel would
+use on that GPU. No GPU or driver is needed. A kernel that does not compile (it imports, calls
+Python functions, reads an array's internals, ...) never runs: :func:`refusal` says why in plain
+words, with the line of the cell. :func:`resources` words the figures for the feedback.
+"""
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+from ..judging import code_of
+from .kernel_source import KEPT, kernel_cell
+
+ARCHS = ((7, 5), (9, 0))          # the lowest GPU the labs target (Turing) and Hopper
+CELL = "<your cell>"
+TIMEOUT = 240.0
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvcompile.py")
+
+
+def argument_types(arguments):
+    """The compiler's description of a launch's arguments ((name, value) pairs): a C-contiguous
+    array of its dtype and rank, or a scalar of its dtype."""
+    described = []
+    for _, value in arguments:
+        if isinstance(value, np.ndarray):
+            described.append(["array", value.dtype.name, value.ndim])
+        else:
+            described.append(["scalar", np.asarray(value).dtype.name])
+    return described
+
+
+def compile_kernel(kernel, arguments, archs=ARCHS, timeout=TIMEOUT):
+    """The compiler's reply (plain data, see :mod:`gemmlab.labs.nvcompile`) for ``kernel``,
+    launched with arguments described by :func:`argument_types`, on each of ``archs``."""
+    source, name = code_of(kernel)
+    kept, problem = kernel_cell(source, name)
+    if problem:
+        return {"ok": False, "stage": "cell", "message": problem}
+    request = {"path": [p for p in sys.path if p], "source": kept, "name": name,
+               "arguments": arguments, "archs": [list(a) for a in archs], "cell": CELL}
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
+    try:
+        done = subprocess.run([sys.executable, "-I", "-B", SCRIPT], input=json.dumps(request),
+                              capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "stage": "setup",
+                "message": f"the compiler did not finish within {timeout:.0f} s"}
+    try:
+        reply = json.loads(done.stdout)
+    except ValueError:
+        tail = done.stderr.strip()[-400:]
+        return {"ok": False, "stage": "setup",
+                "message": f"the compiler ended without a reply (exit status "
+                           f"{done.returncode}){': ' + tail if tail else ''}"}
+    if not reply.get("ok"):
+        reply["kept"] = kept            # the lines the complaint's line number refers to
+    return reply
+
+
+def _line_text(source, line):
+    lines = source.splitlines()
+    if not line or not 0 < line <= len(lines):
+        return ""
+    return f" (line {line}: `{lines[line - 1].strip()[:100]}`)"
+
+
+def _defined(source):
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name.split(".")[0]) for a in node.names)
+    return names
+
+
+def _plain(kind, message, kept):
+    """The compiler's complaint in words a student can act on."""
+    first = next((line.strip() for line in message.splitlines()
+                  if line.strip() and not line.startswith("Failed in ")
+                  and not line.startswith("During:")), message.strip())
+    attribute = re.search(r"Unknown attribute '(\w+)' of type (\w+)", message)
+    if attribute:
+        name, of = attribute.groups()
+        if of == "array":
+            return (f"a GPU array has no attribute `{name}` inside a kernel: a kernel reads and "
+                    f"writes elements (A[i, j]) and may ask for A.shape, nothing of how the "
+                    f"array is stored")
+        return f"`{name}` is not something a kernel can use on a {of}"
+    if "set_try_status" in message or "SETUP_FINALLY" in message:
+        return "try/except does not exist in a CUDA kernel: guard with an `if` instead"
+    untyped = (re.search(r"Untyped global name '(\w+)'", message)
+               or re.search(r"name '(\w+)' is not defined", message))
+    if untyped:
+        name = untyped.group(1)
+        if name in ("exec", "eval", "compile", "open", "print_function", "__import__", "getattr",
+                    "globals", "vars"):
+            return f"`{name}` is Python, not CUDA: a kernel cannot call it"
+        if name in ("gl", "gemmlab"):
+            return (f"`{name}` (gemmlab) does not exist on the GPU: a kernel uses only numbers, "
+                    f"its own @cuda.jit functions and the cuda and math modules")
+        if name not in _defined(kept) and name not in ("cuda", "np", "math", "float32", "int32"):
+            return (f"`{name}` is not defined in the part of your cell the lab runs ({KEPT}): "
+                    f"the grader runs this cell alone, so a name from another cell, or one set "
+                    f"by a statement of another kind, is missing; define it in this cell as a "
+                    f"number or a @cuda.jit function")
+        return (f"`{name}` cannot be used inside a kernel: only numbers, other @cuda.jit "
+                f"functions and the cuda and math modules can (a Python function or object "
+                f"does not exist on the GPU)")
+    if "IMPORT_NAME" in message or "unsupported opcode" in message.lower() and "import" in message.lower():
+        return "an import inside a kernel: a kernel cannot import; import at the top of the cell"
+    if "Use of unsupported opcode" in message or "Unsupported language feature" in message:
+        return f"a Python construct that does not exist in CUDA ({first})"
+    if "Cannot unify" in message:
+        return (f"a variable holds values of different types on different paths ({first}): give "
+                f"it one type, e.g. start a float32 sum as float32(0)")
+    if "Invalid use of" in message or "No implementation of function" in message:
+        return f"a call or operation CUDA has no version of, with these types ({first})"
+    return first[:300]
+
+
+def refusal(reply, kept=""):
+    """The FAIL message for a compiler reply that is not ok (``kept``: the source compiled)."""
+    stage = reply.get("stage")
+    if stage == "setup":
+        return (f"your kernel could not be compiled for a GPU: the compiler is not usable here "
+                f"({str(reply.get('message'))[:300]}). Install the course's packages "
+                f"(`make venv`, or `pip install 'numba-cuda[cu13]' nvidia-cuda-nvcc`).")
+    message = str(reply.get("message", ""))
+    if stage == "cell":
+        return f"{message}" if message.endswith(".") else f"{message}."
+    arch = reply.get("arch", "")
+    where = _line_text(kept, reply.get("line"))
+    return (f"your kernel does not compile for a GPU ({arch}){where}: "
+            f"{_plain(reply.get('kind', ''), message, kept)}. A lab kernel must be a CUDA "
+            f"kernel: the lab compiles it with Numba's CUDA compiler before running it.")
+
+
+def resources(reply):
+    """'ptxas: sm_75 40 registers, no spills, 2048 bytes of shared memory per block; sm_90 ...'"""
+    parts = []
+    for arch, figures in (reply.get("archs") or {}).items():
+        if "registers" not in figures:
+            parts.append(f"{arch}: {figures.get('ptxas', 'no figures')}")
+            continue
+        spills = figures["spill_stores"] + figures["spill_loads"]
+        spilled = ("no spills" if not spills else
+                   f"{figures['spill_stores']} bytes spilled to local memory and "
+                   f"{figures['spill_loads']} read back")
+        parts.append(f"{arch} {figures['registers']} registers per thread, {spilled}, "
+                     f"{figures['shared_bytes']} bytes of shared memory per block")
+    return ("What ptxas reports for your kernel: " + "; ".join(parts) + ".") if parts else ""

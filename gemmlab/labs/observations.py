@@ -1,0 +1,186 @@
+"""What one instrumented launch did, as plain data, and read back for judging.
+
+The instrumented simulator (:mod:`gemmlab.labs.simulator`) runs a student's kernel in the process
+that holds it (in a graded run, a worker that holds nothing but the kernel's source). What it saw
+crosses to the judging process as plain data (:func:`as_data`: numbers, strings, lists and NumPy
+arrays, which :mod:`gemmlab.judging.values` carries): the arrays after the run, per element and
+per thread read and write counts, the races, reads of shared memory nobody wrote, barriers, shared
+reads per thread, the fault, and the observers' records. :class:`Observed` reads that data back
+with the interface the lab's checks use (:mod:`gemmlab.labs.feedback`), so verdicts are made
+there, from observations, never by code that ran beside the student's.
+
+This module imports no simulator: the judging process may be on a GPU backend.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class KernelFault(Exception):
+    """The kernel did something a GPU would not survive or that cannot be simulated: ``kind`` is
+    "out of bounds", "barrier", "exception", "index" or "timeout"; the message names the thread.
+    ``thread`` (the block-local id of the thread to blame, or None), ``block``, and for an
+    out-of-bounds access ``array``, ``index`` and ``action`` ("read" or "wrote") say it as data."""
+
+    def __init__(self, kind, message, thread=None, block=None, array=None, index=None,
+                 action=None):
+        super().__init__(message)
+        self.kind, self.thread, self.block = kind, thread, block
+        self.array, self.index, self.action = array, index, action
+
+    def plain(self):
+        """The fault as plain data (see :mod:`gemmlab.labs.observed`)."""
+        return {"kind": self.kind, "message": str(self), "thread": self.thread,
+                "array": self.array, "index": None if self.index is None else list(self.index),
+                "action": self.action}
+
+
+@dataclass
+class Race:
+    """Two threads touched one shared element in the same barrier interval, one of them writing."""
+    array: str
+    index: tuple
+    reader: str            # the thread that read (or, for "write-write", the first writer)
+    writer: str
+    kind: str              # "read-write" or "write-write"
+    had_value: bool        # the element already held a value from an earlier interval
+    interval: int
+    block: str
+    line: str = ""         # where in the cell the second access was: "line 12 (`...`)"
+    reader_id: int = -1    # block-local ids of the two threads
+    writer_id: int = -1
+
+    def plain(self):
+        return {"kind": self.kind, "array": self.array, "index": list(self.index),
+                "threads": [self.reader_id, self.writer_id], "interval": self.interval}
+
+    def describe(self):
+        where = f"{self.array}[{', '.join(map(str, self.index))}]"
+        at = f" (at {self.line})" if self.line else ""
+        if self.kind == "write-write":
+            return (f"{self.reader} and {self.writer} of {self.block} both wrote {where} "
+                    f"with different values in the same barrier interval{at}")
+        return (f"{self.reader} of {self.block} read {where} in the same barrier interval in "
+                f"which {self.writer} wrote it{at}")
+
+
+def thread_name(idx, ndim):
+    """'thread 5' in a 1-D block, 'thread (3,1)' in a 2-D one (x first, as threadIdx)."""
+    return "thread " + _coords(idx, ndim)
+
+
+def block_name(idx, ndim):
+    return "block " + _coords(idx, ndim)
+
+
+def _coords(idx, ndim):
+    return str(idx[0]) if ndim == 1 else "(" + ",".join(str(i) for i in idx[:ndim]) + ")"
+
+
+def unflatten(linear, dims):
+    x, rest = linear % dims[0], linear // dims[0]
+    return (x, rest % dims[1], rest // dims[1])
+
+
+class Located:
+    """Naming threads of a launch of ``grid`` x ``block`` (each (x, y, z))."""
+
+    @property
+    def threads_per_block(self):
+        return int(np.prod(self.block))
+
+    def locate(self, gid):
+        """(block index, thread index) of the thread with global id ``gid``."""
+        linear, local = divmod(gid, self.threads_per_block)
+        return unflatten(linear, self.grid), unflatten(local, self.block)
+
+    def who(self, gid):
+        """'thread (3,1) of block (0,2)' for a global thread id."""
+        block, thread = self.locate(gid)
+        return f"{thread_name(thread, self.block_ndim)} of {block_name(block, self.grid_ndim)}"
+
+
+# -- the worker's side: a trace as plain data ------------------------------------------------
+
+def _pairs(mapping):
+    """{int: int} as an (n, 2) int64 array."""
+    return np.array(sorted(mapping.items()), dtype=np.int64).reshape(-1, 2)
+
+
+def as_data(trace, arrays):
+    """Plain data of the simulator's ``trace`` and the ``arrays`` (name -> array) after the run."""
+    globals_ = {}
+    for name, array in trace.arrays.items():
+        rbw = array.read_before_write
+        globals_[name] = {
+            "reads": np.array(array.reads, dtype=np.int64), "writes": np.array(array.writes,
+                                                                                dtype=np.int64),
+            "writer": np.array(array.writer, dtype=np.int64), "shape": list(array.shape),
+            "thread_reads": _pairs(array.thread_reads), "thread_writes": _pairs(array.thread_writes),
+            "read_before_write": None if rbw is None else [[int(i) for i in rbw[0]], int(rbw[1])]}
+    fault = trace.fault
+    return {
+        "grid": list(trace.grid), "block": list(trace.block), "grid_ndim": trace.grid_ndim,
+        "block_ndim": trace.block_ndim, "globals": globals_,
+        "outputs": {name: np.ascontiguousarray(value) for name, value in arrays.items()},
+        "shared": dict(trace.shared),
+        "races": [[r.array, list(r.index), r.reader, r.writer, r.kind, r.had_value, r.interval,
+                   r.block, r.line] for r in trace.races],
+        "uninitialized": [[name, list(index), who, block, line]
+                          for name, index, who, block, line in trace.uninitialized],
+        "barriers": [[list(block), count] for block, count in trace.barriers.items()],
+        "read_intervals": [[list(block), count] for block, count in trace.read_intervals.items()],
+        "shared_reads": np.array(trace.shared_reads, dtype=np.int64),
+        "fault": None if fault is None else _fault_data(fault),
+        "observed": {} if trace.observer is None else trace.observer.as_data(),
+        "picture": trace.observed}
+
+
+def _fault_data(fault):
+    return dict(fault.plain(), block=None if fault.block is None else [int(i) for i in fault.block])
+
+
+# -- the judging side: the same, read back ----------------------------------------------------
+
+class ObservedArray:
+    """A global array's counts, as the lab's checks read them."""
+
+    def __init__(self, data):
+        self.shape = tuple(int(n) for n in data["shape"])
+        self.reads, self.writes, self.writer = data["reads"], data["writes"], data["writer"]
+        self.thread_reads = {int(g): int(c) for g, c in np.asarray(data["thread_reads"])}
+        self.thread_writes = {int(g): int(c) for g, c in np.asarray(data["thread_writes"])}
+        rbw = data["read_before_write"]
+        self.read_before_write = None if rbw is None else (tuple(rbw[0]), int(rbw[1]))
+
+    def counts(self, which):
+        return np.asarray(getattr(self, which)).reshape(self.shape)
+
+
+class Observed(Located):
+    """A launch's plain data (:func:`as_data`) with the interface of the simulator's trace."""
+
+    def __init__(self, data):
+        self.grid, self.block = tuple(data["grid"]), tuple(data["block"])
+        self.grid_ndim, self.block_ndim = int(data["grid_ndim"]), int(data["block_ndim"])
+        self.arrays = {name: ObservedArray(d) for name, d in data["globals"].items()}
+        self.outputs = dict(data["outputs"])
+        self.shared = dict(data["shared"])
+        self.races = [Race(a, tuple(i), r, w, k, bool(h), int(n), b, str(line))
+                      for a, i, r, w, k, h, n, b, line in data["races"]]
+        self.uninitialized = [(name, tuple(index), who, block, str(line))
+                              for name, index, who, block, line in data["uninitialized"]]
+        self.barriers = {tuple(b): int(c) for b, c in data["barriers"]}
+        self.read_intervals = {tuple(b): int(c) for b, c in data["read_intervals"]}
+        self.shared_reads = [int(n) for n in np.asarray(data["shared_reads"])]
+        self.fault = None if data["fault"] is None else _fault_from(data["fault"])
+        self.observed = dict(data.get("observed") or {})      # observer name -> its record
+        self.picture = data.get("picture")      # one block's run (labs.observed), or None
+
+
+
+def _fault_from(data):
+    index, block = data.get("index"), data.get("block")
+    return KernelFault(str(data["kind"]), str(data["message"]), thread=data.get("thread"),
+                       block=None if block is None else tuple(block), array=data.get("array"),
+                       index=None if index is None else tuple(index), action=data.get("action"))

@@ -1,0 +1,250 @@
+"""A lab kernel is a CUDA kernel (issue 23): what of a cell runs (kernel_source), its compilation
+for sm_75 and sm_90 with the compiler's complaint in plain words (compile), the attacks on the
+kernel labs beside the honest kernel passing, the ping-pong overlap, and the feedback fixes of
+the kernel labs. The grader's path (judge_code, a confined worker) and check()'s (a plain worker)
+are both exercised on the same cells."""
+import numpy as np
+import pytest
+
+import gemmlab as gl
+from gemmlab.grading.bank import get_question
+from gemmlab.grading.checker import judge_alone_in_a_worker
+from gemmlab.judging import load_function
+from gemmlab.labs import compile as nvc
+from gemmlab.labs.kernel_source import kernel_cell
+from gemmlab.labs.solutions import cell, solution
+from gemmlab_grader.isolate import judge_code
+
+pytestmark = pytest.mark.skipif(gl.device.backend() != "sim",
+                                reason="the instrumented simulator runs on the simulator backend")
+TILED, _, _ = cell("05.lab_tiled")
+
+
+def edited(qid, *edits, name=None):
+    source, default, _ = cell(qid)
+    for old, new in edits:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    return source, name or default
+
+
+def live(source, name, label):
+    """The kernel as a notebook holds it: defined by a cell whose file is not on disk."""
+    return load_function(source, name, f"/nonexistent/{label}.py")
+
+
+# -- what runs ----------------------------------------------------------------------------------
+
+def test_only_the_kernel_its_device_functions_constants_and_imports_are_kept():
+    source = ("import os\nTILE = 16\nHALF = TILE // 2\nimport math\nprint('hello')\n"
+              "@cuda.jit(device=True)\ndef f(x):\n    return x\n@cuda.jit\ndef k(A, B, C):\n"
+              "    pass\nk[1, 1](1, 2, 3)\nX = os.getpid()\n")
+    kept, problem = kernel_cell(source, "k")
+    assert problem == ""
+    lines = kept.splitlines()
+    assert lines[0] == "" and lines[1] == "TILE = 16" and lines[2] == "HALF = TILE // 2"
+    assert lines[3] == "import math" and lines[4] == ""            # print: not run
+    assert lines[9] == "def k(A, B, C):" and lines[11] == "" and lines[12] == ""
+
+
+@pytest.mark.parametrize("source, words", [
+    ("def k(A, B, C):\n    pass\n", "expected a @cuda.jit kernel, got a plain Python function"),
+    ("@cuda.jit\ndef k(A, B, C=print('x')):\n    pass\n", "not as a plain @cuda.jit function"),
+    ("@other\n@cuda.jit\ndef k(A, B, C):\n    pass\n", "no other decorator"),
+    ("x = 1\n", "your cell defines no function k"),
+    ("def k(:\n", "your cell does not parse"),
+])
+def test_a_cell_without_a_plain_kernel_says_why(source, words):
+    kept, problem = kernel_cell(source, "k")
+    assert kept == "" and words in problem
+
+
+# -- the compiler -------------------------------------------------------------------------------
+
+ARGS = [["array", "float32", 2]] * 3
+
+
+def compiled(source, name="lab_tiled"):
+    return nvc.compile_kernel(load_function(source, name, f"<compile test {hash(source)}>"), ARGS)
+
+
+def test_the_reference_kernels_compile_for_sm75_and_sm90_with_ptxas_figures():
+    reply = compiled(TILED)
+    assert reply["ok"], reply
+    assert set(reply["archs"]) == {"sm_75", "sm_90"}
+    for figures in reply["archs"].values():
+        assert figures["registers"] > 0 and figures["shared_bytes"] == 2 * 16 * 16 * 4
+    words = nvc.resources(reply)
+    assert "sm_75" in words and "registers per thread" in words and "2048 bytes" in words
+
+
+REFUSED = [
+    ("the simulator's raw buffer", ("a = A[row, k0 + tx]", "a = A._flat_data[0]"),
+     ["does not compile for a GPU (sm_75)", "line ", "`a = A._flat_data[0]`",
+      "no attribute `_flat_data`"]),
+    ("an import in the kernel", ("a = A[row, k0 + tx]", "import os\n            a = A[row, k0 + tx]"),
+     ["does not compile for a GPU", "import"]),
+    ("exec in the kernel", ("a = A[row, k0 + tx]", "a = A[row, k0 + tx]\n            exec('1')"),
+     ["`exec` is Python, not CUDA"]),
+    ("a name from another cell", ("TILE = 16\n", ""),
+     ["`TILE` is not defined in the part of your cell the lab runs", "the grader runs this "
+      "cell alone"]),
+    ("try/except", ("a = A[row, k0 + tx]", "try:\n                a = A[row, k0 + tx]\n"
+                                           "            except Exception:\n                pass"),
+     ["try/except does not exist in a CUDA kernel"]),
+    ("gemmlab in a kernel", ("a = A[row, k0 + tx]", "a = A[row, k0 + tx] + gl.device.sizes()"),
+     ["`gl` (gemmlab) does not exist on the GPU"]),
+    ("a Python list", ("acc = float32(0)", "acc = float32(0)\n    junk = [1, 2]\n    junk.append(3)"),
+     ["does not compile for a GPU"]),
+]
+
+
+@pytest.mark.parametrize("edit, words", [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED])
+def test_what_the_compiler_refuses_is_said_in_plain_words_with_the_line(edit, words):
+    source = TILED.replace(*edit)
+    reply = compiled(source)
+    assert not reply["ok"]
+    text = nvc.refusal(reply, reply.get("kept", ""))
+    for word in words:
+        assert word in text, text
+
+
+# -- the attacks, beside the honest kernel ----------------------------------------------------------
+
+def both_paths(qid, source, name, label):
+    """(check()'s result, the grader's result) for the same cell."""
+    checked = judge_alone_in_a_worker(get_question(qid), live(source, name, label))
+    graded = judge_code(qid, source, name, seed=5, timeout=240)
+    return checked, graded
+
+
+def test_the_honest_tiled_kernel_passes_both_paths_and_reports_ptxas_only_where_asked():
+    checked, graded = both_paths("05.lab_tiled", TILED, "lab_tiled", "honest")
+    assert checked.status == graded.status == "pass", (checked.feedback, graded.feedback)
+    assert "ptxas" not in checked.feedback
+    checked, graded = both_paths("10.lab_outer", *cell("10.lab_outer")[:2], "outer")
+    assert checked.status == graded.status == "pass", (checked.feedback, graded.feedback)
+    assert "What ptxas reports for your kernel: sm_75 " in checked.feedback
+    assert "sm_90 " in graded.feedback and "registers per thread" in graded.feedback
+
+
+VERDICT_PATCH = ("import gemmlab.labs.feedback as _f\n_f.first_problem = lambda *a: None\n"
+                 "_f.untouched = lambda trace: False\n")
+HIDDEN_PATCH = ("import base64\nexec(base64.b64decode(" +
+                repr(__import__("base64").b64encode(VERDICT_PATCH.encode())) + "))\n")
+SYS_PATCH = ("import sys\nsys.modules['gemmlab.labs.feedback'].first_problem = "
+             "lambda *a: None\n")
+WRONG = ("        for k in range(TILE):\n            acc += sA[ty, k] * sB[k, tx]\n",
+         "        for k in range(TILE):\n            acc += sA[ty, k] * sB[k, ty]\n")
+
+
+@pytest.mark.parametrize("patch, words", [
+    (VERDICT_PATCH, "gl.labs.feedback"), (HIDDEN_PATCH, "uses exec"), (SYS_PATCH, "elements are wrong")])
+def test_a_cell_that_replaces_the_labs_verdict_fails_its_grade(patch, words):
+    """Graded: the patch is refused on the source, or (hidden from that check) never runs where
+    the kernel runs, and the verdict is made in the grader's process anyway. (In check() the
+    cell has run in the student's own notebook, whose feedback it may fool: not the grade.)"""
+    source, name = edited("05.lab_tiled", WRONG)
+    graded = judge_code("05.lab_tiled", patch + source, name, seed=5, timeout=240)
+    assert graded.status == "fail" and words in graded.feedback, graded.feedback
+
+
+def test_reading_the_simulators_raw_buffers_fails_before_anything_runs():
+    source, name = edited("05.lab_tiled", ("a = A[row, k0 + tx]", "a = A._flat_data[0]"),
+                          ("b = B[k0 + ty, col]", "b = B._flat_data[0]"))
+    checked, graded = both_paths("05.lab_tiled", source, name, "raw")
+    for result in (checked, graded):
+        assert result.status == "fail" and "no attribute `_flat_data`" in result.feedback
+
+
+def test_a_kernel_using_a_constant_of_another_cell_fails_both_and_check_says_why():
+    source, name = edited("05.lab_tiled", ("TILE = 16\n", ""))
+    kernel = live(source, name, "no_tile")
+    kernel.py_func.__globals__["TILE"] = 16          # the notebook has it, from another cell
+    checked = judge_alone_in_a_worker(get_question("05.lab_tiled"), kernel)
+    graded = judge_code("05.lab_tiled", source, name, seed=5, timeout=240)
+    assert checked.status == graded.status == "fail"
+    assert "`TILE` is not defined in the part of your cell the lab runs" in graded.feedback
+    assert "(The grader runs this cell alone, after the fixed preamble: TILE comes from " \
+           "another cell" in checked.feedback
+
+
+# -- ping-pong: the overlap, not just two buffers -----------------------------------------------
+
+LOAD_AFTER = (
+    "        a_next = element_or_zero(A, row, (t + 1) * TILE + tx)   # tile t+1, into registers\n"
+    "        b_next = element_or_zero(B, (t + 1) * TILE + ty, col)\n"
+    "        for k in range(TILE):                                   # compute tile t meanwhile\n"
+    "            acc += sA[cur, ty, k] * sB[cur, k, tx]\n",
+    "        for k in range(TILE):\n            acc += sA[cur, ty, k] * sB[cur, k, tx]\n"
+    "        a_next = element_or_zero(A, row, (t + 1) * TILE + tx)\n"
+    "        b_next = element_or_zero(B, (t + 1) * TILE + ty, col)\n")
+STORE_BEFORE = (
+    "        for k in range(TILE):                                   # compute tile t meanwhile\n"
+    "            acc += sA[cur, ty, k] * sB[cur, k, tx]\n"
+    "        if t + 1 < tiles:                                       # park tile t+1 in the other\n"
+    "            sA[1 - cur, ty, tx] = a_next                        # buffer, then one barrier\n"
+    "            sB[1 - cur, ty, tx] = b_next\n",
+    "        if t + 1 < tiles:\n            sA[1 - cur, ty, tx] = a_next\n"
+    "            sB[1 - cur, ty, tx] = b_next\n"
+    "        for k in range(TILE):\n            acc += sA[cur, ty, k] * sB[cur, k, tx]\n")
+
+
+@pytest.mark.parametrize("edit, words", [
+    (LOAD_AFTER, ["loaded the next K tile from global memory only after the multiply-adds",
+                  "nothing overlaps"]),
+    (STORE_BEFORE, ["stored the next K tile into shared memory before the multiply-adds",
+                    "the store has to wait for the global load"]),
+])
+def test_pingpong_without_overlap_fails_naming_the_missing_overlap(edit, words):
+    kernel = load_function(*edited("08.lab_pingpong", edit), f"<pingpong {hash(edit)}>")
+    status, text = get_question("08.lab_pingpong").kind.verdict(kernel)
+    assert status == "fail", text
+    for word in words:
+        assert word in text, text
+    status, text = get_question("08.lab_pingpong").kind.verdict(solution("08.lab_pingpong"))
+    assert status == "pass" and "loads of the next tile were issued before" in text
+
+
+def test_twolevel_loading_the_next_tile_after_its_fmas_fails_the_same_way():
+    source, name, _ = cell("11.lab_twolevel")
+    loads = source[source.index("        k1 = (t + 1) * BK"):source.index(
+        "        read_fragments(sA, sB, cur, 0, ty, tx, a0, b0)")]
+    moved = source.replace(loads, "").replace("        if t + 1 < tiles:", loads + "        if t + 1 < tiles:")
+    status, text = get_question("11.lab_twolevel").kind.verdict(
+        load_function(moved, name, "<twolevel late loads>"))
+    assert status == "fail" and "only after the multiply-adds" in text, text
+
+
+# -- feedback that leads somewhere ------------------------------------------------------------
+
+def verdict(qid, *edits):
+    kernel = load_function(*edited(qid, *edits), f"<feedback {hash(edits)}>")
+    return get_question(qid).kind.verdict(kernel)
+
+
+def test_race_and_out_of_bounds_name_the_line_of_the_cell():
+    status, text = verdict("05.lab_tiled", ("        cuda.syncthreads()              # the tiles are "
+                                            "complete before anyone reads them\n", ""))
+    assert status == "fail" and "(at line 21 (`sA[ty, tx] = a`))" in text, text
+    status, text = verdict("05.lab_naive", ("if row < M and col < N:", "if True:"))
+    assert status == "fail" and " at line " in text and "acc += A[row, k] * B[k, col]" in text
+
+
+def test_reading_unwritten_shared_memory_says_a_gpu_holds_garbage_there():
+    status, text = verdict("05.lab_tiled", (
+        "        a = float32(0)\n        if row < M and k0 + tx < K:\n            a = A[row, k0 + tx]\n"
+        "        sA[ty, tx] = a\n", "        if row < M and k0 + tx < K:\n"
+        "            sA[ty, tx] = A[row, k0 + tx]\n"))
+    assert status == "fail" and "on a GPU that element holds garbage" in text
+    assert "whatever the simulator shows" in text and "at line " in text
+
+
+def test_the_partial_k_tile_hint_only_when_the_last_tile_is_what_is_missing():
+    status, text = verdict("05.lab_tiled", ("for k0 in range(0, K, TILE):",
+                                            "for k0 in range(0, K - TILE + 1, TILE):"))
+    assert status == "fail" and "the product without the last, partial K tile" in text
+    for wrong in [("acc += sA[ty, k] * sB[k, tx]", "acc += sA[k, ty] * sB[k, tx]"),   # swapped
+                  ("b = B[k0 + ty, col]", "b = B[k0 + tx, col]")]:                    # wrong B tile
+        status, text = verdict("05.lab_tiled", wrong)
+        assert status == "fail" and "partial K tile" not in text, text
