@@ -143,12 +143,15 @@ def test_without_the_sandbox_notebooks_run_one_at_a_time_and_it_is_said(tmp_path
 def test_one_notebook_per_student_with_lesson_and_the_protections_printed(tmp_path):
     _write(tmp_path / "subs" / "alice.ipynb", "weights_gib = 7e9 * 2 / 2**30")
     _write(tmp_path / "subs" / "bob.ipynb", "weights_gib = 7")
-    done = _cli("subs", "--lesson", "1", "--out", "out", "--timeout", "20", "--seed", "5",
+    done = _cli("subs", "--lesson", "1", "--out", "out", "--timeout", "20", "--seed", "987654321",
                 cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "protections in this run" in done.stderr
     assert "hidden cases drawn per student from this run's secret" in done.stderr
-    assert "seed" not in (tmp_path / "out" / "grades.json").read_text()
+    assert "seed" not in json.loads((tmp_path / "out" / "grades.json").read_text())
+    for report in (tmp_path / "out").iterdir():            # the secret is in no report
+        assert "987654321" not in report.read_text(), report.name
+    assert "987654321" not in done.stdout + done.stderr
     rows = {r["student"]: r for r in json.loads((tmp_path / "out" / "grades.json").read_text())
             ["notebooks"]}
     total = len(lesson_questions(1))           # every question of lesson 01 counts
