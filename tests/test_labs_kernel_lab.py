@@ -5,7 +5,6 @@ the skeletons students get, and the work a check gives the simulator.
 Most broken kernels are the solution kernel with one small edit, the mistakes a student makes."""
 import dataclasses
 import math
-import time
 
 import numpy as np
 import pytest
@@ -163,10 +162,8 @@ def test_each_mistake_fails_with_its_own_message(qid, edits, words):
 def test_an_endless_loop_is_stopped_and_named():
     kernel = variant("05.lab_naive", ("        acc = float32(0)\n", "        acc = float32(0)\n"
                                       "        while True:\n            acc += 1\n"))
-    start = time.monotonic()
     status, text = verdict("05.lab_naive", kernel, time_limit=1.0)
     assert status == "fail" and "did not finish within" in text and "an endless loop" in text
-    assert time.monotonic() - start < 10
 
 
 def test_the_naive_kernel_fails_the_tiled_lab_on_its_traffic():

@@ -92,10 +92,8 @@ def test_every_rank_sending_first_is_a_deadlock_with_its_cycle():
         comm.send((comm.rank + 1) % comm.size, x)
         return comm.recv((comm.rank - 1) % comm.size)
 
-    start = time.perf_counter()
     run = run_ranks(send_first, _inputs(4))
-    # found from the wait-for cycle, not by the 10 s time limit (0.2 s here; room for a loaded CI)
-    assert time.perf_counter() - start < 5.0
+    # found from the wait-for cycle, not by the time limit (which would say "timeout")
     assert run.failure == "deadlock"
     assert run.error.startswith("deadlock: rank 0 waits in send to 1, rank 1 waits in send to 2, "
                                 "rank 2 waits in send to 3, rank 3 waits in send to 0: every "
@@ -153,9 +151,7 @@ def test_an_endless_rank_is_stopped_and_named():
                 pass
         return x
 
-    start = time.perf_counter()
     run = run_ranks(spin, _inputs(3), time_limit=0.5)
-    assert time.perf_counter() - start < 5
     assert run.failure == "timeout" and run.failed_rank == 1
     assert "rank 1 did not finish within 0.5 s" in run.error
 
