@@ -121,7 +121,8 @@ def _grade(tmp, students, sandboxed, special=False, alias=False):
     package_before = _installed(checkout)
     grader = ["gemmlab.cli", "grade"] if alias else ["gemmlab_grader"]
     command = [sys.executable, "-m", *grader, "submissions", "--out", "grades",
-               "--timeout", "10", "--notebook-timeout", "120", "--seed", "7"]
+               # 30 s a cell: an honest answer must not time out on a machine under load
+               "--timeout", "30", "--notebook-timeout", "300", "--seed", "7"]
     env = dict(os.environ, TMPDIR=str(tmp / "tmp"), GEMMLAB_BACKEND="sim",
                PYTHONPATH=os.pathsep.join(filter(None, [str(checkout),
                                                         os.environ.get("PYTHONPATH")])))

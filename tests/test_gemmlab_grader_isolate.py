@@ -53,8 +53,10 @@ def test_endless_loops_in_the_cell_or_the_function_end_at_the_timeout():
     result = _judge("while True:\n    pass\n", timeout=4)
     assert result.status == FAIL
     assert "your cell did not finish: no answer within 4 s" in result.feedback
-    result = _judge("def naive_matmul(A, B):\n    while True:\n        pass\n", timeout=4)
-    assert result.status == FAIL and "TimeoutError: no answer within 4 s" in result.feedback
+    # the timeout covers the worker's start too: the cell must be done before it strikes, even
+    # on a loaded machine, for the endless function to be the one named
+    result = _judge("def naive_matmul(A, B):\n    while True:\n        pass\n")
+    assert result.status == FAIL and "TimeoutError: no answer within 20 s" in result.feedback
 
 
 def test_prints_and_writes_to_the_standard_streams_do_not_disturb_the_judging():
