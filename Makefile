@@ -15,7 +15,7 @@ GPU_PYTHON ?= $(if $(wildcard $(VPY)),$(VPY),$(PYTHON))
 SITE_STAMP := $(VENV)/.site-stamp
 E2E_STAMP := $(VENV)/.e2e-stamp
 
-.PHONY: venv lab test gpu-test assign site e2e
+.PHONY: venv lab test lint gpu-test assign site e2e
 
 venv: $(STAMP)
 
@@ -41,6 +41,10 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	GEMMLAB_BACKEND=sim $(VPY) -m pytest -n $(JOBS) --dist loadfile
+
+# The lint gate (.ci/run): zero findings of pyproject.toml's [tool.ruff] rules, in a second or two.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
 
 gpu-test:
 	GEMMLAB_BACKEND=gpu $(GPU_PYTHON) -m pytest -n 0

@@ -250,7 +250,7 @@ class RemoteFunction:
         if not reply["ok"]:
             raise _exception(reply.get("error") or {})
         try:
-            for original, back in zip(args, reply.get("args") or []):
+            for original, back in zip(args, reply.get("args") or [], strict=True):
                 if back is not None and isinstance(original, np.ndarray):
                     np.copyto(original, answers.decode(back), casting="same_kind")
             return answers.decode(reply.get("value"))

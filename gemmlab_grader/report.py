@@ -39,7 +39,7 @@ def table(grades, note_width=70):
             + [_SHORT.get(g.results.get(q), "") for q in cols]
             + [f"{g.passed}/{len(g.results)}", printable(g.note, note_width)] for g in grades]
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
              for row in [header] + rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)

@@ -67,7 +67,7 @@ def test_schedule_pairs_every_receive_with_its_sender(n):
         reduce = plan.steps(r, "reduce-scatter")
         # after the first step a rank passes on what it received the step before (the out-of-place
         # reduce-scatter sends from its output from then on)
-        assert all(b.send == a.recv for a, b in zip(reduce, reduce[1:]))
+        assert all(b.send == a.recv for a, b in zip(reduce, reduce[1:], strict=False))
         assert sorted(s.recv for s in reduce) == sorted(set(range(n)) - {(r - 1) % n})
         assert not reduce or reduce[-1].recv == r     # the last addition completes chunk r
         gather = plan.steps(r, "all-gather", first_step=n - 1)
@@ -79,7 +79,7 @@ def test_views_are_the_array_split_chunks(n):
     flat = np.arange(29, dtype=np.float64)
     plan = nccl.RingPlan.split(n, 29, 8)
     assert plan.offsets[0] == 0 and plan.offsets[-1] == 29
-    for view, expected in zip(plan.views(flat), np.array_split(flat, n)):
+    for view, expected in zip(plan.views(flat), np.array_split(flat, n), strict=True):
         assert np.shares_memory(view, flat) and np.array_equal(view, expected)
     with pytest.raises(ValueError, match="1-D buffer of 29 items"):
         plan.views(flat[:28])
@@ -102,9 +102,9 @@ def test_ring_allreduce_gives_the_simulated_bits_and_the_ledgers_bytes(n, items)
     ring = QueueRing(n)
     outputs = ring.run(lambda t: nccl.ring_allreduce(t, everyone[t.rank]))
     simulated = C.ring_allreduce(everyone)
-    for got, expected in zip(outputs, simulated.outputs):
+    for got, expected in zip(outputs, simulated.outputs, strict=True):
         np.testing.assert_array_equal(got, expected)
-    assert all(np.array_equal(a, b) for a, b in zip(everyone, kept)), "an input was changed"
+    assert all(np.array_equal(a, b) for a, b in zip(everyone, kept, strict=True)), "an input was changed"
     assert ring.sent == simulated.sent_bytes.tolist()
     assert ring.received == simulated.recv_bytes.tolist()
 
@@ -113,7 +113,7 @@ def test_ring_allreduce_gives_the_simulated_bits_and_the_ledgers_bytes(n, items)
 def test_ring_reduce_scatter_and_allgather_match_the_simulated_ones(n):
     matrices = _random(n, (11, 3), seed=7, dtype=np.float64)
     blocks = QueueRing(n).run(lambda t: nccl.ring_reduce_scatter(t, matrices[t.rank]))
-    for got, expected in zip(blocks, C.ring_reduce_scatter(matrices).outputs):
+    for got, expected in zip(blocks, C.ring_reduce_scatter(matrices).outputs, strict=True):
         assert got.shape == expected.shape and np.array_equal(got, expected)
     pieces = [np.arange(2 * (r % 3 + 1), dtype=np.int64).reshape(-1, 2) * (r + 1) for r in range(n)]
     lengths = [len(p) for p in pieces]
@@ -138,7 +138,7 @@ def test_outputs_can_be_given_but_must_not_alias_the_input():
     everyone = _random(3, (4, 5), seed=1)
     outs = [np.full((4, 5), np.nan, np.float32) for _ in range(3)]
     results = QueueRing(3).run(lambda t: nccl.ring_allreduce(t, everyone[t.rank], outs[t.rank]))
-    assert all(r is o for r, o in zip(results, outs))
+    assert all(r is o for r, o in zip(results, outs, strict=True))
     np.testing.assert_array_equal(outs[2], C.ring_allreduce(everyone).outputs[2])
     with pytest.raises(ValueError, match="must not share memory"):
         QueueRing(1).run(lambda t: nccl.ring_allreduce(t, everyone[0], everyone[0]))
@@ -269,11 +269,11 @@ def test_ring_code_on_cupy_arrays_of_one_gpu(n):
     everyone = _random(n, 1001, seed=n)
     outputs = QueueRing(n).run(lambda t: nccl.ring_allreduce(t, cupy.asarray(everyone[t.rank])))
     cupy.cuda.runtime.deviceSynchronize()
-    for got, expected in zip(outputs, C.ring_allreduce(everyone).outputs):
+    for got, expected in zip(outputs, C.ring_allreduce(everyone).outputs, strict=True):
         np.testing.assert_array_equal(got.get(), expected)
     matrices = [e[:21].reshape(7, 3) for e in everyone]
     blocks = QueueRing(n).run(lambda t: nccl.ring_reduce_scatter(t, cupy.asarray(matrices[t.rank])))
-    for got, expected in zip(blocks, C.ring_reduce_scatter(matrices).outputs):
+    for got, expected in zip(blocks, C.ring_reduce_scatter(matrices).outputs, strict=True):
         np.testing.assert_array_equal(got.get(), expected)
 
 

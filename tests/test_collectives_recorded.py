@@ -3,7 +3,7 @@ committed in benchmarks/, their labels, the NVLink fit, and the error when a fil
 import numpy as np
 import pytest
 
-from gemmlab import course, measure
+from gemmlab import course
 from gemmlab.collectives import launch, recorded
 from gemmlab.collectives.fit import fit_records
 

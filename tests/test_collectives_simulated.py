@@ -28,7 +28,7 @@ def test_every_rank_gets_the_sum(algorithm, n, length):
         assert out.shape == (length,) and out.dtype == np.float64
         np.testing.assert_allclose(out, reference, rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(out, res.outputs[0])    # the same bits on every rank
-    for b, k in zip(buffers, kept):
+    for b, k in zip(buffers, kept, strict=True):
         np.testing.assert_array_equal(b, k)                   # the inputs are left alone
 
 
@@ -85,7 +85,7 @@ def test_reduce_scatter_chunk_travels_around_the_ring_collecting_every_rank():
         assert len(hops) == n - 1
         path = [hops[0].src] + [t.dst for t in hops]
         assert sorted(path) == list(range(n))          # it visits every rank exactly once
-        assert all(a.dst == b.src for a, b in zip(hops, hops[1:]))
+        assert all(a.dst == b.src for a, b in zip(hops, hops[1:], strict=False))
         assert path[-1] == chunk                       # and ends, complete, at rank `chunk`
 
 
@@ -119,7 +119,7 @@ def test_reduce_scatter_then_allgather_rebuilds_the_sum(n, rows):
     total = np.sum(buffers, axis=0)
     rs = C.ring_reduce_scatter(buffers)
     assert rs.n_steps == n - 1
-    for mine, expected in zip(rs.outputs, np.array_split(total, n)):
+    for mine, expected in zip(rs.outputs, np.array_split(total, n), strict=True):
         np.testing.assert_array_equal(mine, expected)
     ag = C.ring_allgather(rs.outputs)
     assert ag.n_steps == n - 1

@@ -270,8 +270,8 @@ def test_a_run_travels_as_plain_data_and_comes_back_whole():
     back, here = RankRun.from_plain(plain), run_ranks(mixed, _inputs(3))
     assert back.trace == here.trace and back.n_steps == here.n_steps == 1   # collectives: own log
     assert [c.record for c in back.collectives] == [c.record for c in here.collectives]
-    assert all(np.array_equal(a, b) for a, b in zip(back.outputs, here.outputs))
-    assert all(np.array_equal(a, b) for a, b in zip(back.payloads, here.payloads))
+    assert all(np.array_equal(a, b) for a, b in zip(back.outputs, here.outputs, strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(back.payloads, here.payloads, strict=True))
     stuck = run_plain(lambda comm, x: comm.recv(0), [1, 1])
     assert _plain(stuck) and RankRun.from_plain(stuck).failure == "deadlock"
     assert call_plain(lambda a, b: a + b, (2, 3)) == {"value": 5, "error": None}

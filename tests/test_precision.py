@@ -65,7 +65,7 @@ def test_all_bit_patterns_round_trip(name):
     assert np.array_equal(r[~nan], values[~nan]) and np.isnan(r[nan]).all()
     # signed zeros keep their sign
     assert np.array_equal(np.signbit(r[~nan]), np.signbit(values[~nan]))
-    for p, v in zip(patterns.tolist(), values.tolist()):
+    for p, v in zip(patterns.tolist(), values.tolist(), strict=True):
         got = P.from_bits(p, name)
         if math.isnan(v):
             assert math.isnan(got)
@@ -84,7 +84,7 @@ def test_neighbours_and_categories_exhaustive(name):
     f = P.get_format(name)
     values = np.arange(2**f.bits).astype(utype).view(dtype).astype(np.float64)
     finite = np.unique(values[np.isfinite(values)])          # sorted, -0 and +0 merged
-    for lo, hi in zip(finite[:-1], finite[1:]):
+    for lo, hi in zip(finite[:-1], finite[1:], strict=True):
         assert P.next_up(lo, name) == hi
         assert P.next_down(hi, name) == lo
     cats = {P.decode(v, name).category for v in values.tolist()}
@@ -102,7 +102,7 @@ def test_fp32_and_fp64_bit_patterns_sampled():
         pats = np.concatenate([pats, np.array([0, 1, 2**(width - 1), 2**(width - 1) - 1],
                                               dtype=np.uint64)])
         values = pats.astype(utype).view(ftype).astype(np.float64)
-        for p, v in zip(pats.tolist(), values.tolist()):
+        for p, v in zip(pats.tolist(), values.tolist(), strict=True):
             if math.isnan(v):
                 assert math.isnan(P.from_bits(p, name))
                 continue
@@ -390,7 +390,7 @@ def test_scalar_and_array_rounding_agree(name):
     x = np.concatenate([x, [0.0, -0.0, np.inf, -np.inf, 1e308, -1e-320, 65520, 464, 2**24 + 1]])
     with np.errstate(over="ignore"):
         r = P.round_to(x, name)
-    for v, want in zip(x.tolist(), r.tolist()):
+    for v, want in zip(x.tolist(), r.tolist(), strict=True):
         got = P.from_bits(P.encode(v, name), name)
         assert got == want or (math.isnan(got) and math.isnan(want))
         assert P.decode(v, name).spacing == P.spacing(want, name) or not math.isfinite(want)

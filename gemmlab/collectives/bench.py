@@ -40,7 +40,7 @@ def simulator_seconds(n_ranks=128, size_bytes=2**20, repeats=3):
     buffers = [rng.standard_normal(size_bytes // 4).astype(np.float32) for _ in range(n_ranks)]
     result = {}
     for name, fn in ALLREDUCE.items():
-        result[name] = statistics.median(measure.wall_seconds(lambda: fn(buffers), repeats))
+        result[name] = statistics.median(measure.wall_seconds(lambda fn=fn: fn(buffers), repeats))
     return result
 
 

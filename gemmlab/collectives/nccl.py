@@ -152,7 +152,7 @@ class RingPlan:
         the order of the simulated ring's trace."""
         by_rank = [self.schedule(r, phases) for r in range(self.n_ranks)]
         return [Transfer(s.step, r, s.dest, s.send, s.phase, self.counts[s.send] * self.itemsize)
-                for steps in zip(*by_rank) for r, s in enumerate(steps)]
+                for steps in zip(*by_rank, strict=True) for r, s in enumerate(steps)]
 
     def result(self, algorithm, outputs, phases=PHASES):
         """A CollectiveResult holding ``outputs`` with the plan's trace and byte ledger."""

@@ -204,7 +204,7 @@ class Function:
                                      "the cell again.")
         expected = [question.answer(*args) for args in cases]
         compare = self.compare
-        for i, (g, e) in enumerate(zip(got, expected)):
+        for i, (g, e) in enumerate(zip(got, expected, strict=True)):
             try:
                 value = compare.coerce(g)
             except AnswerTypeError as exc:
@@ -222,7 +222,7 @@ class Function:
 
 def _all_same(compare, got, expected):
     try:
-        return all(compare.same(compare.coerce(g), e) for g, e in zip(got, expected))
+        return all(compare.same(compare.coerce(g), e) for g, e in zip(got, expected, strict=True))
     except AnswerTypeError:
         return False
 

@@ -27,7 +27,7 @@ def reference_groups(tp, cp, dp, pp, axis):
     others = [a for a in AXES if a != axis]
     result = []
     for fixed in itertools.product(*(range(sizes[a]) for a in others)):
-        base = sum(i * strides[a] for a, i in zip(others, fixed))
+        base = sum(i * strides[a] for a, i in zip(others, fixed, strict=True))
         result.append([base + i * strides[axis] for i in range(sizes[axis])])
     return result
 

@@ -132,7 +132,7 @@ class KernelLab:
 
     def named(self, *arrays):
         """The kernel's arguments: each array under its parameter's name."""
-        return list(zip(self.parameters, arrays))
+        return list(zip(self.parameters, arrays, strict=True))
 
     def observer(self, case):
         return None

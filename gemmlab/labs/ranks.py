@@ -97,8 +97,8 @@ class RankRun:
     def annotated(self, label):
         """This run with each message's chunk and phase set by ``label(src, dst, data) ->
         (chunk, phase)`` (a lab reads them off the data it chose)."""
-        trace = [t._replace(**dict(zip(("chunk", "phase"), label(t.src, t.dst, data))))
-                 for t, data in zip(self.trace, self.payloads)]
+        trace = [t._replace(**dict(zip(("chunk", "phase"), label(t.src, t.dst, data), strict=True)))
+                 for t, data in zip(self.trace, self.payloads, strict=True)]
         return replace(self, trace=trace)
 
     def to_plain(self):

@@ -29,10 +29,12 @@ class CommLog(list):
 
     def sent_per_rank(self):
         """Bytes each rank sent over the whole call (a tuple, one entry per rank)."""
-        return tuple(int(sum(col)) for col in zip(*(r.sent_bytes for r in self))) if self else ()
+        return (tuple(int(sum(col)) for col in zip(*(r.sent_bytes for r in self), strict=True))
+                if self else ())
 
     def recv_per_rank(self):
-        return tuple(int(sum(col)) for col in zip(*(r.recv_bytes for r in self))) if self else ()
+        return (tuple(int(sum(col)) for col in zip(*(r.recv_bytes for r in self), strict=True))
+                if self else ())
 
     def _rows(self):
         return [(r.collective, r.where, f"{r.payload_bytes:,}", f"{max(r.sent_bytes):,}",
@@ -45,7 +47,7 @@ class CommLog(list):
             return "no communication"
         table = [self._HEADER] + self._rows()
         widths = [max(len(line[i]) for line in table) for i in range(len(self._HEADER))]
-        return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip()
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
                          for line in table)
 
     def _repr_html_(self):

@@ -68,7 +68,7 @@ def layer_shards(layer, inputs, p, n_heads=None, n_kv_heads=None):
     if layer == "ffn":
         ups = split_columns(inputs["W_up"], p, *_HIDDEN)
         downs = split_rows(inputs["W_down"], p, *_HIDDEN)
-        return [{"W_up": up, "W_down": down} for up, down in zip(ups, downs)]
+        return [{"W_up": up, "W_down": down} for up, down in zip(ups, downs, strict=True)]
     shards, _ = attention_shards(inputs["Wq"], inputs["Wk"], inputs["Wv"], inputs["Wo"], n_heads,
                                  p, n_kv_heads)
     return shards

@@ -21,7 +21,7 @@ def plot_busbw(records, ax=None, title=None):
     for name in dict.fromkeys(r["algorithm"] for r in records):
         mine = sorted((r["size_bytes"], r["busbw"]) for r in records if r["algorithm"] == name)
         style, label = STYLES.get(name, (".-", name))
-        ax.plot(*zip(*mine), style, label=label, markersize=5)
+        ax.plot(*zip(*mine, strict=True), style, label=label, markersize=5)
     sizes = sorted({r["size_bytes"] for r in records})
     ticks = sizes[::3]
     ax.set_xscale("log", base=2)
@@ -44,11 +44,11 @@ def plot_layer_times(reports, algorithms=("nccl", "ring_nvlink", "ring_stepwise"
     comm = [r["allreduce_seconds"][a] * 1e3 for r, a in rows]
     ax.barh(y, gemm, color="tab:blue", label="local GEMMs (one GPU's shard)")
     ax.barh(y, comm, left=gemm, color="tab:orange", label="exit all-reduce")
-    for yi, g, c, (r, a) in zip(y, gemm, comm, rows):
+    for yi, g, c, (r, a) in zip(y, gemm, comm, rows, strict=True):
         ax.text(g + c, yi, f"  {r['comm_share'][a]:.0%}", va="center", fontsize=8)
     ax.set_yticks(y, [f"{r['layer']} {r['dtype']}, {STYLES.get(a, ('', a))[1]}"
                       for r, a in rows], fontsize=8)
-    ax.set_xlim(0, 1.15 * max(g + c for g, c in zip(gemm, comm)))
+    ax.set_xlim(0, 1.15 * max(g + c for g, c in zip(gemm, comm, strict=True)))
     ax.set_xlabel("time per GPU (ms)")
     ax.set_title(f"Megatron layers on {rows[0][0]['n_ranks']} GPUs: GEMMs vs all-reduce")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
