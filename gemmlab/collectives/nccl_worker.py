@@ -17,8 +17,8 @@ from mpi4py import MPI
 
 from .. import measure
 from .jobs import emit, world
-from .nccl import (RingPlan, connect, nccl_allgather, nccl_reduce_scatter, ring_allgather,
-                   ring_reduce_scatter)
+from .nccl import connect, nccl_allgather, nccl_reduce_scatter
+from .ring_steps import RingPlan, ring_allgather, ring_reduce_scatter
 from .nccl_graph import COLLECTIVES, allreduce_program, close_program
 from .worker import _inputs, add_timing_arguments
 

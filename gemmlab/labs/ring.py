@@ -11,6 +11,7 @@ whole buffers sent at once (centralized), too many steps or bytes.
 """
 import numpy as np
 
+from ..collectives import ring_steps
 from ..collectives.buffers import chunk_bounds
 from ..judging import FAIL, PASS, is_missing, where_it_lives
 from .kinds import CodeLab, NoAnswer, as_array
@@ -21,17 +22,9 @@ RANDOM_BITS = 6
 
 
 def reference_ring_allreduce(comm, x):
-    """The course's answer: N-1 reduce-scatter steps (add), then N-1 all-gather steps (store)."""
-    n, r = comm.size, comm.rank
-    chunks = [c.copy() for c in np.array_split(x, n)]
-    right, left = (r + 1) % n, (r - 1) % n
-    for s in range(n - 1):
-        send, arriving = (r - s - 1) % n, (r - s - 2) % n
-        chunks[arriving] = chunks[arriving] + comm.sendrecv(chunks[send], right, left)
-    for s in range(n - 1):
-        send, arriving = (r - s) % n, (r - s - 1) % n
-        chunks[arriving] = comm.sendrecv(chunks[send], right, left)
-    return np.concatenate(chunks)
+    """The course's answer: the one ring (``collectives.ring_steps``: N-1 reduce-scatter steps
+    that add, then N-1 all-gather steps that store) over the lab's ranks."""
+    return ring_steps.ring_allreduce(ring_steps.RankTransport(comm), np.asarray(x))
 
 
 def _ranks(group):

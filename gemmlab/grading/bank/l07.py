@@ -6,7 +6,7 @@ import numpy as np
 from ...collectives import centralized_allreduce, ring_allreduce
 from ...collectives.cost import (allreduce_cost, allreduce_time, algbw, busbw,
                                  centralized_root_bytes, ring_send_bytes)
-from ...collectives.nccl import RingPlan
+from ...collectives.ring_steps import RingPlan
 from ...labs.ring import RingLab, reference_ring_allreduce
 from ...judging import Choice, Exact, Function, Number, Question, Wrong
 
