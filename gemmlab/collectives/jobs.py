@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..perfmodel._checks import whole_number
+from ..numeric_args import whole_number
 
 TAG = "GEMMLAB_RECORD"
 NVLS_OFF = {"NCCL_NVLS_ENABLE": "0"}

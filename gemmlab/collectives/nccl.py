@@ -20,7 +20,7 @@ creates a communicator, and the launcher puts it in every rank's environment.
 """
 import os
 
-from ..perfmodel._checks import whole_number
+from ..numeric_args import whole_number
 from .jobs import NVLS_OFF
 from .ring_steps import array_module, flat_view, output_like
 

@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..perfmodel._checks import whole_number
+from ..numeric_args import whole_number
 from .buffers import chunk_bounds
 from .result import Transfer, make_result
 

@@ -44,8 +44,8 @@ def measure(lab, kernel, n=None, repeats=10):
     machine's peaks): a dict of TFLOP/s."""
     n = n or device.sizes()["gemm_n"]
     cuda = device.cuda()
-    A, B = bench._inputs(n, n, n, seed=0)
-    ref = bench._reference(A, B)
+    A, B = bench.gemm_inputs(n, n, n, seed=0)
+    ref = bench.float64_reference(A, B)
     dA, dB = cuda.to_device(A), cuda.to_device(B)
     dC = cuda.device_array((n, n), dtype=np.float32)
     grid, block = lab.launch(n, n)
@@ -54,14 +54,14 @@ def measure(lab, kernel, n=None, repeats=10):
     def launch():
         configured(dA, dB, dC)
     launch()
-    rel_err = bench._rel_err(dC.copy_to_host(), ref)
-    ms = bench._time_gpu(launch, repeats, 2, "numba")
+    rel_err = bench.relative_error(dC.copy_to_host(), ref)
+    ms = bench.time_on_gpu(launch, repeats, 2, "numba")
     rung, tiles = lab.rung
     spec = f"{rung}:" + ",".join(f"{k}={v}" for k, v in tiles.items())
     warmup = 3                                      # bench.run's default
-    course_ms = bench._bench_kernel(spec, dA, dB, dC, ref, repeats, warmup)["ms"]
-    cublas_ms = (bench._bench_cublas(A, B, ref, repeats, warmup)[0]
-                 if bench._cupy() is not None else None)
+    course_ms = bench.time_course_kernel(spec, dA, dB, dC, ref, repeats, warmup)["ms"]
+    cublas_ms = (bench.time_cublas(A, B, ref, repeats, warmup)[0]
+                 if bench.cupy_or_none() is not None else None)
 
     def tflops(ms):
         return None if ms is None else 2.0 * n ** 3 / (ms * 1e-3) / 1e12

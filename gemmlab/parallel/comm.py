@@ -78,7 +78,8 @@ def _collectives():
     return collectives
 
 
-def _record(name, where, buffers, res):
+def comm_record(name, where, buffers, res):
+    """The :class:`CommRecord` of the collective ``name`` whose CollectiveResult is ``res``."""
     return CommRecord(name, where, int(buffers[0].nbytes), tuple(int(b) for b in res.sent_bytes),
                       tuple(int(b) for b in res.recv_bytes), res.n_steps)
 
@@ -87,7 +88,7 @@ def allreduce_sum(partials, where, log):
     """Sum the ranks' same-shape partial results with the ring all-reduce; every rank gets the
     sum. Appends the call to ``log`` and returns each rank's copy."""
     res = _collectives().ring_allreduce(partials)
-    log.append(_record("all-reduce", where, partials, res))
+    log.append(comm_record("all-reduce", where, partials, res))
     return list(res.outputs)
 
 
@@ -95,7 +96,7 @@ def allgather_columns(shards, where, log):
     """Concatenate the ranks' column shards (each M x n) along the columns with the ring
     all-gather; every rank gets the whole M x (p n) matrix."""
     res = _collectives().ring_allgather([S.T for S in shards])
-    log.append(_record("all-gather", where, shards, res))
+    log.append(comm_record("all-gather", where, shards, res))
     return [np.ascontiguousarray(out.T) for out in res.outputs]
 
 
@@ -104,7 +105,7 @@ def reduce_scatter_rows(partials, where, log):
     (as ``np.array_split`` cuts them), as sequence parallelism does: each rank sends half of
     what an all-reduce sends."""
     res = _collectives().ring_reduce_scatter(partials)
-    log.append(_record("reduce-scatter", where, partials, res))
+    log.append(comm_record("reduce-scatter", where, partials, res))
     return list(res.outputs)
 
 

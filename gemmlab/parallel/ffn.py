@@ -83,8 +83,10 @@ def rank_ffn(X, W_up_r, W_down_r, b_up_r=None):
     return Z, H, H @ W_down_r
 
 
-def _ffn(X, W_up, W_down, p, b_down=None, b_up=None, reduce="all-reduce",
-         bias_before_sum=False, gather_middle=False):
+def megatron_ffn_variant(X, W_up, W_down, p, b_down=None, b_up=None, reduce="all-reduce",
+                         bias_before_sum=False, gather_middle=False):
+    """:func:`megatron_ffn` with the switches ``mistakes.py`` turns on: ``bias_before_sum`` adds
+    ``b_down`` on every rank before the sum, ``gather_middle`` all-gathers Z before GELU."""
     X, ins, W_down, p = _check_ffn(X, {"W_up": W_up}, W_down, p)
     W_up = ins["W_up"]
     b_up = check_bias("b_up", b_up, W_up.shape[1])
@@ -117,7 +119,7 @@ def megatron_ffn(X, W_up, W_down, p, b_down=None, b_up=None, reduce="all-reduce"
     with rows r*M/p ... of Y (sequence parallelism). ``.local`` holds each rank's W_up, Z, H,
     W_down and P (its partial sum); ``.comm`` lists the one collective at the exit.
     """
-    return _ffn(X, W_up, W_down, p, b_down=b_down, b_up=b_up, reduce=reduce)
+    return megatron_ffn_variant(X, W_up, W_down, p, b_down=b_down, b_up=b_up, reduce=reduce)
 
 
 def megatron_swiglu_ffn(X, W_gate, W_up, W_down, p, b_down=None, reduce="all-reduce"):
@@ -162,7 +164,7 @@ def megatron_ffn_backward(X, W_up, W_down, dY, p):
     FFN's entrance, mirroring the forward's one at its exit. ``.outputs`` holds each rank's dX;
     ``.local`` its dZ, dW_up and dW_down.
     """
-    forward = _ffn(X, W_up, W_down, p)
+    forward = megatron_ffn_variant(X, W_up, W_down, p)
     dY = check_matrix("dY", dY)
     N = forward.local["W_down"][0].shape[1]
     if dY.shape != (X.shape[0], N):

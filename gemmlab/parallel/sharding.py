@@ -8,7 +8,7 @@ matching K/p columns of X). Frameworks such as PyTorch store ``W.T`` (out x in),
 """
 import numpy as np
 
-from ..perfmodel._checks import whole_number
+from ..numeric_args import whole_number
 
 LAYOUTS = ("in_out", "out_in")
 

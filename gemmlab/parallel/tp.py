@@ -19,7 +19,7 @@ import numpy as np
 from ..collectives import jobs
 from ..collectives.nccl import BackendUnavailable, check_gpu_count, visible_gpus
 from ..collectives.nccl_graph import ALLREDUCE_ALGORITHMS
-from ..perfmodel._checks import whole_number
+from ..numeric_args import whole_number
 from .attention import attention_shards, rank_attention
 from .ffn import rank_ffn
 from .sharding import split_columns, split_rows

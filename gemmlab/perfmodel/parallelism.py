@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import fraction, non_negative, positive, whole_number
+from ..numeric_args import fraction, non_negative, positive, whole_number
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ curves of the all-reduce sweep, and each layer's GEMM time against its all-reduc
 import numpy as np
 
 from ..collectives.launch import format_size
-from .allreduce import _axes
+from .allreduce import axes_or_new
 
 # one style per algorithm of the NCCL sweep, so that the lessons and the PNG agree
 STYLES = {"ring": ("o-", "our ring (CUDA graph)"),
@@ -17,7 +17,7 @@ STYLES = {"ring": ("o-", "our ring (CUDA graph)"),
 def plot_busbw(records, ax=None, title=None):
     """busbw (GB/s) against the size per rank, one line per algorithm of the records (NCCL's
     reduce-scatter and all-gather with their own (N-1)/N factor)."""
-    ax = _axes(ax, (7.5, 4.5))
+    ax = axes_or_new(ax, (7.5, 4.5))
     for name in dict.fromkeys(r["algorithm"] for r in records):
         mine = sorted((r["size_bytes"], r["busbw"]) for r in records if r["algorithm"] == name)
         style, label = STYLES.get(name, (".-", name))
@@ -37,7 +37,7 @@ def plot_busbw(records, ax=None, title=None):
 def plot_layer_times(reports, algorithms=("nccl", "ring_nvlink", "ring_stepwise"), ax=None):
     """One horizontal bar per (layer, dtype, all-reduce): the local GEMMs' time, then the
     all-reduce's, labelled with the all-reduce's share of the layer."""
-    ax = _axes(ax, (8, 0.5 + 0.45 * len(reports) * len(algorithms)))
+    ax = axes_or_new(ax, (8, 0.5 + 0.45 * len(reports) * len(algorithms)))
     rows = [(r, a) for r in reports for a in algorithms if a in r["allreduce_seconds"]]
     y = np.arange(len(rows))[::-1]
     gemm = [r["gemm_seconds"] * 1e3 for r, _ in rows]
