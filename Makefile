@@ -26,7 +26,10 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 # The access token goes to JupyterLab through its environment (JUPYTER_TOKEN), which only you can
-# read, not on its command line, which every local user sees in `ps`. `gemmlab work` first copies
+# read, not on its command line, which every local user sees in `ps`. Kernels talk to the server
+# over Unix sockets in Jupyter's private runtime folder (the IPC transport), not over TCP ports on
+# localhost that any local user could connect to (and that made each kernel warn "running over
+# TCP without encryption"). `gemmlab work` first copies
 # into work/ the exercise notebooks you do not have there yet: your answers there are never
 # overwritten (and git ignores work/).
 lab: $(STAMP)
@@ -37,6 +40,7 @@ lab: $(STAMP)
 	echo "  Do the exercises in work/ (your copies)."; echo; \
 	JUPYTER_TOKEN=$$token exec $(VENV)/bin/jupyter lab notebooks/00_start_here.ipynb \
 	  --ServerApp.root_dir=. --port=$(PORT) --ServerApp.port_retries=0 $$browser \
+	  --KernelManager.transport=ipc \
 	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 test: $(STAMP)
