@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from .. import device, simcost
-from .ladder import get
+from .rungs import get
 
 NAMES = ("A", "B", "C")
 

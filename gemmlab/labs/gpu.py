@@ -5,14 +5,14 @@ backend is chosen once), so a lab check runs the kernel's cell again in a fresh 
 simulator, with the same instrumented checks (:mod:`gemmlab.judging.on_simulator`). When they
 pass, the notebook's check then times the student's kernel here, on the GPU, at full size, beside
 the course's kernel and cuBLAS measured in the same call, and keeps the figures for the student's
-own ladder (:mod:`gemmlab.labs.ladder`).
+own ladder (:mod:`gemmlab.labs.my_ladder`).
 """
 import numpy as np
 
 from .. import bench, device
 from ..judging import FAIL, PASS, code_of
 from ..judging.on_simulator import judge_on_simulator
-from . import ladder
+from . import my_ladder
 
 MAX_REL_ERR = 1e-4          # float32 GEMM at 4096^3 on random inputs stays far below this
 
@@ -33,8 +33,8 @@ def judge_on_gpu(lab, question, kernel, rng):
     if row["rel_err"] > MAX_REL_ERR:
         return FAIL, (f"{text} But on the GPU at {row['n']}^3 the result is wrong: relative "
                       f"error {row['rel_err']:.1e} against a float64 reference."), picture
-    ladder.record(lab.name, row)
-    return PASS, f"{text}\n{ladder.describe(lab.name, row)}", picture
+    my_ladder.record(lab.name, row)
+    return PASS, f"{text}\n{my_ladder.describe(lab.name, row)}", picture
 
 
 def measure(lab, kernel, n=None, repeats=10):

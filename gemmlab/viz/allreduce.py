@@ -21,7 +21,7 @@ def plot_traffic_vs_ranks(ns, series, size_bytes, ax=None):
     """Per-rank byte counts against N, in units of S: ``series`` maps a label to one count per N
     (e.g. the centralized root's sent + received, a ring rank's sent, its sent + received)."""
     ax = axes_or_new(ax)
-    for (label, counts), style in zip(series.items(), _STYLES, strict=True):
+    for (label, counts), style in zip(series.items(), _STYLES, strict=False):
         ax.plot(ns, np.asarray(counts) / size_bytes, style, label=label)
     ax.axhline(2, color="grey", ls=":", label="2 S")
     ax.set_xscale("log", base=2)
@@ -37,7 +37,7 @@ def plot_time_vs_ranks(ns, size_bytes, alpha, beta, algorithms=("centralized", "
                        ax=None):
     """Model time of each algorithm against N for one message size (alpha in s, beta in s/B)."""
     ax = axes_or_new(ax)
-    for name, style in zip(algorithms, _STYLES, strict=True):
+    for name, style in zip(algorithms, _STYLES, strict=False):
         ax.plot(ns, [allreduce_time(name, int(n), size_bytes, alpha, beta) * 1e3 for n in ns],
                 style, label=name, markersize=7 if style.startswith("o") else 5)
     ax.set_xscale("log", base=2)
