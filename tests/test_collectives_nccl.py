@@ -1,5 +1,5 @@
 """The ring collectives over NCCL: the rank's side (``gemmlab.collectives.nccl``) and the parent's
-(``gemmlab allreduce --backend nccl``, ``collectives.launch``).
+(``gemmlab allreduce --backend nccl``, ``collectives.allreduce_command``).
 
 Everywhere: the launcher's argument checks, NVLS setting and records; the error without CuPy; the
 sweep summary. (The ring itself, over any transport: tests/test_collectives_ring_steps.py.)
@@ -20,7 +20,7 @@ from multirank import GPUS, QueueRing, needs_gpus, run_on_ranks, random_buffers 
 
 import gemmlab.collectives as C
 from gemmlab import cli
-from gemmlab.collectives import jobs, launch, nccl, ring_steps
+from gemmlab.collectives import allreduce_command, jobs, nccl, ring_steps
 
 # --- NCCL's own collectives refuse what NCCL cannot do -----------------------------------------
 
@@ -38,12 +38,12 @@ def _cli_args(*argv):
 
 
 def test_sweep_and_sizes():
-    assert launch.requested_sizes(_cli_args("--backend", "nccl", "--sweep")) == [
+    assert allreduce_command.requested_sizes(_cli_args("--backend", "nccl", "--sweep")) == [
         2**k for k in range(13, 31)]                                  # 8 KiB .. 1 GiB
-    assert launch.requested_sizes(_cli_args("--sweep"))[-1] == 64 * 2**20
-    assert launch.requested_sizes(_cli_args("--backend", "nccl")) == ["64MiB"]
+    assert allreduce_command.requested_sizes(_cli_args("--sweep"))[-1] == 64 * 2**20
+    assert allreduce_command.requested_sizes(_cli_args("--backend", "nccl")) == ["64MiB"]
     with pytest.raises(ValueError, match="--size 1MiB and --sweep both given"):
-        launch.requested_sizes(_cli_args("--backend", "nccl", "--sweep", "--size", "1MiB"))
+        allreduce_command.requested_sizes(_cli_args("--backend", "nccl", "--sweep", "--size", "1MiB"))
 
 
 def test_cli_argument_errors_come_before_any_gpu_is_needed(capsys):
@@ -54,9 +54,9 @@ def test_cli_argument_errors_come_before_any_gpu_is_needed(capsys):
     assert cli.main(["allreduce", "--backend", "nccl", "--size", "4098"]) == 2
     assert "multiple of 4" in capsys.readouterr().err
     with pytest.raises(ValueError, match="iters must be a whole number >= 1, got 0"):
-        launch.run_allreduce_nccl(2, ["4KiB"], iters=0)
+        allreduce_command.run_allreduce_nccl(2, ["4KiB"], iters=0)
     with pytest.raises(ValueError, match="equal block, so each size must be a multiple of 16"):
-        launch.run_allreduce_nccl(4, ["4KiB", "4100"], algos=["ring", "nccl_allgather"])
+        allreduce_command.run_allreduce_nccl(4, ["4KiB", "4100"], algos=["ring", "nccl_allgather"])
     with pytest.raises(SystemExit):                                   # argparse: not a backend
         cli.main(["allreduce", "--backend", "gloo"])
 
@@ -86,7 +86,7 @@ def _fake_job(monkeypatch, lines, gpus=8):
         calls.append({"n": n_ranks, "program": [str(a) for a in program], "env": env})
         return SimpleNamespace(stdout="\n".join(lines) + "\n")
 
-    monkeypatch.setattr(launch, "visible_gpus", lambda: gpus)
+    monkeypatch.setattr(allreduce_command, "visible_gpus", lambda: gpus)
     monkeypatch.setattr(jobs, "mpirun", fake_mpirun)
     return calls
 
@@ -111,13 +111,13 @@ def test_launcher_reads_the_records_and_their_bandwidths(monkeypatch, tmp_path):
     assert [r["algorithm"] for r in records] == ["ring", "nccl", "nccl_allgather"]
     assert records[0]["busbw"] == pytest.approx(2**20 / 1e-4 / 1e9 * 2 * 3 / 4)
     assert records[2]["busbw"] == pytest.approx(2**20 / 1e-4 / 1e9 * 3 / 4)   # (N-1)/N
-    assert "NCCL's not run at 1048576 B" in launch.report_checks(records)
+    assert "NCCL's not run at 1048576 B" in allreduce_command.report_checks(records)
     _fake_job(monkeypatch, lines, gpus=4)
     with pytest.raises(nccl.BackendUnavailable, match="needs 8 GPUs, found 4"):
-        launch.run_allreduce_nccl(8, ["1MiB"])
+        allreduce_command.run_allreduce_nccl(8, ["1MiB"])
     _fake_job(monkeypatch, lines[:1])
     with pytest.raises(RuntimeError, match="expected 4 record"):
-        launch.run_allreduce_nccl(4, ["1MiB"])
+        allreduce_command.run_allreduce_nccl(4, ["1MiB"])
 
 
 def test_a_wrong_reduce_scatter_fails_the_cli(monkeypatch, capsys):
@@ -230,13 +230,13 @@ def test_ring_over_nccl_gives_the_simulated_bits(tmp_path, n):
 
 @pytest.mark.parametrize("n", [pytest.param(n, marks=needs_gpus(n)) for n in (2, 4, 8)])
 def test_cli_on_n_gpus(n):
-    records = launch.run_allreduce_nccl(n, ["8KiB", "4100"], repeats=2, iters=2, timeout=300)
+    records = allreduce_command.run_allreduce_nccl(n, ["8KiB", "4100"], repeats=2, iters=2, timeout=300)
     assert all(r["verified"] and r["checks_passed"] for r in records)
     for r in records:
         if r["algorithm"].startswith("ring"):
             plan = ring_steps.RingPlan.split(n, r["size_bytes"] // 4, 4)
             assert r["sent_bytes_per_rank"] == plan.result("ring", [None] * n).sent_bytes.tolist()
-    blocks = launch.run_allreduce_nccl(n, ["64KiB"], ["nccl_reduce_scatter", "nccl_allgather"],
+    blocks = allreduce_command.run_allreduce_nccl(n, ["64KiB"], ["nccl_reduce_scatter", "nccl_allgather"],
                                        repeats=2, iters=2, timeout=300)
     assert [r["collective"] for r in blocks] == ["reducescatter", "allgather"]
     assert all(r["verified"] for r in blocks)
@@ -252,7 +252,7 @@ def test_sweep_summary_quotes_the_headline_ratio_and_the_fits():
             records.append({"algorithm": name, "n_ranks": 8, "size_bytes": size,
                             "seconds": seconds, "busbw": C.busbw("allreduce", 8, size, seconds),
                             "verified": True, "checks_passed": True})
-    summary = launch.sweep_summary(records)
+    summary = allreduce_command.sweep_summary(records)
     at = summary["busbw_at_headline"]
     assert summary["ring_algorithm"] == "ring_nvlink"         # the first of OUR_RINGS swept
     assert summary["ring_fraction_of_nccl"] == pytest.approx(at["ring_nvlink"] / at["nccl"])
@@ -270,10 +270,10 @@ def test_sweep_summary_quotes_the_headline_ratio_and_the_fits():
     assert summary["fraction_of_nccl_at_headline"] == pytest.approx(
         {"ring": at["ring"] / at["nccl"], "ring_nvlink": summary["ring_fraction_of_nccl"],
          "nccl": 1.0})
-    graph_only = launch.sweep_summary([r for r in records if r["algorithm"] != "ring_nvlink"])
+    graph_only = allreduce_command.sweep_summary([r for r in records if r["algorithm"] != "ring_nvlink"])
     assert graph_only["ring_algorithm"] == "ring"
     assert 0.5 < graph_only["ring_fraction_of_nccl"] < 0.6
     records[0]["checks_passed"] = False
-    assert not launch.sweep_summary(records)["all_verified"]
+    assert not allreduce_command.sweep_summary(records)["all_verified"]
     with pytest.raises(ValueError, match="one number of ranks"):
-        launch.sweep_summary(records + [{**records[0], "n_ranks": 4}])
+        allreduce_command.sweep_summary(records + [{**records[0], "n_ranks": 4}])

@@ -2,13 +2,13 @@
 trace, byte ledger) agrees with the simulated ring for N = 1..8 and uneven sizes; its steps, run by
 N threads over a queue transport standing in for NCCL, give the simulated ring's bits and the
 ledger's byte counts; the same ring over the lab's simulated ranks (``RankTransport``) and over
-MPI (``mpi.MpiTransport``, with a fake communicator) gives the same bits."""
+MPI (``mpi_allreduce.MpiTransport``, with a fake communicator) gives the same bits."""
 import numpy as np
 import pytest
 from multirank import QueueRing, random_buffers as _random
 
 import gemmlab.collectives as C
-from gemmlab.collectives import mpi, ring_steps
+from gemmlab.collectives import mpi_allreduce, ring_steps
 from gemmlab.labs.ranks import run_ranks
 
 RANKS = range(1, 9)
@@ -188,9 +188,9 @@ class FakeMpi:
 @pytest.mark.parametrize("n", [1, 3, 4])
 def test_mpi_runs_the_one_ring_to_the_simulated_bits(n):
     everyone = _random(n, 23, seed=7, dtype=np.float64)
-    outputs = QueueRing(n).run(lambda t: mpi.ring_allreduce(FakeMpi(t), everyone[t.rank]))
+    outputs = QueueRing(n).run(lambda t: mpi_allreduce.ring_allreduce(FakeMpi(t), everyone[t.rank]))
     for got, expected in zip(outputs, C.ring_allreduce(everyone).outputs, strict=True):
         np.testing.assert_array_equal(got, expected)
     pieces = [np.full(5, r, np.int64) for r in range(n)]
-    gathered = QueueRing(n).run(lambda t: mpi.ring_allgather(FakeMpi(t), pieces[t.rank]))
+    gathered = QueueRing(n).run(lambda t: mpi_allreduce.ring_allgather(FakeMpi(t), pieces[t.rank]))
     assert all(np.array_equal(g, np.concatenate(pieces)) for g in gathered)

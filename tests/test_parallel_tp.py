@@ -1,6 +1,6 @@
 """``gemmlab tp`` (``gemmlab.parallel.tp``): the shared inputs and shards, the request checks
 (before anything is launched), what the launcher is asked to start, the report, and the command's
-one-line errors. The runs themselves: tests/test_parallel_mpi.py and test_parallel_nccl.py."""
+one-line errors. The runs themselves: tests/test_parallel_tp_mpi_rank.py and test_parallel_tp_nccl_rank.py."""
 import json
 import subprocess
 import sys

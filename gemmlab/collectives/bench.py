@@ -16,7 +16,7 @@ from .. import device, measure
 from . import ALLREDUCE
 from .fit import fit_records
 from .jobs import mpirun
-from .launch import format_table, parse_size, run_allreduce
+from .allreduce_command import format_table, parse_size, run_allreduce
 
 SWEEP = [1 << k for k in range(12, 27, 2)]     # 4 KiB .. 64 MiB
 

@@ -4,7 +4,7 @@ send/recv, next to NCCL's own allReduce, reduceScatter and allGather as the refe
 Design: one process per GPU. ``gemmlab allreduce --backend nccl --np N`` starts N processes with
 the one launcher (``gemmlab.collectives.jobs``); rank 0 creates the NCCL unique id and broadcasts
 it over MPI, and each process joins the communicator on its own GPU (its rank on the node). This
-module is the rank's side only; the parent's side is ``gemmlab.collectives.launch``. This is
+module is the rank's side only; the parent's side is ``gemmlab.collectives.allreduce_command``. This is
 how training frameworks run, and it keeps the host side of the ring honest: each process issues
 only its own GPU's sends, receives and additions, so the Python cost of a step does not grow with
 N as it would if one process drove every GPU in turn.

@@ -12,7 +12,7 @@ import numpy as np
 from mpi4py import MPI
 
 from .jobs import emit, world
-from .mpi import ALGORITHMS
+from .mpi_allreduce import ALGORITHMS
 
 
 def inputs_with_exact_sum(n_items, dtype, rank, n_ranks, seed):

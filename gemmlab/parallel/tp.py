@@ -7,9 +7,9 @@
 (``gemmlab.collectives.jobs``, program ``gemmlab.parallel.tp_worker``) and returns rank 0's
 report. Every rank builds the same inputs from the seed (:func:`make_inputs`) and keeps only its
 own shards (:func:`layer_shards`). Over MPI, each rank's Y is checked against the float64
-reference and against the single-process simulation, bit for bit (``parallel.mpi``). Over NCCL,
+reference and against the single-process simulation, bit for bit (``parallel.tp_mpi_rank``). Over NCCL,
 real GEMMs run on each GPU, the exit all-reduce is timed for our ring and NCCL's, and every Y is
-checked against the layer computed unsharded on one GPU (``parallel.nccl``).
+checked against the layer computed unsharded on one GPU (``parallel.tp_nccl_rank``).
 """
 import json
 import sys

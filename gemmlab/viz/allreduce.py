@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..collectives.cost import allreduce_time
-from ..collectives.launch import format_size
+from ..collectives.allreduce_command import format_size
 
 
 # Distinct markers and dashes, so that lines lying on top of each other stay visible.

@@ -2,7 +2,7 @@
 curves of the all-reduce sweep, and each layer's GEMM time against its all-reduce time."""
 import numpy as np
 
-from ..collectives.launch import format_size
+from ..collectives.allreduce_command import format_size
 from .allreduce import axes_or_new
 
 # one style per algorithm of the NCCL sweep, so that the lessons and the PNG agree

@@ -1,5 +1,5 @@
 """The ring and centralized all-reduce over real processes: MPI point-to-point messages on NumPy
-buffers, one process per rank (run under ``mpiexec``, see ``gemmlab.collectives.launch``).
+buffers, one process per rank (run under ``mpiexec``, see ``gemmlab.collectives.allreduce_command``).
 
 Each function takes an mpi4py communicator and this rank's buffer and returns this rank's result;
 none of them imports mpi4py itself. The ring is the one ring (``ring_steps``) over

@@ -1,4 +1,4 @@
-"""Megatron's FFN and attention over NCCL (``gemmlab.parallel.nccl``, one GPU's side of
+"""Megatron's FFN and attention over NCCL (``gemmlab.parallel.tp_nccl_rank``, one GPU's side of
 ``gemmlab tp --backend nccl``).
 
 Everywhere: the per-rank code, run by p threads over a queue transport standing in for NCCL,
@@ -11,7 +11,7 @@ import pytest
 from multirank import QueueRing, needs_gpus
 
 from gemmlab.parallel import megatron_attention, megatron_ffn, tp
-from gemmlab.parallel.nccl import layer_on_rank
+from gemmlab.parallel.tp_nccl_rank import layer_on_rank
 
 
 @pytest.mark.parametrize("p", [1, 2, 4])
