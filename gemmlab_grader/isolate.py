@@ -32,7 +32,6 @@ them, in both directions, so ``fn[grid, block](A, B, C)`` fills C.
 import builtins
 import os
 import select
-import shutil
 import sys
 import tempfile
 import time
@@ -47,6 +46,7 @@ from gemmlab.judging.beside import public_fields
 from gemmlab.judging.where import helper_spec, kind_spec
 
 from . import answers, confine, sandbox
+from .folders import remove_tree
 from .worker import frame, read_frame
 
 # Starts Python on a given copy of gemmlab and the grader (both packages in one folder, see
@@ -118,13 +118,16 @@ class Isolation:
 def start_confined(isolation, workdir, module, *args, **streams):
     """Start ``python -m module args`` as ``isolation`` says (its package copy, limits, sandbox),
     in ``workdir`` with :func:`clean_env`; ``streams``: Popen's stdin/stdout/stderr. Returns the
-    :class:`~gemmlab_grader.confine.Tree`. The sandbox mounts the package copy read-only, unless
-    it lies inside ``workdir`` (writable there anyway)."""
+    :class:`~gemmlab_grader.confine.Tree`. The sandbox mounts the package copy read-only and an
+    empty memory file system over ``workdir`` (so the copy must lie outside it)."""
     argv = python_argv(isolation.package_root, module, *args)
     if isolation.sandbox:
         root = isolation.package_root
-        readable = [root] if root and not sandbox._inside(root, workdir) else []
-        argv = sandbox.command(argv, workdir, readable, isolation.hidden_paths)
+        if sandbox.is_inside(root, workdir):
+            raise ValueError("in the sandbox the work folder starts empty: put the package copy "
+                             "outside it")
+        argv = sandbox.command(argv, workdir, [root], isolation.hidden_paths,
+                               memory_bytes=isolation.limits.memory_bytes)
     return confine.Tree(argv, isolation.limits, cwd=workdir, env=clean_env(workdir), **streams)
 
 
@@ -199,7 +202,10 @@ class Worker:
                 proc_pipe.close()
             except OSError:
                 pass
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        try:
+            remove_tree(self.workdir)     # any depth: the student's code may have made 3000 folders
+        except OSError:
+            pass
 
 
 class _DeadlineReader:
