@@ -294,7 +294,7 @@ class FolderSnapshot:
             if saved.data is not None and _same_bytes(path, saved.data):
                 return self._mode(path, info, saved)
         if saved.data is None:
-            raise OSError(f"changed, and too large to have been kept: not restored")
+            raise OSError("changed, and too large to have been kept: not restored")
         if info is not None and not stat.S_ISREG(info.st_mode) and not stat.S_ISLNK(info.st_mode):
             _move_aside(path)
         write_file(path, saved.data, mode=saved.mode)

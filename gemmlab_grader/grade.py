@@ -170,7 +170,7 @@ class Grader:
         windows, done = [], 0
         pool = ThreadPoolExecutor(max_workers=self.settings.jobs, thread_name_prefix="grade")
         futures = {pool.submit(self._grade_guarded, s, g, windows): (s, g)
-                   for s, g in zip(submissions, grades)}
+                   for s, g in zip(submissions, grades, strict=True)}
         try:
             for future in as_completed(futures):
                 done += 1

@@ -28,7 +28,7 @@ from collections import namedtuple
 from pathlib import Path
 
 from .folders import Scan, remove_tree
-from .sandbox import PACKAGES, _inside, _python_dirs
+from .sandbox import PACKAGES, is_inside, python_dirs
 
 WITHHELD_BANK = "gemmlab/grading/bank"
 
@@ -188,9 +188,9 @@ class EnvironmentWatch:
     (:func:`faithful_bytecode`: other processes sharing the interpreter write those)."""
 
     def __init__(self):
-        dirs = _python_dirs()
+        dirs = python_dirs()
         # a folder inside another (the prefix's bin/) is walked with it, not twice
-        self.dirs = sorted(d for d in dirs if not any(o != d and _inside(d, o) for o in dirs))
+        self.dirs = sorted(d for d in dirs if not any(o != d and is_inside(d, o) for o in dirs))
         self.state = self._signature()
 
     def _signature(self):

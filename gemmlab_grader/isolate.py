@@ -104,7 +104,7 @@ def start_confined(isolation, workdir, module, *args, **streams):
     argv = python_argv(isolation.package_root, module, *args)
     if isolation.sandbox:
         root = isolation.package_root
-        if sandbox._inside(root, workdir):
+        if sandbox.is_inside(root, workdir):
             raise ValueError("in the sandbox the work folder starts empty: put the package copy "
                              "outside it")
         argv = sandbox.command(argv, workdir, [root], isolation.hidden_paths,

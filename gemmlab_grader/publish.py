@@ -46,7 +46,7 @@ def _summary(grades):
         cells = "".join(f'<td class="n">{row[l].passed if l in row else "-"}</td>' for l in sizes)
         out.append(f'<tr><td><a href="#{_anchor(student)}">{_e(student, 60)}</a></td>{cells}'
                    f'<td class="n">{passed}</td>'
-                   f'<td class="n">{report._percent(passed, possible)}</td></tr>')
+                   f'<td class="n">{report.percent_text(passed, possible)}</td></tr>')
     return "\n".join(out) + "</table>"
 
 

@@ -66,7 +66,8 @@ def totals(grades):
             for student, row in by_student(grades).items()}
 
 
-def _percent(passed, possible):
+def percent_text(passed, possible):
+    """'83.3' for 5 of 6, '-' when nothing could be passed."""
     return f"{100 * passed / possible:.1f}" if possible else "-"
 
 
@@ -80,7 +81,7 @@ def summary(grades, name_width=NAME_WIDTH):
     tail = max(len(f"{possible}/{possible}"), len("passed"))
 
     def line(name, cells, total, percent, notes):
-        return (f"{name:<{width}} " + " ".join(f"{c:>{cols[l]}}" for l, c in zip(cols, cells))
+        return (f"{name:<{width}} " + " ".join(f"{c:>{cols[l]}}" for l, c in zip(cols, cells, strict=True))
                 + f"  {total:>{tail}} {percent:>5} {notes:>5}").rstrip()
 
     out = [line("student", list(cols), "passed", "%", "notes"),
@@ -89,7 +90,7 @@ def summary(grades, name_width=NAME_WIDTH):
         passed, _, noted = sums[student]
         cells = [str(row[l].passed) if l in row else "-" for l in cols]
         out.append(line(printable(student, name_width), cells, f"{passed}/{possible}",
-                        _percent(passed, possible), str(noted or "")))
+                        percent_text(passed, possible), str(noted or "")))
     return "\n".join(out)
 
 
@@ -105,7 +106,7 @@ def table(grades, note_width=70):
             + [_SHORT.get(g.results.get(q), "") for q in cols]
             + [f"{g.passed}/{len(g.results)}", printable(g.note, note_width)] for g in grades]
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
              for row in [header] + rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
@@ -162,7 +163,7 @@ def lms_csv(grades):
     for student, row in rows.items():
         passed = sums[student][0]
         writer.writerow([_cell(student)] + [row[l].passed if l in row else 0 for l in sizes]
-                        + [passed, _percent(passed, possible)])
+                        + [passed, percent_text(passed, possible)])
     return buffer.getvalue()
 
 

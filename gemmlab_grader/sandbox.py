@@ -46,7 +46,7 @@ def bwrap():
     return path if trial.returncode == 0 else None
 
 
-def _python_dirs():
+def python_dirs():
     """Directories this Python and its packages live in (resolved)."""
     dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
             os.path.dirname(os.path.realpath(sys.executable))}
@@ -60,7 +60,8 @@ def _package_sources():
     return [*PACKAGES, *sorted(checkouts)]
 
 
-def _inside(path, folder):
+def is_inside(path, folder):
+    """Whether ``path`` is ``folder`` or lies under it."""
     path, folder = Path(path), Path(folder)
     return path == folder or folder in path.parents
 
@@ -75,10 +76,10 @@ def command(argv, workdir, readable=(), hidden=(), memory_bytes=1 << 30):
         raise RuntimeError("the sandbox needs bubblewrap (bwrap): install it, e.g. "
                            "`apt-get install bubblewrap`")
     hidden = [os.path.realpath(h) for h in [*hidden, *_package_sources()]]
-    mounts = sorted(_python_dirs())
+    mounts = sorted(python_dirs())
     entries = [os.path.realpath(p) for p in sys.path if p and os.path.exists(p)]
-    mounts += [p for p in entries if not any(_inside(h, p) or _inside(p, h) for h in hidden)
-               and not any(_inside(p, m) for m in mounts)]
+    mounts += [p for p in entries if not any(is_inside(h, p) or is_inside(p, h) for h in hidden)
+               and not any(is_inside(p, m) for m in mounts)]
     args = [path, *OPTIONS]
     for d in SYSTEM_DIRS:
         args += ["--ro-bind-try", d, d]
@@ -87,7 +88,7 @@ def command(argv, workdir, readable=(), hidden=(), memory_bytes=1 << 30):
     for m in mounts + [os.path.realpath(r) for r in readable]:
         args += ["--ro-bind", m, m]
     for h in hidden:
-        if any(_inside(h, m) for m in mounts) and os.path.isdir(h):
+        if any(is_inside(h, m) for m in mounts) and os.path.isdir(h):
             args += ["--tmpfs", h]
     workdir, size = os.path.realpath(workdir), str(int(memory_bytes))
     args += ["--dev", "/dev", "--proc", "/proc",

@@ -149,8 +149,8 @@ def test_one_notebook_per_student_with_lesson_and_the_protections_printed(tmp_pa
     assert "protections in this run" in done.stderr
     assert "hidden cases drawn per student from this run's secret" in done.stderr
     assert "seed" not in json.loads((tmp_path / "out" / "grades.json").read_text())
-    for report in (tmp_path / "out").iterdir():            # the secret is in no report
-        assert "987654321" not in report.read_text(), report.name
+    for written in (tmp_path / "out").iterdir():            # the secret is in no report
+        assert "987654321" not in written.read_text(), written.name
     assert "987654321" not in done.stdout + done.stderr
     rows = {r["student"]: r for r in json.loads((tmp_path / "out" / "grades.json").read_text())
             ["notebooks"]}
@@ -322,7 +322,7 @@ def test_the_environment_watch_sees_a_modified_library(tmp_path, monkeypatch):
     lib = tmp_path / "site-packages"
     lib.mkdir()
     (lib / "numpy_like.py").write_text("def allclose(a, b): ...\n")
-    monkeypatch.setattr(integrity, "_python_dirs", lambda: {str(lib)})
+    monkeypatch.setattr(integrity, "python_dirs", lambda: {str(lib)})
     watch = integrity.EnvironmentWatch()
     assert list(watch.changed()) == []
     (lib / "numpy_like.py").write_text("def allclose(a, b): return True\n")

@@ -50,7 +50,7 @@ def test_the_environment_watch_ignores_caches_compiled_by_others_not_forged_ones
                                                                                 monkeypatch):
     lib = tmp_path / "site-packages"
     source = _module(lib)
-    monkeypatch.setattr(integrity, "_python_dirs", lambda: {str(lib)})
+    monkeypatch.setattr(integrity, "python_dirs", lambda: {str(lib)})
     watch = EnvironmentWatch()
     # another process importing the module writes its cache: no tampering
     subprocess.run([sys.executable, "-c", "import mod"], cwd=lib, check=True,
