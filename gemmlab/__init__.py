@@ -12,7 +12,13 @@ import importlib.metadata
 
 from . import device
 
-device.backend()            # chosen now, before anything can import numba.cuda
+try:
+    device.backend()        # chosen now, before anything can import numba.cuda
+except (ValueError, RuntimeError):
+    # A backend that cannot be had (GEMMLAB_BACKEND=gpu and no GPU, an unknown value): nothing is
+    # chosen, and the same error comes again wherever the backend is first needed, while
+    # `gemmlab doctor` and `gemmlab --version` still run and say why.
+    pass
 
 try:
     __version__ = importlib.metadata.version("gemmlab")
