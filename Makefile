@@ -15,7 +15,7 @@ GPU_PYTHON ?= $(if $(wildcard $(VPY)),$(VPY),$(PYTHON))
 SITE_STAMP := $(VENV)/.site-stamp
 E2E_STAMP := $(VENV)/.e2e-stamp
 
-.PHONY: venv lab test gpu-test assign site e2e
+.PHONY: venv lab test check lint gpu-test assign site e2e
 
 venv: $(STAMP)
 
@@ -45,6 +45,21 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	GEMMLAB_BACKEND=sim $(VPY) -m pytest -n $(JOBS) --dist loadfile
+
+# The edit-run loop: the lint gate, the unit tests and two lessons as a smoke test of the notebooks
+# (README, "The two commands"). Left to `make test`: the slow tests, and the files that run whole
+# courses, notebooks, worker processes per case or NVRTC for every GPU architecture.
+CHECK_NOTEBOOKS := notebooks/00_start_here.ipynb notebooks/07_ring_allreduce.ipynb
+CHECK_LEAVES := tests/e2e tests/test_gemmlab_grader_grade_course.py tests/test_gemmlab_grader_isolate.py \
+  tests/test_cudacompile.py tests/test_labs_kernel_lab.py tests/test_notebook_run.py \
+  tests/test_docs_site_build.py tests/test_collectives_jobs_without_mpi.py tests/test_grading_handout.py
+check: lint
+	GEMMLAB_BACKEND=sim $(VPY) -m pytest -n $(JOBS) --dist loadfile -m "not slow" -q \
+	  $(addprefix --ignore=,$(CHECK_LEAVES)) tests $(CHECK_NOTEBOOKS)
+
+# The lint gate (.ci/run): zero findings of pyproject.toml's [tool.ruff] rules, in a second or two.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
 
 gpu-test:
 	GEMMLAB_BACKEND=gpu $(GPU_PYTHON) -m pytest -n 0

@@ -24,7 +24,7 @@ def launches(path):
     rows = list(csv.reader(open(path)))
     start = next(i for i, row in enumerate(rows) if row and row[0] == "ID")
     header = rows[start]
-    return [dict(zip(header, row)) for row in rows[start + 2:] if len(row) == len(header)]
+    return [dict(zip(header, row, strict=True)) for row in rows[start + 2:] if len(row) == len(header)]
 
 
 def summary(spec, launch):
@@ -56,7 +56,7 @@ def main():
     if len(found) != len(args.specs):
         raise SystemExit(f"{args.csv}: {len(found)} launches for {len(args.specs)} specs")
     record = json.load(open(args.into))
-    record["profile"] = [summary(spec, launch) for spec, launch in zip(args.specs, found)]
+    record["profile"] = [summary(spec, launch) for spec, launch in zip(args.specs, found, strict=True)]
     record["profile_note"] = ("Nsight Compute, one 4096^3 launch each, --clock-control none; "
                               "stalls: average warps stalled per issued instruction")
     with open(args.into, "w") as f:

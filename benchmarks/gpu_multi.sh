@@ -109,7 +109,7 @@ done
 echo "== summary"
 $PY - "$OUT_DIR" <<'PY' || status=1
 import glob, json, os, sys
-from gemmlab.collectives.launch import sweep_summary
+from gemmlab.collectives.allreduce_command import sweep_summary
 out = sys.argv[1]
 summary = {"machine": json.load(open(os.path.join(out, "machine.json"))), "by_ranks": {}}
 for path in sorted(glob.glob(os.path.join(out, "allreduce_nccl_np*.json"))):

@@ -93,7 +93,7 @@ def main(argv=None):
         return gl.perfmodel.blocks_per_sm(regs, threads, smem, sm)[0]
 
     rows = sweep(driver_blocks, model_blocks, max_shared=max_shared)
-    launches = {str(size): dict(zip(("ok", "error"), _launch_ok(cupy, kernel, size)))
+    launches = {str(size): dict(zip(("ok", "error"), _launch_ok(cupy, kernel, size), strict=True))
                 for size in (max_shared, max_shared + 4)}
     report = {
         "machine": gl.measure.machine(gpu="cupy"),

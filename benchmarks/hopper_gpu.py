@@ -442,7 +442,7 @@ def merge(record_path, folder, specs=""):
     path = os.path.join(folder, "ncu.txt")
     if os.path.exists(path):
         launches = parse_ncu(path)
-        for spec, (name, metrics) in zip(specs.split(), launches):
+        for spec, (name, metrics) in zip(specs.split(), launches, strict=True):
             shape, _, stage = spec.partition(":")
             key = stage if shape == "4096x4096x4096" and stage != "auto16" else shape
             record["profile"][key] = {"kernel": name, **metrics}

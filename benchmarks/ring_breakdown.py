@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from gemmlab.collectives import cost, jobs
-from gemmlab.collectives.launch import format_size, parse_size
+from gemmlab.collectives.allreduce_command import format_size, parse_size
 
 SIZES = "8KiB,64KiB,1MiB,16MiB,256MiB,1GiB"
 RANK_PROGRAM = Path(__file__).with_name("ring_breakdown_rank.py")

@@ -18,7 +18,7 @@ import numpy as np
 from mpi4py import MPI
 
 from gemmlab import measure
-from gemmlab.collectives import jobs, nccl
+from gemmlab.collectives import jobs, nccl, ring_steps
 from gemmlab.collectives.nccl_graph import RingGraph, close_program
 from gemmlab.collectives.nvlink_ring import BLOCKS, THREADS, NvlinkRing
 from gemmlab.collectives.nccl_worker import POISON, slowest_rank_seconds
@@ -45,13 +45,13 @@ def variants(transport, mine, out, plan):
     """(name, make, computes the sum) for each way of running the ring on these buffers; ``make()``
     returns the call (a CUDA graph is recorded there, inside the caller's error handling)."""
     rank = transport.rank
-    ops = nccl.ring_ops(plan, rank, plan.views(mine), plan.views(out))
+    ops = ring_steps.ring_ops(plan, rank, plan.views(mine), plan.views(out))
     transfers = [op._replace(addend=None) for op in ops]
     yield "stepwise: lesson 07's ring, from Python", \
-        lambda: lambda: nccl.ring_allreduce(transport, mine, out), True
-    yield "ops prepared once, from Python", lambda: lambda: nccl.run_ops(transport, ops), True
+        lambda: lambda: ring_steps.ring_allreduce(transport, mine, out), True
+    yield "ops prepared once, from Python", lambda: lambda: ring_steps.run_ops(transport, ops), True
     yield "ops prepared once, transfers only", \
-        lambda: lambda: nccl.run_ops(transport, transfers), False
+        lambda: lambda: ring_steps.run_ops(transport, transfers), False
     yield "CUDA graph, whole chunks", lambda: RingGraph(transport, ops, out), True
     yield "CUDA graph, transfers only", lambda: RingGraph(transport, transfers, out), False
     yield "NCCL allReduce", lambda: lambda: nccl.nccl_allreduce(transport, mine, out), True
@@ -63,12 +63,12 @@ def variants(transport, mine, out, plan):
 
 def components(transport, mine, out, plan):
     """(name, make, timed on the GPU too) for the parts of one call and of one step, alone."""
-    op = nccl.ring_ops(plan, transport.rank, plan.views(mine), plan.views(out))[0]
+    op = ring_steps.ring_ops(plan, transport.rank, plan.views(mine), plan.views(out))[0]
 
     def prepare():
-        flat, _ = nccl.flat_view(mine), nccl.output_like(mine, out)
-        fresh = nccl.RingPlan.split(transport.size, flat.size, flat.itemsize)
-        return nccl.ring_ops(fresh, transport.rank, fresh.views(flat), fresh.views(out))
+        flat, _ = ring_steps.flat_view(mine), ring_steps.output_like(mine, out)
+        fresh = ring_steps.RingPlan.split(transport.size, flat.size, flat.itemsize)
+        return ring_steps.ring_ops(fresh, transport.rank, fresh.views(flat), fresh.views(out))
 
     yield "per call: plan, views and checks (Python)", lambda: prepare, False
     yield "per step: one NCCL group, send + receive of a chunk", \
@@ -82,7 +82,7 @@ def measure_size(transport, mpi, size, args):
     host_mine, host_exact = _inputs(size // 4, np.dtype("float32"), transport.rank, n, 0)
     mine, exact = cupy.asarray(host_mine), cupy.asarray(host_exact)
     out = cupy.full_like(mine, POISON)
-    plan = nccl.RingPlan.split(n, mine.size, mine.itemsize)
+    plan = ring_steps.RingPlan.split(n, mine.size, mine.itemsize)
     base = {"n_ranks": n, "size_bytes": size, "steps": 2 * (n - 1)}
     for kind, table in (("variant", variants), ("component", components)):
         for name, make, checked in table(transport, mine, out, plan):

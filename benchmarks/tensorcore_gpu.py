@@ -221,7 +221,7 @@ def _ladder_rows(n, A16, B16):
             kern = rung.kernel(**tiles)
             one, zero = np.float32(1), np.float32(0)
 
-            def launch(kern=kern, plan=plan):
+            def launch(kern=kern, plan=plan, one=one, zero=zero):
                 kern[plan.grid(n, n), plan.block](dA, dB, dOut, dOut, one, zero)
             times = gl.measure.cuda_event_ms(launch, 20, 2, events="cupy")
             row = {"n": n, "kernel": f"ladder_{name}", "tiles": tiles,

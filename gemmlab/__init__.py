@@ -14,9 +14,11 @@ from . import device
 
 try:
     device.backend()        # chosen now, before anything can import numba.cuda
-except (RuntimeError, ValueError):
-    pass    # GEMMLAB_BACKEND names a backend that cannot run here: said where it is first used
-            # (`gemmlab doctor` says it in one line), not as a traceback of `import gemmlab`
+except (ValueError, RuntimeError):
+    # A backend that cannot be had (GEMMLAB_BACKEND=gpu and no GPU, an unknown value): nothing is
+    # chosen, and the same error comes again wherever the backend is first needed, while
+    # `gemmlab doctor` and `gemmlab --version` still run and say why.
+    pass
 
 try:
     __version__ = importlib.metadata.version("gemmlab")

@@ -57,7 +57,7 @@ def parse_shape(text):
     return tuple(int(p) for p in parts)
 
 
-def _cupy():
+def cupy_or_none():
     """CuPy with TF32 off (it reads CUPY_TF32 at import), or None when it cannot be used."""
     if device.backend() == "sim":
         return None
@@ -72,7 +72,7 @@ def _cupy():
 def cublas_unavailable_reason():
     if device.backend() == "sim":
         return "simulator: no cuBLAS"
-    return None if _cupy() is not None else ("CuPy is not installed (pip install 'gemmlab[cuda12]' or "
+    return None if cupy_or_none() is not None else ("CuPy is not installed (pip install 'gemmlab[cuda12]' or "
                                                "'[cuda13]' to match the driver: gemmlab doctor)")
 
 
@@ -91,7 +91,7 @@ def _time_sim(launch, repeats):
     return statistics.median(measure.wall_seconds(launch, repeats)) * 1e3
 
 
-def _time_gpu(launch, repeats, warmup, events):
+def time_on_gpu(launch, repeats, warmup, events):
     """Median milliseconds per launch, in batches long enough to hide the launch overhead."""
     return statistics.median(measure.cuda_event_ms(launch, repeats, warmup, events=events,
                                                    batch=measure.AUTO))
@@ -136,7 +136,7 @@ def copy_bandwidth_gbs(nbytes=1 << 28, repeats=10):
     cuda = device.cuda()
     src = cuda.device_array(nbytes // 4, dtype=np.float32)
     dst = cuda.device_array(nbytes // 4, dtype=np.float32)
-    ms = _time_gpu(lambda: dst.copy_to_device(src), repeats, 2, "numba")
+    ms = time_on_gpu(lambda: dst.copy_to_device(src), repeats, 2, "numba")
     return 2 * nbytes / (ms * 1e-3) / 1e9
 
 
@@ -150,22 +150,22 @@ def machine():
         cublas_unavailable=cublas_unavailable_reason())
 
 
-def _inputs(M, N, K, seed):
+def gemm_inputs(M, N, K, seed):
     rng = np.random.default_rng(seed)
     A = rng.standard_normal((M, K), dtype=np.float32)
     B = rng.standard_normal((K, N), dtype=np.float32)
     return A, B
 
 
-def _reference(A, B):
+def float64_reference(A, B):
     """A B in float64, on the GPU through CuPy when it is there (it is much faster)."""
-    cp = _cupy()
+    cp = cupy_or_none()
     if cp is not None:
         return cp.asnumpy(cp.asarray(A, dtype=cp.float64) @ cp.asarray(B, dtype=cp.float64))
     return A.astype(np.float64) @ B.astype(np.float64)
 
 
-def _rel_err(C, ref):
+def relative_error(C, ref):
     return float(np.linalg.norm(C.astype(np.float64) - ref) / np.linalg.norm(ref))
 
 
@@ -181,18 +181,18 @@ def _roofline(row, flops, nbytes, peak, bandwidth):
                pct_of_roofline=100 * row["tflops"] / attainable)
 
 
-def _bench_cublas(A, B, ref, repeats, warmup):
-    cp = _cupy()
+def time_cublas(A, B, ref, repeats, warmup):
+    cp = cupy_or_none()
     dA, dB = cp.asarray(A), cp.asarray(B)
     dC = cp.empty((A.shape[0], B.shape[1]), dtype=cp.float32)
 
     def launch():
         cp.matmul(dA, dB, out=dC)
-    ms = _time_gpu(launch, repeats, warmup, "cupy")
-    return ms, _rel_err(cp.asnumpy(dC), ref)
+    ms = time_on_gpu(launch, repeats, warmup, "cupy")
+    return ms, relative_error(cp.asnumpy(dC), ref)
 
 
-def _bench_kernel(spec, dA, dB, dC, ref, repeats, warmup):
+def time_course_kernel(spec, dA, dB, dC, ref, repeats, warmup):
     name, tiles = parse_kernel(spec)
     rung = ladder.get(name)
     tiles = rung.resolve(tiles)
@@ -205,11 +205,11 @@ def _bench_kernel(spec, dA, dB, dC, ref, repeats, warmup):
     def launch():
         launch_cfg(dA, dB, dC, dC, one, zero)
     launch()
-    rel_err = _rel_err(dC.copy_to_host(), ref)
+    rel_err = relative_error(dC.copy_to_host(), ref)
     if device.backend() == "sim":
         ms = _time_sim(launch, repeats)
     else:
-        ms = _time_gpu(launch, repeats, warmup, "numba")
+        ms = time_on_gpu(launch, repeats, warmup, "numba")
     regs, smem, local = _resources(kern)
     return dict(kernel=name, tiles=tiles, ms=ms, rel_err=rel_err, regs=regs, smem_bytes=smem,
                 local_bytes=local, blocks_per_sm=driver_blocks_per_sm(kern, plan.threads),
@@ -229,17 +229,17 @@ def _tensorcore_row(kernel, tiles, A16, B16, gpu_launch, attributes, repeats, wa
         regs = smem = local = None
         baseline_ms = None
     else:
-        cp = _cupy()
+        cp = cupy_or_none()
         launch, result = gpu_launch()
         launch()
         out = cp.asnumpy(result)
-        ms = _time_gpu(launch, repeats, warmup, "cupy")
+        ms = time_on_gpu(launch, repeats, warmup, "cupy")
         attrs = attributes()
         regs, smem, local = attrs["regs"], attrs["smem_bytes"], attrs["local_bytes"]
         dC = cp.empty(out.shape, dtype=cp.float32)
         fp16 = timing.cublas_launcher("cublas_fp16", cp.asarray(A16), cp.asarray(B16), dC)
-        baseline_ms = _time_gpu(fp16, repeats, warmup, "cupy")
-    return dict(kernel=kernel, tiles=tiles, ms=ms, rel_err=_rel_err(out, ref16), regs=regs,
+        baseline_ms = time_on_gpu(fp16, repeats, warmup, "cupy")
+    return dict(kernel=kernel, tiles=tiles, ms=ms, rel_err=relative_error(out, ref16), regs=regs,
                 smem_bytes=smem, local_bytes=local, blocks_per_sm=None, model_bytes=None,
                 baseline_ms=baseline_ms)
 
@@ -291,13 +291,13 @@ def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=Tr
         raise ValueError(f"repeats must be >= 1, got {repeats}")
     peak = peak_tflops if peak_tflops is not None else peak_fp32_tflops()
     bandwidth = bandwidth_gbs if bandwidth_gbs is not None else copy_bandwidth_gbs()
-    use_cublas = _cupy() is not None
+    use_cublas = cupy_or_none() is not None
     cuda = device.cuda()
     total = len(all_shapes) * (len(specs) + use_cublas)
     done, results = 0, []
     for M, N, K in all_shapes:
-        A, B = _inputs(M, N, K, seed)
-        ref = _reference(A, B)
+        A, B = gemm_inputs(M, N, K, seed)
+        ref = float64_reference(A, B)
         dA, dB = cuda.to_device(A), cuda.to_device(B)
         dC = cuda.device_array((M, N), dtype=np.float32)
         flops = 2.0 * M * N * K
@@ -305,7 +305,7 @@ def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=Tr
         rows = []
         if use_cublas:
             _progress(done, total, f"cublas {M}x{N}x{K}", progress)
-            cublas_ms, err = _bench_cublas(A, B, ref, repeats, warmup)
+            cublas_ms, err = time_cublas(A, B, ref, repeats, warmup)
             rows.append(dict(kernel="cublas", tiles={}, ms=cublas_ms, rel_err=err, regs=None,
                              smem_bytes=None, local_bytes=None, blocks_per_sm=None,
                              model_bytes=None))
@@ -318,7 +318,7 @@ def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=Tr
             elif name == "hopper":
                 rows.append(_bench_hopper(options["stage"], A, B, repeats, warmup))
             else:
-                rows.append(_bench_kernel(spec, dA, dB, dC, ref, repeats, warmup))
+                rows.append(time_course_kernel(spec, dA, dB, dC, ref, repeats, warmup))
             done += 1
         for row in rows:
             row.update(M=M, N=N, K=K, timing=SIM_TIMING if sim else GPU_TIMING)

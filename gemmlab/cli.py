@@ -56,8 +56,8 @@ def _bench(args):
 
 
 def _allreduce(args):
-    from .collectives import launch
-    return launch.main(args)
+    from .collectives import allreduce_command
+    return allreduce_command.main(args)
 
 
 def _tp(args):
@@ -118,7 +118,7 @@ def build_parser():
     p = sub.add_parser("allreduce", help="time ring, centralized and MPI's all-reduce over MPI "
                                          "processes (--backend nccl: our ring and NCCL's over "
                                          "GPUs), checking every rank's sum")
-    from .collectives.launch import add_arguments
+    from .collectives.allreduce_command import add_arguments
     add_arguments(p)
     p.set_defaults(run=_allreduce)
 

@@ -91,7 +91,7 @@ def kernel_resources(log):
     """{kernel: {"regs", "spill_stores", "spill_loads", "stack_bytes"}} from a ptxas -v report."""
     found = {}
     for name, _, body in _ENTRY.findall(log):
-        def number(pattern):
+        def number(pattern, body=body):
             m = re.search(pattern, body)
             return int(m.group(1)) if m else 0
         found[name] = {"regs": number(r"Used (\d+) registers"),

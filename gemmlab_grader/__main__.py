@@ -1,8 +1,14 @@
-"""The grader's command: ``gemmlab-grade SUBMISSIONS [options]``, also ``python -m
-gemmlab_grader`` and ``gemmlab grade`` (which runs this). Bad options are a one-line error with
-exit status 2; see :func:`gemmlab_grader.grade.main` for the others."""
+"""The grader's command: ``gemmlab-grade SUBMISSIONS [options]`` (also ``python -m
+gemmlab_grader`` and ``gemmlab grade``, which runs this), and ``gemmlab-grade merge --out DIR
+SHARD_OUTPUT...``, which joins the outputs of a class graded in shards (``--shard i/n``) into one
+report. Bad options are a one-line error with exit status 2; see
+:func:`gemmlab_grader.grade.main` and :func:`gemmlab_grader.merge.main` for the others."""
 import argparse
+import os
 import sys
+
+ROOT_TWICE = ("refusing to run students' code as root without the sandbox: a notebook could then "
+              "do anything root can on this machine. Give --no-sandbox twice to do it anyway")
 
 
 def _positive(text):
@@ -32,13 +38,24 @@ def _lesson(text):
     return f"{int(text):02d}"
 
 
+def _shard(text):
+    from .submissions import parse_shard
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser():
-    p = argparse.ArgumentParser(prog="gemmlab grade", description="Run a folder of student "
-                                "notebooks in isolation and judge their answers.")
+    p = argparse.ArgumentParser(
+        prog="gemmlab grade", description="Run a folder of student notebooks in isolation and "
+        "judge their answers. `gemmlab-grade merge --out DIR SHARD_OUTPUT...` joins the outputs "
+        "of --shard runs into one report.")
     p.add_argument("submissions", help="a folder of one folder per student (holding NN_*.ipynb "
                                        "notebooks), or of one notebook per student (with --lesson)")
-    p.add_argument("--out", default="grades", help="where grades.csv and grades.json go "
-                                                   "(outside the submissions)")
+    p.add_argument("--out", default="grades", help="where the reports go (outside the "
+                                                   "submissions): summary.txt, grades.html, "
+                                                   "grades.csv, grades-lms.csv, grades.json")
     p.add_argument("--lesson", type=_lesson, help="the lesson every notebook answers (default: "
                                                   "the NN_ that starts each file name)")
     p.add_argument("--timeout", type=_positive, default=120,
@@ -46,22 +63,54 @@ def build_parser():
     p.add_argument("--notebook-timeout", type=_positive, default=900,
                    help="seconds allowed per notebook, everything included")
     p.add_argument("--memory", type=_positive, default=8192,
-                   help="MiB of address space per process of a notebook")
+                   help="MiB of address space per process of a notebook, and the size of each "
+                        "of its two writable memory file systems in the sandbox")
+    p.add_argument("--jobs", type=_positive,
+                   help="notebooks graded at once (default: the cores; 1 without the sandbox)")
+    p.add_argument("--shard", type=_shard, metavar="I/N",
+                   help="grade only the students of shard I of N (fixed by each student's name, "
+                        "counted from 1); join the shards' outputs with `gemmlab-grade merge`")
     p.add_argument("--sandbox", action="store_true",
-                   help="run each notebook in bubblewrap: read-only file system, no network, "
-                        "no view of the repository, the submissions or other processes")
+                   help="run each notebook in bubblewrap (the default; kept for old scripts)")
+    p.add_argument("--no-sandbox", action="count", default=0,
+                   help="run notebooks as you, without bubblewrap: they can read what you can. "
+                        "As root, give it twice")
     p.add_argument("--seed", type=_seed, help="the secret each student's hidden cases derive "
                                               "from, with the student's folder name (default: "
                                               "random; never written anywhere): to repeat a run")
     return p
 
 
+def build_merge_parser():
+    p = argparse.ArgumentParser(prog="gemmlab-grade merge", description="Join the outputs of a "
+                                "class graded in shards (--shard i/n) into one report.")
+    p.add_argument("shards", nargs="+", help="the --out folders of the shards")
+    p.add_argument("--out", required=True, help="where the joined reports go")
+    return p
+
+
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["merge"]:
+        args = build_merge_parser().parse_args(argv[1:])
+        from .merge import main as merge
+        return merge(args.shards, args.out)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.sandbox and args.no_sandbox:
+        parser.error("--sandbox and --no-sandbox contradict each other")
+    if args.no_sandbox:
+        if os.geteuid() == 0 and args.no_sandbox < 2:
+            parser.error(ROOT_TWICE)
+        print("WARNING: grading without the sandbox (--no-sandbox): each notebook runs as you and "
+              "can read your files (the repository with solutions/ included) and see your "
+              "processes; the grader only restores and reports what it can detect",
+              file=sys.stderr)
     from .grade import main as grade      # after the options: a usage error stays quick
     return grade(args.submissions, out=args.out, timeout=args.timeout,
                  notebook_timeout=args.notebook_timeout, memory_mib=args.memory,
-                 use_sandbox=args.sandbox, seed=args.seed, lesson=args.lesson)
+                 use_sandbox=not args.no_sandbox, seed=args.seed, lesson=args.lesson,
+                 jobs=args.jobs, shard=args.shard)
 
 
 if __name__ == "__main__":

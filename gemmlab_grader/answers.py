@@ -11,7 +11,7 @@ import os
 
 from gemmlab.judging import code_of, is_missing
 from gemmlab.judging.values import (MAX_ARRAY_BYTES, MAX_TOTAL_BYTES, DecodeError,  # noqa: F401
-                                    StandIn, _opaque, decode, encode)
+                                    StandIn, opaque, decode, encode)
 
 # --- in the student's kernel ------------------------------------------------------------------
 
@@ -38,7 +38,7 @@ def _collect(request, namespace):
     try:
         source, defined_as = code_of(value)
     except (TypeError, ValueError) as exc:
-        return {"value": _opaque(value), "error": str(exc)}
+        return {"value": opaque(value), "error": str(exc)}
     return {"source": source, "name": name if _defines(source, name) else defined_as}
 
 

@@ -6,15 +6,18 @@ starts: CPU seconds (RLIMIT_CPU), address space (RLIMIT_AS), file size (RLIMIT_F
 files and, for a user other than root, the number of processes (RLIMIT_NPROC; root ignores it).
 
 Killing finds the tree's processes three ways, so that a detached process (``setsid``, double
-fork, its environment cleared) does not outlive it:
+fork, its environment cleared, its cgroup left) does not outlive it:
 
-* the descendants of the leader, with this process a *child subreaper* while a tree is alive
-  (Linux ``PR_SET_CHILD_SUBREAPER``): an orphan is re-parented here, not to init, and stays
-  findable;
+* the descendants of the leader, with this process a *child subreaper* (Linux
+  ``PR_SET_CHILD_SUBREAPER``) for as long as a tree is alive or a :func:`reaping` block lasts (a
+  grading run): an orphan is re-parented here, not to init, and stays findable; one that keeps
+  forking to change its pid is chased through ``/proc/self/task/*/children``;
 * the members of the leader's session and process group;
 * where a cgroup file system is writable (root, or a delegated cgroup), the tree's own cgroup,
   which also caps the number of processes (``pids.max``) and is killed whole (``cgroup.kill``).
 
+Trees may be started and killed from several threads at once (``gemmlab grade --jobs``): a lock
+keeps each tree from taking another's processes for its own.
 :func:`protections` says which of these apply on this machine.
 """
 import ctypes
@@ -23,8 +26,10 @@ import resource
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,7 +101,92 @@ def _prctl_subreaper(on):
         return False
 
 
+_lock = threading.RLock()       # guards _live_trees, starting a tree and telling whose a pid is
 _live_trees = set()
+_reaping = []                   # the children there were when each reaping() block began
+
+
+def _hold_subreaper():
+    if _live_trees or _reaping:
+        _prctl_subreaper(True)
+    else:
+        _prctl_subreaper(False)
+
+
+def _children():
+    """Pids of this process's children (those of all its threads), None where the kernel has no
+    /proc/self/task/*/children."""
+    pids = set()
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{tid}/children", "rb") as f:
+                    pids.update(int(p) for p in f.read().split())
+            except FileNotFoundError:
+                if not os.path.exists(f"/proc/self/task/{tid}"):
+                    continue            # a thread that just ended
+                return None
+    except OSError:
+        return None
+    return pids
+
+
+def _leaders():
+    return {t.pid for t in _live_trees if t.pid is not None}
+
+
+def _chase(keep, seconds=5.0, quiet=20):
+    """SIGKILL and reap every child of this process not in ``keep`` (nor a live tree's leader),
+    again and again until none has appeared for ``quiet`` rounds in a row (3 if none ever did):
+    an orphan that forks and exits to change its pid is re-parented here at each hop, and is
+    killed at one of them."""
+    deadline, calm, seen = time.monotonic() + seconds, 0, False
+    while calm < (quiet if seen else 3) and time.monotonic() < deadline:
+        kids = _children()
+        if kids is None:
+            return
+        with _lock:
+            victims = kids - keep - _leaders()
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in victims:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        calm = 0 if victims else calm + 1
+        seen = seen or bool(victims)
+        if not victims:
+            time.sleep(0.005)
+
+
+@contextmanager
+def reaping():
+    """Keep this process a child subreaper for the whole block (a grading run), between trees
+    too, so that no orphan of a notebook reaches init; at the end, kill every process that was
+    re-parented here meanwhile."""
+    with _lock:
+        before = _children() or set()
+        _reaping.append(before)
+        _hold_subreaper()
+    try:
+        yield
+    finally:
+        _chase(before)
+        with _lock:
+            _reaping.remove(before)
+            _hold_subreaper()
+
+
+def kill_all():
+    """Kill every live tree now (an interrupted run)."""
+    with _lock:
+        trees = list(_live_trees)
+    for tree in trees:
+        tree.kill()
 
 
 # --- cgroups --------------------------------------------------------------------------------------
@@ -141,15 +231,6 @@ class _Cgroups:
             self.dirs.append(base / name)
             try:
                 (base / name / "pids.max").write_text(str(processes))
-            except OSError:
-                pass
-
-    def enter(self):
-        """Move the calling process in (runs in the child, before exec)."""
-        for d in self.dirs:
-            try:
-                with open(d / "cgroup.procs", "w") as f:
-                    f.write(str(os.getpid()))
             except OSError:
                 pass
 
@@ -206,77 +287,101 @@ class Tree:
     process tree (``.popen`` is its leader); :meth:`kill` ends it."""
 
     def __init__(self, argv, limits=Limits(), **popen_kwargs):
-        self.limits = limits
+        self.limits, self.pid = limits, None
         self.cgroups = _Cgroups(limits.processes)
-        self._before = {pid for pid, (ppid, *_r) in _processes().items() if ppid == os.getpid()}
-        self._nproc = None if os.geteuid() == 0 else _user_process_count() + limits.processes
-        _live_trees.add(self)
-        _prctl_subreaper(True)
-        try:
-            self.popen = subprocess.Popen(argv, start_new_session=True, close_fds=True,
-                                          preexec_fn=self._in_child, **popen_kwargs)
-        except BaseException:
-            self._release()
-            raise
-        self.pid = self.popen.pid
+        # what the child does before exec, computed here: the child runs no Python that could
+        # need a lock another thread held when it forked
+        self._procs = [str(d / "cgroup.procs").encode() for d in self.cgroups.dirs]
+        nproc = None if os.geteuid() == 0 else _user_process_count() + limits.processes
+        self._rlimits = [(resource.RLIMIT_CPU, limits.cpu_seconds),
+                         (resource.RLIMIT_AS, limits.memory_bytes),
+                         (resource.RLIMIT_FSIZE, limits.file_bytes),
+                         (resource.RLIMIT_CORE, 0)]
+        if nproc is not None:
+            self._rlimits.append((resource.RLIMIT_NPROC, nproc))
+        self._killed = threading.Lock()
+        with _lock:
+            self._before = _children()
+            if self._before is None:
+                self._before = {pid for pid, (ppid, *_r) in _processes().items()
+                                if ppid == os.getpid()}
+            _live_trees.add(self)
+            _hold_subreaper()
+            try:
+                self.popen = subprocess.Popen(argv, start_new_session=True, close_fds=True,
+                                              preexec_fn=self._in_child, **popen_kwargs)
+            except BaseException:
+                self._release()
+                raise
+            self.pid = self.popen.pid
 
     def _in_child(self):
-        self.cgroups.enter()
-        lim = self.limits
-        for which, value in ((resource.RLIMIT_CPU, lim.cpu_seconds),
-                             (resource.RLIMIT_AS, lim.memory_bytes),
-                             (resource.RLIMIT_FSIZE, lim.file_bytes),
-                             (resource.RLIMIT_CORE, 0)):
+        pid = str(os.getpid()).encode()
+        for path in self._procs:
+            try:
+                fd = os.open(path, os.O_WRONLY)
+                try:
+                    os.write(fd, pid)
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass
+        for which, value in self._rlimits:
             resource.setrlimit(which, (value, value))
-        if self._nproc is not None:
-            resource.setrlimit(resource.RLIMIT_NPROC, (self._nproc, self._nproc))
 
     def members(self):
         """Pids of the tree's live (not zombie) processes, the leader included."""
-        table = _processes()
-        roots = {self.pid} if self.pid in table else set()
-        roots |= {pid for pid, (ppid, *_r) in table.items()
-                  if ppid == os.getpid() and pid not in self._before
-                  and not any(pid == t.pid for t in _live_trees if t is not self)}
-        ours = roots | _descendants(table, roots) | self.cgroups.members()
-        ours |= {pid for pid, (_pp, pgid, sid, _s) in table.items() if self.pid in (pgid, sid)}
-        ours.discard(os.getpid())
+        with _lock:
+            table = _processes()
+            others = _leaders() - {self.pid}
+            roots = {self.pid} if self.pid in table else set()
+            roots |= {pid for pid, (ppid, *_r) in table.items()
+                      if ppid == os.getpid() and pid not in self._before and pid not in others}
+            ours = roots | _descendants(table, roots) | self.cgroups.members()
+            ours |= {pid for pid, (_pp, pgid, sid, _s) in table.items() if self.pid in (pgid, sid)}
+            ours -= others | {os.getpid()}
         return {pid for pid in ours if pid in table and table[pid][3] != "Z"}
 
     def kill(self):
-        """SIGKILL every process of the tree, until none is left; reap what was re-parented here."""
-        self.cgroups.kill()
-        for _ in range(200):
-            victims = self.members()
-            if not victims:
-                break
-            for pid in victims:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            time.sleep(0.01)
+        """SIGKILL every process of the tree, until none is left; reap what was re-parented here.
+        Safe to call twice, from two threads."""
+        with self._killed:
+            if self not in _live_trees:
+                return
+            self.cgroups.kill()
+            for _ in range(200):
+                victims = self.members()
+                if not victims:
+                    break
+                for pid in victims:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                time.sleep(0.01)
+                self._reap()
+            try:
+                self.popen.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            _chase(self._before | {self.pid}, seconds=2.0)
             self._reap()
-        try:
-            self.popen.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        self._reap()
-        self._release()
+            self._release()
 
     def _reap(self):
-        for pid, (ppid, *_r) in _processes().items():
-            if ppid == os.getpid() and pid not in self._before and pid != self.pid:
-                try:
-                    os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:
-                    pass
+        with _lock:
+            others = _leaders()
+        for pid in (_children() or set()) - self._before - others:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
 
     def _release(self):
         self.cgroups.remove()
-        _live_trees.discard(self)
-        if not _live_trees:
-            _prctl_subreaper(False)
+        with _lock:
+            _live_trees.discard(self)
+            _hold_subreaper()
 
 
 def protections(limits):
@@ -291,7 +396,7 @@ def protections(limits):
                      f"writable cgroup")
     else:
         lines.append("process count: NOT limited (root without a writable cgroup)")
-    if sys.platform.startswith("linux") and _prctl_subreaper(bool(_live_trees)):
+    if sys.platform.startswith("linux") and _prctl_subreaper(bool(_live_trees or _reaping)):
         lines.append("cleanup: the session, the process group and every descendant, detached "
                      "ones included (child subreaper)")
     else:

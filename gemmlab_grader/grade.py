@@ -1,54 +1,57 @@
 """``gemmlab grade SUBMISSIONS``: run every student notebook in isolation, collect its answers,
 and judge them here, with the grader's own bank.
 
+Before anything runs, the submissions folder and the output folder are snapshotted
+(:class:`~gemmlab_grader.folders.FolderSnapshot`: every notebook is read into memory then) and so
+are the gemmlab and grader packages (:class:`~gemmlab_grader.integrity.PackageSnapshot`). Then
+``--jobs`` notebooks at a time (threads; each notebook's work is in processes of its own), each
+inside a boundary: whatever fails while grading it (its runner, a clean-up, a restore, a bug of
+ours) becomes a note on that notebook and grading goes on.
+
 For each notebook (``SUBMISSIONS/<student>/<NN_name>.ipynb``, or ``SUBMISSIONS/<student>.ipynb``
-with ``--lesson NN``):
+with ``--lesson NN``; see :mod:`gemmlab_grader.submissions`):
 
-1. Its bytes were read into memory before anything ran. A fresh temporary folder gets a copy of
-   them, a copy of gemmlab whose bank has no reference answers, and a copy of the grader.
-2. :mod:`gemmlab_grader.runner` executes it there, confined (:mod:`~gemmlab_grader.confine`:
-   own session, CPU/memory/file/process limits, per-cell timeout; ``--sandbox``: bubblewrap),
-   then collects in its kernel the value named by each question's ``answer_name`` (the source of
-   the defining cell for a code question). The questions are those of the notebook's lesson, in
-   the grader's bank, never those the notebook mentions.
-3. Every process it started is killed; the installed packages and the submissions are put back
-   if it changed them (and it is noted). A change to the Python environment (checked once at the
-   end, with ``--sandbox`` impossible) marks the notebook that made it and the whole run (exit 3).
-4. The answers are judged here: values with the bank's references, code by
-   :func:`~gemmlab_grader.isolate.judge_code` on hidden cases drawn here from a seed of the
-   student's own (:func:`case_seed`: the run's secret and the student's folder name; the secret
-   is in no report, environment or worker, and the worker gets cases, never a seed).
+1. :class:`~gemmlab_grader.execute.NotebookRun` runs it through
+   :mod:`gemmlab_grader.runner`, confined (:mod:`~gemmlab_grader.confine`: own session,
+   CPU/memory/file/process limits, per-cell timeout; by default in the sandbox,
+   :mod:`~gemmlab_grader.sandbox`), on a copy of gemmlab whose bank has no reference answers; the
+   questions are those of the notebook's lesson in the grader's bank, never those the notebook
+   mentions. Every process it started is killed.
+2. The packages and both folders are put back if they changed, and it is noted (``TAMPERING``);
+   without the sandbox, what the notebook left in /dev/shm is removed.
+3. What the runner sent is read back by a confined process
+   (:mod:`gemmlab_grader.collect`), and the answers are judged here: values with the bank's
+   references, code by :func:`~gemmlab_grader.isolate.judge_code` on hidden cases drawn here
+   from a seed of the student's own (:func:`case_seed`: the run's secret and the student's folder
+   name; the secret is in no report, environment or worker, and the worker gets cases, never a
+   seed).
 
-Nothing the notebook prints, logs or calls (``check()`` included) decides a verdict. Reports are
-written after the last notebook, to ``--out`` (which may not lie inside SUBMISSIONS).
+Without the sandbox, notebooks run one at a time (they would share one user's files and
+processes), and a change to the Python environment (checked at the end) marks the notebook that
+ran when it happened and the whole run (exit 3). Nothing the notebook prints, logs or calls
+(``check()`` included) decides a verdict. The command line is :func:`main`.
 """
 import hashlib
 import hmac
-import json
 import os
-import re
 import secrets
-import shutil
-import stat
-import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from gemmlab.grading.bank import lesson_questions, questions
 from gemmlab.grading.checker import Result, judge_question
-from gemmlab.grading.files import write_file
-from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS
+from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS, values
 
-from . import answers, confine, integrity, report, sandbox
-from .integrity import file_state
-from .isolate import Isolation, judge_code, start_confined
-
-MAX_NOTEBOOK_BYTES = 32 << 20
-MAX_ANSWERS_BYTES = answers.MAX_TOTAL_BYTES * 2
-_LESSON = re.compile(r"(\d{2})_")
+from . import confine, integrity, publish, report, sandbox
+from .execute import COLLECT_LIMITS, NotebookRun
+from .folders import FolderSnapshot, remove_tree
+from .isolate import Isolation, judge_code
+from .submissions import Submission, find_submissions, in_shard, lesson_of
 
 
 @dataclass
@@ -59,6 +62,7 @@ class NotebookGrade:
     results: dict = field(default_factory=dict)     # question id -> status
     feedback: dict = field(default_factory=dict)    # question id -> text
     notes: list = field(default_factory=list)       # what went wrong while running it
+    seconds: float = 0.0                            # how long grading it took
 
     @property
     def passed(self):
@@ -75,113 +79,49 @@ class NotebookGrade:
         self.results[result.question], self.feedback[result.question] = result.status, result.feedback
 
 
-@dataclass
-class Submission:
-    student: str
-    notebook: str
-    path: Path
-    data: bytes = None
-    problem: str = ""          # why it cannot be run, when it cannot
-
-
 @dataclass(frozen=True)
 class Settings:
     timeout: int = 120                  # seconds per cell (wall clock and CPU), and per code answer
     notebook_timeout: int = 900         # seconds per notebook, everything included
-    memory_mib: int = 8192              # address space per process
-    sandbox: bool = False
+    memory_mib: int = 8192              # address space per process; size of each of its tmpfs
+    sandbox: bool = True
     seed: int = None                    # the secret hidden cases derive from; None: drawn at
                                         # random; never reported (--seed repeats a run)
     lesson: str = None                  # the lesson of every notebook (else from its file name)
+    jobs: int = 1                       # notebooks graded at once (1 without the sandbox)
+    cell_cpu: int = None                # CPU seconds per cell, if not ``timeout``
 
     def limits(self):
         return confine.Limits(cpu_seconds=self.notebook_timeout,
                               memory_bytes=self.memory_mib << 20)
 
 
-# --- finding and reading submissions ----------------------------------------------------------
-
-def _read_regular(path, limit):
-    """Up to ``limit + 1`` bytes of ``path`` (so that a longer file shows), or None if it is not a
-    regular file; a link is not followed and a FIFO does not block. OSError if unreadable."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return f.read(limit + 1)
+def default_jobs():
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
-def read_notebook_file(path):
-    """(bytes, '') of a regular file, or (None, why not) for a link, folder, FIFO, device..."""
+def _identity(path):
     try:
         info = os.lstat(path)
-        if stat.S_ISLNK(info.st_mode):
-            return None, "a symbolic link, not followed"
-        if stat.S_ISDIR(info.st_mode):
-            return None, "a folder, not a notebook file"
-        if not stat.S_ISREG(info.st_mode):
-            return None, "not a regular file (a FIFO, socket or device)"
-        if info.st_size > MAX_NOTEBOOK_BYTES:
-            return None, f"larger than {MAX_NOTEBOOK_BYTES >> 20} MiB"
-        data = _read_regular(path, MAX_NOTEBOOK_BYTES)
-    except OSError as exc:
-        return None, f"cannot be read ({exc.strerror})"
-    if data is None:
-        return None, "not a regular file"
-    if len(data) > MAX_NOTEBOOK_BYTES:
-        return None, f"larger than {MAX_NOTEBOOK_BYTES >> 20} MiB"
-    return data, ""
-
-
-def find_submissions(root):
-    """Every entry named ``*.ipynb`` under ``root`` (links are not followed, checkpoints
-    skipped), in a stable order, each read into memory now."""
-    root = Path(root)
-    found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d != ".ipynb_checkpoints")
-        for name in sorted(files + [d for d in dirs if d.endswith(".ipynb")]):
-            if not name.endswith(".ipynb"):
-                continue
-            path = Path(folder) / name
-            rel = path.relative_to(root)
-            student = rel.parts[0] if len(rel.parts) > 1 else Path(name).stem
-            data, problem = read_notebook_file(path)
-            found.append(Submission(student, str(rel), path, data, problem))
-        dirs[:] = [d for d in dirs if not d.endswith(".ipynb")]
-    return sorted(found, key=lambda s: s.notebook)
-
-
-def lesson_of(sub, forced=None):
-    """The lesson whose questions a notebook answers, as two digits: ``forced`` (``--lesson``) or
-    the two digits starting its file name; None if neither names a lesson of the bank."""
-    lesson = forced if forced is not None else (_LESSON.match(Path(sub.notebook).name) or [0, None])[1]
-    return f"{int(lesson):02d}" if lesson is not None and lesson_questions(lesson) else None
-
-
-# --- the grader --------------------------------------------------------------------------------
-
-def _read_small(path, limit):
-    """A small JSON file a student's process wrote: its object, or None (absent, a link, not a
-    regular file, too large, malformed)."""
-    try:
-        data = _read_regular(path, limit)
-        value = json.loads(data) if data is not None and len(data) <= limit else None
-    except (OSError, ValueError, RecursionError):
+    except OSError:
         return None
-    return value if isinstance(value, dict) else None
-
-
-def _listing(root):
-    """Relative paths of everything under ``root`` (folders too), to see what gets planted."""
-    return set(integrity.walk(root, folders=True))
+    return (info.st_dev, info.st_ino) if os.path.isdir(path) and not os.path.islink(path) else None
 
 
 class Grader:
-    """Grades submissions one by one (see the module's docstring)."""
+    """Grades submissions, ``settings.jobs`` at a time (see the module's docstring)."""
 
-    def __init__(self, settings, root, out, progress=print):
-        self.settings, self.root, self.out, self.progress = settings, Path(root), Path(out), progress
+    def __init__(self, settings, submissions, out, progress=print):
+        """``submissions``: the FolderSnapshot of the submissions folder; ``out``: the output
+        folder (existing)."""
+        self.settings, self.progress = settings, progress
+        self.root, self.out = Path(submissions.root), Path(out)
+        self.folders = {"the submissions folder": submissions,
+                        "the output folder": FolderSnapshot(out)}
         self._secret = (secrets.token_bytes(32) if settings.seed is None
                         else settings.seed.to_bytes(8, "big"))
         self.bank = questions()                     # loaded before any student code runs
@@ -189,118 +129,231 @@ class Grader:
                        for q in self.bank.values()]
         self.snapshot = integrity.PackageSnapshot()
         self.watch = None if settings.sandbox else integrity.EnvironmentWatch()
-        self.run_dir = Path(tempfile.mkdtemp(prefix="gemmlab-grade-"))
+        self.shm = None if settings.sandbox else integrity.ShmWatch()
         self.hidden = (str(self.root), str(self.out))
-        self.warnings = []
-        self.untrusted = ""
+        self.warnings, self.restored = [], []
+        self.untrusted, self.interrupted = "", False
+        self.stop = threading.Event()
+        self._lock = threading.RLock()
+        self._running, self._suspects, self._planted, self._checked = {}, {}, set(), set()
+        self._new_run_dir()
+
+    # --- the run folder (the grader's own temporary files) ----------------------------------------
+
+    def _new_run_dir(self):
+        self.run_dir = Path(tempfile.mkdtemp(prefix="gemmlab-grade-"))
+        self._run_dir_id = _identity(self.run_dir)
+        # in the sandbox every notebook reads one copy, mounted read-only; without, each gets its own
+        self.shared = (self.snapshot.write_copy(self.run_dir / "pkg", self.public)
+                       if self.settings.sandbox else None)
+
+    def _notebook_dir(self):
+        with self._lock:
+            if _identity(self.run_dir) != self._run_dir_id:
+                self._new_run_dir()
+            return Path(tempfile.mkdtemp(dir=self.run_dir, prefix="nb-"))
 
     def close(self):
-        shutil.rmtree(self.run_dir, ignore_errors=True)
+        """Remove the run folder, if it is still the grader's."""
+        if _identity(self.run_dir) == self._run_dir_id:
+            try:
+                remove_tree(self.run_dir)
+            except OSError as exc:
+                self.warnings.append(f"the grader's run folder {self.run_dir} could not be removed "
+                                     f"({exc})")
+
+    # --- grading ----------------------------------------------------------------------------------
 
     def grade(self, submissions):
-        states = {s.path: file_state(s.path) for s in submissions if s.data is not None}
-        listing_before = _listing(self.root)
-        grades, windows = [], []
-        for i, sub in enumerate(submissions, 1):
-            start, start_ns = time.monotonic(), time.time_ns()
-            grade = self.grade_one(sub, submissions, states)
-            grades.append(grade)
-            windows.append((start_ns, time.time_ns(), grade))
-            self.progress(f"[{i}/{len(submissions)}] {report.printable(sub.student, 40)}: "
-                          f"{report.printable(sub.notebook, 60)}: {grade.passed}/"
-                          f"{len(grade.results)} ({time.monotonic() - start:.1f} s)")
-        if self.watch is not None:
+        """The NotebookGrade of each submission, in their order."""
+        grades = [NotebookGrade(s.student, s.notebook) for s in submissions]
+        windows, done = [], 0
+        pool = ThreadPoolExecutor(max_workers=self.settings.jobs, thread_name_prefix="grade")
+        futures = {pool.submit(self._grade_guarded, s, g, windows): (s, g)
+                   for s, g in zip(submissions, grades, strict=True)}
+        try:
+            for future in as_completed(futures):
+                done += 1
+                sub, grade = futures[future]
+                self.progress(f"[{done}/{len(grades)}] {report.printable(sub.student, 40)}: "
+                              f"{report.printable(sub.notebook, 60)}: {grade.passed}/"
+                              f"{len(grade.results)} ({grade.seconds:.1f} s)")
+        except KeyboardInterrupt:
+            self.interrupted = True
+            self.stop.set()
+            for future in futures:
+                future.cancel()
+            confine.kill_all()
+        finally:
+            pool.shutdown(wait=True)
+        for future, (sub, grade) in futures.items():
+            if future.cancelled():
+                self._not_graded(sub, grade, "not graded: the run was interrupted")
+        if self.watch is not None and not self.interrupted:
             self._check_environment(windows)
-        planted = sorted(_listing(self.root) - listing_before)
-        if planted:
-            self.warnings.append(f"files appeared in the submissions folder while grading (not "
-                                 f"graded, left there): {', '.join(planted[:10])}")
         return grades
 
-    def grade_one(self, sub, submissions, states):
-        grade = NotebookGrade(sub.student, sub.notebook)
+    def _grade_guarded(self, sub, grade, windows):
+        """grade_one inside the notebook's boundary: any failure becomes a note on it."""
+        key, start, clock = id(grade), time.time_ns(), time.monotonic()
+        with self._lock:
+            self._running[key] = self._suspects[key] = grade
+        try:
+            self.grade_one(sub, grade)
+        except Exception as exc:  # noqa: BLE001 a failure of ours (or of the machine) on one notebook
+            grade.notes.append(f"the grader failed on this notebook ({type(exc).__name__}: "
+                               f"{str(exc)[:200]}); grading went on")
+        finally:
+            with self._lock:
+                self._running.pop(key, None)
+            if key not in self._checked:
+                self._check_guarded(grade)
+            self._checked.discard(key)
+            self._not_graded(sub, grade, "not graded: the grader failed on this notebook")
+            grade.seconds = time.monotonic() - clock
+            windows.append((start, time.time_ns(), grade))
+
+    def _not_graded(self, sub, grade, why):
+        """Every question of the notebook's lesson that has no verdict yet fails with ``why``."""
+        lesson = lesson_of(sub, self.settings.lesson)
+        if lesson is None:
+            return
+        grade.lesson = lesson
+        for q in lesson_questions(lesson):
+            if q not in grade.results:
+                grade.set(Result(q, FAIL, why))
+        if why not in grade.notes and any(f == why for f in grade.feedback.values()):
+            grade.notes.append(why)
+
+    def grade_one(self, sub, grade):
         lesson = lesson_of(sub, self.settings.lesson)
         if lesson is None:
             grade.notes.append("no lesson: name the notebook NN_... after its lesson, or grade "
                                "with --lesson NN")
-            return grade
+            return
         grade.lesson = lesson
         wanted = [self.bank[q] for q in lesson_questions(lesson)]
-        problem = sub.problem
-        collected = None
+        problem, collected = sub.problem, None
         if not problem:
             collected, problem = self._run(sub, wanted, grade)
-            self._check_integrity(submissions, states, grade)
         for q in wanted:
             if problem or collected is None:
                 grade.set(Result(q.id, FAIL, f"not graded: {problem or 'no answers collected'}"))
+            elif self.stop.is_set():
+                grade.set(Result(q.id, FAIL, "not graded: the run was interrupted"))
             else:
                 grade.set(self._judge(q, collected.get(q.id), sub.student))
         if problem:
             grade.notes.insert(0, problem)
-        return grade
 
     def _run(self, sub, wanted, grade):
         """Run the notebook; (answers by question id, '') or (None, why there are none)."""
-        workdir = Path(tempfile.mkdtemp(dir=self.run_dir, prefix="nb-"))
+        folder = self._notebook_dir()
+        run = NotebookRun(folder, None, self.stop)
         try:
-            self.snapshot.write_copy(workdir / "pkg", self.public)
-            (workdir / "submission.ipynb").write_bytes(sub.data)
-            requests = [{"id": q.id, "answer_name": q.answer_name, "code": q.is_code}
-                        for q in wanted]
-            (workdir / "request.json").write_text(json.dumps(
-                {"notebook": "submission.ipynb", "timeout": self.settings.timeout,
-                 "requests": requests}))
-            ended = self._execute(workdir)
-            run = _read_small(workdir / "run.json", 1 << 20) or {}
-            for error in (run.get("errors") or [])[:3]:
-                if isinstance(error, dict):
-                    grade.notes.append(_error_note(error))
-            printed = run.get("output_bytes")
-            if isinstance(printed, int) and printed > 1 << 20:
-                grade.notes.append(f"printed {printed >> 20} MiB of output (not kept)")
+            package = self.shared or self.snapshot.write_copy(folder / "pkg", self.public)
+            run.isolation = self._isolation(package)
+            request = {"timeout": self.settings.timeout, "cpu": self.settings.cell_cpu,
+                       "requests": [{"id": q.id, "answer_name": q.answer_name, "code": q.is_code}
+                                    for q in wanted]}
+            try:
+                ended = run.execute(sub.data, request, self.settings.notebook_timeout)
+            finally:
+                self._check_guarded(grade)  # its processes are gone: put back what they changed
             if ended:
                 return None, ended
-            if run.get("stopped"):
-                return None, str(run["stopped"])[:300]
-            collected = _read_small(workdir / "answers.json", MAX_ANSWERS_BYTES)
-            if collected is None or not isinstance(collected.get("answers"), dict):
-                return None, "its answers could not be read back"
-            return collected["answers"], ""
+            # without the sandbox the notebook could write its own package copy: the reader
+            # imports the installed grader, just restored
+            reader = Isolation(package_root=str(self.shared or ""), limits=COLLECT_LIMITS,
+                               sandbox=self.settings.sandbox, hidden_paths=self.hidden)
+            reading = self._notebook_dir()
+            try:
+                checked = run.collect(reader, reading)
+            finally:
+                self._remove(reading, grade)
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            run.close()
+            self._remove(folder, grade)
+        report_ = checked.get("run") or {}
+        for error in (report_.get("errors") or [])[:3]:
+            grade.notes.append(_error_note(error))
+        printed = report_.get("output_bytes")
+        if isinstance(printed, int) and printed > 1 << 20:
+            grade.notes.append(f"printed {printed >> 20} MiB of output (not kept)")
+        if report_.get("stopped"):
+            return None, str(report_["stopped"])[:300]
+        if not isinstance(checked.get("answers"), dict):
+            return None, checked.get("problem") or "its answers could not be read back"
+        return checked["answers"], ""
 
-    def _execute(self, workdir):
-        """Run the confined runner on the package copy in ``workdir``; '' if it ended normally,
-        else why not."""
-        tree = start_confined(self._isolation(workdir / "pkg"), workdir, "gemmlab_grader.runner",
-                              workdir, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    def _remove(self, folder, grade):
         try:
-            tree.popen.wait(timeout=self.settings.notebook_timeout)
-        except subprocess.TimeoutExpired:
-            return f"the notebook ran past {self.settings.notebook_timeout} s and was stopped"
-        finally:
-            tree.kill()
-        if tree.popen.returncode != 0:
-            return (f"the notebook's runner ended with {confine.describe_exit(tree.popen.returncode)}"
-                    f" (did the notebook kill its parent process?)")
-        return ""
+            remove_tree(folder)
+        except OSError as exc:
+            grade.notes.append(f"its work folder could not be removed ({exc})")
+            self.warnings.append(f"{folder} could not be removed ({exc})")
 
-    def _check_integrity(self, submissions, states, grade):
-        """Put back the package and the submissions if the notebook changed them, and say so."""
-        changed = self.snapshot.restore()
-        if changed:
-            grade.notes.append(f"TAMPERING: it modified the grader's package "
-                               f"({', '.join(changed[:4])}); restored")
-        touched = [s for s in submissions
-                   if s.path in states and file_state(s.path) != states[s.path]]
-        for other in touched:
-            write_file(other.path, other.data)     # as it was read, over whatever is there now
-            states[other.path] = file_state(other.path)
-        if touched:
-            grade.notes.append(f"TAMPERING: it modified submissions "
-                               f"({', '.join(s.notebook for s in touched[:4])}); restored")
+    # --- putting things back ----------------------------------------------------------------------
+
+    def _check_guarded(self, grade):
+        try:
+            self._check_integrity(grade)
+        except Exception as exc:  # noqa: BLE001 a restore that fails is noted, not fatal
+            grade.notes.append(f"the grader could not check what this notebook changed "
+                               f"({type(exc).__name__}: {str(exc)[:200]})")
+
+    def _check_integrity(self, grade):
+        """Put back the packages and the folders if they changed, clean /dev/shm (without the
+        sandbox), and note it on the notebooks that ran since the last check."""
+        with self._lock:
+            self._checked.add(id(grade))
+            suspects = list(self._suspects.values())
+            # those still running stay suspects; this notebook's processes are gone
+            self._suspects = {k: g for k, g in self._running.items() if k != id(grade)}
+            found = []
+            changed = self.snapshot.restore()
+            if changed:
+                found.append(f"it modified the grader's package ({', '.join(changed[:4])}); "
+                             f"restored")
+            for label, snapshot in self.folders.items():
+                found += self._restore_folder(label, snapshot)
+            if self.shm is not None:
+                left = self.shm.clean()
+                if left:
+                    found.append(f"it left {sum(s for _n, s in left) / 2**20:.0f} MiB in /dev/shm "
+                                 f"({', '.join(report.printable(n, 60) for n, _s in left[:3])}); "
+                                 f"removed")
+            if _identity(self.run_dir) != self._run_dir_id:
+                found.append("it removed or replaced the grader's run folder (what it put there "
+                             "is removed); grading went on in a new one")
+                try:
+                    remove_tree(self.run_dir)     # the grader's temporary path: nobody's work
+                except OSError:
+                    pass
+            for text in found:
+                for suspect in suspects:
+                    suspect.notes.append(f"TAMPERING: {text}" if len(suspects) == 1 else
+                                         f"TAMPERING (by one of {len(suspects)} notebooks running "
+                                         f"then): {text}")
+
+    def _restore_folder(self, label, snapshot):
+        restored, planted, problems = snapshot.restore()
+        found = []
+        if restored:
+            found.append(f"it modified {label}: {', '.join(restored[:4])}"
+                         f"{' ...' if len(restored) > 4 else ''}; restored")
+            self.restored += [f"{label}: {r}" for r in restored]
+        new = [p for p in planted if (label, p) not in self._planted]
+        if new:
+            self._planted |= {(label, p) for p in new}
+            found.append(f"it left files in {label}: {', '.join(new[:4])}")
+            self.warnings.append(f"files appeared in {label} while grading (not graded, left "
+                                 f"there): {', '.join(new[:10])}")
+        if problems:
+            found.append(f"it changed {label} in a way that could not be undone: "
+                         f"{'; '.join(problems[:3])}")
+            self.warnings.append(f"could not restore in {label}: {'; '.join(problems[:10])}")
+        return found
 
     def _check_environment(self, windows):
         """Files of the Python environment changed during the run cannot be put back: name the
@@ -317,8 +370,10 @@ class Grader:
         self.untrusted = (f"the Python environment changed during grading "
                           f"({', '.join(list(modified)[:3])}"
                           f"): grades judged after that cannot be trusted; reinstall it and grade "
-                          f"with --sandbox")
+                          f"in the sandbox")
         self.warnings.append(self.untrusted)
+
+    # --- judging ----------------------------------------------------------------------------------
 
     def _judge(self, q, entry, student):
         """The verdict on one collected answer entry (see answers.extract) of ``student``."""
@@ -331,19 +386,29 @@ class Grader:
             if q.is_code and "source" in entry:
                 return self._judge_code(q, str(entry["source"]), str(entry.get("name")),
                                         case_seed(self._secret, student, q.id))
-            return judge_question(q, answers.decode(entry.get("value")))
-        except answers.DecodeError as exc:
+            return judge_question(q, values.decode(entry.get("value")))
+        except values.DecodeError as exc:
             return Result(q.id, FAIL, f"{q.answer_name} could not be read back: {exc}")
         except Exception as exc:  # a bug of ours must not stop the others' grading
             return Result(q.id, FAIL, f"the grader could not judge this answer "
                                       f"({type(exc).__name__}: {str(exc)[:200]})")
 
     def _judge_code(self, q, source, name, seed):
-        """judge_code on hidden cases, with a fresh package copy of its own (deleted after)."""
-        with tempfile.TemporaryDirectory(dir=self.run_dir, prefix="code-") as folder:
+        """judge_code on hidden cases: in the sandbox on the shared read-only package copy,
+        without it on a fresh copy of its own (removed after)."""
+        if self.shared is not None:
+            return judge_code(q.id, source, name, seed=seed, timeout=self.settings.timeout,
+                              isolation=self._isolation(self.shared))
+        folder = self._notebook_dir()
+        try:
             self.snapshot.write_copy(folder, self.public)
             return judge_code(q.id, source, name, seed=seed, timeout=self.settings.timeout,
                               isolation=self._isolation(folder))
+        finally:
+            try:
+                remove_tree(folder)
+            except OSError:
+                pass
 
     def _isolation(self, package_root):
         """How this run confines a student's process that imports the copy at ``package_root``."""
@@ -358,17 +423,22 @@ class Grader:
                  "notebooks import a copy of gemmlab without the bank's reference answers",
                  f"each cell: {self.settings.timeout} s (wall clock and CPU); each notebook: "
                  f"{self.settings.notebook_timeout} s",
-                 *confine.protections(self.settings.limits())]
+                 *confine.protections(self.settings.limits()),
+                 "the submissions and output folders are snapshotted and put back after each "
+                 "notebook if it changed them (deleted folders included); each notebook is graded "
+                 "inside a boundary: a failure becomes a note on it"]
         if self.settings.sandbox:
-            lines.append("sandbox (bubblewrap): read-only file system, no network, no other "
-                         "processes visible, only its own folder writable; the repository, the "
-                         "submissions and the output folder are not mounted")
+            lines.append(f"sandbox (bubblewrap): read-only file system, no network, no other "
+                         f"processes visible; writable only its own work folder and /dev/shm, "
+                         f"empty memory file systems of {self.settings.memory_mib} MiB each, gone "
+                         f"when it ends; the repository, the submissions and the output folder are "
+                         f"not mounted; {self.settings.jobs} notebook(s) at a time")
         else:
-            lines.append("NO sandbox: a notebook runs as you and can read what you can (the "
-                         "repository with solutions/ and the bank's source, other processes); the "
-                         "grader restores its package and the submissions if one modifies them, "
-                         "and distrusts the run if one modifies the Python environment. Use "
-                         "--sandbox (bubblewrap) to close this.")
+            lines.append("NO sandbox (--no-sandbox): a notebook runs as you and can read what you "
+                         "can (the repository with solutions/ and the bank's source, other "
+                         "processes); notebooks run one at a time; the grader restores its package "
+                         "and the folders and empties what a notebook left in /dev/shm, and "
+                         "distrusts the run if one modifies the Python environment")
         return lines
 
 
@@ -381,7 +451,7 @@ def case_seed(secret, student, question_id):
 
 
 def _error_note(error):
-    """'cell 3 raised ValueError: ...' (or 'cell 3 ran past 10 s: interrupted') from run.json."""
+    """'cell 3 raised ValueError: ...' (or 'cell 3 ran past 10 s: interrupted') from the report."""
     cell, name, value = error.get("cell"), str(error.get("ename")), str(error.get("evalue") or "")
     if name == "Timeout":
         return f"cell {cell} {value}"[:200]
@@ -390,62 +460,87 @@ def _error_note(error):
 
 def grade_notebook(path, student="student", settings=Settings()):
     """Grade the one notebook at ``path`` as :class:`Grader` does (for tests and scripts)."""
-    path = Path(path)
-    data, problem = read_notebook_file(path)
-    sub = Submission(student, path.name, path, data, problem)
-    grader = Grader(settings, path.parent, path.parent / "no-output", progress=lambda m: None)
-    try:
-        return grader.grade([sub])[0]
-    finally:
-        grader.close()
+    path = Path(path).absolute()
+    snapshot = FolderSnapshot(path.parent, max_depth=0, always=lambda rel: rel == path.name)
+    sub = next((s for s in find_submissions(snapshot) if s.notebook == path.name),
+               Submission(student, path.name, path, None, "not found"))
+    sub.student = student
+    with tempfile.TemporaryDirectory(prefix="gemmlab-grade-out-") as out:
+        grader = Grader(settings, snapshot, out, progress=lambda m: None)
+        try:
+            with confine.reaping():
+                return grader.grade([sub])[0]
+        finally:
+            grader.close()
 
 
 def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mib=8192,
-         use_sandbox=False, seed=None, lesson=None):
-    """The ``gemmlab grade`` command; returns the exit status (0, 2 for a usage problem, 3 when
-    the run could not be trusted to the end)."""
+         use_sandbox=True, seed=None, lesson=None, jobs=None, shard=None, cell_cpu=None):
+    """The ``gemmlab grade`` command; returns the exit status (0; 2 for a usage problem; 3 when
+    the run could not be trusted to the end; 130 when interrupted, with the reports of what was
+    graded)."""
     root, out_path = Path(submissions).resolve(), Path(out).resolve()
+
+    def refuse(message):
+        print(f"gemmlab grade: {message}", file=sys.stderr)
+        return 2
+
     if not root.is_dir():
-        print(f"gemmlab grade: {submissions} is not a folder of submissions", file=sys.stderr)
-        return 2
+        return refuse(f"{submissions} is not a folder of submissions")
     if out_path == root or root in out_path.parents:
-        print("gemmlab grade: --out must lie outside the submissions folder, which grading "
-              "never modifies", file=sys.stderr)
-        return 2
+        return refuse("--out must lie outside the submissions folder, which grading never "
+                      "modifies")
     if use_sandbox and sandbox.bwrap() is None:
-        print("gemmlab grade: --sandbox needs bubblewrap (`apt-get install bubblewrap`), and "
-              "it does not work here", file=sys.stderr)
-        return 2
+        return refuse("the sandbox needs bubblewrap, which does not work here: install it "
+                      "(`apt-get install bubblewrap`), or grade without it (--no-sandbox; see "
+                      "--help)")
     if lesson is not None and not lesson_questions(lesson):
-        print(f"gemmlab grade: --lesson {lesson}: the bank has no such lesson", file=sys.stderr)
-        return 2
-    settings = Settings(timeout, notebook_timeout, memory_mib, use_sandbox, seed, lesson)
-    found = find_submissions(root)
-    if not found:
-        print(f"gemmlab grade: no .ipynb files under {root}", file=sys.stderr)
-        return 2
-    out_before = _listing(out_path)
+        return refuse(f"--lesson {lesson}: the bank has no such lesson")
+    try:
+        out_path.mkdir(parents=True, exist_ok=True)
+        if not out_path.is_dir() or out_path.is_symlink() or not os.access(out_path, os.W_OK):
+            raise NotADirectoryError("not a folder this user can write")
+    except OSError as exc:
+        return refuse(f"--out {out}: {exc.strerror or exc}")
+    snapshot = FolderSnapshot(root, always=lambda rel: rel.endswith(".ipynb"))
+    everyone = find_submissions(snapshot)
+    if not everyone:
+        return refuse(f"no .ipynb files under {root}")
+    found = in_shard(everyone, shard)
+    if not use_sandbox and (jobs or 1) > 1:
+        print("gemmlab grade: without the sandbox notebooks run one at a time (--jobs 1): they "
+              "would share one user's files and processes", file=sys.stderr)
+    jobs = 1 if not use_sandbox else jobs or default_jobs()
+    settings = Settings(timeout, notebook_timeout, memory_mib, use_sandbox, seed, lesson, jobs,
+                        cell_cpu)
     bytecode = sys.dont_write_bytecode
     sys.dont_write_bytecode = True      # so that nothing legitimate changes the environment
-    grader = Grader(settings, root, out_path, progress=lambda m: print(m, file=sys.stderr))
+    grader = Grader(settings, snapshot, out_path, progress=lambda m: print(m, file=sys.stderr))
     try:
         protections = grader.protections()
         print("gemmlab grade: protections in this run:", file=sys.stderr)
         for line in protections:
             print(f"  - {line}", file=sys.stderr)
-        grades = grader.grade(found)
+        if snapshot.unsaved:
+            grader.warnings.append(f"files in the submissions folder too large to keep a copy of "
+                                   f"(not restorable): {', '.join(snapshot.unsaved[:10])}")
+        with confine.reaping():
+            grades = grader.grade(found)
     finally:
         grader.close()
         sys.dont_write_bytecode = bytecode
-    planted = sorted(_listing(out_path) - out_before - {"grades.csv", "grades.json"})
-    if planted:
-        grader.warnings.append(f"files appeared in the output folder while grading (left "
-                               f"there): {', '.join(planted[:10])}")
-    print(report.table(grades))
     info = {"sandbox": settings.sandbox, "timeout": settings.timeout,
-            "protections": protections, "warnings": grader.warnings}
-    csv_path, json_path = report.write_reports(grades, out_path, info)
+            "jobs": settings.jobs, "shard": list(shard) if shard else None,
+            "students": len({s.student for s in found}), "protections": protections,
+            "warnings": grader.warnings, "restored": grader.restored,
+            "interrupted": grader.interrupted, "untrusted": bool(grader.untrusted),
+            "grader_peak_rss_mib": report.peak_rss_mib()}
+    print(report.text(grades))
+    written = publish.write_all(grades, out_path, info)
+    if written[0].parent != out_path:
+        grader.warnings.append(f"{out_path} was no longer a folder: the reports went to "
+                               f"{written[0].parent}")
     for warning in grader.warnings:
         print(f"WARNING: {report.printable(warning, 300)}", file=sys.stderr)
-    print(f"\nwritten: {csv_path}\n         {json_path}")
-    return 3 if grader.untrusted else 0
+    print("\nwritten: " + "\n         ".join(str(p) for p in written))
+    return 3 if grader.untrusted else 130 if grader.interrupted else 0

@@ -3,20 +3,32 @@
 :class:`PackageSnapshot` reads the gemmlab package and the grader's own (``gemmlab_grader``) into
 memory before any submission runs. From it the grader writes the copies untrusted processes
 import (:meth:`PackageSnapshot.write_copy`, with the bank's references withheld) and, after each
-submission, puts the installed packages back as they were (:meth:`PackageSnapshot.restore`): a
-cell that patched ``gemmlab/grading/checker.py`` changes nothing and leaves no trace, and its
-submission is marked.
+submission, puts the installed packages back as they were (:meth:`PackageSnapshot.restore`),
+comparing them by content: a cell that patched ``gemmlab/grading/checker.py`` changes nothing and
+leaves no trace, and its submission is marked.
 
-:class:`EnvironmentWatch` notices that this Python's files (NumPy, the standard library, ...)
-changed during the run: those cannot be put back from memory, so the grader distrusts the run.
-With ``--sandbox`` both are mounted read-only and neither can happen.
+Bytecode caches (``__pycache__/*.pyc``) are judged by content too (:func:`faithful_bytecode`):
+one that is exactly what this Python compiles from its source may have been written by any
+process using the same files (other users of a shared interpreter do), and is no tampering; any
+other is.
+
+:class:`EnvironmentWatch` notices that the rest of this Python's files (NumPy, the standard
+library, ...) changed during the run: those cannot be put back from memory, so the grader
+distrusts the run. :class:`ShmWatch` removes what a notebook left in the machine's /dev/shm.
+The last two matter only with ``--no-sandbox``: in the sandbox all of this is read-only, and /dev/shm
+is the notebook's own.
 """
+import importlib.util
 import json
+import marshal
 import os
+import stat
+import sys
 from collections import namedtuple
 from pathlib import Path
 
-from .sandbox import PACKAGES, _inside, _python_dirs
+from .folders import Scan, remove_tree
+from .sandbox import PACKAGES, is_inside, python_dirs
 
 WITHHELD_BANK = "gemmlab/grading/bank"
 
@@ -25,14 +37,49 @@ def _is_cache(rel):
     return "__pycache__" in Path(rel).parts or rel.endswith((".pyc", ".pyo"))
 
 
-def walk(root, folders=False):
+def walk(root, folders=False, max_depth=64, max_entries=1_000_000):
     """Relative paths of the regular files and symlinks under ``root`` (links are not followed),
     and of its folders too with ``folders``; nothing if ``root`` is no folder."""
-    for folder, dirs, files in os.walk(root):
-        dirs.sort()
-        for name in sorted(files + [d for d in dirs
-                                    if folders or os.path.islink(os.path.join(folder, d))]):
-            yield os.path.relpath(os.path.join(folder, name), root)
+    try:
+        for entry in Scan(root, max_depth, max_entries):
+            if folders or not stat.S_ISDIR(entry.stat.st_mode):
+                yield entry.rel
+    except OSError:
+        return
+
+
+def faithful_bytecode(path):
+    """Whether the bytecode cache at ``path`` is what this Python compiles from its source as the
+    source is now: its header matches the source (time and size, or hash) and its code object
+    equals a fresh compile. Caches of another Python version (another tag) are never loaded by
+    this one: they count as faithful."""
+    name = os.path.basename(path)
+    if f".{sys.implementation.cache_tag}." not in name:
+        return True
+    try:
+        source_path = importlib.util.source_from_cache(path)
+        with open(path, "rb") as f:
+            data = f.read(64 << 20)
+        with open(source_path, "rb") as f:
+            source = f.read()
+        info = os.stat(source_path)
+    except (OSError, ValueError, NotImplementedError):
+        return False
+    if data[:4] != importlib.util.MAGIC_NUMBER:
+        return False
+    flags = int.from_bytes(data[4:8], "little")
+    if flags & 1:
+        if data[8:16] != importlib.util.source_hash(source):
+            return False
+    elif (int.from_bytes(data[8:12], "little") != int(info.st_mtime) & 0xFFFFFFFF
+          or int.from_bytes(data[12:16], "little") != info.st_size & 0xFFFFFFFF):
+        return False
+    level = name.split(".opt-")[1][0] if ".opt-" in name else "0"
+    try:
+        return marshal.loads(data[16:]) == compile(source, source_path, "exec",
+                                                   dont_inherit=True, optimize=int(level))
+    except (ValueError, TypeError, EOFError, SyntaxError, RecursionError, MemoryError):
+        return False
 
 
 FileState = namedtuple("FileState", "size mtime_ns ctime_ns ino")
@@ -97,12 +144,10 @@ class PackageSnapshot:
     def restore(self):
         """Put the installed packages back as they were; the names of the files that had
         changed."""
-        changed = []
+        changed, caches = [], []
         for name, path in sorted(self._present()):
             if _is_cache(name):
-                if self.caches.get(name) != file_state(path):
-                    path.unlink(missing_ok=True)          # a cache is rebuilt from the source
-                    changed.append(name)
+                caches.append((name, path))
             elif name not in self.files or path.is_symlink():
                 path.unlink(missing_ok=True)
                 changed.append(name)
@@ -114,6 +159,15 @@ class PackageSnapshot:
                 same = False
             if not same:
                 _write(path, data)
+                changed.append(name)
+        for name, path in caches:                 # against the sources as just put back
+            now = file_state(path)
+            if self.caches.get(name) == now:
+                continue
+            if not path.is_symlink() and faithful_bytecode(path):
+                self.caches[name] = now           # another process compiled the same source
+            else:
+                path.unlink(missing_ok=True)      # a cache is rebuilt from the source
                 changed.append(name)
         return sorted(set(changed))
 
@@ -128,16 +182,15 @@ def _write(path, data, mode=0o644):
 
 
 class EnvironmentWatch:
-    """Stats of every file of this Python (prefixes, standard library, site-packages, their
-    bytecode caches) except the gemmlab and grader packages themselves; :meth:`changed` gives what
-    differs since.
-    Untrusted processes run with PYTHONDONTWRITEBYTECODE and the grader sets
-    ``sys.dont_write_bytecode`` while it grades, so nothing legitimate writes there."""
+    """Stats of every file of this Python (prefixes, standard library, site-packages) except the
+    gemmlab and grader packages themselves (their snapshot restores them); :meth:`changed` gives
+    what differs since, leaving out bytecode caches that are a faithful compile of their source
+    (:func:`faithful_bytecode`: other processes sharing the interpreter write those)."""
 
     def __init__(self):
-        dirs = _python_dirs()
+        dirs = python_dirs()
         # a folder inside another (the prefix's bin/) is walked with it, not twice
-        self.dirs = sorted(d for d in dirs if not any(o != d and _inside(d, o) for o in dirs))
+        self.dirs = sorted(d for d in dirs if not any(o != d and is_inside(d, o) for o in dirs))
         self.state = self._signature()
 
     def _signature(self):
@@ -156,4 +209,71 @@ class EnvironmentWatch:
         """{path: its FileState now, None if gone} of each file that changed, in path order."""
         now = self._signature()
         return {p: now.get(p) for p in sorted(set(now) | set(self.state))
-                if now.get(p) != self.state.get(p)}
+                if now.get(p) != self.state.get(p)
+                and not (p.endswith(".pyc") and now.get(p) is not None and faithful_bytecode(p))}
+
+
+class ShmWatch:
+    """Without the sandbox a notebook shares the machine's /dev/shm, which is memory: what it
+    leaves there stays until reboot. :meth:`clean`, after the notebook's processes are gone,
+    removes what appeared since the last call, belongs to this user and no live process holds
+    open or mapped (so a program of yours using /dev/shm meanwhile keeps its files)."""
+
+    def __init__(self, folder="/dev/shm"):
+        self.folder = folder
+        self.before = self._entries()
+
+    def _entries(self):
+        try:
+            with os.scandir(self.folder) as entries:
+                return {(e.name, e.inode()) for e in entries
+                        if e.stat(follow_symlinks=False).st_uid == os.geteuid()}
+        except OSError:
+            return set()
+
+    def _held(self):
+        """Paths under the folder that some process we can see holds open or mapped."""
+        held, prefix = set(), self.folder.rstrip("/") + "/"
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                for fd in os.listdir(f"/proc/{pid}/fd"):
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                    if target.startswith(prefix):
+                        held.add(target[len(prefix):].split("/")[0])
+                with open(f"/proc/{pid}/maps", "rb") as f:
+                    for line in f.read().decode("utf-8", "replace").splitlines():
+                        path = line.split(None, 5)[5:]
+                        if path and path[0].startswith(prefix):
+                            held.add(path[0][len(prefix):].split("/")[0])
+            except OSError:
+                continue
+        return held
+
+    def clean(self):
+        """Remove what was left (see the class); [(name, bytes)] of what went."""
+        new = sorted(name for name, _ino in self._entries() - self.before)
+        removed = []
+        if new:
+            held = self._held()
+            for name in new:
+                if name in held:
+                    continue
+                size = _size(os.path.join(self.folder, name))
+                try:
+                    remove_tree(os.path.join(self.folder, name))
+                    removed.append((name, size))
+                except OSError:
+                    pass
+        self.before = self._entries()
+        return removed
+
+
+def _size(path):
+    """Bytes under ``path`` (a file, or a folder's files to a bounded depth)."""
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISDIR(info.st_mode):
+            return info.st_size
+        return sum(e.stat.st_size for e in Scan(path) if stat.S_ISREG(e.stat.st_mode))
+    except OSError:
+        return 0

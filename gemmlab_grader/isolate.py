@@ -17,7 +17,6 @@ hidden cases drawn from ``np.random.default_rng(seed)``. A notebook's ``check()`
 judging with a plain child process instead of this confined one.
 """
 import os
-import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from gemmlab.grading.checker import Result
 from gemmlab.judging.cell import WORKER, Channel, judge_cell
 
 from . import confine, sandbox
+from .folders import remove_tree
 
 # Starts Python on a given copy of gemmlab and the grader (both packages in one folder, see
 # integrity.PackageSnapshot.write_copy): -I ignores PYTHONPATH and user site-packages, and the
@@ -99,13 +99,16 @@ class Isolation:
 def start_confined(isolation, workdir, module, *args, **streams):
     """Start ``python -m module args`` as ``isolation`` says (its package copy, limits, sandbox),
     in ``workdir`` with :func:`clean_env`; ``streams``: Popen's stdin/stdout/stderr. Returns the
-    :class:`~gemmlab_grader.confine.Tree`. The sandbox mounts the package copy read-only, unless
-    it lies inside ``workdir`` (writable there anyway)."""
+    :class:`~gemmlab_grader.confine.Tree`. The sandbox mounts the package copy read-only and an
+    empty memory file system over ``workdir`` (so the copy must lie outside it)."""
     argv = python_argv(isolation.package_root, module, *args)
     if isolation.sandbox:
         root = isolation.package_root
-        readable = [root] if root and not sandbox._inside(root, workdir) else []
-        argv = sandbox.command(argv, workdir, readable, isolation.hidden_paths)
+        if sandbox.is_inside(root, workdir):
+            raise ValueError("in the sandbox the work folder starts empty: put the package copy "
+                             "outside it")
+        argv = sandbox.command(argv, workdir, [root], isolation.hidden_paths,
+                               memory_bytes=isolation.limits.memory_bytes)
     return confine.Tree(argv, isolation.limits, cwd=workdir, env=clean_env(workdir), **streams)
 
 
@@ -128,7 +131,10 @@ class Worker:
     def close(self):
         self.channel.close()
         self.log.close()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        try:
+            remove_tree(self.workdir)     # any depth: the student's code may have made 3000 folders
+        except OSError:
+            pass
 
 
 def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation=None):

@@ -1,22 +1,25 @@
-"""The grades as a terminal table, CSV and JSON.
+"""The grades as people read them: a summary of students x lessons (within 100 columns for the
+16 lessons), a table of questions per lesson, a CSV of every notebook's questions, a CSV an LMS
+imports (a row per student, a column per lesson, a total), and the JSON with everything;
+:mod:`gemmlab_grader.publish` adds the HTML page and writes them all.
 
 Everything that comes from a submission (names, error texts, feedback) is untrusted text: in the
-table, control and formatting characters (carriage returns, ANSI escapes, bidi overrides) are
-shown escaped (``\\x1b``, ``\\r``, ``\\u202e``) so they cannot redraw the terminal; in the CSV a
-cell that a spreadsheet would read as a formula (``=``, ``+``, ``-``, ``@``) gets a leading ``'``.
-Reports are written to a fresh temporary file and renamed into place, never through a link.
+tables, control and formatting characters (carriage returns, ANSI escapes, bidi overrides) are
+shown escaped (``\\x1b``, ``\\r``, ``\\u202e``) so they cannot redraw the terminal; in the CSVs a
+cell that a spreadsheet would read as a formula (``=``, ``+``, ``-``, ``@``) gets a leading ``'``;
+in the HTML page everything is escaped.
 """
 import csv
 import io
 import json
+import resource
 import unicodedata
-from pathlib import Path
 
-from gemmlab.grading.files import write_file
 from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS
 
 _SHORT = {PASS: "pass", FAIL: "FAIL", NOT_ATTEMPTED: "-"}
 _UNSAFE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+NAME_WIDTH = 24
 
 
 def printable(text, width=None):
@@ -26,24 +29,109 @@ def printable(text, width=None):
     return out if width is None or len(out) <= width else out[:width - 3] + "..."
 
 
-def _columns(grades):
-    return list(dict.fromkeys(q for g in grades for q in g.results))
+def peak_rss_mib():
+    """The most memory this process has held at once, in MiB."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+# --- the class as a whole -----------------------------------------------------------------------
+
+def lessons(grades):
+    """{lesson: its number of questions}, in lesson order, for the lessons graded."""
+    found = {}
+    for g in grades:
+        if g.lesson:
+            found[g.lesson] = max(found.get(g.lesson, 0), len(g.results))
+    return dict(sorted(found.items()))
+
+
+def by_student(grades):
+    """{student: {lesson: the notebook with most passed, if several}} in student order."""
+    table = {}
+    for g in sorted(grades, key=lambda g: (g.student, g.notebook)):
+        row = table.setdefault(g.student, {})
+        if g.lesson and (g.lesson not in row or g.passed > row[g.lesson].passed):
+            row[g.lesson] = g
+    return table
+
+
+def totals(grades):
+    """{student: (passed, out of, notebooks with notes)}: out of every lesson graded in the run
+    (a lesson a student handed no notebook for counts 0)."""
+    possible = sum(lessons(grades).values())
+    noted = {}
+    for g in grades:
+        noted[g.student] = noted.get(g.student, 0) + bool(g.notes)
+    return {student: (sum(g.passed for g in row.values()), possible, noted.get(student, 0))
+            for student, row in by_student(grades).items()}
+
+
+def percent_text(passed, possible):
+    """'83.3' for 5 of 6, '-' when nothing could be passed."""
+    return f"{100 * passed / possible:.1f}" if possible else "-"
+
+
+def summary(grades, name_width=NAME_WIDTH):
+    """Students x lessons: questions passed per lesson ('-': no notebook), the total, the
+    percentage, and how many of the student's notebooks have notes (see the lesson tables)."""
+    sizes, rows, sums = lessons(grades), by_student(grades), totals(grades)
+    width = max([len("(questions)")] + [len(printable(s, name_width)) for s in rows])
+    cols = {lesson: max(2, len(str(n))) for lesson, n in sizes.items()}
+    possible = sum(sizes.values())
+    tail = max(len(f"{possible}/{possible}"), len("passed"))
+
+    def line(name, cells, total, percent, notes):
+        return (f"{name:<{width}} " + " ".join(f"{c:>{cols[l]}}" for l, c in zip(cols, cells, strict=True))
+                + f"  {total:>{tail}} {percent:>5} {notes:>5}").rstrip()
+
+    out = [line("student", list(cols), "passed", "%", "notes"),
+           line("(questions)", [str(n) for n in sizes.values()], f"/{possible}", "", "")]
+    for student, row in rows.items():
+        passed, _, noted = sums[student]
+        cells = [str(row[l].passed) if l in row else "-" for l in cols]
+        out.append(line(printable(student, name_width), cells, f"{passed}/{possible}",
+                        percent_text(passed, possible), str(noted or "")))
+    return "\n".join(out)
 
 
 def table(grades, note_width=70):
-    """One row per notebook, one column per question (pass / FAIL / - not attempted), the
-    total and a note."""
-    cols = _columns(grades)
-    header = ["student", "notebook"] + cols + ["passed", "note"]
+    """One row per notebook, one column per question (pass / FAIL / - not attempted; the
+    question's name without its lesson number when all are of one lesson), the total and a
+    note."""
+    cols = list(dict.fromkeys(q for g in grades for q in g.results))
+    one_lesson = len({q[:2] for q in cols}) == 1
+    header = (["student", "notebook"] + [q[3:] if one_lesson else q for q in cols]
+              + ["passed", "note"])
     rows = [[printable(g.student, 40), printable(g.notebook, 40)]
             + [_SHORT.get(g.results.get(q), "") for q in cols]
             + [f"{g.passed}/{len(g.results)}", printable(g.note, note_width)] for g in grades]
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
              for row in [header] + rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
+
+def lesson_tables(grades):
+    """:func:`table` for each lesson, then the notebooks that answer none."""
+    parts = []
+    for lesson, n in lessons(grades).items():
+        mine = sorted((g for g in grades if g.lesson == lesson), key=lambda g: g.notebook)
+        parts.append(f"lesson {lesson} ({n} questions)\n{table(mine)}")
+    loose = [g for g in grades if not g.lesson]
+    if loose:
+        parts.append(f"notebooks of no lesson\n{table(loose)}")
+    return "\n\n".join(parts)
+
+
+def text(grades):
+    """What the grader prints: the summary, then the lesson tables."""
+    if not grades:
+        return "no notebooks graded"
+    return f"{summary(grades)}\n\n{lesson_tables(grades)}"
+
+
+# --- files ----------------------------------------------------------------------------------------
 
 def _cell(text):
     text = str(text)
@@ -51,7 +139,8 @@ def _cell(text):
 
 
 def csv_text(grades):
-    cols = _columns(grades)
+    """A row per notebook: its questions' verdicts, passed, total, note."""
+    cols = list(dict.fromkeys(q for g in grades for q in g.results))
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["student", "notebook", "lesson"] + cols + ["passed", "total", "note"])
@@ -62,13 +151,21 @@ def csv_text(grades):
     return buffer.getvalue()
 
 
-def write_reports(grades, out, run_info):
-    """grades.csv and grades.json (``run_info``: seed, protections, warnings...) in ``out``."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    if out.is_symlink() or not out.is_dir():
-        raise NotADirectoryError(f"{out} is not a plain folder")
-    write_file(out / "grades.csv", csv_text(grades))
-    rows = [g.as_dict() for g in grades]
-    write_file(out / "grades.json", json.dumps(dict(run_info, notebooks=rows), indent=2) + "\n")
-    return out / "grades.csv", out / "grades.json"
+def lms_csv(grades):
+    """A row per student, a column per lesson (questions passed; 0 for a notebook not handed
+    in), the total and the percentage: the points an LMS gradebook imports."""
+    sizes, rows, sums = lessons(grades), by_student(grades), totals(grades)
+    possible = sum(sizes.values())
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["student"] + [f"lesson {l} (of {n})" for l, n in sizes.items()]
+                    + [f"total (of {possible})", "percent"])
+    for student, row in rows.items():
+        passed = sums[student][0]
+        writer.writerow([_cell(student)] + [row[l].passed if l in row else 0 for l in sizes]
+                        + [passed, percent_text(passed, possible)])
+    return buffer.getvalue()
+
+
+def json_text(grades, run_info):
+    return json.dumps(dict(run_info, notebooks=[g.as_dict() for g in grades]), indent=2) + "\n"

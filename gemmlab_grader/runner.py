@@ -1,25 +1,32 @@
 """Run one submitted notebook and collect its answers; the grader starts this inside the
-submission's confinement (:mod:`gemmlab_grader.confine`, maybe the sandbox), so that everything
-here is on the student's side: ``python -m gemmlab_grader.runner WORKDIR``.
+submission's confinement (:mod:`gemmlab_grader.confine`, and the sandbox unless told not to), so
+that everything here is on the student's side: ``python -m gemmlab_grader.runner WORKDIR``.
 
-``WORKDIR/request.json`` names the notebook, the seconds allowed per cell and the answers to
-collect. The notebook's code cells run one by one in a fresh IPython kernel (this Python, this
-copy of gemmlab and the grader). Their output is counted, never kept; an error is noted (its name
-and first line, from the execute reply). A cell past its time (wall clock, and CPU through the
-kernel's RLIMIT_CPU) is interrupted and the next one runs; a cell whose kernel went idle but whose
-reply never came stops the run. Then, if the kernel is alive, :func:`gemmlab_grader.answers.extract`
-runs in it and writes ``WORKDIR/answers.json``. What happened goes to ``WORKDIR/run.json``.
+Its standard input holds two frames (:func:`gemmlab_grader.collect.pack`): the request (seconds
+allowed per cell, wall clock and CPU, and the answers to collect) and the notebook's bytes. The
+notebook's code cells run one by one in a fresh IPython kernel (this Python, this copy of gemmlab
+and the grader) in WORKDIR. Their output is counted, never kept; an error is noted (its name and
+first line, from the execute reply). A cell past its time (wall clock; CPU through the kernel's
+RLIMIT_CPU) is interrupted and the next one runs; a cell whose kernel went idle but whose
+reply never came stops the run. Then, if the kernel is alive,
+:func:`gemmlab_grader.answers.extract` runs in it and writes ``WORKDIR/answers.json``. At the end
+two frames go to standard output: what happened (a JSON report) and that answers file, up to
+:data:`~gemmlab_grader.collect.MAX_ANSWERS` bytes (nothing if there is none or it is larger).
+The kernel gets /dev/null as its standard streams, never this channel.
 """
 import json
 import os
 import resource
 import signal
+import stat
+import subprocess
 import sys
 import time
 from pathlib import Path
 from queue import Empty
 
 import gemmlab
+from gemmlab_grader.collect import MAX_ANSWERS, MAX_REPORT, pack, unpack
 from gemmlab_grader.confine import proc_stat
 
 NOTED_ERRORS = 20
@@ -65,9 +72,11 @@ class Run:
         except (OSError, AttributeError, ValueError):
             pass
 
-    def execute(self, index, source, timeout):
-        """Run one cell; '' if the next cell may run, else why the run stops."""
-        self._limit_cpu(timeout)
+    def execute(self, index, source, timeout, cpu=None):
+        """Run one cell (``timeout`` s of wall clock, ``cpu`` s of CPU, default the same); '' if
+        the next cell may run, else why the run stops."""
+        cpu = timeout if cpu is None else cpu
+        self._limit_cpu(cpu)
         msg_id = self.kc.execute(source, store_history=True, allow_stdin=False,
                                  stop_on_error=False)
         deadline, interrupted, finished = time.monotonic() + timeout, False, False
@@ -80,7 +89,7 @@ class Run:
                 pass
             finished = self._drain(msg_id, wait=0) or finished
             if not self.km.is_alive():
-                return self._death(index, timeout)
+                return self._death(index, cpu)
             if time.monotonic() > deadline:
                 if finished:        # idle after the cell, yet no reply: interrupting cannot help
                     return f"cell {index} finished but its reply never came (lost)"
@@ -95,11 +104,11 @@ class Run:
         self._drain(msg_id, wait=2)
         return ""
 
-    def _death(self, index, timeout):
+    def _death(self, index, cpu):
         process = getattr(self.km.provisioner, "process", None)
         code = process.poll() if process is not None else None
         if code == -signal.SIGXCPU:
-            return f"cell {index} used more than {timeout:g} s of CPU: its kernel was stopped"
+            return f"cell {index} used more than {cpu:g} s of CPU: its kernel was stopped"
         return f"the kernel died during cell {index}"
 
     def _note(self, index, ename, evalue):
@@ -129,7 +138,7 @@ class Run:
 def code_cells(data):
     """The sources of a notebook's code cells (nbformat 4 JSON); ValueError if it is not one.
     (Read directly: importing nbformat costs seconds, and its validation adds nothing here.)"""
-    nb = json.loads(data.decode("utf-8"))
+    nb = json.loads(data.decode("utf-8-sig"))       # a byte-order mark is allowed
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list) \
             or not isinstance(nb.get("nbformat"), int) or nb["nbformat"] < 4:
         raise ValueError("expected the JSON of a Jupyter notebook, format 4")
@@ -145,33 +154,40 @@ def code_cells(data):
     return sources
 
 
-def run(workdir):
+def run(workdir, request, notebook):
+    """Run ``notebook`` (bytes) as ``request`` says, in ``workdir``: (report, path of the answers
+    file or None)."""
     workdir = Path(workdir)
-    request = json.loads((workdir / "request.json").read_text())
-    report = {"errors": [], "stopped": "", "output_bytes": 0, "extracted": False}
+    report = {"errors": [], "stopped": "", "output_bytes": 0}
     try:
-        cells = code_cells((workdir / request["notebook"]).read_bytes())
+        cells = code_cells(notebook)
     except (ValueError, RecursionError) as exc:
         report["stopped"] = f"not a valid notebook ({str(exc)[:150]})"
-        return report
+        return report, None
     km = _kernel_manager(workdir)
-    km.start_kernel(cwd=str(workdir))
+    km.start_kernel(cwd=str(workdir), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL)
     kc = km.client()
     kc.start_channels()
+    answers = workdir / "answers.json"
     try:
         kc.wait_for_ready(timeout=120)
         state = Run(km, kc)
-        for index, source in enumerate(cells, 1):
+        # the collector first, while the kernel is fresh: a notebook that then uses up its memory
+        # limit still has its answers collected (importing NumPy late could fail)
+        report["stopped"] = state.execute("(setup)", "import gemmlab_grader.answers",
+                                          EXTRACT_TIMEOUT)
+        for index, source in enumerate(cells if not report["stopped"] else [], 1):
             if source.strip():
-                report["stopped"] = state.execute(index, source, request["timeout"])
+                report["stopped"] = state.execute(index, source, request["timeout"],
+                                                  request.get("cpu"))
                 if report["stopped"]:
                     break
         if not report["stopped"]:
             code = ("import gemmlab_grader.answers as _gemmlab_answers\n"
                     f"_gemmlab_answers.extract({request['requests']!r}, "
-                    f"{str(workdir / 'answers.json')!r}, get_ipython().user_ns)")
+                    f"{str(answers)!r}, get_ipython().user_ns)")
             why = state.execute("(answers)", code, EXTRACT_TIMEOUT)
-            report["extracted"] = not why and (workdir / "answers.json").exists()
             if why:
                 report["stopped"] = f"the answers could not be collected: {why}"
         report["errors"], report["output_bytes"] = state.errors, state.output_bytes
@@ -180,13 +196,43 @@ def run(workdir):
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
-    return report
+    return report, None if report["stopped"] else answers
+
+
+def _answers_file(path):
+    """(bytes of the answers file, '') or (b'', why not): a regular file, not followed through a
+    link, at most MAX_ANSWERS bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return b"", "no answers were written"
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return b"", "the answers file is not a regular file"
+        data = f.read(MAX_ANSWERS + 1)
+    if len(data) > MAX_ANSWERS:
+        return b"", (f"its answers take more than {MAX_ANSWERS >> 20} MiB, the most the grader "
+                     f"reads")
+    return data, ""
 
 
 def main():
     workdir = Path(sys.argv[1])
-    report = run(workdir)
-    (workdir / "run.json").write_text(json.dumps(report))
+    stdin = os.fdopen(os.dup(0), "rb")
+    out = os.fdopen(os.dup(1), "wb")
+    quiet = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(quiet, fd)
+    request = json.loads(unpack(stdin, MAX_REPORT))
+    notebook = unpack(stdin, request["notebook_bytes"])
+    stdin.close()
+    report, path = run(workdir, request, notebook)
+    data = b""
+    if path is not None:
+        data, report["answers_problem"] = _answers_file(path)
+    out.write(pack(json.dumps(report).encode("utf-8")) + pack(data))
+    out.close()
 
 
 if __name__ == "__main__":

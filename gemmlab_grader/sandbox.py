@@ -1,8 +1,11 @@
-"""``gemmlab grade --sandbox``: run untrusted processes inside bubblewrap (``bwrap``).
+"""The grader's sandbox (the default; ``--no-sandbox`` turns it off): untrusted processes run
+inside bubblewrap (``bwrap``).
 
 Inside, a process sees a read-only file system made of the system directories, this Python and
-its packages, and the withheld copy of gemmlab and the grader; its own work directory is the one
-writable place.
+its packages, and the withheld copy of gemmlab and the grader (the root itself and /dev are
+read-only too). Two places are writable, both fresh, empty memory file systems (tmpfs) capped at
+the notebook's memory limit, gone when it ends: its work folder and its own /dev/shm. Nothing it
+writes reaches the machine's disk or outlives it.
 It has no network (a new, empty network namespace), no view of other processes (a new PID
 namespace: it cannot signal the grader or read its command line), no capabilities, and dies with
 the grader. The repository (``solutions/``, the bank's source), the submissions folder and the
@@ -35,14 +38,15 @@ def bwrap():
     if path is None:
         return None
     try:
-        trial = subprocess.run([path, *OPTIONS, "--ro-bind", "/", "/", "true"],
+        trial = subprocess.run([path, *OPTIONS, "--ro-bind", "/", "/", "--size", "1048576",
+                                "--tmpfs", "/tmp", "--remount-ro", "/", "true"],
                                capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return path if trial.returncode == 0 else None
 
 
-def _python_dirs():
+def python_dirs():
     """Directories this Python and its packages live in (resolved)."""
     dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
             os.path.dirname(os.path.realpath(sys.executable))}
@@ -56,24 +60,26 @@ def _package_sources():
     return [*PACKAGES, *sorted(checkouts)]
 
 
-def _inside(path, folder):
+def is_inside(path, folder):
+    """Whether ``path`` is ``folder`` or lies under it."""
     path, folder = Path(path), Path(folder)
     return path == folder or folder in path.parents
 
 
-def command(argv, workdir, readable=(), hidden=()):
-    """``argv`` wrapped in bwrap: ``workdir`` writable, ``readable`` and the Python read-only,
+def command(argv, workdir, readable=(), hidden=(), memory_bytes=1 << 30):
+    """``argv`` wrapped in bwrap: ``workdir`` (its path as outside) and /dev/shm empty tmpfs of
+    ``memory_bytes`` each, the only writable places; ``readable`` and the Python read-only;
     ``hidden`` folders (and the installed packages, and their repository) not mounted, or masked
     when a mounted folder contains them. Raises RuntimeError when bubblewrap is not available."""
     path = bwrap()
     if path is None:
-        raise RuntimeError("--sandbox needs bubblewrap (bwrap): install it, e.g. "
+        raise RuntimeError("the sandbox needs bubblewrap (bwrap): install it, e.g. "
                            "`apt-get install bubblewrap`")
     hidden = [os.path.realpath(h) for h in [*hidden, *_package_sources()]]
-    mounts = sorted(_python_dirs())
+    mounts = sorted(python_dirs())
     entries = [os.path.realpath(p) for p in sys.path if p and os.path.exists(p)]
-    mounts += [p for p in entries if not any(_inside(h, p) or _inside(p, h) for h in hidden)
-               and not any(_inside(p, m) for m in mounts)]
+    mounts += [p for p in entries if not any(is_inside(h, p) or is_inside(p, h) for h in hidden)
+               and not any(is_inside(p, m) for m in mounts)]
     args = [path, *OPTIONS]
     for d in SYSTEM_DIRS:
         args += ["--ro-bind-try", d, d]
@@ -82,9 +88,11 @@ def command(argv, workdir, readable=(), hidden=()):
     for m in mounts + [os.path.realpath(r) for r in readable]:
         args += ["--ro-bind", m, m]
     for h in hidden:
-        if any(_inside(h, m) for m in mounts) and os.path.isdir(h):
+        if any(is_inside(h, m) for m in mounts) and os.path.isdir(h):
             args += ["--tmpfs", h]
-    workdir = os.path.realpath(workdir)
-    args += ["--dev", "/dev", "--proc", "/proc", "--bind", workdir, workdir, "--chdir", workdir,
-             "--"]
+    workdir, size = os.path.realpath(workdir), str(int(memory_bytes))
+    args += ["--dev", "/dev", "--proc", "/proc",
+             "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
+             "--perms", "0700", "--size", size, "--tmpfs", workdir, "--chdir", workdir,
+             "--remount-ro", "/dev", "--remount-ro", "/", "--"]
     return args + list(argv)

@@ -1,6 +1,6 @@
 """What the tests of the multi-rank code share: N ranks as threads with a transport standing in for
 NCCL's grouped send/recv (the CPU tests of ``collectives.nccl``, ``nccl_graph`` and
-``parallel.nccl`` run the same per-rank code on NumPy arrays through it), the GPU count that
+``parallel.tp_nccl_rank`` run the same per-rank code on NumPy arrays through it), the GPU count that
 decides which GPU tests run ("needs N GPUs, found M" otherwise), and a program run on N real
 ranks that must reach its end on every rank."""
 import queue

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from gemmlab.collectives import launch
+from gemmlab.collectives import allreduce_command
 
 
 def _gemmlab(*args):
@@ -33,23 +33,23 @@ def test_allreduce_rejects_bad_numbers_in_one_line(args, message):
 
 def test_allreduce_refuses_a_job_that_would_not_fit_in_memory():
     done = _gemmlab("allreduce", "--np", "100", "--size", "64MiB")
-    available = launch.available_memory()
-    need = 100 * (launch.RANK_BUFFERS * (64 << 20) + launch.RANK_BASE_BYTES)
+    available = allreduce_command.available_memory()
+    need = 100 * (allreduce_command.RANK_BUFFERS * (64 << 20) + allreduce_command.RANK_BASE_BYTES)
     if available is None or available >= need:
         pytest.skip("this machine has room for 100 ranks of 64 MiB")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith(f"gemmlab allreduce: 100 ranks of 64 MiB need about "
-                                  f"{launch.format_size(need)} of memory")
+                                  f"{allreduce_command.format_size(need)} of memory")
     assert "use fewer ranks (--np) or a smaller --size" in done.stderr
 
 
 def test_the_memory_estimate_grows_with_ranks_and_size(monkeypatch):
     import argparse
-    monkeypatch.setattr(launch, "available_memory", lambda: 4 << 30)
+    monkeypatch.setattr(allreduce_command, "available_memory", lambda: 4 << 30)
     args = argparse.Namespace(n_ranks=4, repeats=5, iters=20, timeout=300, backend="mpi")
-    launch.check_arguments(args, ["64MiB"])                      # 4 x 448 MiB fits in 4 GiB
+    allreduce_command.check_arguments(args, ["64MiB"])                      # 4 x 448 MiB fits in 4 GiB
     with pytest.raises(ValueError, match="8 ranks of 128 MiB need about 6.5 GiB"):
-        launch.check_arguments(argparse.Namespace(**{**vars(args), "n_ranks": 8}), ["1MiB", "128MiB"])
+        allreduce_command.check_arguments(argparse.Namespace(**{**vars(args), "n_ranks": 8}), ["1MiB", "128MiB"])
 
 
 def test_version_and_python_dash_m():

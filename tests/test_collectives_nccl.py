@@ -1,10 +1,8 @@
 """The ring collectives over NCCL: the rank's side (``gemmlab.collectives.nccl``) and the parent's
-(``gemmlab allreduce --backend nccl``, ``collectives.launch``).
+(``gemmlab allreduce --backend nccl``, ``collectives.allreduce_command``).
 
-Everywhere: the ring's plan (chunk split, schedule, trace, byte ledger) agrees with the simulated
-ring for N = 1..8 and uneven sizes; the ring's steps (``ring_ops``), run by N threads over a queue
-transport standing in for NCCL, give the simulated ring's bits and the ledger's byte counts; the launcher's argument checks, NVLS setting and records; the error without
-CuPy; the sweep summary.
+Everywhere: the launcher's argument checks, NVLS setting and records; the error without CuPy; the
+sweep summary. (The ring itself, over any transport: tests/test_collectives_ring_steps.py.)
 
 On the gpu backend with CuPy: the same ring code on CuPy arrays of one GPU, a one-rank NCCL
 communicator (our ring, NCCL's collectives, a send to itself) and the CLI at N = 1. With N GPUs,
@@ -22,137 +20,11 @@ from multirank import GPUS, QueueRing, needs_gpus, run_on_ranks, random_buffers 
 
 import gemmlab.collectives as C
 from gemmlab import cli
-from gemmlab.collectives import jobs, launch, nccl
+from gemmlab.collectives import allreduce_command, jobs, nccl, ring_steps
 
-RANKS = range(1, 9)
-ITEMS = [3, 13, 64, 1001]      # fewer items than ranks, uneven splits, an even split
+# --- NCCL's own collectives refuse what NCCL cannot do -----------------------------------------
 
-
-# --- the plan agrees with the simulated ring ------------------------------------------------------
-
-@pytest.mark.parametrize("n", RANKS)
-@pytest.mark.parametrize("items", ITEMS)
-def test_allreduce_plan_is_the_simulated_ring(n, items):
-    simulated = C.ring_allreduce([np.zeros(items, np.float32)] * n)
-    plan = nccl.RingPlan.split(n, items, 4)
-    assert list(plan.counts) == [len(c) for c in np.array_split(np.arange(items), n)]
-    assert plan.trace() == simulated.steps
-    ledger = plan.result("ring", simulated.outputs)
-    np.testing.assert_array_equal(ledger.sent_bytes, simulated.sent_bytes)
-    np.testing.assert_array_equal(ledger.recv_bytes, simulated.recv_bytes)
-    if items % n == 0:
-        assert ledger.sent_bytes.tolist() == [C.ring_send_bytes(n, 4 * items)] * n
-
-
-@pytest.mark.parametrize("n", RANKS)
-def test_reduce_scatter_and_allgather_plans_are_the_simulated_ones(n):
-    rows = 11                                       # 11 rows of 3: unequal row blocks
-    simulated = C.ring_reduce_scatter([np.zeros((rows, 3))] * n)
-    plan = nccl.RingPlan.split(n, rows, 8, row_items=3)
-    assert plan.trace(("reduce-scatter",)) == simulated.steps
-    lengths = [r % 3 + 1 for r in range(n)]         # pieces of 1, 2, 3, 1, ... rows of 2
-    gathered = C.ring_allgather([np.zeros((k, 2), np.int32) for k in lengths])
-    assert nccl.RingPlan(tuple(2 * k for k in lengths), 4).trace(("all-gather",)) == gathered.steps
-
-
-@pytest.mark.parametrize("n", RANKS)
-def test_schedule_pairs_every_receive_with_its_sender(n):
-    plan = nccl.RingPlan.split(n, 5 * n + 3, 4)
-    schedules = [plan.schedule(r) for r in range(n)]
-    assert all(len(s) == 2 * (n - 1) for s in schedules)
-    for r in range(n):
-        for i, step in enumerate(schedules[r]):
-            sender = schedules[step.source][i]
-            assert (sender.dest, sender.send, sender.step) == (r, step.recv, step.step)
-        reduce = plan.steps(r, "reduce-scatter")
-        # after the first step a rank passes on what it received the step before (the out-of-place
-        # reduce-scatter sends from its output from then on)
-        assert all(b.send == a.recv for a, b in zip(reduce, reduce[1:]))
-        assert sorted(s.recv for s in reduce) == sorted(set(range(n)) - {(r - 1) % n})
-        assert not reduce or reduce[-1].recv == r     # the last addition completes chunk r
-        gather = plan.steps(r, "all-gather", first_step=n - 1)
-        assert sorted(s.recv for s in gather) == sorted(set(range(n)) - {r})
-
-
-@pytest.mark.parametrize("n", [1, 3, 8])
-def test_views_are_the_array_split_chunks(n):
-    flat = np.arange(29, dtype=np.float64)
-    plan = nccl.RingPlan.split(n, 29, 8)
-    assert plan.offsets[0] == 0 and plan.offsets[-1] == 29
-    for view, expected in zip(plan.views(flat), np.array_split(flat, n)):
-        assert np.shares_memory(view, flat) and np.array_equal(view, expected)
-    with pytest.raises(ValueError, match="1-D buffer of 29 items"):
-        plan.views(flat[:28])
-
-
-def test_bad_plans_are_refused():
-    with pytest.raises(ValueError, match=r"n_ranks \(the number of ranks\) must be a whole number"):
-        nccl.RingPlan.split(0, 10, 4)
-    with pytest.raises(ValueError, match="phase 'gossip'"):
-        nccl.RingPlan.split(2, 10, 4).steps(0, "gossip")
-
-
-# --- the ring functions over a stand-in transport give the simulated ring's bits -----------------
-
-@pytest.mark.parametrize("n", RANKS)
-@pytest.mark.parametrize("items", ITEMS)
-def test_ring_allreduce_gives_the_simulated_bits_and_the_ledgers_bytes(n, items):
-    everyone = _random(n, items, seed=items)
-    kept = [e.copy() for e in everyone]
-    ring = QueueRing(n)
-    outputs = ring.run(lambda t: nccl.ring_allreduce(t, everyone[t.rank]))
-    simulated = C.ring_allreduce(everyone)
-    for got, expected in zip(outputs, simulated.outputs):
-        np.testing.assert_array_equal(got, expected)
-    assert all(np.array_equal(a, b) for a, b in zip(everyone, kept)), "an input was changed"
-    assert ring.sent == simulated.sent_bytes.tolist()
-    assert ring.received == simulated.recv_bytes.tolist()
-
-
-@pytest.mark.parametrize("n", [1, 2, 3, 5, 8])
-def test_ring_reduce_scatter_and_allgather_match_the_simulated_ones(n):
-    matrices = _random(n, (11, 3), seed=7, dtype=np.float64)
-    blocks = QueueRing(n).run(lambda t: nccl.ring_reduce_scatter(t, matrices[t.rank]))
-    for got, expected in zip(blocks, C.ring_reduce_scatter(matrices).outputs):
-        assert got.shape == expected.shape and np.array_equal(got, expected)
-    pieces = [np.arange(2 * (r % 3 + 1), dtype=np.int64).reshape(-1, 2) * (r + 1) for r in range(n)]
-    lengths = [len(p) for p in pieces]
-    gathered = QueueRing(n).run(lambda t: nccl.ring_allgather(t, pieces[t.rank], lengths))
-    for got in gathered:
-        np.testing.assert_array_equal(got, np.concatenate(pieces))
-
-
-def test_ring_ops_send_the_input_first_then_what_arrived():
-    plan = nccl.RingPlan.split(3, 9, 8)
-    src, dst = np.arange(9.0), np.zeros(9)
-    ops = nccl.ring_ops(plan, 0, plan.views(src), plan.views(dst))
-    assert [op.phase for op in ops] == ["reduce-scatter"] * 2 + ["all-gather"] * 2
-    first, second = ops[0], ops[1]
-    assert np.shares_memory(first.send, src) and np.shares_memory(second.send, dst)
-    assert np.shares_memory(second.send, first.recv)       # what arrived in step 0 goes on
-    assert all(np.shares_memory(op.addend, src) for op in ops[:2])
-    assert all(op.addend is None and np.shares_memory(op.send, dst) for op in ops[2:])
-
-
-def test_outputs_can_be_given_but_must_not_alias_the_input():
-    everyone = _random(3, (4, 5), seed=1)
-    outs = [np.full((4, 5), np.nan, np.float32) for _ in range(3)]
-    results = QueueRing(3).run(lambda t: nccl.ring_allreduce(t, everyone[t.rank], outs[t.rank]))
-    assert all(r is o for r, o in zip(results, outs))
-    np.testing.assert_array_equal(outs[2], C.ring_allreduce(everyone).outputs[2])
-    with pytest.raises(ValueError, match="must not share memory"):
-        QueueRing(1).run(lambda t: nccl.ring_allreduce(t, everyone[0], everyone[0]))
-    with pytest.raises(ValueError, match="float32 array of shape \\(4, 5\\)"):
-        QueueRing(1).run(lambda t: nccl.ring_allreduce(t, everyone[0], np.zeros(20, np.float32)))
-
-
-def test_bad_collective_inputs_are_refused():
-    with pytest.raises(ValueError, match="one length per rank"):
-        QueueRing(2).run(lambda t: nccl.ring_allgather(t, np.zeros(3), [3, 3, 3]))
-    with pytest.raises(ValueError, match="scalar"):
-        QueueRing(1).run(lambda t: nccl.ring_reduce_scatter(t, np.float32(1.0)))
-    with pytest.raises(TypeError, match="NumPy or CuPy array, got list"):
-        QueueRing(1).run(lambda t: nccl.ring_allreduce(t, [1.0, 2.0]))
+def test_nccl_reduce_scatter_needs_rows_that_divide_by_the_ranks():
     two_ranks = SimpleNamespace(rank=0, size=2)
     with pytest.raises(ValueError, match="must divide by the 2 ranks"):
         nccl.nccl_reduce_scatter(two_ranks, np.zeros(5, np.float32))
@@ -166,12 +38,12 @@ def _cli_args(*argv):
 
 
 def test_sweep_and_sizes():
-    assert launch.requested_sizes(_cli_args("--backend", "nccl", "--sweep")) == [
+    assert allreduce_command.requested_sizes(_cli_args("--backend", "nccl", "--sweep")) == [
         2**k for k in range(13, 31)]                                  # 8 KiB .. 1 GiB
-    assert launch.requested_sizes(_cli_args("--sweep"))[-1] == 64 * 2**20
-    assert launch.requested_sizes(_cli_args("--backend", "nccl")) == ["64MiB"]
+    assert allreduce_command.requested_sizes(_cli_args("--sweep"))[-1] == 64 * 2**20
+    assert allreduce_command.requested_sizes(_cli_args("--backend", "nccl")) == ["64MiB"]
     with pytest.raises(ValueError, match="--size 1MiB and --sweep both given"):
-        launch.requested_sizes(_cli_args("--backend", "nccl", "--sweep", "--size", "1MiB"))
+        allreduce_command.requested_sizes(_cli_args("--backend", "nccl", "--sweep", "--size", "1MiB"))
 
 
 def test_cli_argument_errors_come_before_any_gpu_is_needed(capsys):
@@ -182,9 +54,9 @@ def test_cli_argument_errors_come_before_any_gpu_is_needed(capsys):
     assert cli.main(["allreduce", "--backend", "nccl", "--size", "4098"]) == 2
     assert "multiple of 4" in capsys.readouterr().err
     with pytest.raises(ValueError, match="iters must be a whole number >= 1, got 0"):
-        launch.run_allreduce_nccl(2, ["4KiB"], iters=0)
+        allreduce_command.run_allreduce_nccl(2, ["4KiB"], iters=0)
     with pytest.raises(ValueError, match="equal block, so each size must be a multiple of 16"):
-        launch.run_allreduce_nccl(4, ["4KiB", "4100"], algos=["ring", "nccl_allgather"])
+        allreduce_command.run_allreduce_nccl(4, ["4KiB", "4100"], algos=["ring", "nccl_allgather"])
     with pytest.raises(SystemExit):                                   # argparse: not a backend
         cli.main(["allreduce", "--backend", "gloo"])
 
@@ -214,7 +86,7 @@ def _fake_job(monkeypatch, lines, gpus=8):
         calls.append({"n": n_ranks, "program": [str(a) for a in program], "env": env})
         return SimpleNamespace(stdout="\n".join(lines) + "\n")
 
-    monkeypatch.setattr(launch, "visible_gpus", lambda: gpus)
+    monkeypatch.setattr(allreduce_command, "visible_gpus", lambda: gpus)
     monkeypatch.setattr(jobs, "mpirun", fake_mpirun)
     return calls
 
@@ -239,13 +111,13 @@ def test_launcher_reads_the_records_and_their_bandwidths(monkeypatch, tmp_path):
     assert [r["algorithm"] for r in records] == ["ring", "nccl", "nccl_allgather"]
     assert records[0]["busbw"] == pytest.approx(2**20 / 1e-4 / 1e9 * 2 * 3 / 4)
     assert records[2]["busbw"] == pytest.approx(2**20 / 1e-4 / 1e9 * 3 / 4)   # (N-1)/N
-    assert "NCCL's not run at 1048576 B" in launch.report_checks(records)
+    assert "NCCL's not run at 1048576 B" in allreduce_command.report_checks(records)
     _fake_job(monkeypatch, lines, gpus=4)
     with pytest.raises(nccl.BackendUnavailable, match="needs 8 GPUs, found 4"):
-        launch.run_allreduce_nccl(8, ["1MiB"])
+        allreduce_command.run_allreduce_nccl(8, ["1MiB"])
     _fake_job(monkeypatch, lines[:1])
     with pytest.raises(RuntimeError, match="expected 4 record"):
-        launch.run_allreduce_nccl(4, ["1MiB"])
+        allreduce_command.run_allreduce_nccl(4, ["1MiB"])
 
 
 def test_a_wrong_reduce_scatter_fails_the_cli(monkeypatch, capsys):
@@ -267,13 +139,13 @@ def test_a_wrong_reduce_scatter_fails_the_cli(monkeypatch, capsys):
 def test_ring_code_on_cupy_arrays_of_one_gpu(n):
     import cupy
     everyone = _random(n, 1001, seed=n)
-    outputs = QueueRing(n).run(lambda t: nccl.ring_allreduce(t, cupy.asarray(everyone[t.rank])))
+    outputs = QueueRing(n).run(lambda t: ring_steps.ring_allreduce(t, cupy.asarray(everyone[t.rank])))
     cupy.cuda.runtime.deviceSynchronize()
-    for got, expected in zip(outputs, C.ring_allreduce(everyone).outputs):
+    for got, expected in zip(outputs, C.ring_allreduce(everyone).outputs, strict=True):
         np.testing.assert_array_equal(got.get(), expected)
     matrices = [e[:21].reshape(7, 3) for e in everyone]
-    blocks = QueueRing(n).run(lambda t: nccl.ring_reduce_scatter(t, cupy.asarray(matrices[t.rank])))
-    for got, expected in zip(blocks, C.ring_reduce_scatter(matrices).outputs):
+    blocks = QueueRing(n).run(lambda t: ring_steps.ring_reduce_scatter(t, cupy.asarray(matrices[t.rank])))
+    for got, expected in zip(blocks, C.ring_reduce_scatter(matrices).outputs, strict=True):
         np.testing.assert_array_equal(got.get(), expected)
 
 
@@ -289,11 +161,11 @@ def test_one_rank_nccl_communicator(one_rank):
     import cupy
     assert os.environ["NCCL_NVLS_ENABLE"] == "0"
     x = cupy.asarray(np.random.default_rng(3).integers(-1000, 1000, (257, 3)).astype(np.float32))
-    for algorithm in (nccl.ring_allreduce, nccl.nccl_allreduce):
+    for algorithm in (ring_steps.ring_allreduce, nccl.nccl_allreduce):
         assert cupy.array_equal(algorithm(one_rank, x), x)      # the sum over one rank is x
-    assert cupy.array_equal(nccl.ring_reduce_scatter(one_rank, x), x)
+    assert cupy.array_equal(ring_steps.ring_reduce_scatter(one_rank, x), x)
     assert cupy.array_equal(nccl.nccl_reduce_scatter(one_rank, x), x)
-    assert cupy.array_equal(nccl.ring_allgather(one_rank, x), x)
+    assert cupy.array_equal(ring_steps.ring_allgather(one_rank, x), x)
     assert cupy.array_equal(nccl.nccl_allgather(one_rank, x), x)
     received = cupy.full(x.size, -1.0, dtype=cupy.float32)
     one_rank.sendrecv(x.reshape(-1), 0, received, 0)             # ncclSend/ncclRecv to itself
@@ -336,15 +208,15 @@ BITS_PROGRAM = textwrap.dedent("""
     everyone = [np.random.default_rng([5, r]).standard_normal(1001).astype(np.float32)
                 for r in range(n)]
     mine = cupy.asarray(everyone[rank])
-    ours = nccl.ring_allreduce(t, mine).get()
+    ours = ring_steps.ring_allreduce(t, mine).get()
     assert np.array_equal(ours, C.ring_allreduce(everyone).outputs[rank]), "ring differs"
     exact = np.sum([e.astype(np.float64) for e in everyone], axis=0)
     assert np.allclose(nccl.nccl_allreduce(t, mine).get(), exact, rtol=1e-5, atol=1e-5)
     rows = [e[:21].reshape(7, 3) for e in everyone]
-    block = nccl.ring_reduce_scatter(t, cupy.asarray(rows[rank])).get()
+    block = ring_steps.ring_reduce_scatter(t, cupy.asarray(rows[rank])).get()
     assert np.array_equal(block, C.ring_reduce_scatter(rows).outputs[rank]), "blocks differ"
     pieces = [np.arange(r + 2, dtype=np.int64) * (r + 1) for r in range(n)]
-    got = nccl.ring_allgather(t, cupy.asarray(pieces[rank]), [len(p) for p in pieces]).get()
+    got = ring_steps.ring_allgather(t, cupy.asarray(pieces[rank]), [len(p) for p in pieces]).get()
     assert np.array_equal(got, np.concatenate(pieces)), "all-gather differs"
     t.close()
     Path(sys.argv[1], f"rank{rank}.ok").write_text("ok")
@@ -358,13 +230,13 @@ def test_ring_over_nccl_gives_the_simulated_bits(tmp_path, n):
 
 @pytest.mark.parametrize("n", [pytest.param(n, marks=needs_gpus(n)) for n in (2, 4, 8)])
 def test_cli_on_n_gpus(n):
-    records = launch.run_allreduce_nccl(n, ["8KiB", "4100"], repeats=2, iters=2, timeout=300)
+    records = allreduce_command.run_allreduce_nccl(n, ["8KiB", "4100"], repeats=2, iters=2, timeout=300)
     assert all(r["verified"] and r["checks_passed"] for r in records)
     for r in records:
         if r["algorithm"].startswith("ring"):
-            plan = nccl.RingPlan.split(n, r["size_bytes"] // 4, 4)
+            plan = ring_steps.RingPlan.split(n, r["size_bytes"] // 4, 4)
             assert r["sent_bytes_per_rank"] == plan.result("ring", [None] * n).sent_bytes.tolist()
-    blocks = launch.run_allreduce_nccl(n, ["64KiB"], ["nccl_reduce_scatter", "nccl_allgather"],
+    blocks = allreduce_command.run_allreduce_nccl(n, ["64KiB"], ["nccl_reduce_scatter", "nccl_allgather"],
                                        repeats=2, iters=2, timeout=300)
     assert [r["collective"] for r in blocks] == ["reducescatter", "allgather"]
     assert all(r["verified"] for r in blocks)
@@ -380,7 +252,7 @@ def test_sweep_summary_quotes_the_headline_ratio_and_the_fits():
             records.append({"algorithm": name, "n_ranks": 8, "size_bytes": size,
                             "seconds": seconds, "busbw": C.busbw("allreduce", 8, size, seconds),
                             "verified": True, "checks_passed": True})
-    summary = launch.sweep_summary(records)
+    summary = allreduce_command.sweep_summary(records)
     at = summary["busbw_at_headline"]
     assert summary["ring_algorithm"] == "ring_nvlink"         # the first of OUR_RINGS swept
     assert summary["ring_fraction_of_nccl"] == pytest.approx(at["ring_nvlink"] / at["nccl"])
@@ -398,10 +270,10 @@ def test_sweep_summary_quotes_the_headline_ratio_and_the_fits():
     assert summary["fraction_of_nccl_at_headline"] == pytest.approx(
         {"ring": at["ring"] / at["nccl"], "ring_nvlink": summary["ring_fraction_of_nccl"],
          "nccl": 1.0})
-    graph_only = launch.sweep_summary([r for r in records if r["algorithm"] != "ring_nvlink"])
+    graph_only = allreduce_command.sweep_summary([r for r in records if r["algorithm"] != "ring_nvlink"])
     assert graph_only["ring_algorithm"] == "ring"
     assert 0.5 < graph_only["ring_fraction_of_nccl"] < 0.6
     records[0]["checks_passed"] = False
-    assert not launch.sweep_summary(records)["all_verified"]
+    assert not allreduce_command.sweep_summary(records)["all_verified"]
     with pytest.raises(ValueError, match="one number of ranks"):
-        launch.sweep_summary(records + [{**records[0], "n_ranks": 4}])
+        allreduce_command.sweep_summary(records + [{**records[0], "n_ranks": 4}])

@@ -16,7 +16,7 @@ from multirank import assert_one_rank_copies, nccl_program, needs_gpus, run_on_r
 
 import gemmlab.collectives as C
 from gemmlab.collectives import nccl, nvlink_ring
-from gemmlab.collectives.nccl import RingPlan
+from gemmlab.collectives.ring_steps import RingPlan
 
 
 def test_the_step_table_of_two_ranks_worked_by_hand():

@@ -3,15 +3,15 @@ committed in benchmarks/, their labels, the NVLink fit, and the error when a fil
 import numpy as np
 import pytest
 
-from gemmlab import course, measure
-from gemmlab.collectives import launch, recorded
+from gemmlab import course
+from gemmlab.collectives import allreduce_command, recorded
 from gemmlab.collectives.fit import fit_records
 
 
 def test_the_sweep_is_complete_and_exact():
     records = recorded.sweep()
     sizes = sorted({r["size_bytes"] for r in records})
-    assert sizes == launch.SWEEPS["nccl"]                          # 8 KiB .. 1 GiB
+    assert sizes == allreduce_command.SWEEPS["nccl"]                          # 8 KiB .. 1 GiB
     assert {r["algorithm"] for r in records} == {"ring", "ring_stepwise", "ring_nvlink", "nccl",
                                                  "nccl_reduce_scatter", "nccl_allgather"}
     assert len(records) == 6 * len(sizes)

@@ -1,5 +1,4 @@
 """Simulated collectives: sums against float64/exact references, traces, byte ledgers, errors."""
-import time
 
 import ml_dtypes
 import numpy as np
@@ -29,7 +28,7 @@ def test_every_rank_gets_the_sum(algorithm, n, length):
         assert out.shape == (length,) and out.dtype == np.float64
         np.testing.assert_allclose(out, reference, rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(out, res.outputs[0])    # the same bits on every rank
-    for b, k in zip(buffers, kept):
+    for b, k in zip(buffers, kept, strict=True):
         np.testing.assert_array_equal(b, k)                   # the inputs are left alone
 
 
@@ -86,7 +85,7 @@ def test_reduce_scatter_chunk_travels_around_the_ring_collecting_every_rank():
         assert len(hops) == n - 1
         path = [hops[0].src] + [t.dst for t in hops]
         assert sorted(path) == list(range(n))          # it visits every rank exactly once
-        assert all(a.dst == b.src for a, b in zip(hops, hops[1:]))
+        assert all(a.dst == b.src for a, b in zip(hops, hops[1:], strict=False))
         assert path[-1] == chunk                       # and ends, complete, at rank `chunk`
 
 
@@ -120,7 +119,7 @@ def test_reduce_scatter_then_allgather_rebuilds_the_sum(n, rows):
     total = np.sum(buffers, axis=0)
     rs = C.ring_reduce_scatter(buffers)
     assert rs.n_steps == n - 1
-    for mine, expected in zip(rs.outputs, np.array_split(total, n)):
+    for mine, expected in zip(rs.outputs, np.array_split(total, n), strict=True):
         np.testing.assert_array_equal(mine, expected)
     ag = C.ring_allgather(rs.outputs)
     assert ag.n_steps == n - 1
@@ -165,14 +164,13 @@ def test_other_bad_arguments():
         C.allreduce([np.zeros(2)], "butterfly")
 
 
-def test_simulator_handles_128_ranks_of_1_mib_in_seconds():
+def test_simulator_handles_128_ranks_of_1_mib():
+    # How fast it does so is a benchmark's business; here: the right sums and the ring's traffic
     n, items = 128, (1 << 20) // 4 + 3              # 1 MiB of float32 per rank, unequal chunks
     rng = np.random.default_rng(5)
     buffers = [rng.integers(-8, 9, items).astype(np.float32) for _ in range(n)]
-    start = time.perf_counter()
     res = C.ring_allreduce(buffers)
-    elapsed = time.perf_counter() - start
     exact = np.sum(buffers, axis=0, dtype=np.float64)   # small integers: every order is exact
     np.testing.assert_array_equal(res.outputs[0], exact)
     np.testing.assert_array_equal(res.outputs[-1], exact)
-    assert elapsed < 20, f"ring all-reduce of 128 ranks x 1 MiB took {elapsed:.1f} s"
+    assert res.n_steps == 2 * (n - 1) and res.total_bytes() == 2 * (n - 1) * items * 4

@@ -29,13 +29,14 @@ def test_sim_sets_the_numba_simulator_before_numba_cuda_is_imported():
 
 
 def test_unknown_backend_name_is_a_clear_error():
-    out = _run("import gemmlab; gemmlab.device.backend()", "tpu")   # the import leaves it to use
+    out = _run("import gemmlab, sys; print('imported', file=sys.stderr); gemmlab.device.cuda()", "tpu")
     assert out.returncode != 0 and "expected one of gpu, sim" in out.stderr
+    assert "imported" in out.stderr         # the import itself goes on (doctor must run), the first use fails
 
 
 @pytest.mark.skipif(cudadriver.device_count() > 0, reason="a GPU is present")
 def test_forcing_gpu_without_one_says_how_to_fix_it():
-    out = _run("import gemmlab; gemmlab.device.backend()", "gpu")
+    out = _run("import gemmlab; gemmlab.device.cuda()", "gpu")
     assert out.returncode != 0 and "no NVIDIA GPU" in out.stderr and "sim" in out.stderr
 
 

@@ -1,5 +1,6 @@
-"""`gemmlab grade`: finding submissions, lessons, the command line, the reports, and grading small
-notebooks (the attacks are in test_gemmlab_grader_grade_hostile.py)."""
+"""`gemmlab grade`: the command line, grading small notebooks, the limits a cell meets, the
+boundary around each notebook, and the integrity checks (the attacks are in
+test_gemmlab_grader_grade_hostile.py)."""
 import json
 import os
 import subprocess
@@ -12,13 +13,14 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from gemmlab.grading.bank import lesson_questions
-from gemmlab_grader import confine, grade, integrity, report
+from gemmlab_grader import confine, grade, integrity, publish, report, submissions
 from gemmlab_grader.answers import extract
-from gemmlab_grader.grade import (NotebookGrade, Settings, Submission, find_submissions,
-                                   grade_notebook, lesson_of, read_notebook_file)
+from gemmlab_grader.folders import FolderSnapshot
+from gemmlab_grader.grade import NotebookGrade, Settings, grade_notebook
+from gemmlab_grader.submissions import Submission, find_submissions, lesson_of
 from test_gemmlab_grader_isolate import processes_with
 
-FAST = Settings(timeout=10, notebook_timeout=120, seed=3)
+FAST = Settings(timeout=60, notebook_timeout=600, seed=3)   # limits, not expectations
 
 
 def _write(path, *sources):
@@ -39,7 +41,7 @@ def test_students_are_folders_or_file_names_and_checkpoints_are_skipped(tmp_path
     _write(tmp_path / "alice" / ".ipynb_checkpoints" / "01_a-checkpoint.ipynb", "x = 1")
     _write(tmp_path / "bob.ipynb", "x = 1")
     (tmp_path / "notes.txt").write_text("not a notebook")
-    found = find_submissions(tmp_path)
+    found = find_submissions(FolderSnapshot(tmp_path))
     assert [(s.student, s.notebook) for s in found] == [("alice", "alice/01_a.ipynb"),
                                                         ("bob", "bob.ipynb")]
     assert all(s.data and not s.problem for s in found)
@@ -49,16 +51,17 @@ def test_links_folders_and_fifos_named_like_notebooks_are_reported_not_opened(tm
     (tmp_path / "x.ipynb").mkdir()
     os.mkfifo(tmp_path / "y.ipynb")
     os.symlink("/etc/passwd", tmp_path / "z.ipynb")
-    problems = {s.student: s.problem for s in find_submissions(tmp_path)}
+    problems = {s.student: s.problem for s in find_submissions(FolderSnapshot(tmp_path))}
     assert problems == {"x": "a folder, not a notebook file",
                         "y": "not a regular file (a FIFO, socket or device)",
                         "z": "a symbolic link, not followed"}
 
 
 def test_a_notebook_too_large_is_not_read(tmp_path, monkeypatch):
-    monkeypatch.setattr(grade, "MAX_NOTEBOOK_BYTES", 100)
+    monkeypatch.setattr(submissions, "MAX_NOTEBOOK_BYTES", 100)
     (tmp_path / "big.ipynb").write_bytes(b"x" * 101)
-    assert read_notebook_file(tmp_path / "big.ipynb") == (None, "larger than 0 MiB")
+    [found] = find_submissions(FolderSnapshot(tmp_path, max_file=100))
+    assert (found.data, found.problem) == (None, "larger than 0 MiB")
 
 
 @pytest.mark.parametrize("name, forced, lesson", [
@@ -96,23 +99,59 @@ def test_unusable_folders_and_options_stop_before_anything_runs(tmp_path, args, 
     assert not (tmp_path / "subs" / "grades").exists()
 
 
-def test_sandbox_without_bubblewrap_is_refused(tmp_path, monkeypatch, capsys):
+def test_without_bubblewrap_the_default_sandbox_is_refused_with_the_way_out(tmp_path, monkeypatch,
+                                                                            capsys):
     monkeypatch.setattr(grade.sandbox, "bwrap", lambda: None)
     _write(tmp_path / "subs" / "a" / "01_x.ipynb", "x = 1")
-    assert grade.main(tmp_path / "subs", out=tmp_path / "out", use_sandbox=True) == 2
-    assert "--sandbox needs bubblewrap" in capsys.readouterr().err
+    assert grade.main(tmp_path / "subs", out=tmp_path / "out") == 2
+    err = capsys.readouterr().err
+    assert "the sandbox needs bubblewrap" in err and "--no-sandbox" in err
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the rule for root")
+def test_as_root_no_sandbox_must_be_asked_twice(tmp_path):
+    _write(tmp_path / "subs" / "a" / "01_x.ipynb", "x = 1")
+    done = _cli("subs", "--no-sandbox", "--out", "out", cwd=tmp_path)
+    assert done.returncode == 2 and "Give --no-sandbox twice" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--shard", "0/4"], "counted from 1"), (["--shard", "5/4"], "counted from 1"),
+    (["--shard", "x"], "expected a shard"), (["--jobs", "0"], "expected a whole number"),
+    (["--sandbox", "--no-sandbox", "--no-sandbox"], "contradict"),
+])
+def test_bad_shards_and_jobs_are_refused(tmp_path, option, message):
+    done = _cli("subs", *option, cwd=tmp_path)
+    assert done.returncode == 2 and message in done.stderr.splitlines()[-1]
+
+
+@pytest.mark.slow
+def test_without_the_sandbox_notebooks_run_one_at_a_time_and_it_is_said(tmp_path):
+    _write(tmp_path / "subs" / "a" / "01_x.ipynb", "weights_gib = 7e9 * 2 / 2**30")
+    done = _cli("subs", "--no-sandbox", "--no-sandbox", "--jobs", "4", "--out", "out",
+                "--timeout", "20", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "WARNING: grading without the sandbox" in done.stderr
+    assert "notebooks run one at a time (--jobs 1)" in done.stderr
+    info = json.loads((tmp_path / "out" / "grades.json").read_text())
+    assert (info["sandbox"], info["jobs"]) == (False, 1)
+    assert info["notebooks"][0]["results"]["01.weights_gib"] == "pass"
 
 
 @pytest.mark.slow
 def test_one_notebook_per_student_with_lesson_and_the_protections_printed(tmp_path):
     _write(tmp_path / "subs" / "alice.ipynb", "weights_gib = 7e9 * 2 / 2**30")
     _write(tmp_path / "subs" / "bob.ipynb", "weights_gib = 7")
-    done = _cli("subs", "--lesson", "1", "--out", "out", "--timeout", "20", "--seed", "5",
+    done = _cli("subs", "--lesson", "1", "--out", "out", "--timeout", "20", "--seed", "987654321",
                 cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "protections in this run" in done.stderr
     assert "hidden cases drawn per student from this run's secret" in done.stderr
-    assert "seed" not in (tmp_path / "out" / "grades.json").read_text()
+    assert "seed" not in json.loads((tmp_path / "out" / "grades.json").read_text())
+    for written in (tmp_path / "out").iterdir():            # the secret is in no report
+        assert "987654321" not in written.read_text(), written.name
+    assert "987654321" not in done.stdout + done.stderr
     rows = {r["student"]: r for r in json.loads((tmp_path / "out" / "grades.json").read_text())
             ["notebooks"]}
     total = len(lesson_questions(1))           # every question of lesson 01 counts
@@ -163,19 +202,23 @@ def test_errors_and_big_output_are_noted_and_the_notebook_goes_on(small):
     assert "printed 1 MiB of output (not kept)" in small.notes
 
 
+# Each case gives one limit far more room than the other, so that the one meant to stop the cell
+# does whatever the machine's load: a sleeping cell uses no CPU; a busy one reaches 2 CPU seconds
+# long before 60 s of wall clock.
 @pytest.mark.slow
-@pytest.mark.parametrize("stubborn, note", [
-    ("time.sleep(60)", "cell 2 ran past 3 s and did not stop when interrupted"),
-    ("while True:\n    pass", "cell 2 used more than 3 s of CPU: its kernel was stopped"),
+@pytest.mark.parametrize("stubborn, timeout, cpu, note", [
+    ("time.sleep(600)", 3, 600, "cell 2 ran past 3 s and did not stop when interrupted"),
+    ("while True:\n    pass", 60, 2, "cell 2 used more than 2 s of CPU: its kernel was stopped"),
     ("kernel = get_ipython().kernel\nsend = kernel.session.send\n"         # its reply is lost
      "kernel.session.send = lambda stream, kind, *a, **k: None if kind == 'execute_reply' "
-     "else send(stream, kind, *a, **k)", "cell 2 finished but its reply never came (lost)"),
+     "else send(stream, kind, *a, **k)", 3, 600, "cell 2 finished but its reply never came (lost)"),
 ])
-def test_a_cell_that_ignores_the_interrupt_stops_the_run_with_the_reason(tmp_path, stubborn, note):
+def test_a_cell_that_ignores_the_interrupt_stops_the_run_with_the_reason(tmp_path, stubborn,
+                                                                         timeout, cpu, note):
     _write(tmp_path / "01_x.ipynb", "weights_gib = 7e9 * 2 / 2**30",
            "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n" + stubborn)
-    result = grade_notebook(tmp_path / "01_x.ipynb",
-                            settings=Settings(timeout=3, notebook_timeout=60, seed=1))
+    result = grade_notebook(tmp_path / "01_x.ipynb", settings=Settings(
+        timeout=timeout, cell_cpu=cpu, notebook_timeout=600, seed=1))
     assert result.notes[0] == note
     assert result.passed == 0 and "not graded" in result.feedback["01.weights_gib"]
 
@@ -232,7 +275,7 @@ def test_reports_replace_a_planted_link_instead_of_writing_through_it(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     os.symlink(target, out / "grades.csv")
-    report.write_reports([_grade("alice")], out, {"seed": 1})
+    publish.write_all([_grade("alice")], out, {"seed": 1})
     assert target.read_text() == "keep me"
     assert not (out / "grades.csv").is_symlink()
     assert json.loads((out / "grades.json").read_text())["notebooks"][0]["passed"] == 1
@@ -253,9 +296,10 @@ def test_the_package_snapshot_puts_back_changed_planted_and_removed_files(tmp_pa
     (pkg / "sub" / "b.py").unlink()
     (pkg / "sub" / "planted.py").write_text("evil = 1\n")
     (pkg / "__pycache__").mkdir()
-    (pkg / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"poisoned")
+    cache = f"a.{sys.implementation.cache_tag}.pyc"
+    (pkg / "__pycache__" / cache).write_bytes(b"poisoned")
     (other / "c.py").write_text("C = 'patched'\n")
-    assert snap.restore() == ["other/c.py", "pkg/__pycache__/a.cpython-311.pyc", "pkg/a.py",
+    assert snap.restore() == ["other/c.py", f"pkg/__pycache__/{cache}", "pkg/a.py",
                               "pkg/sub/b.py", "pkg/sub/planted.py"]
     assert (pkg / "a.py").read_text() == "A = 1\n" and (pkg / "sub" / "b.py").exists()
     assert not (pkg / "sub" / "planted.py").exists() and (other / "c.py").read_text() == "C = 3\n"
@@ -278,7 +322,7 @@ def test_the_environment_watch_sees_a_modified_library(tmp_path, monkeypatch):
     lib = tmp_path / "site-packages"
     lib.mkdir()
     (lib / "numpy_like.py").write_text("def allclose(a, b): ...\n")
-    monkeypatch.setattr(integrity, "_python_dirs", lambda: {str(lib)})
+    monkeypatch.setattr(integrity, "python_dirs", lambda: {str(lib)})
     watch = integrity.EnvironmentWatch()
     assert list(watch.changed()) == []
     (lib / "numpy_like.py").write_text("def allclose(a, b): return True\n")

@@ -1,11 +1,13 @@
 """The grader on the hostile submissions of tests/hostile (see its README): every attack fails
-to change any grade but its own, the honest students get full marks, the run finishes, the
-submissions and the packages are unchanged afterwards, and no process is left.
+to change any grade but its own, the honest students get full marks, the run finishes and
+writes its reports, the submissions and the packages are unchanged afterwards, and no process
+and no file of the run is left.
 
-The whole folder is graded once with --sandbox where bubblewrap works (CI installs it), through the
-grader's own command (`python -m gemmlab_grader`), and the attacks that reach outside their
-notebook are graded again without it, through `gemmlab grade` (the alias the course's command
-keeps), where the grader's own restoring and cleaning are what stops them."""
+The whole folder is graded once in the sandbox where bubblewrap works (CI installs it), two
+notebooks at a time, through the grader's own command (`python -m gemmlab_grader`), and the
+attacks that reach outside their notebook are graded again without it (`--no-sandbox`, twice as
+root), through `gemmlab grade` (the alias the course's command keeps), where the grader's own
+restoring and cleaning are what stops them."""
 import hashlib
 import json
 import os
@@ -18,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from gemmlab_grader import sandbox
 from gemmlab.grading.bank import lesson_questions
+from gemmlab_grader import sandbox
+from gemmlab_grader.folders import ASIDE
 from test_gemmlab_grader_isolate import processes_with
 
 pytestmark = pytest.mark.slow
@@ -29,8 +32,11 @@ HOSTILE = ROOT / "tests" / "hostile"
 L01, L02 = "01_numbers_and_precision.ipynb", "02_gemm_from_neurons.ipynb"
 ESCAPED_NAME = "attack_terminal\x1b[31m_escapes\r"
 REACHING = ["attack_proc_snooper", "attack_checker_patcher", "attack_detached",
-            "attack_solutions_reader", "attack_kill_parent"]
-MARKER = "gemmlab-hostile-detached"
+            "attack_solutions_reader", "attack_kill_parent", "attack_folder_deleter",
+            "attack_run_folder", "attack_escapee", "attack_shm_filler", "attack_deep_tree",
+            "attack_huge_answers", "attack_out_folder"]
+MARKERS = ("gemmlab-hostile-detached", "gemmlab-hostile-escapee")
+BOM = b"\xef\xbb\xbf"
 PACKAGES = ("gemmlab", "gemmlab_grader")
 N01, N02 = len(lesson_questions(1)), len(lesson_questions(2))
 
@@ -61,6 +67,8 @@ def _make_submissions(folder, students):
                             ("blank", ROOT / "exercises" / L01)):
         (folder / student).mkdir()
         shutil.copyfile(source, folder / student / source.name)
+    (folder / "bom01").mkdir()                  # saved by an editor that writes a byte-order mark
+    (folder / "bom01" / L01).write_bytes(BOM + (ROOT / "solutions" / L01).read_bytes())
 
 
 def _make_special_entries(folder):
@@ -120,14 +128,17 @@ def _grade(tmp, students, sandboxed, special=False, alias=False):
     before = _hashes(subs)
     package_before = _installed(checkout)
     grader = ["gemmlab.cli", "grade"] if alias else ["gemmlab_grader"]
-    command = [sys.executable, "-m", *grader, "submissions", "--out", "grades",
-               "--timeout", "10", "--notebook-timeout", "120", "--seed", "7"]
+    # --timeout also bounds each code answer's process, from its start: 60 s leaves room for a
+    # start on a loaded machine
+    command = [sys.executable, "-m", *grader, "submissions", "--out", "grades", "--timeout", "60",
+               "--notebook-timeout", "300", "--seed", "7", "--memory", "2048", "--jobs", "2"]
     env = dict(os.environ, TMPDIR=str(tmp / "tmp"), GEMMLAB_BACKEND="sim",
                PYTHONPATH=os.pathsep.join(filter(None, [str(checkout),
                                                         os.environ.get("PYTHONPATH")])))
     start = time.monotonic()
-    done = subprocess.run(command + (["--sandbox"] if sandboxed else []), cwd=tmp, env=env,
-                          capture_output=True, text=True, timeout=1200)
+    command += [] if sandboxed else ["--no-sandbox", "--no-sandbox"]
+    done = subprocess.run(command, cwd=tmp, env=env,
+                          capture_output=True, text=True, timeout=3000)
     seconds = time.monotonic() - start
     at_exit = _hashes(tmp / "grades")
     time.sleep(2)                       # a surviving detached process would strike now
@@ -168,6 +179,10 @@ def test_the_run_finishes_and_writes_its_reports(run):
           f"({'sandbox' if run.sandboxed else 'no sandbox'})")
 
 
+def test_a_notebook_with_a_byte_order_mark_is_graded_like_any_other(run):
+    assert _passed(run.rows["bom01"]) == (N01, N01), run.rows["bom01"]["notes"]
+
+
 def test_honest_and_blank_students_are_untouched_by_the_attacks(run):
     assert _passed(run.rows["honest01"]) == (N01, N01), run.rows["honest01"]["feedback"]
     assert not run.rows["honest01"]["notes"]
@@ -180,17 +195,24 @@ def test_submissions_and_package_are_unchanged_afterwards(run):
     assert {k: v for k, v in run.after.items() if k in run.before} == run.before
     assert run.package_after == run.package_before
     planted = set(run.after) - set(run.before)
-    assert planted <= {"planted.txt"}
-    if planted:
+    assert planted <= {"planted.txt", f"blank{ASIDE}"}
+    if "planted.txt" in planted:
         assert any("planted.txt" in w for w in run.info["warnings"])
 
 
-def test_no_process_is_left_and_the_reports_stay_as_written(run):
-    assert not processes_with(MARKER)
+def test_no_process_and_no_temporary_file_is_left_and_the_reports_stay_as_written(run):
+    assert not any(processes_with(marker) for marker in MARKERS)
     # this run's processes name its run folder (gemmlab-grade-* under its TMPDIR); other tests
     # grading at the same time on other workers have their own
     assert not processes_with(str(run.tmpdir))
     assert run.reports_later == run.reports_at_exit
+    assert os.listdir(run.tmpdir) == []
+
+
+def test_every_report_is_written(run):
+    for name in ("summary.txt", "grades.html", "grades-lms.csv", "grades.csv", "grades.json"):
+        assert name in run.reports_at_exit, name
+    assert len(run.stdout.splitlines()[0]) <= 100          # the summary comes first
 
 
 def test_a_notebook_cannot_forge_verdicts_by_logging_or_printing(full):
@@ -220,10 +242,66 @@ def test_reading_the_repository_works_only_without_the_sandbox(full, unsandboxed
     assert _passed(unsandboxed.rows["attack_solutions_reader"]) == (N01, N01)
 
 
+def test_a_deleted_or_replaced_classmates_folder_comes_back_and_is_reported(unsandboxed):
+    notes = " ".join(unsandboxed.rows["attack_folder_deleter"]["notes"])
+    assert "TAMPERING: it modified the submissions folder: blank/ (a folder replaced)" in notes
+    assert "honest02/ (a deleted folder)" in notes
+    restored = unsandboxed.info["restored"]
+    assert f"the submissions folder: honest02/{L02} (deleted)" in restored, restored
+    assert unsandboxed.after[f"blank{ASIDE}"] == hashlib.sha256(b"gone").hexdigest()
+
+
+def test_a_replaced_run_folder_is_a_note_and_grading_goes_on(unsandboxed):
+    notes = " ".join(unsandboxed.rows["attack_run_folder"]["notes"])
+    assert "it removed or replaced the grader's run folder" in notes, notes
+
+
+def test_an_escaped_pid_hopping_process_is_killed_before_the_next_notebook(unsandboxed):
+    # it would blank every later notebook's files and the reports; the honest students' full
+    # marks, the unchanged reports and no process left (the tests above) say it could not
+    assert "attack_escapee" in unsandboxed.rows
+
+
+def test_what_a_notebook_leaves_in_dev_shm_is_gone(run):
+    assert not [n for n in os.listdir("/dev/shm") if n.startswith("gemmlab-hostile-shm")]
+    if not run.sandboxed:
+        notes = " ".join(run.rows["attack_shm_filler"]["notes"])
+        assert "TAMPERING: it left 200 MiB in /dev/shm" in notes and "removed" in notes, notes
+
+
+def test_3000_nested_folders_are_removed_and_judged_like_any_notebook(run):
+    rows = {r["notebook"]: r for r in run.info["notebooks"]}
+    assert rows[f"attack_deep_tree/{L01}"]["results"]["01.weights_gib"] == "pass"
+    row = rows[f"attack_deep_tree/{L02}"]
+    assert row["results"]["02.naive_matmul"] == "pass", row["feedback"]["02.naive_matmul"]
+
+
+def test_the_sandbox_gives_no_room_past_its_limits(full):
+    if not full.sandboxed:
+        pytest.skip("bubblewrap is not installed")
+    row = full.rows["attack_disk_filler"]
+    assert row["results"]["01.weights_gib"] == "pass", row["notes"]
+    assert row["results"]["01.weights_fp32_gib"] == "fail"
+
+
+def test_a_120_mib_answers_file_is_refused_and_the_grader_stays_small(run):
+    row = run.rows["attack_huge_answers"]
+    assert row["results"]["01.weights_gib"] == "fail"
+    assert "could not be read back" in row["feedback"]["01.weights_gib"]
+    assert run.info["grader_peak_rss_mib"] < 1024          # 3.2 GB when it parsed them itself
+
+
+def test_a_replaced_output_folder_comes_back_with_the_reports(unsandboxed):
+    notes = " ".join(unsandboxed.rows["attack_out_folder"]["notes"])
+    assert "it modified the output folder: . (the folder itself)" in notes, notes
+    moved = unsandboxed.tmpdir.parent / f"grades{ASIDE}"
+    assert moved.read_text() == "no reports for you"
+
+
 def test_rewriting_another_submission_changes_nothing_and_is_reported(unsandboxed):
     row = unsandboxed.rows["attack_proc_snooper"]
-    assert any("modified submissions (honest01/01_numbers_and_precision.ipynb); restored" in n
-               for n in row["notes"]), row["notes"]
+    assert any("modified the submissions folder: honest01/01_numbers_and_precision.ipynb "
+               "(changed); restored" in n for n in row["notes"]), row["notes"]
     assert any("output folder" in w and "planted.txt" in w for w in unsandboxed.info["warnings"])
 
 
@@ -245,7 +323,7 @@ def test_killing_the_parent_or_the_kernel_fails_only_that_notebook(run):
 
 def test_a_hanging_read_is_interrupted_and_the_notebook_goes_on(full):
     row = full.rows["attack_hanging_read"]
-    assert any("ran past 10 s: interrupted" in n for n in row["notes"]), row["notes"]
+    assert any("ran past 60 s: interrupted" in n for n in row["notes"]), row["notes"]
     assert row["results"]["01.weights_gib"] == "pass"
 
 

@@ -2,6 +2,7 @@
 file; `make lab` does it, and keeps its token off the command line (other users see that in
 `ps`) while printing the URL; `gemmlab assign --release` writes a course without solutions and
 without the grader."""
+import io
 import json
 import os
 import re
@@ -20,6 +21,7 @@ import pytest
 from gemmlab.grading import assign, handout
 from gemmlab.grading.bank import get_question, lesson_questions
 import gemmlab_grader
+from gemmlab_grader.collect import check, pack
 from gemmlab_grader.isolate import clean_env, python_argv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,18 +161,16 @@ def test_a_releases_exercises_run_with_its_own_package(released, tmp_path):
     shutil.copytree(released / "gemmlab", root / "gemmlab")
     shutil.copytree(Path(gemmlab_grader.__file__).parent, root / "gemmlab_grader",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    name = "02_gemm_from_neurons.ipynb"
-    (tmp_path / name).write_bytes((released / "exercises" / name).read_bytes())
+    notebook = (released / "exercises" / "02_gemm_from_neurons.ipynb").read_bytes()
     requests = [{"id": q, "answer_name": get_question(q).answer_name,
                  "code": get_question(q).is_code} for q in lesson_questions(2)]
-    (tmp_path / "request.json").write_text(json.dumps(
-        {"notebook": name, "timeout": 60, "requests": requests}))
+    request = {"timeout": 60, "requests": requests, "notebook_bytes": len(notebook)}
     done = subprocess.run(python_argv(root, "gemmlab_grader.runner", tmp_path), cwd=tmp_path,
-                          env=clean_env(tmp_path), capture_output=True, timeout=300)
-    run = json.loads((tmp_path / "run.json").read_text())
-    assert done.returncode == 0 and run["errors"] == [] and run["extracted"], run
-    answers = json.loads((tmp_path / "answers.json").read_text())["answers"]
-    assert answers["02.b_row_stride"] == {"value": {"t": "ellipsis"}}
+                          env=clean_env(tmp_path), capture_output=True, timeout=300,
+                          input=pack(json.dumps(request).encode()) + pack(notebook))
+    got = check(io.BytesIO(done.stdout))
+    assert done.returncode == 0 and got["run"]["errors"] == [] and got["answers"], got
+    assert got["answers"]["02.b_row_stride"] == {"value": {"t": "ellipsis"}}
 
 
 def test_a_release_never_writes_over_a_folder(tmp_path, capsys):

@@ -3,7 +3,6 @@ for sm_75 and sm_90 with the compiler's complaint in plain words (compile), the 
 kernel labs beside the honest kernel passing, the ping-pong overlap, and the feedback fixes of
 the kernel labs. The grader's path (judge_code, a confined worker) and check()'s (a plain worker)
 are both exercised on the same cells."""
-import numpy as np
 import pytest
 
 import gemmlab as gl

@@ -9,7 +9,7 @@ import pytest
 
 import gemmlab as gl
 from gemmlab.grading import judge
-from gemmlab.labs import gpu, kernel_lab, ladder
+from gemmlab.labs import gpu, kernel_lab, my_ladder
 from gemmlab.labs.solutions import solution
 
 ROW = dict(lab="tiled", n=4096, tflops=7.4, rel_err=1e-6, course="tiled", course_tiles={"T": 16},
@@ -35,7 +35,7 @@ def on_gpu(monkeypatch, tmp_path):
     monkeypatch.setattr(gpu, "judge_alone", runner)
     monkeypatch.setattr(kernel_lab.device, "backend", lambda: "gpu")
     monkeypatch.setattr(gpu, "measure", lambda lab, kernel: dict(ROW, lab=lab.name))
-    monkeypatch.setenv("GEMMLAB_LADDER", str(tmp_path / "ladder.json"))
+    monkeypatch.setenv("GEMMLAB_LADDER", str(tmp_path / "my_ladder.json"))
     return runner, calls
 
 
@@ -50,7 +50,7 @@ def test_a_passing_check_calls_the_runner_once_then_times_and_records(on_gpu):
     assert "def lab_tiled(A, B, C):" in source and "### BEGIN SOLUTION" in source
     assert ("your tiled kernel: 7.4 TFLOP/s at 4096^3, 96% of the course's `tiled` (T=16), "
             "15% of cuBLAS (NVIDIA H200)") in result.feedback
-    assert ladder.load()["tiled"]["tflops"] == 7.4
+    assert my_ladder.load()["tiled"]["tflops"] == 7.4
 
 
 def test_a_failing_verdict_or_the_graders_hidden_cases_are_not_timed(on_gpu, monkeypatch):
@@ -79,12 +79,12 @@ def test_a_kernel_whose_cell_is_unknown_says_so(on_gpu, monkeypatch):
 
 def test_the_ladder_plot_shows_the_records_or_says_how_to_get_them(tmp_path, monkeypatch):
     monkeypatch.setenv("GEMMLAB_LADDER", str(tmp_path / "none.json"))
-    ax = ladder.plot()
+    ax = my_ladder.plot()
     assert len(ax.patches) == 0 and "No lab measured on a GPU yet" in ax.texts[0].get_text()
-    ladder.record("tiled", ROW)
-    ladder.record("naive", dict(ROW, lab="naive", tflops=1.1, course="naive", course_tflops=1.2))
-    ladder.record("outer", {"tflops": 3.0})              # an entry missing fields is left out
-    ax = ladder.plot()
+    my_ladder.record("tiled", ROW)
+    my_ladder.record("naive", dict(ROW, lab="naive", tflops=1.1, course="naive", course_tflops=1.2))
+    my_ladder.record("outer", {"tflops": 3.0})              # an entry missing fields is left out
+    ax = my_ladder.plot()
     assert [t.get_text() for t in ax.get_xticklabels()] == ["naive", "tiled"]
     assert len(ax.patches) == 4 and ax.get_lines()[0].get_ydata()[0] == 49.3
 

@@ -25,7 +25,7 @@ def _numbered(order):
             strides[a] = stride
             stride *= sizes[a]
         others = [a for a in order if a != axis]
-        return [[sum(i * strides[a] for a, i in zip(others, fixed)) + k * strides[axis]
+        return [[sum(i * strides[a] for a, i in zip(others, fixed, strict=True)) + k * strides[axis]
                  for k in range(sizes[axis])]
                 for fixed in itertools.product(*(range(sizes[a]) for a in others))]
     return groups

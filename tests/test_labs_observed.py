@@ -52,7 +52,8 @@ def accesses(picture):
     cols = picture["accesses"]
     names = [a["name"] for a in picture["arrays"]]
     return {(t, i, "w" if w else "r", names[k], e) for t, i, w, k, e in
-            zip(cols["thread"], cols["interval"], cols["write"], cols["array"], cols["element"])}
+            zip(cols["thread"], cols["interval"], cols["write"], cols["array"], cols["element"],
+                strict=True)}
 
 
 def test_a_clean_run_keeps_its_last_block_with_every_access_and_barrier():

@@ -93,10 +93,8 @@ def test_every_rank_sending_first_is_a_deadlock_with_its_cycle():
         comm.send((comm.rank + 1) % comm.size, x)
         return comm.recv((comm.rank - 1) % comm.size)
 
-    start = time.perf_counter()
     run = run_ranks(send_first, _inputs(4))
-    # found from the wait-for cycle, not by the 10 s time limit (0.2 s here; room for a loaded CI)
-    assert time.perf_counter() - start < 5.0
+    # found from the wait-for cycle, not by the time limit (which would say "timeout")
     assert run.failure == "deadlock"
     assert run.error.startswith("deadlock: rank 0 waits in send to 1, rank 1 waits in send to 2, "
                                 "rank 2 waits in send to 3, rank 3 waits in send to 0: every "
@@ -154,9 +152,7 @@ def test_an_endless_rank_is_stopped_and_named():
                 pass
         return x
 
-    start = time.perf_counter()
     run = run_ranks(spin, _inputs(3), time_limit=0.5)
-    assert time.perf_counter() - start < 5
     assert run.failure == "timeout" and run.failed_rank == 1
     assert "rank 1 did not finish within 0.5 s" in run.error
 
@@ -275,8 +271,8 @@ def test_a_run_travels_as_plain_data_and_comes_back_whole():
     back, here = RankRun.from_plain(plain), run_ranks(mixed, _inputs(3))
     assert back.trace == here.trace and back.n_steps == here.n_steps == 1   # collectives: own log
     assert [c.record for c in back.collectives] == [c.record for c in here.collectives]
-    assert all(np.array_equal(a, b) for a, b in zip(back.outputs, here.outputs))
-    assert all(np.array_equal(a, b) for a, b in zip(back.payloads, here.payloads))
+    assert all(np.array_equal(a, b) for a, b in zip(back.outputs, here.outputs, strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(back.payloads, here.payloads, strict=True))
     stuck = run_plain(lambda comm, x: comm.recv(0), [1, 1])
     assert _plain(stuck) and RankRun.from_plain(stuck).failure == "deadlock"
     assert call_plain(lambda a, b: a + b, (2, 3)) == {"value": 5, "error": None}

@@ -1,7 +1,6 @@
 """The instrumented simulator itself: what it counts and reports, that race-free kernels get no
 report, that it does not change results, and that it never hangs."""
 import math
-import time
 
 import numpy as np
 import pytest
@@ -163,10 +162,8 @@ def endless(A, B, C):
 
 def test_an_endless_kernel_is_stopped_at_the_time_limit():
     A = np.ones((1, 1), np.float32)
-    start = time.monotonic()
     trace = simulate(endless, 1, 2, [("A", A), ("B", A), ("C", A)], time_limit=0.5)
     assert trace.fault.kind == "timeout" and "did not finish within 0.5 s" in str(trace.fault)
-    assert time.monotonic() - start < 5
 
 
 @cuda.jit(device=True)

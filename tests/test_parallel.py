@@ -94,8 +94,8 @@ def test_parallel_kind_names_the_split_the_numbers_show(layout, axis):
     W = _rand(rng, K, N)
     stored = W if layout == "in_out" else np.ascontiguousarray(W.T)
     blocks = [par.math_weight(b, layout) for b in np.split(stored, p, axis=axis)]
-    as_columns = all(np.array_equal(b, c) for b, c in zip(blocks, par.split_columns(W, p)))
-    as_rows = all(np.array_equal(b, r) for b, r in zip(blocks, par.split_rows(W, p)))
+    as_columns = all(np.array_equal(b, c) for b, c in zip(blocks, par.split_columns(W, p), strict=True))
+    as_rows = all(np.array_equal(b, r) for b, r in zip(blocks, par.split_rows(W, p), strict=True))
     assert as_columns != as_rows
     assert par.parallel_kind(layout, axis) == ("column" if as_columns else "row")
 
@@ -177,7 +177,7 @@ def test_ffn_backward_reference_matches_finite_differences():
     X, W_up, W_down, dY = (rng.standard_normal(s) for s in ((3, 4), (4, 8), (8, 5), (3, 5)))
     grads = par.ffn_backward_reference(X, W_up, W_down, dY)
     eps = 1e-6
-    for which, (arg, grad) in enumerate(zip((X, W_up, W_down), grads)):
+    for which, grad in enumerate(grads):
         for index in [(0, 0), (1, 2), (2, 3)]:
             args = [X.copy(), W_up.copy(), W_down.copy()]
             args[which][index] += eps
@@ -290,7 +290,7 @@ def test_megatron_attention_matches_a_head_by_head_reference(h, h_kv, p, causal,
     assert res.local_shapes("Wo") == [(h // p * d_h, d)] * p
     assert res.local_shapes("P") == [(S, d)] * p
     group = h // h_kv
-    for q_heads, kv_heads in zip(res.info["q_heads"], res.info["kv_heads"]):
+    for q_heads, kv_heads in zip(res.info["q_heads"], res.info["kv_heads"], strict=True):
         assert sorted({i // group for i in q_heads}) == kv_heads
     assert res.comm.collectives() == ["all-reduce"]
     assert res.comm.sent_per_rank() == (_ring_bytes(S * d * 4, p),) * p

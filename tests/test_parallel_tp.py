@@ -1,6 +1,6 @@
 """``gemmlab tp`` (``gemmlab.parallel.tp``): the shared inputs and shards, the request checks
 (before anything is launched), what the launcher is asked to start, the report, and the command's
-one-line errors. The runs themselves: tests/test_parallel_mpi.py and test_parallel_nccl.py."""
+one-line errors. The runs themselves: tests/test_parallel_tp_mpi_rank.py and test_parallel_tp_nccl_rank.py."""
 import json
 import subprocess
 import sys
@@ -71,14 +71,14 @@ def test_the_launcher_is_asked_for_the_shape_and_the_backend(monkeypatch):
     (call,) = calls
     program = call["program"]
     assert call["n"] == 4 and program[:2] == ["-m", "gemmlab.parallel.tp_worker"]
-    args = dict(zip(program[2::2], program[3::2]))
+    args = dict(zip(program[2::2], program[3::2], strict=False))
     assert args == {**args, "--backend": "nccl", "--layer": "attention", "--tokens": "2048",
                     "--d-model": "4096", "--heads": "32", "--kv-heads": "2",
                     "--dtype": "float16", "--algos": "ring,ring_stepwise,ring_nvlink,nccl"}
     tp.run_layer("mpi", "attention", 2, causal=True, bias=True)
     program = calls[-1]["program"]
     assert program[-2:] == ["--causal", "--bias"] and "--algos" not in program
-    assert dict(zip(program[2::2], program[3::2]))["--tokens"] == "32"    # MPI's own default
+    assert dict(zip(program[2::2], program[3::2], strict=False))["--tokens"] == "32"    # MPI's own default
     _fake_job(monkeypatch, report, gpus=1)
     with pytest.raises(BackendUnavailable, match="needs 2 GPUs, found 1"):
         tp.run_layer("nccl", "ffn", 2)

@@ -112,7 +112,7 @@ def test_workspace_grows_with_the_square_of_the_tile():
 def test_linear_intensity_rises_with_M_towards_the_weight_bound():
     K, N = (int(v) for v in rng.integers(64, 4096, size=2))
     values = [pm.linear_intensity(M, K, N) for M in (1, 2, 8, 64, 512, 4096)]
-    assert all(a < b for a, b in zip(values, values[1:]))
+    assert all(a < b for a, b in zip(values, values[1:], strict=False))
     # one row: every weight is used once (2 FLOPs per 4-byte weight, plus the vectors)
     assert values[0] == pytest.approx(2 * K * N / (4 * (K + K * N + N)))
 
@@ -241,10 +241,10 @@ def test_pipeline_matches_the_closed_forms_and_never_overlaps_a_unit(trial):
     bars = pm.pipeline_schedule(n, L, C, 2)
     for lane in ("load", "compute"):
         mine = [b for b in bars if b.lane == lane]
-        assert all(a.end <= b.start + 1e-12 for a, b in zip(mine, mine[1:]))
+        assert all(a.end <= b.start + 1e-12 for a, b in zip(mine, mine[1:], strict=False))
     loads = [b for b in bars if b.lane == "load"]
     comps = [b for b in bars if b.lane == "compute"]
-    assert all(c.start >= l.end - 1e-12 for l, c in zip(loads, comps))
+    assert all(c.start >= l.end - 1e-12 for l, c in zip(loads, comps, strict=True))
 
 
 # ---- LRU cache ----

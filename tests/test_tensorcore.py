@@ -272,12 +272,12 @@ def test_blocks_of_sixteen_move_the_fp16_stall():
 def test_error_vs_k_fp32_accumulation_stays_under_its_bound():
     ks = [16, 256, 2048]
     res = numerics.error_vs_k(ks, "positive", trials=16)
-    for K, err32, err16 in zip(ks, res["fp16_fp32acc"], res["fp16_fp16acc"]):
+    for K, err32, err16 in zip(ks, res["fp16_fp32acc"], res["fp16_fp16acc"], strict=True):
         assert err32 <= numerics.accumulation_bound(K, "fp32")
         assert err16 <= numerics.accumulation_bound(K, "fp16")
         assert err16 > 100 * err32
     # BF16 keeps 8 significant bits, FP16 11: its input rounding is several times larger
-    assert min(r / f for r, f in zip(res["bf16_input"], res["fp16_input"])) > 2
+    assert min(r / f for r, f in zip(res["bf16_input"], res["fp16_input"], strict=True)) > 2
 
 
 def test_truncation_bound_covers_the_align_truncate_models():

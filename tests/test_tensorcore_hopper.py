@@ -55,7 +55,7 @@ def test_plan_covers_the_output_and_pads_only_misaligned_dims(shape):
 def test_split_k_ranges_cover_k_once_and_evenly(splits, slices):
     ranges = [hopper.split_range(s, splits, slices) for s in range(splits)]
     assert ranges[0][0] == 0 and ranges[-1][1] == slices
-    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))          # no gap, no overlap
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))          # no gap, no overlap
     sizes = [k1 - k0 for k0, k1 in ranges]
     assert max(sizes) - min(sizes) <= 1 and min(sizes) >= 1
 
@@ -178,7 +178,7 @@ def test_ring_model_refills_a_slot_only_after_its_slice_was_computed():
         if e.slot in by_slot:
             assert e.load_start >= by_slot[e.slot].empty_at      # the "empty" barrier
         by_slot[e.slot] = e
-    for a, b in zip(events, events[1:]):
+    for a, b in zip(events, events[1:], strict=False):
         assert b.compute_start >= a.empty_at                      # one consumer, in order
 
 

@@ -12,7 +12,7 @@ from gemmlab.viz import kernel
 def picture(accesses, fault=None, race=None, dims=(8, 1, 1), barriers=("line 9 (`sync`)",),
             arrays=(("a", "global", [20]), ("s", "shared", [8]))):
     """Plain data as the simulator sends it: accesses as (thread, interval, write, array, element)."""
-    threads, intervals, writes, which, elements = zip(*accesses) if accesses else ([],) * 5
+    threads, intervals, writes, which, elements = zip(*accesses, strict=True) if accesses else ([],) * 5
     return {"block": [2, 0, 0], "block_dims": list(dims), "block_ndim": 1, "grid": [3, 1, 1],
             "grid_ndim": 1, "lab": "demo", "case": "n = 20",
             "arrays": [{"name": n, "space": s, "shape": d} for n, s, d in arrays],

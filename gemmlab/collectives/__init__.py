@@ -1,5 +1,5 @@
 """Collective communication: simulated ranks with a per-step trace and byte ledger, cost models,
-and the same ring algorithms over MPI (``gemmlab.collectives.mpi``, imported only when used).
+and the same ring algorithms over MPI (``gemmlab.collectives.mpi_allreduce``, imported only when used).
 
     res = gl.collectives.ring_allreduce([x0, x1, x2, x3])
     res.outputs          # every rank's copy of x0 + x1 + x2 + x3

@@ -16,7 +16,7 @@ from .. import device, measure
 from . import ALLREDUCE
 from .fit import fit_records
 from .jobs import mpirun
-from .launch import format_table, parse_size, run_allreduce
+from .allreduce_command import format_table, parse_size, run_allreduce
 
 SWEEP = [1 << k for k in range(12, 27, 2)]     # 4 KiB .. 64 MiB
 
@@ -40,7 +40,7 @@ def simulator_seconds(n_ranks=128, size_bytes=2**20, repeats=3):
     buffers = [rng.standard_normal(size_bytes // 4).astype(np.float32) for _ in range(n_ranks)]
     result = {}
     for name, fn in ALLREDUCE.items():
-        result[name] = statistics.median(measure.wall_seconds(lambda: fn(buffers), repeats))
+        result[name] = statistics.median(measure.wall_seconds(lambda fn=fn: fn(buffers), repeats))
     return result
 
 

@@ -12,7 +12,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
-from ..perfmodel._checks import whole_number
+from ..numeric_args import whole_number
 
 ALGORITHMS = ("centralized", "ring", "tree", "recursive_doubling", "rabenseifner")
 

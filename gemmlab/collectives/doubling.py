@@ -78,7 +78,7 @@ def recursive_doubling_allreduce(buffers):
         data[active[lower]] = pair_sum                 # both partners store the same bits
         data[active[lower | mask]] = pair_sum
         trace.extend(Transfer(step, int(a), int(p), None, "exchange", nbytes)
-                     for a, p in zip(active, partner))
+                     for a, p in zip(active, partner, strict=True))
         step, mask = step + 1, mask * 2
     _unfold(data, trace, step, nbytes)
     return make_result("recursive doubling", list(data), trace, data.shape[0])

@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..perfmodel._checks import whole_number
+from ..numeric_args import whole_number
 
 TAG = "GEMMLAB_RECORD"
 NVLS_OFF = {"NCCL_NVLS_ENABLE": "0"}
@@ -100,10 +100,11 @@ def emit(record, comm=None):
 
 def parse(stdout, expected=None):
     """The records in a job's standard output, in order; a RuntimeError unless there are
-    ``expected`` of them (when given)."""
+    ``expected`` of them (when given). A record may follow the unfinished line of another rank
+    (a ``print`` is two writes: its text, then the newline), so the tag is looked for anywhere."""
     prefix = TAG + " "
-    records = [json.loads(line[len(prefix):]) for line in stdout.splitlines()
-               if line.startswith(prefix)]
+    records = [json.loads(line[line.index(prefix) + len(prefix):])
+               for line in stdout.splitlines() if prefix in line]
     if expected is not None and len(records) != expected:
         raise RuntimeError(f"expected {expected} record(s) from the job, got {len(records)}.\n"
                            f"its output ended with:\n{stdout[-3000:]}")

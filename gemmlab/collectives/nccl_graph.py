@@ -1,11 +1,11 @@
 """Our ring over NCCL with the host out of the loop: one all-reduce's steps, prepared once and
 recorded as a CUDA graph, replayed by each call.
 
-Driven step by step from Python (:func:`gemmlab.collectives.nccl.ring_allreduce`), each call
+Driven step by step from Python (:func:`gemmlab.collectives.ring_steps.ring_allreduce`), each call
 rebuilds the plan and its views, and each step launches an NCCL group and an addition from
 Python; on two H200s that host work, not the GPU, set the pace below about 64 MiB (about 150 us
 per step measured, against 9 us of GPU work: ``benchmarks/nccl_h200x2_breakdown.json``). Here the
-same steps (``nccl.ring_ops``, from the CPU-tested ``RingPlan``: the same algorithm,
+same steps (``ring_steps.ring_ops``, from the CPU-tested ``RingPlan``: the same algorithm,
 reduce-scatter then all-gather, 2(N-1) steps of S/N, each addition after its step on one stream)
 are issued once while a CUDA stream records them into a graph; a call then launches that graph:
 one launch for all 2(N-1) steps, nothing allocated, no Python between the steps, and the result
@@ -16,8 +16,8 @@ the next piece travels, was tried on two H200s and measured slower at every size
 to 1 GiB (the addition competes with NCCL's copy for the GPU: ``benchmarks/RESULTS.md``), so the
 steps travel whole.
 """
-from .nccl import (RingPlan, flat_view, nccl_allreduce, output_like, require_cupy,
-                   ring_allreduce, ring_ops, run_ops)
+from .nccl import nccl_allreduce, require_cupy
+from .ring_steps import RingPlan, flat_view, output_like, ring_allreduce, ring_ops, run_ops
 from .nvlink_ring import NvlinkRing
 
 ALLREDUCE_ALGORITHMS = ("ring", "ring_stepwise", "ring_nvlink", "nccl")
@@ -26,7 +26,7 @@ ALGORITHMS = ALLREDUCE_ALGORITHMS + tuple(COLLECTIVES)
 
 
 class RingGraph:
-    """A rank's ring steps (``nccl.RingOp``) recorded once as a CUDA graph; calling the object
+    """A rank's ring steps (``ring_steps.RingOp``) recorded once as a CUDA graph; calling the object
     replays them on the current stream and returns ``out``.
 
     ``copy``: a (source, destination) pair copied first (a one-rank all-reduce has no steps).

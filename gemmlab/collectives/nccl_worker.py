@@ -17,10 +17,10 @@ from mpi4py import MPI
 
 from .. import measure
 from .jobs import emit, world
-from .nccl import (RingPlan, connect, nccl_allgather, nccl_reduce_scatter, ring_allgather,
-                   ring_reduce_scatter)
+from .nccl import connect, nccl_allgather, nccl_reduce_scatter
+from .ring_steps import RingPlan, ring_allgather, ring_reduce_scatter
 from .nccl_graph import COLLECTIVES, allreduce_program, close_program
-from .worker import _inputs, add_timing_arguments
+from .worker import inputs_with_exact_sum, add_timing_arguments
 
 POISON = -(1 << 22)    # written into outputs before a run: no exact sum here is that far from 0
 
@@ -80,7 +80,7 @@ def measure_size(transport, mpi, algos, size_bytes, dtype, args):
     (and kept its input), and the reduce-scatter / all-gather checks."""
     import cupy
     n = transport.size
-    host_mine, host_exact = _inputs(size_bytes // dtype.itemsize, dtype, transport.rank, n,
+    host_mine, host_exact = inputs_with_exact_sum(size_bytes // dtype.itemsize, dtype, transport.rank, n,
                                     args.seed)
     mine, exact = cupy.asarray(host_mine), cupy.asarray(host_exact)
     checks = check_partials(transport, mpi, mine, exact)

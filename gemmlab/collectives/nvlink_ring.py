@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import cudacompile, cudadriver
-from .nccl import (BackendUnavailable, RingPlan, array_module, flat_view, output_like,
-                   require_cupy)
+from .nccl import BackendUnavailable, require_cupy
+from .ring_steps import RingPlan, array_module, flat_view, output_like
 
 BLOCKS = 32          # blocks per GPU: each moves 1/BLOCKS of every chunk, waiting only on its twin
 THREADS = 512
@@ -42,7 +42,7 @@ def step_table(plan, rank):
     input, 1 if it is added to this rank's input): the kernel's only knowledge of the ring.
 
     The predecessor sends the chunk this rank receives; it sends from its input at the first
-    reduce-scatter step and from its output after (``nccl.ring_ops``), and the reduce-scatter adds
+    reduce-scatter step and from its output after (``ring_steps.ring_ops``), and the reduce-scatter adds
     while the all-gather stores."""
     return np.array([(s.recv, int(s.phase == "reduce-scatter" and s.step == 0),
                       int(s.phase == "reduce-scatter")) for s in plan.schedule(rank)],

@@ -79,7 +79,7 @@ def make_result(algorithm, outputs, trace, n_ranks):
     recv = np.zeros(n_ranks, dtype=np.int64)
     if trace:
         src, dst, nbytes = (np.array(col, dtype=np.int64) for col in
-                            zip(*((t.src, t.dst, t.bytes) for t in trace)))
+                            zip(*((t.src, t.dst, t.bytes) for t in trace), strict=True))
         np.add.at(sent, src, nbytes)
         np.add.at(recv, dst, nbytes)
     return CollectiveResult(algorithm, list(outputs), sent, recv, list(trace))

@@ -3,7 +3,8 @@
 Each function returns a :class:`~gemmlab.collectives.result.CollectiveResult`: every rank's output,
 the bytes each rank sent and received, and the trace of messages. The ring functions move all
 ranks' chunks of one step with a single fancy-indexed NumPy operation, so 128 ranks x 1 MiB take
-well under a second.
+well under a second; which chunk each rank sends in a step, and the trace, come from the one
+ring's step table (``ring_steps.RingPlan``), which MPI and NCCL ranks walk one rank at a time.
 
 Ring schedule (rank r, neighbours r-1 -> r -> r+1, all indices mod N):
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from .buffers import as_arrays, chunk_bounds, stack_same_shape
 from .result import Transfer, make_result
+from .ring_steps import RingPlan
 
 
 def _split_like_array_split(sizes):
@@ -61,21 +63,17 @@ def _from_blocks(blocks, sizes):
     return np.concatenate([blocks[:, c, :size] for c, size in enumerate(sizes.tolist())], axis=1)
 
 
-def _ring_pass(blocks, chunk_bytes, trace, first_step, phase):
-    """N-1 ring steps on (ranks, chunks, width, items) blocks, in place; appends the messages."""
-    n = blocks.shape[0]
-    ranks = np.arange(n)
-    nxt = (ranks + 1) % n
-    for s in range(n - 1):
+def _ring_pass(blocks, plan, phase):
+    """The N-1 steps of ``phase`` on (ranks, chunks, width, items) blocks, in place: in each, every
+    rank's chunk (the plan's step table) moves to the next rank at once."""
+    ranks = np.arange(plan.n_ranks)
+    nxt = (ranks + 1) % plan.n_ranks
+    for s in range(plan.n_ranks - 1):
+        chunk = plan.chunks_sent(ranks, phase, s)
         if phase == "reduce-scatter":
-            chunk = (ranks - s - 1) % n
             blocks[nxt, chunk] += blocks[ranks, chunk]
         else:
-            chunk = (ranks - s) % n
             blocks[nxt, chunk] = blocks[ranks, chunk]
-        step = first_step + s
-        trace.extend(Transfer(step, r, (r + 1) % n, c, phase, chunk_bytes[c])
-                     for r, c in enumerate(chunk.tolist()))
 
 
 def _as_rows(data):
@@ -94,13 +92,12 @@ def ring_allreduce(buffers):
     n, shape = data.shape[0], data.shape[1:]
     flat = data.reshape(n, -1, 1)
     sizes = np.diff(chunk_bounds(flat.shape[1], n))
-    chunk_bytes = [int(k) * data.itemsize for k in sizes]
+    plan = RingPlan(tuple(int(k) for k in sizes), data.itemsize)
     blocks = _to_blocks(flat, sizes)
-    trace = []
-    _ring_pass(blocks, chunk_bytes, trace, 0, "reduce-scatter")
-    _ring_pass(blocks, chunk_bytes, trace, n - 1, "all-gather")
+    _ring_pass(blocks, plan, "reduce-scatter")
+    _ring_pass(blocks, plan, "all-gather")
     summed = _from_blocks(blocks, sizes)
-    return make_result("ring", [summed[r].reshape(shape) for r in range(n)], trace, n)
+    return plan.result("ring", [summed[r].reshape(shape) for r in range(n)])
 
 
 def ring_reduce_scatter(buffers):
@@ -116,13 +113,12 @@ def ring_reduce_scatter(buffers):
     n, shape = data.shape[0], data.shape[1:]
     rows = _as_rows(data)
     sizes = np.diff(chunk_bounds(rows.shape[1], n))
-    chunk_bytes = [int(k) * rows.shape[2] * data.itemsize for k in sizes]
+    plan = RingPlan(tuple(int(k) * rows.shape[2] for k in sizes), data.itemsize)
     blocks = _to_blocks(rows, sizes)
-    trace = []
-    _ring_pass(blocks, chunk_bytes, trace, 0, "reduce-scatter")
+    _ring_pass(blocks, plan, "reduce-scatter")
     outputs = [blocks[r, r, :sizes[r]].reshape((int(sizes[r]),) + shape[1:]).copy()
                for r in range(n)]
-    return make_result("ring reduce-scatter", outputs, trace, n)
+    return plan.result("ring reduce-scatter", outputs, ("reduce-scatter",))
 
 
 def ring_allgather(chunks):
@@ -142,12 +138,11 @@ def ring_allgather(chunks):
     blocks = np.zeros((n, n, width, row_items), dtype=arrays[0].dtype)
     for r, a in enumerate(arrays):
         blocks[r, r, :sizes[r]] = a.reshape(sizes[r], row_items)
-    chunk_bytes = [int(k) * row_items * blocks.itemsize for k in sizes]
-    trace = []
-    _ring_pass(blocks, chunk_bytes, trace, 0, "all-gather")
+    plan = RingPlan(tuple(int(k) * row_items for k in sizes), blocks.itemsize)
+    _ring_pass(blocks, plan, "all-gather")
     gathered = _from_blocks(blocks, sizes)
     outputs = [gathered[r].reshape((int(sizes.sum()),) + tail) for r in range(n)]
-    return make_result("ring all-gather", outputs, trace, n)
+    return plan.result("ring all-gather", outputs, ("all-gather",))
 
 
 def centralized_allreduce(buffers, root=0):

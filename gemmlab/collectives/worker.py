@@ -12,10 +12,11 @@ import numpy as np
 from mpi4py import MPI
 
 from .jobs import emit, world
-from .mpi import ALGORITHMS
+from .mpi_allreduce import ALGORITHMS
 
 
-def _inputs(n_items, dtype, rank, n_ranks, seed):
+def inputs_with_exact_sum(n_items, dtype, rank, n_ranks, seed):
+    """(this rank's buffer, the exact sum over all ranks): integers, so every order sums exactly."""
     rng = np.random.default_rng(seed)
     a = rng.integers(-1000, 1001, n_items).astype(dtype)
     b = rng.integers(-8, 9, n_items).astype(dtype)
@@ -37,7 +38,7 @@ def measure(comm, algos, size_bytes, dtype, repeats, warmup, seed, table=ALGORIT
     every rank gave the exact sum. Algorithms take turns, so drift in the machine's load is
     shared between them. ``table`` maps each name to a function ``algorithm(comm, buf)``."""
     n_items = size_bytes // dtype.itemsize
-    mine, exact = _inputs(n_items, dtype, comm.Get_rank(), comm.Get_size(), seed)
+    mine, exact = inputs_with_exact_sum(n_items, dtype, comm.Get_rank(), comm.Get_size(), seed)
     times = {name: [] for name in algos}
     correct = {name: True for name in algos}
     for rep in range(warmup + repeats):

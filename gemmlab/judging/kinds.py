@@ -208,14 +208,14 @@ class Function:
             return NOT_ATTEMPTED, ("your function returns nothing yet; write its body and run "
                                      "the cell again.")
         compare = self.compare
-        for i, (g, e) in enumerate(zip(got, expected)):
+        for i, (g, e) in enumerate(zip(got, expected, strict=True)):
             try:
                 value = compare.coerce(g)
             except AnswerTypeError as exc:
                 return FAIL, f"on test case {i + 1} your function returned the wrong kind of value: {exc}"
             if compare.same(value, e):
                 continue
-            for wrong, values in zip(question.wrong, known):
+            for wrong, values in zip(question.wrong, known, strict=True):
                 if _all_same(compare, got, values):
                     return FAIL, f"your function behaves like a known mistake: {wrong.feedback}"
             hint = f" Hint: {question.hint}" if question.hint else ""
@@ -226,7 +226,7 @@ class Function:
 
 def _all_same(compare, got, expected):
     try:
-        return all(compare.same(compare.coerce(g), e) for g, e in zip(got, expected))
+        return all(compare.same(compare.coerce(g), e) for g, e in zip(got, expected, strict=True))
     except AnswerTypeError:
         return False
 

@@ -40,7 +40,9 @@ def _stand_in(type_name, text):
     return type(name, (StandIn,), {})(str(text)[:200])
 
 
-class _Budget:
+class Budget:
+    """What is left of the bytes and items a set of decoded values may take together."""
+
     def __init__(self, nbytes=MAX_TOTAL_BYTES, items=MAX_ITEMS):
         self.nbytes, self.items = nbytes, items
 
@@ -50,7 +52,7 @@ class _Budget:
         return self.nbytes >= 0 and self.items >= 0
 
 
-def _opaque(value, why=""):
+def opaque(value, why=""):
     try:
         text = repr(value)
     except Exception:  # a student's __repr__ may raise
@@ -62,9 +64,9 @@ def _opaque(value, why=""):
 
 def encode(value, budget=None, depth=0):
     """JSON-ready data for ``value`` (see the module's docstring for what travels as itself)."""
-    budget = budget if budget is not None else _Budget()
+    budget = budget if budget is not None else Budget()
     if depth > MAX_DEPTH or not budget.spend():
-        return _opaque(value, " (too deeply nested or too many items to collect)")
+        return opaque(value, " (too deeply nested or too many items to collect)")
     if value is None:
         return {"t": "none"}
     if value is Ellipsis:
@@ -73,7 +75,7 @@ def encode(value, budget=None, depth=0):
         return {"t": "bool", "v": value}
     if type(value) is int:
         if value.bit_length() > 4096:
-            return _opaque(value, " (too large to collect)")
+            return opaque(value, " (too large to collect)")
         return {"t": "int", "v": str(value)}
     if type(value) is float:
         return {"t": "float", "v": repr(value)}
@@ -81,7 +83,7 @@ def encode(value, budget=None, depth=0):
         return {"t": "complex", "v": [repr(value.real), repr(value.imag)]}
     if type(value) is str:
         if not budget.spend(len(value.encode("utf-8", "replace")), 0) or len(value) > MAX_ARRAY_BYTES:
-            return _opaque(value[:60], " (a string too long to collect)")
+            return opaque(value[:60], " (a string too long to collect)")
         return {"t": "str", "v": value}
     if type(value) in (list, tuple):
         return {"t": type(value).__name__,
@@ -90,13 +92,13 @@ def encode(value, budget=None, depth=0):
         return {"t": "dict", "v": [[k, encode(v, budget, depth + 1)] for k, v in value.items()]}
     if type(value) is np.ndarray or type(value) in _NUMPY_SCALARS:
         return _encode_numpy(value, budget)
-    return _opaque(value)
+    return opaque(value)
 
 
 def _encode_numpy(value, budget):
     dtype = value.dtype
     if dtype.kind not in _NUMERIC or dtype.fields is not None:
-        return _opaque(value, f" (dtype {dtype}: only numeric arrays are collected; convert it "
+        return opaque(value, f" (dtype {dtype}: only numeric arrays are collected; convert it "
                               f"with .astype(np.float64))")
     if value.nbytes > MAX_ARRAY_BYTES or not budget.spend(value.nbytes, 0):
         return {"t": "opaque", "type": type(value).__name__,
@@ -109,7 +111,7 @@ def _encode_numpy(value, budget):
 
 def decode(data, budget=None, depth=0):
     """The value ``data`` (from :func:`encode`, possibly forged) stands for; DecodeError if not."""
-    budget = budget if budget is not None else _Budget()
+    budget = budget if budget is not None else Budget()
     if depth > MAX_DEPTH + 1 or not budget.spend():
         raise DecodeError("too deeply nested or too many items")
     if not isinstance(data, dict) or not isinstance(data.get("t"), str):

@@ -36,7 +36,8 @@ def _gpu_intrinsics():
         def codegen(context, builder, sig, args):
             array_type = sig.args[0]
             array = context.make_array(array_type)(context, builder, value=args[0])
-            index = [context.cast(builder, v, t, types.intp) for v, t in zip(args[1:], sig.args[1:])]
+            index = [context.cast(builder, v, t, types.intp)
+                     for v, t in zip(args[1:], sig.args[1:], strict=True)]
             ptr = cgutils.get_item_pointer(context, builder, array_type, array, index,
                                            wraparound=False)
             vector = builder.load(builder.bitcast(ptr, ir.VectorType(ir.FloatType(), 4).as_pointer()),

@@ -56,7 +56,8 @@ def run(sizes=DEFAULT_SIZES, repeats=5, progress=print, seed=0):
                 progress(f"[{done:>2}/{total}] {name:<20} n={n:<5}", end="", flush=True)
             with threadpool_limits(limits=blas_threads, user_api="blas"):
                 rel_err = _validate(name, fn(A, B), A, B)
-                times = measure.wall_seconds(lambda: fn(A, B), repeats, warmup=1)
+                times = measure.wall_seconds(lambda fn=fn, A=A, B=B: fn(A, B), repeats,
+                                             warmup=1)
             median = statistics.median(times)
             gflops = gemm_flops(n, n, n) / median / 1e9
             results.append({"kernel": name, "n": int(n), "ms": median * 1e3,

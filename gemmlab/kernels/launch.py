@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from .. import device, simcost
-from .ladder import get
+from .rungs import get
 
 NAMES = ("A", "B", "C")
 
@@ -98,7 +98,7 @@ def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
     rung = get(kernel)
     tiles = rung.resolve(tiles)
     plan = rung.plan(**tiles)
-    for name, x in zip(NAMES, (A, B, C)):
+    for name, x in zip(NAMES, (A, B, C), strict=True):
         if x is not None:
             _check_matrix(name, x)
     alpha = _check_scalar("alpha", alpha)

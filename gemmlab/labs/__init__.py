@@ -16,7 +16,7 @@ CUDA simulator (:mod:`.simulator`) at odd shapes, then names the mistake (:mod:`
   puzzles (map .. prefix sum), kernel labs on small arrays, each typical mistake named.
 - :mod:`.wmma`: the fragment API (``load_matrix_sync``, ``mma_sync``, ``store_matrix_sync``)
   and the Tensor Core lab ``12.lab_wmma``.
-- :mod:`.gpu` and :mod:`.ladder`: on a GPU backend, the checks in a subprocess and the timing
+- :mod:`.gpu` and :mod:`.my_ladder`: on a GPU backend, the checks in a subprocess and the timing
   of the student's kernel beside the course's and cuBLAS; the student's own ladder.
 - :mod:`.solutions`: the reference kernels and per-rank programs, read from the solutions
   notebooks (their only home: the package has no copy a notebook or a worker could call).
@@ -39,7 +39,7 @@ import importlib
 
 _SUBMODULES = {"simulator", "observed", "observe", "kernel_lab", "feedback", "cases", "registers",
                "puzzles", "puzzle_cases", "puzzle_feedback", "wmma", "gpu",
-               "ladder", "solutions", "watchdog", "observations", "overlap",
+               "my_ladder", "solutions", "watchdog", "observations", "overlap",
                "kernel_source", "compile",
                "ranks", "deadlock", "limits", "mpi", "ring", "tensor", "groups", "budget",
                "kinds"}

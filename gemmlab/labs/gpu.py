@@ -5,14 +5,14 @@ backend is chosen once), so a lab check runs the kernel's cell again in a fresh 
 simulator (:func:`gemmlab.judging.cell.judge_alone`, as ``check()`` always does), judged here.
 When it passes, the notebook's check then times the student's kernel here, on the GPU, at full
 size, beside the course's kernel and cuBLAS measured in the same call, and keeps the figures for
-the student's own ladder (:mod:`gemmlab.labs.ladder`): :func:`after_check`.
+the student's own ladder (:mod:`gemmlab.labs.my_ladder`): :func:`after_check`.
 """
 import numpy as np
 
 from .. import bench, device
 from ..judging import FAIL, PASS, code_of
 from ..judging.cell import judge_alone
-from . import ladder
+from . import my_ladder
 
 MAX_REL_ERR = 1e-4          # float32 GEMM at 4096^3 on random inputs stays far below this
 
@@ -41,8 +41,8 @@ def after_check(lab, kernel, status, text):
     if row["rel_err"] > MAX_REL_ERR:
         return FAIL, (f"{text} But on the GPU at {row['n']}^3 the result is wrong: relative "
                       f"error {row['rel_err']:.1e} against a float64 reference.")
-    ladder.record(lab.name, row)
-    return PASS, f"{text}\n{ladder.describe(lab.name, row)}"
+    my_ladder.record(lab.name, row)
+    return PASS, f"{text}\n{my_ladder.describe(lab.name, row)}"
 
 
 def measure(lab, kernel, n=None, repeats=10):
@@ -52,8 +52,8 @@ def measure(lab, kernel, n=None, repeats=10):
     machine's peaks): a dict of TFLOP/s."""
     n = n or device.sizes()["gemm_n"]
     cuda = device.cuda()
-    A, B = bench._inputs(n, n, n, seed=0)
-    ref = bench._reference(A, B)
+    A, B = bench.gemm_inputs(n, n, n, seed=0)
+    ref = bench.float64_reference(A, B)
     dA, dB = cuda.to_device(A), cuda.to_device(B)
     dC = cuda.device_array((n, n), dtype=np.float32)
     grid, block = lab.launch(n, n)
@@ -62,14 +62,14 @@ def measure(lab, kernel, n=None, repeats=10):
     def launch():
         configured(dA, dB, dC)
     launch()
-    rel_err = bench._rel_err(dC.copy_to_host(), ref)
-    ms = bench._time_gpu(launch, repeats, 2, "numba")
+    rel_err = bench.relative_error(dC.copy_to_host(), ref)
+    ms = bench.time_on_gpu(launch, repeats, 2, "numba")
     rung, tiles = lab.rung
     spec = f"{rung}:" + ",".join(f"{k}={v}" for k, v in tiles.items())
     warmup = 3                                      # bench.run's default
-    course_ms = bench._bench_kernel(spec, dA, dB, dC, ref, repeats, warmup)["ms"]
-    cublas_ms = (bench._bench_cublas(A, B, ref, repeats, warmup)[0]
-                 if bench._cupy() is not None else None)
+    course_ms = bench.time_course_kernel(spec, dA, dB, dC, ref, repeats, warmup)["ms"]
+    cublas_ms = (bench.time_cublas(A, B, ref, repeats, warmup)[0]
+                 if bench.cupy_or_none() is not None else None)
 
     def tflops(ms):
         return None if ms is None else 2.0 * n ** 3 / (ms * 1e-3) / 1e12

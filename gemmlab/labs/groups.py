@@ -95,7 +95,7 @@ def _other_order(grid, groups):
                and all(got == _normalise(RankGrid(**grid.sizes, order="-".join(order))
                                          .groups(axis), "RankGrid")
                        for axis, got in groups.items())]
-    return min(matches, key=lambda o: sum(a != b for a, b in zip(o, AXES)), default=None)
+    return min(matches, key=lambda o: sum(a != b for a, b in zip(o, AXES, strict=True)), default=None)
 
 
 def _diagnose(grid, axis, got, what, every_axis=None):
@@ -106,7 +106,7 @@ def _diagnose(grid, axis, got, what, every_axis=None):
         return (f"{what}: reversed order: your groups number the ranks with pp varying fastest "
                 f"({'-'.join(order)}). {ORDER}")
     if order is not None:
-        moved = [a for a, b in zip(order, AXES) if a != b]
+        moved = [a for a, b in zip(order, AXES, strict=True) if a != b]
         return (f"{what}: your groups number the ranks in the order {'-'.join(order)} (fastest "
                 f"first): {' and '.join(moved)} are swapped. {ORDER}")
     members = [r for g in got for r in g]

@@ -197,7 +197,7 @@ class KernelLab:
 
     def named(self, *arrays):
         """The kernel's arguments: each array under its parameter's name."""
-        return list(zip(self.parameters, arrays))
+        return list(zip(self.parameters, arrays, strict=True))
 
     def observers(self):
         """The names of the observers that watch a run (:data:`gemmlab.labs.overlap.BUILDERS`)."""

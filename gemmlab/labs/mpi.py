@@ -16,7 +16,7 @@ import tempfile
 import numpy
 
 from ..collectives import jobs
-from ..collectives.launch import (check_request, format_size, format_table, parse_size,
+from ..collectives.allreduce_command import (check_request, format_size, format_table, parse_size,
                                   with_bandwidths)
 from ..judging import code_of, is_missing
 from .ranks import run_ranks

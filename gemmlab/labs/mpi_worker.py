@@ -13,7 +13,7 @@ import numpy as np
 from mpi4py import MPI
 
 from ..collectives.jobs import world
-from ..collectives.mpi import ALGORITHMS
+from ..collectives.mpi_allreduce import ALGORITHMS
 from ..collectives.worker import add_timing_arguments, measure, report
 from ..judging import load_function
 

@@ -70,7 +70,7 @@ class BlockRecorder:
         if truncated:
             accesses = accesses[:-1]
         number = {a["name"]: n for n, a in enumerate(arrays)}
-        threads, intervals, ops, names, elements = zip(*accesses) if accesses else ([],) * 5
+        threads, intervals, ops, names, elements = zip(*accesses, strict=True) if accesses else ([],) * 5
         return {"block": list(block_run.idx), "block_dims": list(launch.block),
                 "block_ndim": launch.block_ndim, "grid": list(launch.grid),
                 "grid_ndim": launch.grid_ndim, "arrays": arrays,

@@ -68,8 +68,8 @@ def _out_of_bounds_name(puzzle, case, fault, trace):
     (i,), (mine,) = index, own
     if i < 0:
         return ("a term before the start",
-                f"For i < 2 the terms a[i-2] and a[i-1] do not exist: the pool counts them as 0. "
-                f"Read a term only when its index is >= 0.")
+                "For i < 2 the terms a[i-2] and a[i-1] do not exist: the pool counts them as 0. "
+                "Read a term only when its index is >= 0.")
     if i == mine:
         left = case.n - (mine - thread[0])
         threads, index = (("the block has 256 threads", "t") if case.layout != LINE else

@@ -166,7 +166,7 @@ class Puzzle(KernelLab):
 
     def make_case(self, size, rng):
         shapes = self.input_shapes(size)
-        inputs = {name: values(rng, shape) for name, shape in zip(self.inputs, shapes)}
+        inputs = {name: values(rng, shape) for name, shape in zip(self.inputs, shapes, strict=True)}
         expected, tolerance = self.reference(*inputs.values())
         output = rng.uniform(POISON_LOW, POISON_HIGH, expected.shape).astype(np.float32)
         return PuzzleCase(self.layout, tuple(size), inputs, output, expected, tolerance)

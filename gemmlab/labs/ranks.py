@@ -35,7 +35,7 @@ import numpy as np
 
 from ..collectives import ring_allgather, ring_allreduce
 from ..collectives.result import Transfer, make_result
-from ..parallel.comm import CommLog, CommRecord, _record
+from ..parallel.comm import CommLog, CommRecord, comm_record
 from .deadlock import describe_deadlock
 from .limits import DEFAULT_TIME_LIMIT, Stop, raise_in_thread, short_traceback
 
@@ -97,8 +97,8 @@ class RankRun:
     def annotated(self, label):
         """This run with each message's chunk and phase set by ``label(src, dst, data) ->
         (chunk, phase)`` (a lab reads them off the data it chose)."""
-        trace = [t._replace(**dict(zip(("chunk", "phase"), label(t.src, t.dst, data))))
-                 for t, data in zip(self.trace, self.payloads)]
+        trace = [t._replace(**dict(zip(("chunk", "phase"), label(t.src, t.dst, data), strict=True)))
+                 for t, data in zip(self.trace, self.payloads, strict=True)]
         return replace(self, trace=trace)
 
     def to_plain(self):
@@ -262,7 +262,7 @@ class _World:
             moved = [np.moveaxis(np.atleast_1d(a), axis, 0) for a in arrays]
             res = ring_allgather(moved)
             outputs = [np.moveaxis(out, 0, axis) for out in res.outputs]
-        record = _record(name, f"collective {seq + 1} of the rank program", arrays, res)
+        record = comm_record(name, f"collective {seq + 1} of the rank program", arrays, res)
         self.collectives.append(CollectiveCall(name, tuple(a.shape for a in arrays),
                                                str(arrays[0].dtype), axis, record))
         start = max(self.clock)

@@ -93,7 +93,7 @@ class _Indexer:
                              f"{len(index)} index(es), but {self.name} has {len(shape)} "
                              f"dimensions: write {self.name}[{', '.join('i j k'.split()[:len(shape)])}]")
         flat = 0
-        for i, dim in zip(index, shape):
+        for i, dim in zip(index, shape, strict=True):
             try:
                 i = operator.index(i)
             except TypeError:
@@ -410,7 +410,7 @@ class Launch:
         index = [operator.index(i) for i in index]
         axes = ("row", "column") if len(index) == 2 else ("index",) * len(index)
         bad = [f"{axis} {i} {'< 0' if i < 0 else f'>= {d}'}"
-               for axis, i, d in zip(axes, index, array.shape) if not 0 <= i < d]
+               for axis, i, d in zip(axes, index, array.shape, strict=True) if not 0 <= i < d]
         where = "shared array" if isinstance(array, SharedArray) else "array"
         line = self.cell_line()
         self.fail("out of bounds", f"{self.who()} {action} {array.name}"

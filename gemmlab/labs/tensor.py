@@ -137,10 +137,10 @@ class ShardedLab(CodeLab):
         why = ""
         calls = run.collectives
         if calls and all(c.collective == "all-gather" for c in calls) and case["needed_bytes"]:
-            why = (f" Even where the bytes are no more (p = 2), an all-gather of whole "
-                   f"tensors grows to p/2 times an all-reduce's bytes (each rank receives every "
-                   f"other rank's whole tensor: 2x at 4 ranks, 4x at 8), and it leaves every rank "
-                   f"to add the p tensors itself: the all-reduce is the collective that sums.")
+            why = (" Even where the bytes are no more (p = 2), an all-gather of whole "
+                   "tensors grows to p/2 times an all-reduce's bytes (each rank receives every "
+                   "other rank's whole tensor: 2x at 4 ranks, 4x at 8), and it leaves every rank "
+                   "to add the p tensors itself: the all-reduce is the collective that sums.")
         return (f"right values, but your ranks called {_log(run)} where the layer needs "
                 f"{needed}{_bytes_ratio(run, case['needed_bytes'])}.{why}")
 
@@ -244,10 +244,10 @@ class ExitSumLab(ShardedLab):
     def wrong_values(self, case, outs, run):
         p, b = case["p"], case.get("b")
         if b is not None and all(_close(o, e + (p - 1) * b)
-                                 for o, e in zip(outs, case["expected"])):
+                                 for o, e in zip(outs, case["expected"], strict=True)):
             return BIAS_EVERY_RANK.format(p_1=p - 1)
         for extra in self._biases(case):
-            if all(_close(o, P + extra) for o, P in zip(outs, case["partials"])):
+            if all(_close(o, P + extra) for o, P in zip(outs, case["partials"], strict=True)):
                 return PARTIAL_ONLY
         return None
 
@@ -266,7 +266,7 @@ class RowLab(ExitSumLab):
         X, W, label = _linear(p, rng, "K")
         X_r, W_r = np.split(X, p, axis=1), np.split(W, p, axis=0)
         Y = X @ W
-        return {"p": p, "label": label, "args": list(zip(X_r, W_r)), "expected": [Y] * p,
+        return {"p": p, "label": label, "args": list(zip(X_r, W_r, strict=True)), "expected": [Y] * p,
                 "partials": row_parallel(X, W, p), "needed": [("all-reduce", Y.shape)],
                 "needed_bytes": ring_send_bytes(p, Y.nbytes)}
 
@@ -292,7 +292,8 @@ class FFNLab(ExitSumLab):
         Y = ffn_reference(X, W_up, W_down, b_up, b_down)
         return {"p": p, "label": f"X {M}x{D}, F = {F}", "shard_width": F // p, "b": b_down,
                 "args": [(X, u, b, d, b_down)
-                         for u, b, d in zip(local["W_up"], np.split(b_up, p), local["W_down"])],
+                         for u, b, d in zip(local["W_up"], np.split(b_up, p), local["W_down"],
+                                            strict=True)],
                 "expected": [Y] * p, "partials": local["P"], "needed": [("all-reduce", (M, D))],
                 "needed_bytes": ring_send_bytes(p, Y.nbytes)}
 
@@ -330,7 +331,7 @@ class AttentionLab(ExitSumLab):
         Y = attention_reference(X, Wq, Wk, Wv, Wo, h, b_o=b_o)
         return {"p": p, "label": f"S = {S} tokens, d_model = {d_model}, {h} heads of d_h = {d_h}",
                 "args": [(X, q, k, v, Wo, b_o, h)
-                         for q, k, v in zip(local["Wq"], local["Wk"], local["Wv"])],
+                         for q, k, v in zip(local["Wq"], local["Wk"], local["Wv"], strict=True)],
                 "expected": [Y] * p, "partials": local["P"], "b": b_o, "shard_width": h * d_h // p,
                 "y_column_width": d_model // p, "needed": [("all-reduce", (S, d_model))],
                 "needed_bytes": ring_send_bytes(p, Y.nbytes)}

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..perfmodel._checks import whole_number
+from ..numeric_args import whole_number
 from .comm import CommLog, ParallelResult, check_bias, check_reduction, reduce_partials
 from .sharding import check_inner, check_matrix, check_ranks, require_divisible, split_rows
 
@@ -41,7 +41,7 @@ def _heads(Wq, Wk, Wv, Wo, n_heads, n_kv_heads):
 def _check_inputs(X, Wq, Wk, Wv, Wo):
     X = check_matrix("X (S tokens x d_model)", X)
     mats = [check_matrix(n, W) for n, W in (("Wq", Wq), ("Wk", Wk), ("Wv", Wv), ("Wo", Wo))]
-    for name, W in zip(("Wq", "Wk", "Wv"), mats):
+    for name, W in zip(("Wq", "Wk", "Wv"), mats[:3], strict=True):
         check_inner(X, W, "X", name)
     return X, mats
 
@@ -124,8 +124,10 @@ def rank_attention(X, shard, causal=False):
     return {"Q": Q, "K": K, "V": V, "O": O, "P": O @ shard["Wo"]}
 
 
-def _attention(X, Wq, Wk, Wv, Wo, n_heads, p, n_kv_heads=None, causal=False, b_o=None,
-               reduce="all-reduce", bias_before_sum=False):
+def megatron_attention_variant(X, Wq, Wk, Wv, Wo, n_heads, p, n_kv_heads=None, causal=False,
+                               b_o=None, reduce="all-reduce", bias_before_sum=False):
+    """:func:`megatron_attention` with the switch ``mistakes.py`` turns on: ``bias_before_sum``
+    adds ``b_o`` on every rank before the sum."""
     X, (Wq, Wk, Wv, Wo) = _check_inputs(X, Wq, Wk, Wv, Wo)
     shards, info = attention_shards(Wq, Wk, Wv, Wo, n_heads, p, n_kv_heads)
     b_o = check_bias("b_o", b_o, Wo.shape[1])
@@ -148,4 +150,4 @@ def megatron_attention(X, Wq, Wk, Wv, Wo, n_heads, p, n_kv_heads=None, causal=Fa
     they read (``.info``); ``.local`` holds each rank's weight slices, Q, K, V, head outputs O and
     partial sum P; ``.comm`` has the one collective at the exit. ``b_o`` is added once, after it.
     """
-    return _attention(X, Wq, Wk, Wv, Wo, n_heads, p, n_kv_heads, causal, b_o, reduce)
+    return megatron_attention_variant(X, Wq, Wk, Wv, Wo, n_heads, p, n_kv_heads, causal, b_o, reduce)

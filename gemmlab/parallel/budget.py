@@ -26,7 +26,7 @@ InfiniBand. The ring all-reduce takes ``gl.collectives.allreduce_time("ring", n,
 from collections import defaultdict
 
 from ..collectives.cost import allreduce_time
-from ..perfmodel._checks import positive, whole_number
+from ..numeric_args import positive, whole_number
 from ..perfmodel.hardware import chip
 from ..perfmodel.parallelism import message_time
 from ..perfmodel.roofline import roofline_time

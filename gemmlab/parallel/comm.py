@@ -29,10 +29,12 @@ class CommLog(list):
 
     def sent_per_rank(self):
         """Bytes each rank sent over the whole call (a tuple, one entry per rank)."""
-        return tuple(int(sum(col)) for col in zip(*(r.sent_bytes for r in self))) if self else ()
+        return (tuple(int(sum(col)) for col in zip(*(r.sent_bytes for r in self), strict=True))
+                if self else ())
 
     def recv_per_rank(self):
-        return tuple(int(sum(col)) for col in zip(*(r.recv_bytes for r in self))) if self else ()
+        return (tuple(int(sum(col)) for col in zip(*(r.recv_bytes for r in self), strict=True))
+                if self else ())
 
     def _rows(self):
         return [(r.collective, r.where, f"{r.payload_bytes:,}", f"{max(r.sent_bytes):,}",
@@ -45,7 +47,7 @@ class CommLog(list):
             return "no communication"
         table = [self._HEADER] + self._rows()
         widths = [max(len(line[i]) for line in table) for i in range(len(self._HEADER))]
-        return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip()
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
                          for line in table)
 
     def _repr_html_(self):
@@ -76,7 +78,8 @@ def _collectives():
     return collectives
 
 
-def _record(name, where, buffers, res):
+def comm_record(name, where, buffers, res):
+    """The :class:`CommRecord` of the collective ``name`` whose CollectiveResult is ``res``."""
     return CommRecord(name, where, int(buffers[0].nbytes), tuple(int(b) for b in res.sent_bytes),
                       tuple(int(b) for b in res.recv_bytes), res.n_steps)
 
@@ -85,7 +88,7 @@ def allreduce_sum(partials, where, log):
     """Sum the ranks' same-shape partial results with the ring all-reduce; every rank gets the
     sum. Appends the call to ``log`` and returns each rank's copy."""
     res = _collectives().ring_allreduce(partials)
-    log.append(_record("all-reduce", where, partials, res))
+    log.append(comm_record("all-reduce", where, partials, res))
     return list(res.outputs)
 
 
@@ -93,7 +96,7 @@ def allgather_columns(shards, where, log):
     """Concatenate the ranks' column shards (each M x n) along the columns with the ring
     all-gather; every rank gets the whole M x (p n) matrix."""
     res = _collectives().ring_allgather([S.T for S in shards])
-    log.append(_record("all-gather", where, shards, res))
+    log.append(comm_record("all-gather", where, shards, res))
     return [np.ascontiguousarray(out.T) for out in res.outputs]
 
 
@@ -102,7 +105,7 @@ def reduce_scatter_rows(partials, where, log):
     (as ``np.array_split`` cuts them), as sequence parallelism does: each rank sends half of
     what an all-reduce sends."""
     res = _collectives().ring_reduce_scatter(partials)
-    log.append(_record("reduce-scatter", where, partials, res))
+    log.append(comm_record("reduce-scatter", where, partials, res))
     return list(res.outputs)
 
 

@@ -83,8 +83,10 @@ def rank_ffn(X, W_up_r, W_down_r, b_up_r=None):
     return Z, H, H @ W_down_r
 
 
-def _ffn(X, W_up, W_down, p, b_down=None, b_up=None, reduce="all-reduce",
-         bias_before_sum=False, gather_middle=False):
+def megatron_ffn_variant(X, W_up, W_down, p, b_down=None, b_up=None, reduce="all-reduce",
+                         bias_before_sum=False, gather_middle=False):
+    """:func:`megatron_ffn` with the switches ``mistakes.py`` turns on: ``bias_before_sum`` adds
+    ``b_down`` on every rank before the sum, ``gather_middle`` all-gathers Z before GELU."""
     X, ins, W_down, p = _check_ffn(X, {"W_up": W_up}, W_down, p)
     W_up = ins["W_up"]
     b_up = check_bias("b_up", b_up, W_up.shape[1])
@@ -95,12 +97,13 @@ def _ffn(X, W_up, W_down, p, b_down=None, b_up=None, reduce="all-reduce",
     b_up_r = [None] * p if b_up is None else split_columns(b_up, p, *_HIDDEN)
     W_down_r = split_rows(W_down, p, *_HIDDEN)
     if gather_middle:
-        Z = [X @ W if b is None else X @ W + b for W, b in zip(W_up_r, b_up_r)]
+        Z = [X @ W if b is None else X @ W + b for W, b in zip(W_up_r, b_up_r, strict=True)]
         Z_full = allgather_columns(Z, "after the up projection (not needed)", log)
         H = [np.split(gelu(Zf), p, axis=1)[r] for r, Zf in enumerate(Z_full)]
-        P = [H_r @ W for H_r, W in zip(H, W_down_r)]
+        P = [H_r @ W for H_r, W in zip(H, W_down_r, strict=True)]
     else:
-        Z, H, P = zip(*(rank_ffn(X, W_u, W_d, b) for W_u, W_d, b in zip(W_up_r, W_down_r, b_up_r)))
+        Z, H, P = zip(*(rank_ffn(X, W_u, W_d, b)
+                        for W_u, W_d, b in zip(W_up_r, W_down_r, b_up_r, strict=True)), strict=True)
         Z, H, P = list(Z), list(H), list(P)
     outputs = reduce_partials(P, b_down, reduce, "after the down projection", log,
                               bias_before_sum)
@@ -116,7 +119,7 @@ def megatron_ffn(X, W_up, W_down, p, b_down=None, b_up=None, reduce="all-reduce"
     with rows r*M/p ... of Y (sequence parallelism). ``.local`` holds each rank's W_up, Z, H,
     W_down and P (its partial sum); ``.comm`` lists the one collective at the exit.
     """
-    return _ffn(X, W_up, W_down, p, b_down=b_down, b_up=b_up, reduce=reduce)
+    return megatron_ffn_variant(X, W_up, W_down, p, b_down=b_down, b_up=b_up, reduce=reduce)
 
 
 def megatron_swiglu_ffn(X, W_gate, W_up, W_down, p, b_down=None, reduce="all-reduce"):
@@ -135,8 +138,8 @@ def megatron_swiglu_ffn(X, W_gate, W_up, W_down, p, b_down=None, reduce="all-red
     W_down_r = split_rows(W_down, p, *_HIDDEN)
     G = [X @ W for W in W_gate_r]
     U = [X @ W for W in W_up_r]
-    H = [silu(g) * u for g, u in zip(G, U)]
-    P = [H_r @ W for H_r, W in zip(H, W_down_r)]
+    H = [silu(g) * u for g, u in zip(G, U, strict=True)]
+    P = [H_r @ W for H_r, W in zip(H, W_down_r, strict=True)]
     outputs = reduce_partials(P, b_down, reduce, "after the down projection", log)
     local = {"W_gate": W_gate_r, "W_up": W_up_r, "G": G, "U": U, "H": H, "W_down": W_down_r,
              "P": P}
@@ -161,16 +164,16 @@ def megatron_ffn_backward(X, W_up, W_down, dY, p):
     FFN's entrance, mirroring the forward's one at its exit. ``.outputs`` holds each rank's dX;
     ``.local`` its dZ, dW_up and dW_down.
     """
-    forward = _ffn(X, W_up, W_down, p)
+    forward = megatron_ffn_variant(X, W_up, W_down, p)
     dY = check_matrix("dY", dY)
     N = forward.local["W_down"][0].shape[1]
     if dY.shape != (X.shape[0], N):
         raise ValueError(f"dY is the gradient of Y, so it must have Y's shape "
                          f"{(X.shape[0], N)}, got {dY.shape}")
     dZ = [(dY @ W_d.T) * gelu_grad(Z_r)
-          for W_d, Z_r in zip(forward.local["W_down"], forward.local["Z"])]
+          for W_d, Z_r in zip(forward.local["W_down"], forward.local["Z"], strict=True)]
     log = CommLog()
-    dX_partials = [dZ_r @ W_u.T for dZ_r, W_u in zip(dZ, forward.local["W_up"])]
+    dX_partials = [dZ_r @ W_u.T for dZ_r, W_u in zip(dZ, forward.local["W_up"], strict=True)]
     dX = reduce_partials(dX_partials, None, "all-reduce", "backward of the up projection (dX)",
                          log)
     local = {"dZ": dZ, "dW_up": [np.asarray(X).T @ dZ_r for dZ_r in dZ],

@@ -48,7 +48,7 @@ class RankGrid:
         if ep != 1:
             raise ValueError(f"ep={ep!r}: expert parallelism is not modelled by this grid "
                              f"(Megatron-LM lays experts out on a second grid of its own); use ep=1")
-        self.sizes = {a: int(_degree(a, v)) for a, v in zip(AXES, (tp, cp, dp, pp))}
+        self.sizes = {a: int(_degree(a, v)) for a, v in zip(AXES, (tp, cp, dp, pp), strict=True)}
         self.order = _order(order)
         self.strides, stride = {}, 1
         for axis in self.order:
@@ -79,7 +79,7 @@ class RankGrid:
 
     def rank(self, tp=0, cp=0, dp=0, pp=0):
         """The rank at the given coordinates (each from 0 to its degree - 1)."""
-        coords = dict(zip(AXES, (tp, cp, dp, pp)))
+        coords = dict(zip(AXES, (tp, cp, dp, pp), strict=True))
         for axis, value in coords.items():
             if not _is_whole(value) or not 0 <= value < self.sizes[axis]:
                 raise ValueError(f"{axis} coordinate must be a whole number from 0 to "

@@ -70,7 +70,8 @@ class ShapeLedger:
     def __str__(self):
         table = [self._HEADER] + [self._cells(r) for r in self.rows]
         widths = [max(len(line[i]) for line in table) for i in range(len(self._HEADER))]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in table]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+                 for line in table]
         title = f"Y = X W with X {self.M}x{self.K}, W {self.K}x{self.N}, on p = {self.p} ranks"
         return "\n".join([title] + lines)
 

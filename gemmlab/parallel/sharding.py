@@ -8,7 +8,7 @@ matching K/p columns of X). Frameworks such as PyTorch store ``W.T`` (out x in),
 """
 import numpy as np
 
-from ..perfmodel._checks import whole_number
+from ..numeric_args import whole_number
 
 LAYOUTS = ("in_out", "out_in")
 
@@ -83,7 +83,7 @@ def row_parallel(X, W, p):
     check_inner(X, W)
     W_parts = split_rows(W, p)
     X_parts = np.split(X, len(W_parts), axis=1)
-    return [X_r @ W_r for X_r, W_r in zip(X_parts, W_parts)]
+    return [X_r @ W_r for X_r, W_r in zip(X_parts, W_parts, strict=True)]
 
 
 def _check_layout(layout):

@@ -7,9 +7,9 @@
 (``gemmlab.collectives.jobs``, program ``gemmlab.parallel.tp_worker``) and returns rank 0's
 report. Every rank builds the same inputs from the seed (:func:`make_inputs`) and keeps only its
 own shards (:func:`layer_shards`). Over MPI, each rank's Y is checked against the float64
-reference and against the single-process simulation, bit for bit (``parallel.mpi``). Over NCCL,
+reference and against the single-process simulation, bit for bit (``parallel.tp_mpi_rank``). Over NCCL,
 real GEMMs run on each GPU, the exit all-reduce is timed for our ring and NCCL's, and every Y is
-checked against the layer computed unsharded on one GPU (``parallel.nccl``).
+checked against the layer computed unsharded on one GPU (``parallel.tp_nccl_rank``).
 """
 import json
 import sys
@@ -19,7 +19,7 @@ import numpy as np
 from ..collectives import jobs
 from ..collectives.nccl import BackendUnavailable, check_gpu_count, visible_gpus
 from ..collectives.nccl_graph import ALLREDUCE_ALGORITHMS
-from ..perfmodel._checks import whole_number
+from ..numeric_args import whole_number
 from .attention import attention_shards, rank_attention
 from .ffn import rank_ffn
 from .sharding import split_columns, split_rows
@@ -68,7 +68,7 @@ def layer_shards(layer, inputs, p, n_heads=None, n_kv_heads=None):
     if layer == "ffn":
         ups = split_columns(inputs["W_up"], p, *_HIDDEN)
         downs = split_rows(inputs["W_down"], p, *_HIDDEN)
-        return [{"W_up": up, "W_down": down} for up, down in zip(ups, downs)]
+        return [{"W_up": up, "W_down": down} for up, down in zip(ups, downs, strict=True)]
     shards, _ = attention_shards(inputs["Wq"], inputs["Wk"], inputs["Wv"], inputs["Wo"], n_heads,
                                  p, n_kv_heads)
     return shards

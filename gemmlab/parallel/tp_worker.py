@@ -1,9 +1,9 @@
 """One rank of ``gemmlab tp``: started by :func:`gemmlab.parallel.tp.run_layer` through the one
 launcher (``gemmlab.collectives.jobs``); rank 0 emits the report.
 
-``--backend mpi`` runs :func:`gemmlab.parallel.mpi.rank_main` on this CPU process; ``--backend
+``--backend mpi`` runs :func:`gemmlab.parallel.tp_mpi_rank.rank_main` on this CPU process; ``--backend
 nccl`` joins an NCCL communicator on this process's GPU and runs
-:func:`gemmlab.parallel.nccl.rank_report`.
+:func:`gemmlab.parallel.tp_nccl_rank.rank_report`.
 """
 import argparse
 
@@ -33,11 +33,11 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     comm = jobs.world()
     if args.backend == "mpi":
-        from .mpi import rank_main
+        from .tp_mpi_rank import rank_main
         report = rank_main(comm, args)
     else:
         from ..collectives.nccl import connect
-        from .nccl import rank_report
+        from .tp_nccl_rank import rank_report
         transport = connect(comm)
         try:
             report = rank_report(transport, comm, args)

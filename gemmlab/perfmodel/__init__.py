@@ -9,10 +9,10 @@ SM), ``loader`` (a training loop's prefetch and copy/compute overlap) and ``cach
 depends on capacity).
 """
 from .cache import LOOP_ORDERS, CacheResult, LRUCache, Step, gemm_trace, simulate
-from .hardware import (ARCHITECTURES, DATASHEET, DERIVED, DEVICE_QUERY, DTYPES, HARDWARE, HOPPER,
-                       MAX_STATIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK, MEASURED, SPARSE_HALVED, Chip,
-                       Figure, SMResources, Source, chip, chip_for, fp32_lanes_per_sm, parse_cc,
-                       sm_resources, table)
+from .datasheets import DATASHEET, DEVICE_QUERY, MEASURED, Chip
+from .hardware import (ARCHITECTURES, DERIVED, DTYPES, HARDWARE, HOPPER, MAX_STATIC_SHARED_BYTES,
+                       MAX_THREADS_PER_BLOCK, SPARSE_HALVED, Figure, SMResources, Source, chip,
+                       chip_for, fp32_lanes_per_sm, parse_cc, sm_resources, table)
 from .hardware import (BOTH_WAYS_HALVED, DEVICE_MEMORY, MEMORY_PATH, POWER, Link,
                        memory_path_table)
 from .loader import idle_time, timeline_end, training_timeline

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import whole_number
+from ..numeric_args import whole_number
 
 LOOP_ORDERS = ("ijk", "ikj", "tiled")
 

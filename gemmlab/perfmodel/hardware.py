@@ -13,8 +13,7 @@ except cache sizes, which vendors give in binary units).
 import re
 from dataclasses import dataclass
 
-from .datasheets import (DATASHEET, DERIVED, DEVICE_QUERY, DTYPES, HARDWARE, MEASURED,
-                         SPARSE_HALVED, Chip, Figure, Source)
+from .datasheets import DERIVED, DTYPES, HARDWARE, SPARSE_HALVED, Figure, Source
 
 _CCCL = Source("NVIDIA CCCL, libcudacxx/include/cuda/__device/arch_traits.h: the per-architecture "
                "limits of the CUDA C++ Programming Guide's 'Technical Specifications per Compute "

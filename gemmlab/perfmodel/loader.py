@@ -15,7 +15,7 @@ compute (one stream: copies and kernels run in order) and the compute follows it
 ``overlap_copy`` the copy of batch i waits only for its data, the copy engine and a free device
 buffer (two buffers: the compute of batch i - 2 must be done).
 """
-from ._checks import positive, whole_number
+from ..numeric_args import positive, whole_number
 from .parallelism import Interval
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import fraction, non_negative, positive, whole_number
+from ..numeric_args import fraction, non_negative, positive, whole_number
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def group_sum_timeline(work, rates=1.0, comm=0.0, add_time=1.0, names=None):
     finish = work / rates
     done = float(np.max(finish))
     bars = []
-    for name, w, f in zip(names, work, finish):
+    for name, w, f in zip(names, work, finish, strict=True):
         bars.append(Interval(name, "compute", f"{w:g} items", 0.0, float(f)))
         if f < done:
             bars.append(Interval(name, "wait", "idle", float(f), done))

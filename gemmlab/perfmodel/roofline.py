@@ -7,7 +7,7 @@ at least the larger. Dividing by the time turns that into the roofline: attainab
 """
 import numpy as np
 
-from ._checks import non_negative, positive
+from ..numeric_args import non_negative, positive
 
 
 def intensity(flops, nbytes):

@@ -6,7 +6,7 @@ memory), each element counted once per time it is brought in; it is not a hardwa
 """
 import math
 
-from ._checks import whole_number
+from ..numeric_args import whole_number
 
 TRAFFIC_MODELS = ("ideal", "no_reuse", "tiled")
 

@@ -113,7 +113,7 @@ def predict(probe, model):
     per MMA step), "sequential_fp32" (one FP32 rounding after every product, as a chain of FMAs
     does), or an :class:`~.numerics.AlignTruncate`."""
     a, b = probe.vectors()
-    products = [Fraction(x) * Fraction(y) for x, y in zip(a, b)]
+    products = [Fraction(x) * Fraction(y) for x, y in zip(a, b, strict=True)]
     if model == "rn":
         acc = 0.0
         for k0 in range(0, K_PROBE, FRAG):

@@ -2,14 +2,15 @@
 import numpy as np
 
 from ..collectives.cost import allreduce_time
-from ..collectives.launch import format_size
+from ..collectives.allreduce_command import format_size
 
 
 # Distinct markers and dashes, so that lines lying on top of each other stay visible.
 _STYLES = ("o-", "s--", "^-.", "d:", "v-")
 
 
-def _axes(ax, figsize=(6.5, 4)):
+def axes_or_new(ax, figsize=(6.5, 4)):
+    """``ax``, or the axes of a new figure of ``figsize`` when it is None."""
     import matplotlib.pyplot as plt
     if ax is None:
         _, ax = plt.subplots(figsize=figsize)
@@ -19,8 +20,8 @@ def _axes(ax, figsize=(6.5, 4)):
 def plot_traffic_vs_ranks(ns, series, size_bytes, ax=None):
     """Per-rank byte counts against N, in units of S: ``series`` maps a label to one count per N
     (e.g. the centralized root's sent + received, a ring rank's sent, its sent + received)."""
-    ax = _axes(ax)
-    for (label, counts), style in zip(series.items(), _STYLES):
+    ax = axes_or_new(ax)
+    for (label, counts), style in zip(series.items(), _STYLES, strict=False):
         ax.plot(ns, np.asarray(counts) / size_bytes, style, label=label)
     ax.axhline(2, color="grey", ls=":", label="2 S")
     ax.set_xscale("log", base=2)
@@ -35,8 +36,8 @@ def plot_traffic_vs_ranks(ns, series, size_bytes, ax=None):
 def plot_time_vs_ranks(ns, size_bytes, alpha, beta, algorithms=("centralized", "tree", "ring"),
                        ax=None):
     """Model time of each algorithm against N for one message size (alpha in s, beta in s/B)."""
-    ax = _axes(ax)
-    for name, style in zip(algorithms, _STYLES):
+    ax = axes_or_new(ax)
+    for name, style in zip(algorithms, _STYLES, strict=False):
         ax.plot(ns, [allreduce_time(name, int(n), size_bytes, alpha, beta) * 1e3 for n in ns],
                 style, label=name, markersize=7 if style.startswith("o") else 5)
     ax.set_xscale("log", base=2)
@@ -52,7 +53,7 @@ def plot_time_vs_ranks(ns, size_bytes, alpha, beta, algorithms=("centralized", "
 def plot_fit(records, fits, ax=None, title=None):
     """Measured median times (points) and each algorithm's fitted alpha-beta model (lines);
     ``title`` defaults to the MPI run's."""
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     for fit in fits:
         mine = [r for r in records if r["algorithm"] == fit.algorithm and r["n_ranks"] == fit.n_ranks]
         sizes = np.array(sorted(r["size_bytes"] for r in mine), dtype=float)

@@ -190,7 +190,7 @@ class BitExplorer(widgets.VBox):
     def _refresh(self, text=None):
         f = P.get_format(self.fmt)
         digits = format(self._pattern, f"0{f.bits}b")
-        for b, d in zip(self.bit_buttons, digits):
+        for b, d in zip(self.bit_buttons, digits, strict=True):
             b.description = d
             on, off = COLOURS[b.field]
             b.style.button_color = on if d == "1" else off

@@ -102,7 +102,7 @@ class _Layout:
         self.touched = {}           # (thread, interval, array) -> {element index: READ|WRITE}
         self.extent = {}            # array -> list of element indices touched by the block
         self.intervals = len(self.barriers) + 1
-        for thread, interval, write, array, element in zip(*columns):
+        for thread, interval, write, array, element in zip(*columns, strict=True):
             name, _, shape = self.arrays[int(array)]
             index = _unflatten(int(element), shape)
             key = (int(thread), int(interval), name)
@@ -299,13 +299,13 @@ class _Window:
             self.cell = 4 if length <= 2 * WRAP else 3
             self.columns, self.lines = min(length, WRAP), -(-length // WRAP)
         else:
-            self.lines, self.columns = (h - l + 1 for l, h in zip(lows, highs))
+            self.lines, self.columns = (h - l + 1 for l, h in zip(lows, highs, strict=True))
             self.cell = max(2, min(6, 96 // max(self.lines, self.columns)))
         self.width, self.height = self.columns * self.cell, self.lines * self.cell
 
     def label(self, name):
         """'a[64:71]' or 'C[16:19, 0:16]': the part of the array the window shows."""
-        return f"{name}[{', '.join(f'{l}:{h + 1}' for l, h in zip(self.lows, self.highs))}]"
+        return f"{name}[{', '.join(f'{l}:{h + 1}' for l, h in zip(self.lows, self.highs, strict=True))}]"
 
     def outside_parts(self):
         """(x, y, w, h) of the parts of the window that lie outside the array."""
@@ -344,7 +344,7 @@ def _window(indices, shape):
         flat = sorted(i[0] if i else 0 for i in indices)
         low = flat[0]
         return _Window(shape, (low,), (min(flat[-1], low + MAX_WINDOW - 1),))
-    rows, cols = zip(*(_rows_cols(i, shape) for i in indices))
+    rows, cols = zip(*(_rows_cols(i, shape) for i in indices), strict=True)
     lows = (min(rows), min(cols))
     highs = (min(max(rows), lows[0] + 63), min(max(cols), lows[1] + 63))
     return _Window(shape, lows, highs)
@@ -353,7 +353,7 @@ def _window(indices, shape):
 def _rows_cols(index, shape):
     """An N-d index as (row, column) of the array seen as 2-D (leading axes merged)."""
     row = 0
-    for i, d in zip(index[:-1], shape[:-1]):
+    for i, d in zip(index[:-1], shape[:-1], strict=True):
         row = row * d + i
     return row, index[-1]
 

@@ -2,8 +2,8 @@
 curves of the all-reduce sweep, and each layer's GEMM time against its all-reduce time."""
 import numpy as np
 
-from ..collectives.launch import format_size
-from .allreduce import _axes
+from ..collectives.allreduce_command import format_size
+from .allreduce import axes_or_new
 
 # one style per algorithm of the NCCL sweep, so that the lessons and the PNG agree
 STYLES = {"ring": ("o-", "our ring (CUDA graph)"),
@@ -17,11 +17,11 @@ STYLES = {"ring": ("o-", "our ring (CUDA graph)"),
 def plot_busbw(records, ax=None, title=None):
     """busbw (GB/s) against the size per rank, one line per algorithm of the records (NCCL's
     reduce-scatter and all-gather with their own (N-1)/N factor)."""
-    ax = _axes(ax, (7.5, 4.5))
+    ax = axes_or_new(ax, (7.5, 4.5))
     for name in dict.fromkeys(r["algorithm"] for r in records):
         mine = sorted((r["size_bytes"], r["busbw"]) for r in records if r["algorithm"] == name)
         style, label = STYLES.get(name, (".-", name))
-        ax.plot(*zip(*mine), style, label=label, markersize=5)
+        ax.plot(*zip(*mine, strict=True), style, label=label, markersize=5)
     sizes = sorted({r["size_bytes"] for r in records})
     ticks = sizes[::3]
     ax.set_xscale("log", base=2)
@@ -37,18 +37,18 @@ def plot_busbw(records, ax=None, title=None):
 def plot_layer_times(reports, algorithms=("nccl", "ring_nvlink", "ring_stepwise"), ax=None):
     """One horizontal bar per (layer, dtype, all-reduce): the local GEMMs' time, then the
     all-reduce's, labelled with the all-reduce's share of the layer."""
-    ax = _axes(ax, (8, 0.5 + 0.45 * len(reports) * len(algorithms)))
+    ax = axes_or_new(ax, (8, 0.5 + 0.45 * len(reports) * len(algorithms)))
     rows = [(r, a) for r in reports for a in algorithms if a in r["allreduce_seconds"]]
     y = np.arange(len(rows))[::-1]
     gemm = [r["gemm_seconds"] * 1e3 for r, _ in rows]
     comm = [r["allreduce_seconds"][a] * 1e3 for r, a in rows]
     ax.barh(y, gemm, color="tab:blue", label="local GEMMs (one GPU's shard)")
     ax.barh(y, comm, left=gemm, color="tab:orange", label="exit all-reduce")
-    for yi, g, c, (r, a) in zip(y, gemm, comm, rows):
+    for yi, g, c, (r, a) in zip(y, gemm, comm, rows, strict=True):
         ax.text(g + c, yi, f"  {r['comm_share'][a]:.0%}", va="center", fontsize=8)
     ax.set_yticks(y, [f"{r['layer']} {r['dtype']}, {STYLES.get(a, ('', a))[1]}"
                       for r, a in rows], fontsize=8)
-    ax.set_xlim(0, 1.15 * max(g + c for g, c in zip(gemm, comm)))
+    ax.set_xlim(0, 1.15 * max(g + c for g, c in zip(gemm, comm, strict=True)))
     ax.set_xlabel("time per GPU (ms)")
     ax.set_title(f"Megatron layers on {rows[0][0]['n_ranks']} GPUs: GEMMs vs all-reduce")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))

@@ -75,7 +75,7 @@ def draw_reduction_tree(n_values, processors, ax=None):
         _, ax = plt.subplots(figsize=(max(6, 0.5 * n_values), 1.2 * result["span"] + 1.8))
     for (x0, y0), (x1, y1) in edges:
         ax.plot([x0, x1], [y0, y1], color="#999999", linewidth=0.8, zorder=1)
-    ax.scatter(*zip(*leaves), s=120, color="white", edgecolor="black", zorder=2)
+    ax.scatter(*zip(*leaves, strict=True), s=120, color="white", edgecolor="black", zorder=2)
     colours = plt.get_cmap("tab10")
     for add, (x, y) in adds.items():
         r = round_of[add]

@@ -25,7 +25,7 @@ def plot_summation_errors(data=None, accs=("fp16", "bf16", "fp32"), ns=None, see
     n = np.asarray(data["n"])
     fig, axes = plt.subplots(1, len(accs), figsize=(4.6 * len(accs), 4.0), sharey=True,
                              squeeze=False)
-    for ax, acc in zip(axes[0], accs):
+    for ax, acc in zip(axes[0], accs, strict=True):
         u = data["u"][acc]
         for order in orders:
             err = np.asarray(data["errors"][acc, order], dtype=float)

@@ -65,7 +65,7 @@ def draw_splits(M, K, N, p):
     """Column and row parallel of the same ``Y = X W`` one above the other."""
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(2, 1, figsize=(9, 6.5))
-    for mode, ax in zip(MODES, axes):
+    for mode, ax in zip(MODES, axes, strict=True):
         draw_linear_split(mode, M, K, N, p, ax=ax)
     fig.tight_layout()
     return fig

@@ -2,7 +2,7 @@
 along K, with the partial sums kept in fast memory, and the elements brought in counted."""
 import numpy as np
 
-from ..perfmodel._checks import whole_number
+from ..numeric_args import whole_number
 from .gemm_layout import A_COLOUR, B_COLOUR, C_COLOUR, DONE_COLOUR, matrix_html
 
 

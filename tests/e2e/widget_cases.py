@@ -56,7 +56,7 @@ CASES = [
         redraws=True),
     WidgetCase(
         "pipeline-gantt",
-        "from gemmlab.viz.ladder import pipeline_widget\npipeline_widget(4, 8.0, 12.0)",
+        "from gemmlab.viz.ladder_figures import pipeline_widget\npipeline_widget(4, 8.0, 12.0)",
         lambda view: ui.move_slider(view, "tiles n"),
         redraws=True),
     WidgetCase(

@@ -2,7 +2,7 @@
 the course's first lecture (seed 002) up to the out-of-memory example: tokens and streaming, the
 training loop's two overlaps, operators and kernels, two GPUs, two software stacks, the memory
 path and the energy sum. Its discussion questions Q01-Q03 are checked here."""
-from ...perfmodel import MEMORY_PATH, POWER, chip, training_timeline, timeline_end
+from ...perfmodel import MEMORY_PATH, training_timeline, timeline_end
 from ._choices import options_text
 from ...judging import Choice, Exact, Number, Question, Wrong
 

@@ -23,7 +23,7 @@ def output_tiles(n, T):
 
 
 def gemm_entry(row, col, alpha, beta, c_in):
-    return alpha * sum(a * b for a, b in zip(row, col)) + beta * c_in
+    return alpha * sum(a * b for a, b in zip(row, col, strict=True)) + beta * c_in
 
 
 def tiled_smem_bytes(T):

@@ -6,14 +6,16 @@ import numpy as np
 from ...collectives import centralized_allreduce, ring_allreduce
 from ...collectives.cost import (allreduce_cost, allreduce_time, algbw, busbw,
                                  centralized_root_bytes, ring_send_bytes)
-from ...collectives.nccl import RingPlan
+from ...collectives.ring_steps import RingPlan
 from ...labs.ring import RingLab
 from ...labs.solutions import solution
 from ...judging import Choice, Exact, Function, Number, Question, Wrong
 from ...judging.rules import Rules
 
-RING_IMPLEMENTATIONS = tuple(f"gemmlab.collectives.{m}{f}" for m in ("", "mpi.") for f in (
-    "ring_allreduce", "ring_reduce_scatter", "ring_allgather", "centralized_allreduce"))
+RING_IMPLEMENTATIONS = tuple(f"gemmlab.collectives.{m}{f}" for m in ("", "mpi_allreduce.")
+                             for f in ("ring_allreduce", "ring_reduce_scatter", "ring_allgather",
+                                       "centralized_allreduce")) + (
+    "gemmlab.collectives.ring_steps",)          # the one ring every path of the course runs
 
 
 MIB, GIB = 2**20, 2**30

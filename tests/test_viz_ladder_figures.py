@@ -8,7 +8,7 @@ from gemmlab import perfmodel as pm
 matplotlib.use("Agg")
 
 from gemmlab import device, perfmodel  # noqa: E402
-from gemmlab.viz import ladder  # noqa: E402
+from gemmlab.viz import ladder_figures as ladder  # noqa: E402
 
 
 def _texts(fig):

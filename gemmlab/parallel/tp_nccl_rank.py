@@ -12,7 +12,7 @@ import statistics
 
 import numpy as np
 
-from ..collectives.nccl import ring_allreduce
+from ..collectives.ring_steps import ring_allreduce
 from ..collectives.nccl_graph import allreduce_program, close_program
 from .tp import TOLERANCE, layer_shards, local_partial, make_inputs
 

@@ -87,7 +87,7 @@ def draw_tile_grid(n, T, I=0, J=0, ax=None):
         _, ax = plt.subplots(1, 3, figsize=(10, 3.4))
     roles = (("A", lambda i, j: i == I, "#4c72b0"), ("B", lambda i, j: j == J, "#55a868"),
              ("C", lambda i, j: (i, j) == (I, J), "#c44e52"))
-    for axis, (name, used, colour) in zip(ax, roles):
+    for axis, (name, used, colour) in zip(ax, roles, strict=True):
         for i in range(tiles):
             for j in range(tiles):
                 axis.add_patch(Rectangle((j, tiles - 1 - i), 1, 1, edgecolor="black",
@@ -220,7 +220,7 @@ def draw_tile_pairs(rows, kernels=("outer", "twolevel"), ax=None, note=""):
         xs = [g + (i - (len(kernels) - 1) / 2) * width for g in range(len(rows))]
         values = [row[kernel]["tflops"] for row in rows]
         ax.bar(xs, values, width, label=kernel, color=colors[i % len(colors)])
-        for x, row in zip(xs, rows):
+        for x, row in zip(xs, rows, strict=True):
             cell = row[kernel]
             label = f"{cell['tflops']:.3g}"
             if cell["regs"]:

@@ -1,4 +1,4 @@
-"""Megatron's FFN and attention on real MPI processes, one per rank (``gemmlab.parallel.mpi``,
+"""Megatron's FFN and attention on real MPI processes, one per rank (``gemmlab.parallel.tp_mpi_rank``,
 started by ``gemmlab.parallel.tp.run_layer`` through the one launcher): every rank's Y against the
 float64 reference and, bit for bit, the single-process simulation; always under a timeout."""
 import pytest

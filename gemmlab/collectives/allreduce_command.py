@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..perfmodel._checks import whole_number
+from ..numeric_args import whole_number
 from . import jobs
 from . import cost
 from .nccl import BackendUnavailable, check_gpu_count, visible_gpus

@@ -8,7 +8,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from gemmlab.collectives import jobs, launch
+from gemmlab.collectives import allreduce_command, jobs
 
 pytest.importorskip("mpi4py")
 
@@ -24,7 +24,7 @@ PROGRAM = textwrap.dedent("""
     import numpy as np
     from mpi4py import MPI
     import gemmlab.collectives as C
-    from gemmlab.collectives import mpi
+    from gemmlab.collectives import mpi_allreduce
 
     comm = MPI.COMM_WORLD
     n, rank = comm.Get_size(), comm.Get_rank()
@@ -32,19 +32,19 @@ PROGRAM = textwrap.dedent("""
                 for r in range(n)]
     mine = everyone[rank]
     simulated = C.ring_allreduce(everyone).outputs[rank]
-    assert np.array_equal(mpi.ring_allreduce(comm, mine), simulated), "ring differs"
+    assert np.array_equal(mpi_allreduce.ring_allreduce(comm, mine), simulated), "ring differs"
     exact = np.sum([e.astype(np.float64) for e in everyone], axis=0)
     for name in ("centralized", "mpi"):
-        got = mpi.ALGORITHMS[name](comm, mine)
+        got = mpi_allreduce.ALGORITHMS[name](comm, mine)
         assert np.allclose(got, exact, rtol=1e-5, atol=1e-5), name
-    part = mpi.ring_reduce_scatter(comm, mine)
+    part = mpi_allreduce.ring_reduce_scatter(comm, mine)
     assert np.allclose(part, np.array_split(exact, n)[rank], rtol=1e-5, atol=1e-5)
     rows = [e[:21].reshape(7, 3) for e in everyone]          # 7 rows: unequal row blocks
-    block = mpi.ring_reduce_scatter(comm, rows[rank])
+    block = mpi_allreduce.ring_reduce_scatter(comm, rows[rank])
     assert np.array_equal(block, C.ring_reduce_scatter(rows).outputs[rank]), "row blocks differ"
     pieces = [np.arange(r + 2, dtype=np.int64) * (r + 1) for r in range(n)]
-    assert np.array_equal(mpi.ring_allgather(comm, pieces[rank]), np.concatenate(pieces))
-    assert np.array_equal(mpi.ring_allreduce(comm, mine), simulated), "not repeatable"
+    assert np.array_equal(mpi_allreduce.ring_allgather(comm, pieces[rank]), np.concatenate(pieces))
+    assert np.array_equal(mpi_allreduce.ring_allreduce(comm, mine), simulated), "not repeatable"
     Path(sys.argv[1], f"rank{rank}.ok").write_text("ok")
 """)
 
@@ -77,13 +77,13 @@ def test_cli_checks_every_rank_and_prints_bandwidths(tmp_path, n):
 
 
 def test_sizes_and_requests_are_checked():
-    assert launch.parse_size("64MiB") == 64 * 2**20
-    assert launch.parse_size("1.5 KiB") == 1536
-    assert launch.parse_size("4MB") == 4_000_000
-    assert launch.parse_size(4096) == 4096
+    assert allreduce_command.parse_size("64MiB") == 64 * 2**20
+    assert allreduce_command.parse_size("1.5 KiB") == 1536
+    assert allreduce_command.parse_size("4MB") == 4_000_000
+    assert allreduce_command.parse_size(4096) == 4096
     with pytest.raises(ValueError, match="64MiB"):
-        launch.parse_size("64 parsecs")
+        allreduce_command.parse_size("64 parsecs")
     with pytest.raises(ValueError, match="multiple of 4"):
-        launch.run_allreduce(2, ["4098"])
+        allreduce_command.run_allreduce(2, ["4098"])
     with pytest.raises(ValueError, match="ring, centralized, mpi"):
-        launch.run_allreduce(2, ["4KiB"], algos=["gossip"])
+        allreduce_command.run_allreduce(2, ["4KiB"], algos=["gossip"])

@@ -1,5 +1,5 @@
 """Megatron's FFN and attention over MPI, one rank's side: each CPU process holds only its own
-shards and the exit all-reduce is the ring of ``gemmlab.collectives.mpi``.
+shards and the exit all-reduce is the ring of ``gemmlab.collectives.mpi_allreduce``.
 
 ``gemmlab tp --backend mpi`` (:mod:`gemmlab.parallel.tp`) starts the processes; each runs
 :func:`rank_main`: it builds the same random inputs from the seed, keeps its shards, computes its
@@ -16,7 +16,7 @@ from .tp import layer_shards, make_inputs
 
 def ffn_on_rank(comm, X, W_up_r, W_down_r, b_down=None):
     """This rank's Y of Megatron's FFN: local GEMMs and GELU, then the ring all-reduce (MPI)."""
-    from ..collectives import mpi as ring
+    from ..collectives import mpi_allreduce as ring
     _, _, P = rank_ffn(X, W_up_r, W_down_r)
     Y = ring.ring_allreduce(comm, P)
     return Y if b_down is None else Y + b_down
@@ -24,7 +24,7 @@ def ffn_on_rank(comm, X, W_up_r, W_down_r, b_down=None):
 
 def attention_on_rank(comm, X, shard, causal=False, b_o=None):
     """This rank's Y of Megatron's attention for its shard (see ``attention_shards``)."""
-    from ..collectives import mpi as ring
+    from ..collectives import mpi_allreduce as ring
     Y = ring.ring_allreduce(comm, rank_attention(X, shard, causal)["P"])
     return Y if b_o is None else Y + b_o
 

@@ -1,5 +1,5 @@
-"""Argument checks shared by the models, the collectives and the parallel layers: a wrong argument
-gets a message naming it and what it was."""
+"""Checks of numeric arguments, shared by the models, the collectives and the parallel layers: a
+wrong argument gets a message naming it and what it was."""
 import numbers
 
 

@@ -1,4 +1,4 @@
-"""Megatron's FFN and attention over NCCL (``gemmlab.parallel.nccl``, one GPU's side of
+"""Megatron's FFN and attention over NCCL (``gemmlab.parallel.tp_nccl_rank``, one GPU's side of
 ``gemmlab tp --backend nccl``).
 
 Everywhere: the per-rank code, run by p threads over a queue transport standing in for NCCL,
@@ -11,7 +11,7 @@ import pytest
 from multirank import QueueRing, needs_gpus
 
 from gemmlab.parallel import megatron_attention, megatron_ffn, tp
-from gemmlab.parallel.nccl import layer_on_rank
+from gemmlab.parallel.tp_nccl_rank import layer_on_rank
 
 
 @pytest.mark.parametrize("p", [1, 2, 4])
@@ -20,7 +20,7 @@ def test_ffn_on_ranks_is_the_simulated_megatron_ffn(p):
     shards = tp.layer_shards("ffn", inputs, p)
     outputs = QueueRing(p).run(lambda t: layer_on_rank(t, "ffn", inputs["X"], shards[t.rank]))
     simulated = megatron_ffn(inputs["X"], inputs["W_up"], inputs["W_down"], p)
-    for got, expected in zip(outputs, simulated.outputs):
+    for got, expected in zip(outputs, simulated.outputs, strict=True):
         np.testing.assert_array_equal(got, expected)
 
 
@@ -32,7 +32,7 @@ def test_attention_on_ranks_is_the_simulated_megatron_attention(p, kv_heads):
                                                        shards[t.rank]))
     weights = [inputs[k] for k in ("Wq", "Wk", "Wv", "Wo")]
     simulated = megatron_attention(inputs["X"], *weights, 8, p, kv_heads)
-    for got, expected in zip(outputs, simulated.outputs):
+    for got, expected in zip(outputs, simulated.outputs, strict=True):
         np.testing.assert_array_equal(got, expected)
 
 

@@ -1,0 +1,121 @@
+"""How long grading a class takes: N students x the 16 lessons (each notebook a copy of
+solutions/, so every one runs all its code and is judged on every question), graded by the
+grader's command at each --jobs given, then checked: every notebook must be at full marks.
+
+In the sandbox when bubblewrap works here (one grader, --jobs J). Where it does not, J graders run
+side by side, each `--no-sandbox` on one shard (--shard i/J), and `gemmlab-grade merge` joins
+them: the same parallelism, and the way a class is spread over machines.
+
+Writes a JSON record: the machine (CPU, cores, load average before and after), versions, date,
+and per run: jobs, mode, notebooks, wall seconds, seconds per notebook (wall / notebooks) and
+the extrapolation to 100 students x 16 lessons at that throughput (1600 notebooks x seconds per
+notebook: it assumes a class that many times larger keeps the same per-notebook throughput, which
+a longer run only improves, the last wave's idle cores weighing less).
+
+    python benchmarks/grade_class.py --students 3 --jobs 2 --out benchmarks/grade_class_2core.json
+    python benchmarks/grade_class.py --students 3 16 --jobs 16 --out grade_class_16core.json
+
+(Each --students count is a class of its own, graded at each --jobs: 3 students is the issue's
+yardstick; 16 students keep 16 cores busy past the first waves, a better base for the
+extrapolation.)
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gemmlab import measure  # noqa: E402  (after the repository is on the path)
+from gemmlab_grader import sandbox  # noqa: E402
+
+CLASS = 100 * 16
+
+
+def make_class(folder, students):
+    """``students`` folders, each holding every lesson's solution notebook."""
+    lessons = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
+    for i in range(students):
+        (folder / f"student{i:03d}").mkdir(parents=True)
+        for path in lessons:
+            shutil.copyfile(path, folder / f"student{i:03d}" / path.name)
+    return students * len(lessons)
+
+
+def _grader(*args):
+    return [sys.executable, "-m", "gemmlab_grader", *map(str, args)]
+
+
+def grade(subs, out, jobs, timeout):
+    """Grade ``subs`` into ``out`` with ``jobs`` notebooks at a time; (mode, wall seconds)."""
+    common = ["--seed", "1", "--timeout", str(timeout), "--notebook-timeout", str(4 * timeout)]
+    env = dict(os.environ, GEMMLAB_BACKEND="sim")
+    start = time.monotonic()
+    if sandbox.bwrap() is not None:
+        subprocess.run(_grader(subs, "--out", out, "--jobs", jobs, *common), env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        return "sandbox, one grader", time.monotonic() - start
+    unsafe = ["--no-sandbox"] * (2 if os.geteuid() == 0 else 1)
+    shards = [subprocess.Popen(_grader(subs, "--out", f"{out}-{i}", "--shard", f"{i}/{jobs}",
+                                       *unsafe, *common), env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL) for i in range(1, jobs + 1)]
+    codes = [p.wait() for p in shards]
+    subprocess.run(_grader("merge", *[f"{out}-{i}" for i in range(1, jobs + 1)], "--out", out),
+                   env=env, check=True, stdout=subprocess.DEVNULL)
+    if any(codes):
+        raise SystemExit(f"a shard failed: exit statuses {codes}")
+    return "no sandbox (bubblewrap does not work here): one grader per shard", \
+        time.monotonic() - start
+
+
+def measure_run(subs, out, students, notebooks, jobs, timeout):
+    """Grade the class in ``subs`` with ``jobs`` at a time: its record, printed in one line."""
+    mode, wall = grade(subs, out, jobs, timeout)
+    report = json.loads((out / "grades.json").read_text())
+    short = [f"{r['notebook']}: {r['passed']}/{r['total']} {r['notes'][:1]}"
+             for r in report["notebooks"] if r["passed"] != r["total"] or r["notes"]]
+    per = wall / notebooks
+    print(f"{students} students, jobs {jobs} ({mode}): {notebooks} notebooks in {wall:.0f} s = "
+          f"{per:.2f} s per notebook; 100 students x 16 lessons: {CLASS * per / 60:.0f} min"
+          + (f"; NOT at full marks: {short[:3]}" if short else ""))
+    return {"jobs": jobs, "mode": mode, "students": students, "notebooks": notebooks,
+            "wall_seconds": round(wall, 1), "seconds_per_notebook": round(per, 2),
+            "notebook_seconds_mean": round(sum(r["seconds"] for r in report["notebooks"])
+                                           / notebooks, 2),
+            "extrapolated_class_minutes": round(CLASS * per / 60, 1),
+            "not_at_full_marks": short}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--students", type=int, nargs="+", default=[3])
+    p.add_argument("--jobs", type=int, nargs="+", default=[os.cpu_count()])
+    p.add_argument("--timeout", type=int, default=300, help="--timeout per cell (a limit only)")
+    p.add_argument("--out", required=True, help="the JSON record to write")
+    args = p.parse_args()
+    load_before = os.getloadavg()
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="gemmlab-grade-bench-") as tmp:
+        for students in args.students:
+            subs = Path(tmp) / f"class-{students}"
+            notebooks = make_class(subs, students)
+            for jobs in args.jobs:
+                runs.append(measure_run(subs, Path(tmp) / f"grades-{students}-{jobs}", students,
+                                        notebooks, jobs, args.timeout))
+    record = {"machine": measure.machine(gpu=None, load_before=load_before,
+                                         load_after=os.getloadavg(),
+                                         usable_cores=len(os.sched_getaffinity(0))),
+              "runs": runs}
+    Path(args.out).write_text(json.dumps(record, indent=2) + "\n")
+    if any(r["not_at_full_marks"] for r in runs):
+        raise SystemExit("some notebooks were not at full marks: see the record")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""What a notebook's runner hands back, read in a confined process of its own:
+``python -m gemmlab_grader.collect < RUNNER_OUTPUT > CHECKED``.
+
+The runner (:mod:`gemmlab_grader.runner`) is on the student's side: its output may be forged, huge,
+or shaped to make a parser use a hundred times its size in memory (120 MiB of ``[[[...`` or of
+small numbers). So the grader checks its size, then this process, under its own memory and CPU
+limits, reads it: two frames (:func:`pack`), the run report (at most :data:`MAX_REPORT` bytes)
+and the answers file as the kernel wrote it, which must decode (:func:`gemmlab.judging.values.
+decode`) within one budget for all the answers together. It writes back the same in a checked
+form: only the known fields, texts cut to their length, every value decoded and encoded again.
+If it fails or runs out of memory, only that notebook's answers are refused, with the reason.
+"""
+import json
+import struct
+import sys
+
+from gemmlab.judging import values
+
+MAX_REPORT = 1 << 20
+MAX_ANSWERS = values.MAX_TOTAL_BYTES * 2          # base64 and JSON around 64 MiB of values
+MAX_OUTPUT = MAX_REPORT + MAX_ANSWERS + 16          # what the runner may send in all
+MAX_SOURCE = 1 << 20
+MAX_ENTRIES = 1000
+
+
+def pack(data):
+    """One frame: an 8-byte big-endian length, then ``data`` (bytes)."""
+    return struct.pack(">Q", len(data)) + data
+
+
+def unpack(stream, limit):
+    """The bytes of the next frame of ``stream``; ValueError if it is cut, or longer than
+    ``limit``."""
+    head = stream.read(8)
+    if len(head) != 8:
+        raise ValueError("the runner's output ended early")
+    (size,) = struct.unpack(">Q", head)
+    if size > limit:
+        raise ValueError(f"a part of {size} bytes, more than the {limit} allowed")
+    body = stream.read(size)
+    if len(body) != size:
+        raise ValueError("the runner's output ended inside a part")
+    return body
+
+
+def _text(value, limit):
+    return str(value)[:limit] if isinstance(value, (str, int, float)) else ""
+
+
+def _report(raw):
+    """The runner's report with only its known fields, each of its kind and length."""
+    report = json.loads(raw.decode("utf-8"))
+    if not isinstance(report, dict):
+        raise ValueError("the run report is not an object")
+    errors = []
+    for error in (report.get("errors") if isinstance(report.get("errors"), list) else [])[:20]:
+        if isinstance(error, dict):
+            errors.append({"cell": _text(error.get("cell"), 20),
+                           "ename": _text(error.get("ename"), 80),
+                           "evalue": _text(error.get("evalue"), 300)})
+    printed = report.get("output_bytes")
+    return {"errors": errors, "stopped": _text(report.get("stopped") or "", 300),
+            "output_bytes": printed if type(printed) is int and printed >= 0 else 0,
+            "answers_problem": _text(report.get("answers_problem") or "", 300)}
+
+
+def _entry(entry, budget):
+    """One collected answer in its checked form (see answers.extract for the shapes)."""
+    if not isinstance(entry, dict):
+        return {"error": "a malformed answer entry"}
+    checked = {}
+    if isinstance(entry.get("error"), str):
+        checked["error"] = entry["error"][:300]
+    if entry.get("missing") is True:
+        return {"missing": True}
+    if "source" in entry:
+        source, name = entry.get("source"), entry.get("name")
+        if not (isinstance(source, str) and isinstance(name, str)) or len(source) > MAX_SOURCE:
+            return {"error": "a malformed or too long code answer"}
+        return dict(checked, source=source, name=name[:200])
+    if "value" in entry:
+        try:
+            checked["value"] = values.encode(values.decode(entry["value"], budget))
+        except values.DecodeError as exc:
+            checked["error"] = f"could not be read back: {str(exc)[:200]}"
+    return checked or {"error": "a malformed answer entry"}
+
+
+def _answers(raw):
+    """{question id: checked entry} from the answers file's bytes."""
+    collected = json.loads(raw.decode("utf-8"))
+    if not isinstance(collected, dict) or not isinstance(collected.get("answers"), dict):
+        raise ValueError("not an object of answers")
+    if len(collected["answers"]) > MAX_ENTRIES:
+        raise ValueError(f"more than {MAX_ENTRIES} answers")
+    budget = values.Budget()                     # one for all the answers together
+    return {str(q)[:100]: _entry(e, budget) for q, e in collected["answers"].items()}
+
+
+def check(stream):
+    """{"run": report, "answers": {...} or None, "problem": why there are none} read from the
+    runner's output ``stream``."""
+    try:
+        run = _report(unpack(stream, MAX_REPORT))
+        raw = unpack(stream, MAX_ANSWERS)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        return {"run": None, "answers": None, "problem": f"the runner's report could not be read "
+                                                         f"({str(exc)[:150]})"}
+    if not raw:
+        return {"run": run, "answers": None, "problem": run["answers_problem"]}
+    try:
+        return {"run": run, "answers": _answers(raw), "problem": ""}
+    except (ValueError, UnicodeDecodeError, RecursionError, values.DecodeError) as exc:
+        return {"run": run, "answers": None,
+                "problem": f"its answers could not be read back ({str(exc)[:150]})"}
+
+
+def main():
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    try:
+        result = check(stdin)
+    except MemoryError:
+        result = {"run": None, "answers": None,
+                  "problem": "its answers could not be read back: reading them took more memory "
+                             "than the grader allows"}
+    stdout.write(json.dumps(result).encode("utf-8"))
+    stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""Writing a run's reports into the output folder: the text summary and lesson tables, both CSVs,
+the JSON (:mod:`gemmlab_grader.report`) and one HTML page made here: the summary, each question's
+pass rate as a bar chart, and each student's feedback, question by question, with the notes on
+each notebook. The page is one file with no script and nothing fetched from elsewhere; every text
+from a submission in it is escaped (``<script>`` in a student's name shows as text). Each file
+is written whole, through a new file renamed into place, never through a link.
+"""
+import html
+import time
+from pathlib import Path
+
+from gemmlab.grading.files import write_file
+from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS
+
+from . import report
+
+FILES = ("summary.txt", "grades.csv", "grades-lms.csv", "grades.json", "grades.html")
+_CLASS = {PASS: "pass", FAIL: "fail", NOT_ATTEMPTED: "none"}
+_STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+th, td { padding: 0.15em 0.6em; border-bottom: 1px solid #ddd; text-align: left;
+         vertical-align: top; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.bar { background: #eee; width: 16em; height: 0.9em; display: inline-block; }
+.bar span { background: #3a7; height: 100%; display: block; }
+.pass { color: #176b3a; } .fail { color: #a11; font-weight: bold; } .none { color: #777; }
+.notes { color: #a11; } .warn { background: #fff4d6; padding: 0.2em 0.5em; }
+details { margin: 0.3em 0; } summary { cursor: pointer; }
+"""
+
+
+def _e(text, width=None):
+    """Untrusted text as HTML: control characters shown escaped, then every markup character."""
+    return html.escape(report.printable(text, width), quote=True)
+
+
+def _summary(grades):
+    sizes, rows, sums = report.lessons(grades), report.by_student(grades), report.totals(grades)
+    possible = sum(sizes.values())
+    out = ["<table><tr><th>student</th>"
+           + "".join(f"<th>{_e(l)}<br><small>/{n}</small></th>" for l, n in sizes.items())
+           + f"<th>passed<br><small>/{possible}</small></th><th>%</th></tr>"]
+    for student, row in rows.items():
+        passed = sums[student][0]
+        cells = "".join(f'<td class="n">{row[l].passed if l in row else "-"}</td>' for l in sizes)
+        out.append(f'<tr><td><a href="#{_anchor(student)}">{_e(student, 60)}</a></td>{cells}'
+                   f'<td class="n">{passed}</td>'
+                   f'<td class="n">{report.percent_text(passed, possible)}</td></tr>')
+    return "\n".join(out) + "</table>"
+
+
+def _anchor(student):
+    return "s-" + student.encode("utf-8", "surrogateescape").hex()
+
+
+def _pass_rates(grades):
+    """Per lesson, a bar per question: the share of its notebooks that passed it."""
+    out = []
+    for lesson in report.lessons(grades):
+        mine = [g for g in grades if g.lesson == lesson]
+        questions = list(dict.fromkeys(q for g in mine for q in g.results))
+        out.append(f"<h3>Lesson {_e(lesson)} ({len(mine)} notebooks)</h3><table>")
+        for q in questions:
+            passed = sum(g.results.get(q) == PASS for g in mine)
+            share = passed / len(mine) if mine else 0
+            out.append(f'<tr><td>{_e(q)}</td><td><span class="bar" title="{share:.0%}">'
+                       f'<span style="width: {100 * share:.1f}%"></span></span></td>'
+                       f'<td class="n">{passed}/{len(mine)}</td><td class="n">{share:.0%}</td></tr>')
+        out.append("</table>")
+    return "\n".join(out)
+
+
+def _feedback(grades):
+    """Per student, each notebook: its notes, then each question's verdict and feedback."""
+    out, sums = [], report.totals(grades)
+    for student in report.by_student(grades):
+        passed, possible, _ = sums[student]
+        out.append(f'<details id="{_anchor(student)}"><summary><b>{_e(student, 80)}</b>: '
+                   f'{passed}/{possible}</summary>')
+        for g in sorted((g for g in grades if g.student == student), key=lambda g: g.notebook):
+            out.append(f"<h4>{_e(g.notebook, 120)}: {g.passed}/{len(g.results)}</h4>")
+            if g.notes:
+                out.append('<ul class="notes">' + "".join(f"<li>{_e(n, 600)}</li>"
+                                                          for n in g.notes) + "</ul>")
+            out.append("<table>" + "".join(
+                f'<tr><td>{_e(q)}</td><td class="{_CLASS.get(s, "")}">{_e(s)}</td>'
+                f'<td>{_e(g.feedback.get(q, ""), 2000)}</td></tr>' for q, s in g.results.items())
+                + "</table>")
+        out.append("</details>")
+    return "\n".join(out)
+
+
+def page(grades, run_info):
+    """The HTML page of a run (see the module's docstring)."""
+    facts = ["sandbox" if run_info.get("sandbox") else "NO sandbox",
+             f"{len(grades)} notebooks", f"{len(report.by_student(grades))} students"]
+    if run_info.get("shards"):
+        facts.append(f"merged from {len(run_info['shards'])} shards")
+    warnings = "".join(f'<p class="warn">{_e(w, 1000)}</p>'
+                       for w in run_info.get("warnings", []))
+    restored = run_info.get("restored") or []
+    if restored:
+        warnings += ('<p class="warn">Restored after a notebook changed them: '
+                     + ", ".join(_e(r, 300) for r in restored[:50]) + "</p>")
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>gemmlab grades</title><style>{_STYLE}</style></head><body>\n"
+            f"<h1>Grades</h1><p>{' &middot; '.join(facts)} &middot; written "
+            f"{time.strftime('%Y-%m-%d %H:%M')}</p>{warnings}\n"
+            f"<h2>Summary</h2>\n{_summary(grades)}\n"
+            f"<h2>Pass rate per question</h2>\n{_pass_rates(grades)}\n"
+            f"<h2>Feedback per student</h2>\n{_feedback(grades)}\n</body></html>\n")
+
+
+def _folder(out):
+    """(``out``, '') if it is (or can be made) a plain folder, else (a fresh folder beside it,
+    why)."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if not out.is_symlink() and out.is_dir():
+            return out, ""
+    except OSError:
+        pass
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for n in range(100):
+        other = out.with_name(f"{out.name}-{stamp}{f'-{n}' if n else ''}")
+        try:
+            other.mkdir(parents=True)
+            return other, f"{out} is not a folder this run can write: the reports went to {other}"
+        except FileExistsError:
+            continue
+    raise OSError(f"no folder to write the reports to beside {out}")
+
+
+def write_all(grades, out, run_info):
+    """Every report (:data:`FILES`) into ``out``, or, if it is not a usable folder (something
+    replaced it with a file), into a fresh folder beside it, which the reports' warnings name.
+    Returns the paths written."""
+    folder, moved = _folder(out)
+    if moved:
+        run_info = dict(run_info, warnings=list(run_info.get("warnings", [])) + [moved])
+    texts = {"summary.txt": report.text(grades) + "\n", "grades.csv": report.csv_text(grades),
+             "grades-lms.csv": report.lms_csv(grades),
+             "grades.json": report.json_text(grades, run_info),
+             "grades.html": page(grades, run_info)}
+    for name, content in texts.items():
+        write_file(folder / name, content, mode=0o644)
+    return [folder / name for name in FILES]

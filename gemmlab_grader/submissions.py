@@ -1,0 +1,76 @@
+"""A class's submissions: found in the snapshot of their folder (so every notebook is read once,
+before anything runs), the lesson each answers, and the slice of the students one shard grades.
+
+``SUBMISSIONS/<student>/<NN_name>.ipynb``, or ``SUBMISSIONS/<student>.ipynb`` with ``--lesson
+NN``; ``.ipynb_checkpoints`` folders are skipped. An entry named ``*.ipynb`` that is no regular
+file (a folder, a FIFO, a link, too large) is still a submission: graded 0 with the reason.
+"""
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from gemmlab.grading.bank import lesson_questions
+
+MAX_NOTEBOOK_BYTES = 32 << 20
+_LESSON = re.compile(r"(\d{2})_")
+_WHAT = {"dir": "a folder, not a notebook file", "link": "a symbolic link, not followed",
+         "other": "not a regular file (a FIFO, socket or device)"}
+
+
+@dataclass
+class Submission:
+    student: str
+    notebook: str              # its path inside SUBMISSIONS
+    path: Path
+    data: bytes = None
+    problem: str = ""          # why it cannot be run, when it cannot
+
+
+def find_submissions(snapshot):
+    """The submissions in a :class:`~gemmlab_grader.folders.FolderSnapshot` of the folder, in
+    a stable order, with the bytes it read."""
+    found = []
+    for rel, saved in snapshot.entries.items():
+        parts = rel.split("/")
+        if not parts[-1].endswith(".ipynb") or ".ipynb_checkpoints" in parts[:-1] \
+                or any(p.endswith(".ipynb") for p in parts[:-1]):
+            continue
+        student = parts[0] if len(parts) > 1 else Path(parts[0]).stem
+        problem, data = _WHAT.get(saved.kind, ""), saved.data
+        if saved.kind == "file" and data is None:
+            problem = (f"larger than {MAX_NOTEBOOK_BYTES >> 20} MiB"
+                       if saved.state.size > MAX_NOTEBOOK_BYTES else "could not be read")
+        found.append(Submission(student, rel, snapshot.root / rel, None if problem else data,
+                                problem))
+    return sorted(found, key=lambda s: s.notebook)
+
+
+def lesson_of(sub, forced=None):
+    """The lesson whose questions a notebook answers, as two digits: ``forced`` (``--lesson``) or
+    the two digits starting its file name; None if neither names a lesson of the bank."""
+    lesson = forced if forced is not None else (_LESSON.match(Path(sub.notebook).name) or [0, None])[1]
+    return f"{int(lesson):02d}" if lesson is not None and lesson_questions(lesson) else None
+
+
+def parse_shard(text):
+    """``"i/n"`` (1 <= i <= n) as (i, n); ValueError otherwise."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(text))
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise ValueError(f"expected a shard like 2/8 (the 2nd of 8, counted from 1), got {text!r}")
+    return int(match[1]), int(match[2])
+
+
+def shard_of(student, n):
+    """The shard (1 to n) a student belongs to: fixed by the name alone, so that every machine
+    of a split run agrees without talking to the others, and adding a student moves no one."""
+    return int.from_bytes(hashlib.sha256(student.encode("utf-8", "surrogateescape")).digest()[:8],
+                          "big") % n + 1
+
+
+def in_shard(submissions, shard):
+    """The submissions of the students of ``shard`` ((i, n), or None for all)."""
+    if shard is None:
+        return list(submissions)
+    i, n = shard
+    return [s for s in submissions if shard_of(s.student, n) == i]

@@ -1,0 +1,59 @@
+"""A class's submissions: the notebooks found in the folder's snapshot, their lessons, and the
+fixed slice of the students each shard grades."""
+import collections
+
+import pytest
+
+from gemmlab_grader.folders import FolderSnapshot
+from gemmlab_grader.submissions import (Submission, find_submissions, in_shard, lesson_of,
+                                        parse_shard)
+
+
+def test_checkpoints_and_entries_inside_a_notebook_named_folder_are_skipped(tmp_path):
+    (tmp_path / "alice" / ".ipynb_checkpoints").mkdir(parents=True)
+    (tmp_path / "alice" / ".ipynb_checkpoints" / "01_a-checkpoint.ipynb").write_text("{}")
+    (tmp_path / "alice" / "01_a.ipynb").write_text("{}")
+    (tmp_path / "odd.ipynb").mkdir()
+    (tmp_path / "odd.ipynb" / "inner.ipynb").write_text("{}")
+    found = find_submissions(FolderSnapshot(tmp_path))
+    assert [(s.student, s.notebook, s.problem) for s in found] == [
+        ("alice", "alice/01_a.ipynb", ""), ("odd", "odd.ipynb", "a folder, not a notebook file")]
+    assert found[0].data == b"{}"
+
+
+@pytest.mark.parametrize("name, forced, lesson", [
+    ("01_numbers_and_precision.ipynb", None, "01"), ("07_mine.ipynb", None, "07"),
+    ("alice.ipynb", None, None), ("alice.ipynb", "04", "04"), ("01_x.ipynb", "02", "02"),
+    ("99_x.ipynb", None, None), ("1_x.ipynb", None, None),
+])
+def test_the_lesson_comes_from_the_option_or_the_file_name(name, forced, lesson):
+    assert lesson_of(Submission("s", name, None), forced) == lesson
+
+
+@pytest.mark.parametrize("text, shard", [("1/1", (1, 1)), ("3/8", (3, 8)), (" 2 / 4 ", (2, 4))])
+def test_a_shard_is_i_of_n_counted_from_one(text, shard):
+    assert parse_shard(text) == shard
+
+
+@pytest.mark.parametrize("text", ["0/4", "5/4", "1/0", "a/b", "1", "-1/4"])
+def test_a_shard_out_of_range_is_refused(text):
+    with pytest.raises(ValueError, match="counted from 1"):
+        parse_shard(text)
+
+
+def test_shards_split_the_students_whole_fixed_by_name_and_even_enough():
+    subs = [Submission(f"student{i:03d}", f"student{i:03d}/{l:02d}_x.ipynb", None)
+            for i in range(100) for l in range(16)]
+    shards = [in_shard(subs, (i, 8)) for i in range(1, 9)]
+    assert sorted(s.notebook for part in shards for s in part) == sorted(s.notebook for s in subs)
+    owners = collections.defaultdict(set)
+    for i, part in enumerate(shards, 1):
+        for s in part:
+            owners[s.student].add(i)
+    assert all(len(o) == 1 for o in owners.values())          # a student is never split
+    sizes = [len({s.student for s in part}) for part in shards]
+    assert min(sizes) >= 5 and max(sizes) <= 22, sizes          # 12.5 each on average
+    newcomer = Submission("newcomer", "newcomer/01_x.ipynb", None)
+    for i in range(1, 9):                                       # a new student moves no one
+        assert [s for s in in_shard(subs + [newcomer], (i, 8)) if s is not newcomer] == shards[i - 1]
+    assert in_shard(subs, None) == subs
