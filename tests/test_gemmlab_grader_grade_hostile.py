@@ -229,9 +229,8 @@ def test_the_package_in_a_notebook_has_no_references(full):
 def test_code_runs_without_the_references_and_its_processes_die(full):
     row = full.rows["attack_code_cheater"]
     assert row["results"]["02.naive_matmul"] == "fail"
-    feedback = row["feedback"]["02.naive_matmul"]      # refused by the rule, or found nothing
-    assert ("which this question does not allow (gl.grading)" in feedback
-            or "reference answers are not available" in feedback), feedback
+    feedback = row["feedback"]["02.naive_matmul"]      # the bank's name built at run time:
+    assert "importlib" in feedback and "hides what runs" in feedback, feedback   # refused unrun
     assert row["results"]["02.row_major_index"] == "pass"
 
 
@@ -288,7 +287,9 @@ def test_a_120_mib_answers_file_is_refused_and_the_grader_stays_small(run):
     row = run.rows["attack_huge_answers"]
     assert row["results"]["01.weights_gib"] == "fail"
     assert "could not be read back" in row["feedback"]["01.weights_gib"]
-    assert run.info["grader_peak_rss_mib"] < 1024          # 3.2 GB when it parsed them itself
+    # 3.2 GB when it parsed them itself; about 0.3 GB on the simulator, 1.2 GB with a GPU's
+    # libraries loaded (an H200 machine)
+    assert run.info["grader_peak_rss_mib"] < 2048
 
 
 def test_a_replaced_output_folder_comes_back_with_the_reports(unsandboxed):
