@@ -121,11 +121,18 @@ def test_live_attributes_agree_with_numba():
     assert live.compute_capability == dev.compute_capability
     assert live.sms == dev.MULTIPROCESSOR_COUNT
     assert live.shared_per_block_optin == dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-    assert live.max_threads_per_sm == dev.MAX_THREADS_PER_MULTI_PROCESSOR
+    # numba's own name, or the driver's where numba maps names onto cuda-bindings 13's enum
+    assert live.max_threads_per_sm in {getattr(dev, n, None) for n in (
+        "MAX_THREADS_PER_MULTI_PROCESSOR", "MAX_THREADS_PER_MULTIPROCESSOR")} - {None}
     assert live.name == (dev.name.decode() if isinstance(dev.name, bytes) else dev.name)
 
 
 @gpu_only
+def _one_signature(value):
+    """numba-cuda reports per signature (a dict), or the value itself for a kernel with one."""
+    return next(iter(value.values())) if isinstance(value, dict) else value
+
+
 def test_the_model_of_blocks_per_sm_on_live_limits_is_the_drivers():
     from gemmlab import bench, kernels
     sm = device.spec().sm
@@ -135,7 +142,7 @@ def test_the_model_of_blocks_per_sm_on_live_limits_is_the_drivers():
         kern, plan = rung.kernel(**tiles), rung.plan(**tiles)
         A = device.cuda().device_array((64, 64), dtype="float32")
         kern[plan.grid(64, 64), plan.block](A, A, A, A, 1.0, 0.0)
-        regs = next(iter(kern.get_regs_per_thread().values()))
-        smem = next(iter(kern.get_shared_mem_per_block().values()))
+        regs, smem = map(_one_signature, (kern.get_regs_per_thread(),
+                                          kern.get_shared_mem_per_block()))
         driver = bench.driver_blocks_per_sm(kern, plan.threads)
         assert pm.blocks_per_sm(regs, plan.threads, smem, sm)[0] == driver, name
