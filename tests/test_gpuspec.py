@@ -127,12 +127,12 @@ def test_live_attributes_agree_with_numba():
     assert live.name == (dev.name.decode() if isinstance(dev.name, bytes) else dev.name)
 
 
-@gpu_only
 def _one_signature(value):
     """numba-cuda reports per signature (a dict), or the value itself for a kernel with one."""
     return next(iter(value.values())) if isinstance(value, dict) else value
 
 
+@gpu_only
 def test_the_model_of_blocks_per_sm_on_live_limits_is_the_drivers():
     from gemmlab import bench, kernels
     sm = device.spec().sm
