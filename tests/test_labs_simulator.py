@@ -72,13 +72,20 @@ def writes_past_the_shared_tile(A, B, C):
     tile[cuda.threadIdx.x] = 1.0
 
 
+def _line_of(text):
+    """The line of this file that holds ``text`` (what the fault must name)."""
+    return next(n for n, line in enumerate(open(__file__), 1) if text in line and "@" not in line)
+
+
 @pytest.mark.parametrize("kernel,words", [
-    (reads_row_minus_one, "thread 0 of block 0 read A[-1, 0] at line 67 (`C[0, 0] = "
+    (reads_row_minus_one, "thread 0 of block 0 read A[-1, 0] at line {} (`C[0, 0] = "
                           "A[cuda.threadIdx.x - 1, 0]`), outside the 4 x 4 array A (row -1 < 0)"),
-    (writes_past_the_shared_tile, "thread 8 of block 0 wrote tile[8] at line 73 (`tile[cuda."
+    (writes_past_the_shared_tile, "thread 8 of block 0 wrote tile[8] at line {} (`tile[cuda."
                                   "threadIdx.x] = 1.0`), outside the 8 shared array tile"),
 ])
 def test_out_of_bounds_names_index_thread_and_block(kernel, words):
+    statement = words.split("(`")[1].split("`)")[0]
+    words = words.format(_line_of("    " + statement))
     A = np.ones((4, 4), np.float32)
     trace = simulate(kernel, 1, 16, [("A", A), ("B", A), ("C", A.copy())])
     assert trace.fault.kind == "out of bounds" and words in str(trace.fault)
