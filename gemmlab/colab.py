@@ -30,6 +30,8 @@ REPOSITORY = "https://github.com/gemmlab/gemmlab"
 BRANCH = "main"
 PACKAGE = f"gemmlab @ git+{REPOSITORY}@{BRANCH}"
 LINK_ID, CELL_ID = "colab-link", "colab-setup"
+# The badge image of the link cell (fetched from Colab's server when the notebook is shown)
+BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 RESTART = ("Restart the session once (Runtime > Restart session), then run the notebook again: "
            "packages this session had already imported were upgraded.")
 
@@ -148,8 +150,7 @@ def link(relative_path):
 def cells(relative_path):
     """The link cell and the set-up cell that start the notebook at ``relative_path``."""
     import nbformat
-    badge = (f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
-             f"({link(relative_path)})")
+    badge = f"[![Open in Colab]({BADGE})]({link(relative_path)})"
     link_cell = nbformat.v4.new_markdown_cell(badge, id=LINK_ID)
     setup_cell = nbformat.v4.new_code_cell(SETUP_CELL, id=CELL_ID)
     return link_cell, setup_cell

@@ -28,7 +28,7 @@ from pathlib import Path
 import nbformat
 from nbconvert import HTMLExporter
 
-from gemmlab import notebook_run
+from gemmlab import colab, notebook_run
 
 from widget_snapshot import WidgetSnapshotPreprocessor
 
@@ -96,6 +96,10 @@ def render(nb, title, site_root):
         template_name="gemmlab", extra_template_basedirs=[str(TEMPLATES)],
         mathjax_url=f"{site_root}static/mathjax/MathJax.js?config={MATHJAX_CONFIG}")
     exporter.register_preprocessor(WidgetSnapshotPreprocessor(), enabled=True)
+    for cell in nb.cells:           # the site loads nothing from the network: a link, no badge
+        if cell.get("id") == colab.LINK_ID:
+            cell.source = cell.source.replace(f"[![Open in Colab]({colab.BADGE})]",
+                                              "[Open in Colab]")
     nb.metadata["title"] = title
     body, _ = exporter.from_notebook_node(nb, resources={"site_root": site_root})
     return LOCAL_PAGE_LINK.sub(lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', body)

@@ -1,8 +1,10 @@
 """The JupyterLab the suite starts is stopped, with its kernels, even when a test fails; its
 kernels are local (Unix sockets, no TCP) and answer through the server."""
+import asyncio
 import json
 import stat
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -47,8 +49,9 @@ def connection_file_of(kernel_id):
 
 def run_through_the_server(lab, kernel_id, code, timeout=120):
     """Run ``code`` in the kernel the way the browser does (the server's websocket, which talks
-    to the kernel over its sockets); returns the text the kernel printed."""
-    from tornado.ioloop import IOLoop
+    to the kernel over its sockets); returns (the reply's status, the text the kernel printed).
+    It runs in a thread with an event loop of its own: the browser suite's Playwright keeps one
+    running in this thread."""
     from tornado.websocket import websocket_connect
 
     async def conversation():
@@ -72,7 +75,11 @@ def run_through_the_server(lab, kernel_id, code, timeout=120):
                 socket.close()
                 return message["content"]["status"], "".join(printed)
 
-    return IOLoop.current().run_sync(conversation, timeout=timeout)
+    async def within_time():
+        return await asyncio.wait_for(conversation(), timeout)
+
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, within_time()).result()
 
 
 def test_make_lab_kernels_use_unix_sockets_and_answer(tmp_path):

@@ -97,6 +97,8 @@ def test_pages_load_nothing_from_the_network(site):
         sources = re.findall(r'<(?:script|link|img)[^>]+(?:src|href)="(https?:[^"]*)"',
                              page.read_text(encoding="utf-8"))
         assert not sources, f"{page.relative_to(site)} loads {sources}"
+    lesson = (site / "notebooks" / "05_tiled_gemm.html").read_text(encoding="utf-8")
+    assert 'href="https://colab.research.google.com/github/' in lesson      # the link stays
 
 
 def test_lesson_03_shows_the_picture_of_a_kernel_with_its_race_in_red(site):
