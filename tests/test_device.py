@@ -29,9 +29,10 @@ def test_sim_sets_the_numba_simulator_before_numba_cuda_is_imported():
 
 
 def test_unknown_backend_name_is_a_clear_error():
-    out = _run("import gemmlab, sys; print('imported', file=sys.stderr); gemmlab.device.cuda()", "tpu")
+    out = _run("import gemmlab, sys\nprint('imported', file=sys.stderr)\ngemmlab.device.cuda()",
+               "tpu")
     assert out.returncode != 0 and "expected one of gpu, sim" in out.stderr
-    assert "imported" in out.stderr         # the import itself goes on (doctor must run), the first use fails
+    assert "imported" in out.stderr      # the import goes on (doctor must run); the first use fails
 
 
 @pytest.mark.skipif(cudadriver.device_count() > 0, reason="a GPU is present")
