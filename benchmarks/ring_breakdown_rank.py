@@ -21,8 +21,8 @@ from gemmlab import measure
 from gemmlab.collectives import jobs, nccl, ring_steps
 from gemmlab.collectives.nccl_graph import RingGraph, close_program
 from gemmlab.collectives.nvlink_ring import BLOCKS, THREADS, NvlinkRing
-from gemmlab.collectives.nccl_worker import POISON, slowest_rank_seconds
-from gemmlab.collectives.worker import _inputs
+from gemmlab.collectives.allreduce_nccl_rank import POISON, slowest_rank_seconds
+from gemmlab.collectives.allreduce_mpi_rank import _inputs
 
 def host_us(mpi, call, iters, repeats):
     """Host microseconds per call to issue ``iters`` calls back to back (no waiting inside),

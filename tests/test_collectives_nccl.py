@@ -106,7 +106,8 @@ def test_launcher_reads_the_records_and_their_bandwidths(monkeypatch, tmp_path):
     assert cli.main(["allreduce", "--backend", "nccl", "--np", "4", "--size", "1MiB",
                      "--algo", "ring,nccl,nccl_allgather", "--json", str(out)]) == 0
     (call,) = calls
-    assert call["n"] == 4 and call["program"][:2] == ["-m", "gemmlab.collectives.nccl_worker"]
+    assert call["n"] == 4
+    assert call["program"][:2] == ["-m", "gemmlab.collectives.allreduce_nccl_rank"]
     records = json.loads(out.read_text())
     assert [r["algorithm"] for r in records] == ["ring", "nccl", "nccl_allgather"]
     assert records[0]["busbw"] == pytest.approx(2**20 / 1e-4 / 1e9 * 2 * 3 / 4)

@@ -93,7 +93,7 @@ PROGRAM = textwrap.dedent("""
 
     import numpy as np
     from mpi4py import MPI
-    from gemmlab.labs.mpi_worker import MPIRankComm
+    from gemmlab.labs.run_mpi_rank import MPIRankComm
 
     comm = MPIRankComm(MPI.COMM_WORLD)
     n, r = comm.size, comm.rank

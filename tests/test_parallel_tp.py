@@ -70,7 +70,7 @@ def test_the_launcher_is_asked_for_the_shape_and_the_backend(monkeypatch):
     assert tp.run_layer("nccl", "attention", 4, n_kv_heads=2, dtype="float16") == report
     (call,) = calls
     program = call["program"]
-    assert call["n"] == 4 and program[:2] == ["-m", "gemmlab.parallel.tp_worker"]
+    assert call["n"] == 4 and program[:2] == ["-m", "gemmlab.parallel.tp_rank"]
     args = dict(zip(program[2::2], program[3::2], strict=False))
     assert args == {**args, "--backend": "nccl", "--layer": "attention", "--tokens": "2048",
                     "--d-model": "4096", "--heads": "32", "--kv-heads": "2",

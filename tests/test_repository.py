@@ -190,7 +190,7 @@ DYNAMIC = {
     ("gemmlab.judging.rules", "importlib.import_module(f'{path}.{info.name}')"): None,
     ("gemmlab.viz", "importlib.import_module(f'.{name}', __name__)"):
         lambda: {f"gemmlab.viz.{p.stem}" for p in (ROOT / "gemmlab" / "viz").glob("[a-z]*.py")},
-    ("gemmlab.labs.mpi_worker", "importlib.import_module(args.module)"): None,
+    ("gemmlab.labs.run_mpi_rank", "importlib.import_module(args.module)"): None,
 }
 BY_NAME = ("importlib.import_module", "import_module", "__import__", "importlib.__import__",
            "runpy.run_module", "runpy.run_path", "importlib.util.find_spec", "find_spec",

@@ -2,10 +2,10 @@
 
 The parent's side of the runs: it checks the request, starts the ranks through the one launcher
 (:mod:`gemmlab.collectives.jobs`) and adds nccl-tests' algbw and busbw to the records they emit.
-:func:`run_allreduce` runs ``gemmlab.collectives.worker`` on CPU processes over MPI (ring,
-centralized, MPI's own Allreduce); :func:`run_allreduce_nccl` runs ``gemmlab.collectives
-.nccl_worker`` with one process per GPU (our ring, as a CUDA graph and step by step from Python,
-beside NCCL's own collectives). Each returns one record per (algorithm, size) with the median
+:func:`run_allreduce` runs :mod:`gemmlab.collectives.allreduce_mpi_rank` on CPU processes over
+MPI (ring, centralized, MPI's own Allreduce); :func:`run_allreduce_nccl` runs
+:mod:`gemmlab.collectives.allreduce_nccl_rank` with one process per GPU (our ring, as a CUDA graph
+and step by step from Python, beside NCCL's own collectives). Each returns one record per (algorithm, size) with the median
 time and whether every rank got the exact sum.
 """
 import json
@@ -80,8 +80,8 @@ def run_allreduce(n_ranks, sizes, algos=MPI_ALGORITHMS, dtype="float32", repeats
     """
     sizes, algos = [parse_size(s) for s in sizes], list(algos)
     check_request(sizes, algos, dtype, MPI_ALGORITHMS, n_ranks, repeats, warmup)
-    return _run("gemmlab.collectives.worker", n_ranks, sizes, algos, dtype, repeats, warmup,
-                timeout)
+    return _run("gemmlab.collectives.allreduce_mpi_rank", n_ranks, sizes, algos, dtype, repeats,
+                warmup, timeout)
 
 
 def run_allreduce_nccl(n_ranks, sizes, algos=NCCL_DEFAULT, dtype="float32", repeats=5,
@@ -106,14 +106,14 @@ def run_allreduce_nccl(n_ranks, sizes, algos=NCCL_DEFAULT, dtype="float32", repe
                          f"all-gather give each of the {n_ranks} ranks an equal block, so each "
                          f"size must be a multiple of {n_ranks * np.dtype(dtype).itemsize} bytes")
     check_gpu_count(n_ranks, visible_gpus())
-    return _run("gemmlab.collectives.nccl_worker", n_ranks, sizes, algos, dtype, repeats, warmup,
-                timeout, "--iters", iters)
+    return _run("gemmlab.collectives.allreduce_nccl_rank", n_ranks, sizes, algos, dtype, repeats,
+                warmup, timeout, "--iters", iters)
 
 
-def _run(worker, n_ranks, sizes, algos, dtype, repeats, warmup, timeout, *options):
-    """Run a checked request: module ``worker`` on ``n_ranks`` processes (one job for every
+def _run(rank_module, n_ranks, sizes, algos, dtype, repeats, warmup, timeout, *options):
+    """Run a checked request: module ``rank_module`` on ``n_ranks`` processes (one job for every
     size), one record per (algorithm, size), with their bandwidths added."""
-    records = jobs.run(n_ranks, ["-m", worker, "--algos", ",".join(algos),
+    records = jobs.run(n_ranks, ["-m", rank_module, "--algos", ",".join(algos),
                                  "--sizes", ",".join(map(str, sizes)), "--dtype", dtype,
                                  "--repeats", repeats, "--warmup", warmup, *options],
                        timeout=timeout, expected=len(algos) * len(sizes))
@@ -177,7 +177,7 @@ def requested_sizes(args):
     return SWEEPS[args.backend] if args.sweep else (args.size or "64MiB").split(",")
 
 
-RANK_BASE_BYTES = 64 << 20    # one MPI rank of the worker: Python, NumPy, mpi4py (measured ~54 MiB)
+RANK_BASE_BYTES = 64 << 20    # one MPI rank (allreduce_mpi_rank): Python, NumPy, mpi4py (measured ~54 MiB)
 RANK_BUFFERS = 6              # its peak beside that, in message sizes (measured 5.0-5.5x, 2 ranks)
 
 

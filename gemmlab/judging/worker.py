@@ -3,7 +3,9 @@ calls to the function it defines (``python -m gemmlab.judging.worker``). It neve
 reference answer, a seed or a question's cases beyond the arguments of each call: the judging
 stays in the process that asks (:mod:`gemmlab.judging.cell`). The grader starts it confined
 (its isolate module); a notebook's ``check()`` starts it as a plain child, so that both
-run the cell alone, the way the grade does.
+run the cell alone, the way the grade does. It is the package's one cell worker, the one module
+called ``worker``: the other programs started in processes of their own are ranks of a job, named
+by role (``gemmlab.collectives.allreduce_mpi_rank``, ``gemmlab.parallel.tp_rank``, ...).
 
 Protocol, on the process's stdin/stdout (then pointed at /dev/null, so that the student's prints
 cannot mix with it): frames of an 8-byte big-endian length and a JSON object.

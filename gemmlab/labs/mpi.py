@@ -63,7 +63,7 @@ def run_mpi(fn, np=4, size="16MiB", dtype="float32", repeats=5, warmup=1, timeou
         return None
     name = fn.__name__
     options = ["--size", nbytes, "--dtype", dtype, "--repeats", repeats, "--warmup", warmup]
-    program = ["-m", "gemmlab.labs.mpi_worker", "--name", name, *options]
+    program = ["-m", "gemmlab.labs.run_mpi_rank", "--name", name, *options]
     if (fn.__module__ or "").partition(".")[0] == "gemmlab":    # the course's reference programs
         records = jobs.run(np, program + ["--module", fn.__module__], timeout=timeout,
                            expected=len(ALGORITHMS))

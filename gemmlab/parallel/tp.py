@@ -4,7 +4,7 @@
     gemmlab tp --backend nccl --np 2 --layer attention     # one process per GPU, over NCCL
 
 :func:`run_layer` checks the request, starts the ranks through the one launcher
-(``gemmlab.collectives.jobs``, program ``gemmlab.parallel.tp_worker``) and returns rank 0's
+(``gemmlab.collectives.jobs``, program ``gemmlab.parallel.tp_rank``) and returns rank 0's
 report. Every rank builds the same inputs from the seed (:func:`make_inputs`) and keeps only its
 own shards (:func:`layer_shards`). Over MPI, each rank's Y is checked against the float64
 reference and against the single-process simulation, bit for bit (``parallel.tp_mpi_rank``). Over NCCL,
@@ -141,7 +141,7 @@ def run_layer(backend, layer, n_ranks, tokens=None, d_model=None, n_heads=None, 
                           repeats, iters)
     if backend == "nccl":
         check_gpu_count(n_ranks, visible_gpus())
-    program = ["-m", "gemmlab.parallel.tp_worker", "--backend", backend, "--layer", layer,
+    program = ["-m", "gemmlab.parallel.tp_rank", "--backend", backend, "--layer", layer,
                "--tokens", shape["tokens"], "--d-model", shape["d_model"], "--dtype", dtype,
                "--repeats", repeats, "--iters", iters, "--seed", seed]
     program += ["--heads", shape["n_heads"]] if "n_heads" in shape else []

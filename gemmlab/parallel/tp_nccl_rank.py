@@ -34,7 +34,7 @@ def rank_report(transport, mpi, args):
     from mpi4py import MPI
 
     from .. import measure
-    from ..collectives.nccl_worker import slowest_rank_seconds
+    from ..collectives.allreduce_nccl_rank import slowest_rank_seconds
     inputs = make_inputs(args.layer, args.tokens, args.d_model, args.heads, args.kv_heads,
                          seed=args.seed)
     dtype, p = np.dtype(args.dtype), transport.size

@@ -1,9 +1,12 @@
 """One MPI rank of ``gemmlab allreduce``: time each algorithm on each size and check its result.
 
-Started by ``launch.run_allreduce`` through the one launcher (``jobs``). Rank r's input is
-``a + r * b`` with small random integers ``a`` and ``b`` shared by all ranks, so the exact sum, ``N a + N(N-1)/2 b``, is known without any communication and is
+Started by :func:`gemmlab.collectives.allreduce_command.run_allreduce` through the one launcher
+(``jobs``). Rank r's input is ``a + r * b`` with small random integers ``a`` and ``b`` shared by
+all ranks, so the exact sum, ``N a + N(N-1)/2 b``, is known without any communication and is
 exactly representable even in float32 (it stays far below 2^24). Every rank compares its result
-with it bit for bit. Rank 0 emits one record per (algorithm, size).
+with it bit for bit. Rank 0 emits one record per (algorithm, size). The other ranks that
+time an all-reduce use its parts: :mod:`.allreduce_nccl_rank` its inputs and options,
+:mod:`gemmlab.labs.run_mpi_rank` its options, :func:`measure` and :func:`report`.
 """
 import argparse
 import statistics

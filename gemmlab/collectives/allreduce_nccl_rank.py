@@ -1,13 +1,13 @@
 """One GPU's process of ``gemmlab allreduce --backend nccl``: time our ring and NCCL's collectives
 on each size and check every result against the exact sum.
 
-Started by ``launch.run_allreduce_nccl`` through the one launcher (``jobs``). The inputs are the
-MPI worker's (``a + rank * b`` with small random integers, so the float32 sum is exact and known
-without communication). Timing follows nccl-tests: after a barrier, ``iters`` calls back to back
-between two CUDA events, their mean per call, the slowest rank's; the median of ``repeats`` such
-samples is reported. Each output is poisoned before its run and compared with the exact result
-after it. Each size also checks our and NCCL's reduce-scatter and all-gather once. Rank 0 emits
-one record per (algorithm, size).
+Started by :func:`gemmlab.collectives.allreduce_command.run_allreduce_nccl` through the one
+launcher (``jobs``). The inputs are the MPI ranks' (:mod:`.allreduce_mpi_rank`: ``a + rank * b``
+with small random integers, so the float32 sum is exact and known without communication). Timing
+follows nccl-tests: after a barrier, ``iters`` calls back to back between two CUDA events, their
+mean per call, the slowest rank's; the median of ``repeats`` such samples is reported. Each output
+is poisoned before its run and compared with the exact result after it. Each size also checks our
+and NCCL's reduce-scatter and all-gather once. Rank 0 emits one record per (algorithm, size).
 """
 import argparse
 import statistics
@@ -20,7 +20,7 @@ from .jobs import emit, world
 from .nccl import connect, nccl_allgather, nccl_reduce_scatter
 from .ring_steps import RingPlan, ring_allgather, ring_reduce_scatter
 from .nccl_graph import COLLECTIVES, allreduce_program, close_program
-from .worker import inputs_with_exact_sum, add_timing_arguments
+from .allreduce_mpi_rank import inputs_with_exact_sum, add_timing_arguments
 
 POISON = -(1 << 22)    # written into outputs before a run: no exact sum here is that far from 0
 
@@ -111,7 +111,7 @@ def main(argv=None):
     parser.add_argument("--algos", required=True,
                         help="comma-separated names of nccl_graph.ALGORITHMS")
     parser.add_argument("--sizes", required=True, help="comma-separated sizes in bytes")
-    add_timing_arguments(parser)         # --warmup's default is the MPI worker's: launch passes it
+    add_timing_arguments(parser)         # --warmup's default is the MPI rank's: the command passes it
     parser.add_argument("--iters", type=int, default=20)
     args = parser.parse_args(argv)
     mpi = world()

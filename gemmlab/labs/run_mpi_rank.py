@@ -1,7 +1,7 @@
 """One MPI rank of :func:`gemmlab.labs.run_mpi`: the student's all-reduce beside the course's
 ring and MPI's own Allreduce, timed and checked as ``gemmlab allreduce`` does.
 
-Run under ``mpiexec -n N python -m mpi4py -m gemmlab.labs.mpi_worker --source FILE --name NAME
+Run under ``mpiexec -n N python -m mpi4py -m gemmlab.labs.run_mpi_rank --source FILE --name NAME
 ...`` (:func:`gemmlab.labs.run_mpi` builds that command). Every rank runs the course's preamble
 and the student's cell, wraps ``MPI.COMM_WORLD`` in :class:`MPIRankComm` (the same calls as the
 simulated ranks' comm) and hands it to the student's function.
@@ -14,7 +14,7 @@ from mpi4py import MPI
 
 from ..collectives.jobs import world
 from ..collectives.mpi_allreduce import ALGORITHMS
-from ..collectives.worker import add_timing_arguments, measure, report
+from ..collectives.allreduce_mpi_rank import add_timing_arguments, measure, report
 from ..judging import load_function
 
 # A 1-D array of one of these dtypes travels as raw bytes, its dtype in the message tag; anything
