@@ -21,8 +21,9 @@ from gemmlab import measure
 from gemmlab.collectives import jobs, nccl, ring_steps
 from gemmlab.collectives.nccl_graph import RingGraph, close_program
 from gemmlab.collectives.nvlink_ring import BLOCKS, THREADS, NvlinkRing
+from gemmlab.collectives.allreduce_mpi_rank import inputs_with_exact_sum
 from gemmlab.collectives.allreduce_nccl_rank import POISON, slowest_rank_seconds
-from gemmlab.collectives.allreduce_mpi_rank import _inputs
+
 
 def host_us(mpi, call, iters, repeats):
     """Host microseconds per call to issue ``iters`` calls back to back (no waiting inside),
@@ -79,7 +80,8 @@ def components(transport, mine, out, plan):
 
 def measure_size(transport, mpi, size, args):
     n = transport.size
-    host_mine, host_exact = _inputs(size // 4, np.dtype("float32"), transport.rank, n, 0)
+    host_mine, host_exact = inputs_with_exact_sum(size // 4, np.dtype("float32"), transport.rank,
+                                                  n, 0)
     mine, exact = cupy.asarray(host_mine), cupy.asarray(host_exact)
     out = cupy.full_like(mine, POISON)
     plan = ring_steps.RingPlan.split(n, mine.size, mine.itemsize)
