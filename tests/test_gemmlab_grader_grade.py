@@ -19,8 +19,10 @@ from gemmlab_grader.folders import FolderSnapshot
 from gemmlab_grader.grade import NotebookGrade, Settings, grade_notebook
 from gemmlab_grader.submissions import Submission, find_submissions, lesson_of
 from test_gemmlab_grader_isolate import processes_with
+from test_gemmlab_grader_sandbox import WHERE_IT_WORKS, WORKS_HERE
 
-FAST = Settings(timeout=60, notebook_timeout=600, seed=3)   # limits, not expectations
+# limits, not expectations; in the sandbox where bubblewrap works
+FAST = Settings(timeout=60, notebook_timeout=600, seed=3, sandbox=WORKS_HERE)
 
 
 def _write(path, *sources):
@@ -29,6 +31,10 @@ def _write(path, *sources):
 
 
 def _cli(*args, cwd):
+    """The grader's command; where bubblewrap does not work, without the sandbox unless the
+    test chose."""
+    chosen = any(str(a) in ("--sandbox", "--no-sandbox") for a in args)
+    args = [*args, *([] if chosen else WHERE_IT_WORKS)]
     return subprocess.run([sys.executable, "-m", "gemmlab_grader", *map(str, args)],
                           cwd=cwd, capture_output=True, text=True, timeout=600,
                           env=dict(os.environ, GEMMLAB_BACKEND="sim"))
@@ -218,7 +224,7 @@ def test_a_cell_that_ignores_the_interrupt_stops_the_run_with_the_reason(tmp_pat
     _write(tmp_path / "01_x.ipynb", "weights_gib = 7e9 * 2 / 2**30",
            "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n" + stubborn)
     result = grade_notebook(tmp_path / "01_x.ipynb", settings=Settings(
-        timeout=timeout, cell_cpu=cpu, notebook_timeout=600, seed=1))
+        timeout=timeout, cell_cpu=cpu, notebook_timeout=600, seed=1, sandbox=WORKS_HERE))
     assert result.notes[0] == note
     assert result.passed == 0 and "not graded" in result.feedback["01.weights_gib"]
 
@@ -227,7 +233,8 @@ def test_a_cell_that_ignores_the_interrupt_stops_the_run_with_the_reason(tmp_pat
 def test_a_notebook_past_its_total_time_is_stopped(tmp_path):
     _write(tmp_path / "01_x.ipynb", *["import time\ntime.sleep(2)"] * 5)
     result = grade_notebook(tmp_path / "01_x.ipynb",
-                            settings=Settings(timeout=10, notebook_timeout=5, seed=1))
+                            settings=Settings(timeout=10, notebook_timeout=5, seed=1,
+                                              sandbox=WORKS_HERE))
     assert result.notes[0] == "the notebook ran past 5 s and was stopped"
 
 
