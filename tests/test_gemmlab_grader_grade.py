@@ -140,6 +140,9 @@ def test_without_the_sandbox_notebooks_run_one_at_a_time_and_it_is_said(tmp_path
     assert done.returncode == 0, done.stderr
     assert "WARNING: grading without the sandbox" in done.stderr
     assert "notebooks run one at a time (--jobs 1)" in done.stderr
+    # the two passes over the environment, said with their time (a slow one shows)
+    assert "the bank, the packages and the environment snapshotted in" in done.stderr
+    assert "the environment checked in" in done.stderr
     info = json.loads((tmp_path / "out" / "grades.json").read_text())
     assert (info["sandbox"], info["jobs"]) == (False, 1)
     assert info["notebooks"][0]["results"]["01.weights_gib"] == "pass"
