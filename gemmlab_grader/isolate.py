@@ -70,8 +70,11 @@ def clean_env(workdir):
     """The whole environment an untrusted process gets: nothing of the caller's but PATH and the
     locale (no tokens, no GEMMLAB_* settings), every cache and config dir inside ``workdir``, and
     the simulator backend (the kernel labs' instrumented checks run there, on a GPU machine
-    too)."""
+    too), and one thread for the numerical libraries: a class is graded ``--jobs`` notebooks
+    at a time, and a BLAS or OpenMP pool per notebook the size of the machine would only
+    oversubscribe its cores."""
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
+    env.update({f"{pool}_NUM_THREADS": "1" for pool in ("OMP", "OPENBLAS", "MKL", "NUMBA")})
     env.update(HOME=str(workdir), TMPDIR=str(workdir), GEMMLAB_BACKEND="sim", MPLBACKEND="Agg",
                NUMBA_CACHE_DIR=f"{workdir}/.numba", MPLCONFIGDIR=f"{workdir}/.mpl",
                IPYTHONDIR=f"{workdir}/.ipython", JUPYTER_RUNTIME_DIR=f"{workdir}/.jupyter",

@@ -399,3 +399,5 @@ def test_the_worker_gets_cases_never_a_seed_nor_the_secret(monkeypatch):
     assert sent and not any(str(seed) in m or '"seed"' in m for m in sent)
     env = isolate.clean_env("/tmp/x")
     assert not any(str(seed) in v for v in env.values())
+    # --jobs is the grader's parallelism: one BLAS/OpenMP thread per graded process
+    assert all(env[f"{pool}_NUM_THREADS"] == "1" for pool in ("OMP", "OPENBLAS", "MKL", "NUMBA"))
