@@ -14,14 +14,23 @@ with ``numba.cuda.compile_ptx`` for each architecture, runs ``ptxas -v`` on each
 one JSON reply: ``{"ok": true, "archs": {"sm_75": {"registers", "spill_stores", "spill_loads",
 "shared_bytes", "stack_bytes"} | {"ptxas": why not}}}`` or ``{"ok": false, "stage",
 "message", "line"}``.
+
+``python -m gemmlab.labs.nvcompile --serve DEADLINE`` is the same compiler kept warm, for a
+grading run (the grader starts it once, confined, with :mod:`gemmlab_grader.compiler`):
+:func:`serve`. Starting Python, importing Numba's CUDA target and the first compile's NVVM and
+libdevice set-up cost about 2 s; done once there, each request then costs its own compile.
 """
 import json
 import linecache
 import os
 import re
+import resource
+import selectors
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 PREAMBLE = ("import math\nimport numpy as np\nfrom numba import cuda, float32, int32\n")
@@ -127,7 +136,152 @@ def compile_request(request):
     return {"ok": True, "archs": archs}
 
 
+# -- serve mode: the warm compiler of a grading run --------------------------------------------
+
+WARM_UP = "@cuda.jit\ndef warm_up(a):\n    a[cuda.grid(1)] = 1.0\n"
+MAX_REPLY = 1 << 20
+
+
+def serve(deadline, archs):
+    """Warm up, then compile each request in a fresh fork of this warm process.
+
+    On stdin/stdout, frames of an 8-byte big-endian length and a JSON object (those of
+    :mod:`gemmlab.judging.worker`). First this sends ``{"ready": true}`` once Numba's real CUDA
+    target is loaded and a trivial kernel compiled for each of ``archs`` (NVVM and libdevice set
+    up), or ``{"ready": false, "message"}``. Then, for each ``{"id", "request"}`` read (a request
+    of :func:`compile_request`), it forks: the child, in a process group of its own with
+    RLIMIT_CPU of ``deadline`` seconds and nothing open but its reply pipe, compiles and writes
+    its reply; this process forwards it as ``{"id", "reply"}``. Several requests are in flight
+    at once (``selectors``). A child that ends without a reply or passes the ``deadline`` (wall
+    clock, killed with its group) gets a ``stage: "setup"`` reply saying so. Each request runs in
+    a fork of the state after warm-up: nothing one does reaches another. Ends at end of input,
+    killing the children left."""
+    inp = os.fdopen(os.dup(0), "rb", buffering=0)
+    out = os.fdopen(os.dup(1), "wb", buffering=0)
+    quiet = os.open(os.devnull, os.O_RDWR)
+    os.dup2(quiet, 0)
+    os.dup2(quiet, 1)               # Numba's or NVVM's prints cannot reach the frames
+    from gemmlab.judging.worker import frame, read_frame
+    out.write(frame(_warm_up(archs)))
+    selector = selectors.DefaultSelector()
+    selector.register(inp, selectors.EVENT_READ, None)
+    children = {}                   # reply pipe's fd -> [id, pid, deadline, bytes read]
+    while True:
+        now = time.monotonic()
+        for fd, child in list(children.items()):
+            if child[2] <= now:
+                selector.unregister(fd)
+                out.write(frame({"id": child[0], "reply": _ended(fd, child, children, (
+                    f"the compiler did not finish within {deadline:g} s"))}))
+        wait = min((c[2] for c in children.values()), default=now + 60) - now
+        for key, _ in selector.select(max(wait, 0.0)):
+            if key.data is None:
+                message = read_frame(inp)
+                if message is None:
+                    for fd, child in list(children.items()):
+                        _ended(fd, child, children, "")
+                    return
+                fd, pid = _fork_compile(message.get("request"), deadline, inp, out)
+                children[fd] = [message.get("id"), pid, time.monotonic() + deadline, b""]
+                selector.register(fd, selectors.EVENT_READ, fd)
+                continue
+            fd = key.data
+            child = children[fd]
+            chunk = os.read(fd, 1 << 16)
+            child[3] += chunk
+            if chunk and len(child[3]) <= MAX_REPLY:
+                continue
+            selector.unregister(fd)
+            out.write(frame({"id": child[0], "reply": _ended(fd, child, children, None)}))
+
+
+def _warm_up(archs):
+    """Load Numba's real CUDA target and compile a trivial kernel for each arch: the ready
+    frame."""
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
+    try:
+        from numba import cuda
+        if cuda.jit.__module__.startswith("numba.cuda.simulator"):
+            return {"ready": False, "message": "Numba's CUDA simulator was loaded, not its "
+                                               "compiler (numba.cuda imported before the switch)"}
+        reply = compile_request({"source": WARM_UP, "name": "warm_up", "cell": "<warm-up>",
+                                 "arguments": [["array", "float32", 1]], "archs": archs})
+    except Exception as exc:  # the compiler's packages are missing or broken
+        reply = {"ok": False, "message": f"{type(exc).__name__}: {exc}"}
+    if not reply.get("ok"):
+        return {"ready": False, "message": str(reply.get("message"))[:600]}
+    return {"ready": True}
+
+
+def _fork_compile(request, deadline, *frames):
+    """(the read end of the reply pipe, the pid) of a child compiling ``request``."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:                    # the child: never returns
+        try:
+            os.setpgid(0, 0)
+            for stream in frames:   # the frame channel: a child writes only its own reply
+                stream.close()
+            os.dup2(write_end, 3)
+            os.closerange(4, os.sysconf("SC_OPEN_MAX"))
+            cpu, hard = int(deadline) + 1, resource.getrlimit(resource.RLIMIT_CPU)[1]
+            if hard != resource.RLIM_INFINITY:
+                cpu = min(cpu, hard)
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, hard))
+            try:
+                reply = compile_request(request)
+            except Exception as exc:  # anything else: reported, so the lab says what went wrong
+                reply = {"ok": False, "stage": "setup",
+                         "message": f"{type(exc).__name__}: {exc}"[:600]}
+            data = json.dumps(reply).encode()
+            while data:
+                data = data[os.write(3, data):]
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    try:
+        os.setpgid(pid, pid)        # both sides, so the group exists before either goes on
+    except OSError:
+        pass
+    return read_end, pid
+
+
+def _ended(fd, child, children, why):
+    """The reply of a child whose pipe closed (``why`` None) or that is given up on (``why``):
+    its group is killed and reaped either way."""
+    children.pop(fd, None)
+    os.close(fd)
+    try:
+        os.killpg(child[1], signal.SIGKILL)
+    except OSError:
+        pass
+    _, status = os.waitpid(child[1], 0)
+    if why is None and len(child[3]) > MAX_REPLY:
+        why = f"the compiler's reply was larger than {MAX_REPLY} bytes"
+    if why is None:
+        try:
+            reply = json.loads(child[3])
+            if isinstance(reply, dict) and isinstance(reply.get("ok"), bool):
+                return reply
+        except ValueError:
+            pass
+        why = f"the compiler ended without a reply ({_exit_words(status)})"
+    return {"ok": False, "stage": "setup", "message": why}
+
+
+def _exit_words(status):
+    if os.WIFSIGNALED(status):
+        signal_number = os.WTERMSIG(status)
+        name = signal.Signals(signal_number).name if signal_number in signal.valid_signals() \
+            else str(signal_number)
+        return f"signal {name}"
+    return f"exit status {os.WEXITSTATUS(status)}"
+
+
 def main():
+    if sys.argv[1:2] == ["--serve"]:
+        from gemmlab.labs.compile import ARCHS
+        return serve(float(sys.argv[2]), [list(a) for a in ARCHS])
     request = json.loads(sys.stdin.read())
     sys.path[:] = [p for p in request.get("path", []) if isinstance(p, str)] + sys.path
     reply_to = os.fdopen(os.dup(1), "w")
