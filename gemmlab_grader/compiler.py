@@ -114,9 +114,10 @@ class _Service:
             with self.write_lock:
                 self.tree.popen.stdin.write(frame({"id": number, "request": request}))
                 self.tree.popen.stdin.flush()
-        except (OSError, ValueError):   # its input is closed: it is ending
+        except (OSError, ValueError):   # its input is closed: it is ending, or gone
             with self.pending_lock:
                 self.pending.pop(number, None)
+                self.dead = True
             return None
         if not waiter[0].wait(timeout):
             with self.pending_lock:
