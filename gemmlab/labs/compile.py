@@ -13,7 +13,7 @@ words, with the line of the cell. :func:`resources` words the figures for the fe
 By default each kernel gets a child of its own (what a notebook's ``check()`` does). A grading
 run installs a compile service instead, for as long as a ``with service(client):`` block lasts:
 every :func:`compile_kernel` then asks ``client.compile(request)`` (the grader's warm,
-confined compiler, :mod:`gemmlab_grader.compiler`), and its reply is final: when the service
+confined compiler, the client in its compiler module), and its reply is final: when the service
 cannot answer, the reply says the compiler failed; no other compiler is tried.
 """
 import ast

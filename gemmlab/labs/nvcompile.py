@@ -16,7 +16,7 @@ one JSON reply: ``{"ok": true, "archs": {"sm_75": {"registers", "spill_stores", 
 "message", "line"}``.
 
 ``python -m gemmlab.labs.nvcompile --serve DEADLINE`` is the same compiler kept warm, for a
-grading run (the grader starts it once, confined, with :mod:`gemmlab_grader.compiler`):
+grading run (the grader starts it once, confined, through its compiler module):
 :func:`serve`. Starting Python, importing Numba's CUDA target and the first compile's NVVM and
 libdevice set-up cost about 2 s; done once there, each request then costs its own compile.
 """
