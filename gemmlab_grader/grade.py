@@ -171,7 +171,7 @@ class Grader:
     def grade(self, submissions):
         """The NotebookGrade of each submission, in their order. The run's kernels are compiled
         by one compile service (started on the first kernel, stopped at the end)."""
-        self.compiler = CompileService(self._compiler_isolation)
+        self.compiler = CompileService(self._compiler_isolation, deadline=self._compile_deadline())
         try:
             with compile_.service(self.compiler):
                 return self._grade_all(submissions)
@@ -424,6 +424,10 @@ class Grader:
             except OSError:
                 pass
 
+    def _compile_deadline(self):
+        """Seconds per kernel's compile: the compiler's own limit, at most a code answer's."""
+        return min(self.settings.timeout, compile_.TIMEOUT)
+
     def _compiler_isolation(self):
         """How the compile service is confined: as a student's code, on the shared read-only
         package copy in the sandbox, else on a fresh copy of its own (in the run folder)."""
@@ -445,7 +449,7 @@ class Grader:
                  "this run's secret (never recorded)",
                  "kernels: compiled by the run's one compile service, confined as a notebook is; "
                  "each kernel in a fresh fork of it, with its own deadline "
-                 f"({compile_.TIMEOUT:.0f} s)",
+                 f"({self._compile_deadline():.0f} s)",
                  "notebooks import a copy of gemmlab without the bank's reference answers",
                  f"each cell: {self.settings.timeout} s (wall clock and CPU); each notebook: "
                  f"{self.settings.notebook_timeout} s",

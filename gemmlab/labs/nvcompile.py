@@ -168,31 +168,32 @@ def serve(deadline, archs):
     children = {}                   # reply pipe's fd -> [id, pid, deadline, bytes read]
     while True:
         now = time.monotonic()
-        for fd, child in list(children.items()):
-            if child[2] <= now:
-                selector.unregister(fd)
-                out.write(frame({"id": child[0], "reply": _ended(fd, child, children, (
-                    f"the compiler did not finish within {deadline:g} s"))}))
+        for fd in [fd for fd, child in children.items() if child[2] <= now]:
+            selector.unregister(fd)
+            number, pid, _, _ = children.pop(fd)
+            _finish(fd, pid)
+            out.write(frame({"id": number, "reply": _failure(
+                f"the compiler did not finish within {deadline:g} s")}))
         wait = min((c[2] for c in children.values()), default=now + 60) - now
         for key, _ in selector.select(max(wait, 0.0)):
             if key.data is None:
                 message = read_frame(inp)
-                if message is None:
-                    for fd, child in list(children.items()):
-                        _ended(fd, child, children, "")
+                if message is None:             # the grader is done
+                    for fd, (_, pid, _, _) in children.items():
+                        _finish(fd, pid)
                     return
                 fd, pid = _fork_compile(message.get("request"), deadline, inp, out)
                 children[fd] = [message.get("id"), pid, time.monotonic() + deadline, b""]
                 selector.register(fd, selectors.EVENT_READ, fd)
                 continue
             fd = key.data
-            child = children[fd]
             chunk = os.read(fd, 1 << 16)
-            child[3] += chunk
-            if chunk and len(child[3]) <= MAX_REPLY:
+            children[fd][3] += chunk
+            if chunk and len(children[fd][3]) <= MAX_REPLY:
                 continue
             selector.unregister(fd)
-            out.write(frame({"id": child[0], "reply": _ended(fd, child, children, None)}))
+            number, pid, _, data = children.pop(fd)
+            out.write(frame({"id": number, "reply": _reply(data, _finish(fd, pid))}))
 
 
 def _warm_up(archs):
@@ -231,8 +232,7 @@ def _fork_compile(request, deadline, *frames):
             try:
                 reply = compile_request(request)
             except Exception as exc:  # anything else: reported, so the lab says what went wrong
-                reply = {"ok": False, "stage": "setup",
-                         "message": f"{type(exc).__name__}: {exc}"[:600]}
+                reply = _failure(f"{type(exc).__name__}: {exc}"[:600])
             data = json.dumps(reply).encode()
             while data:
                 data = data[os.write(3, data):]
@@ -246,27 +246,32 @@ def _fork_compile(request, deadline, *frames):
     return read_end, pid
 
 
-def _ended(fd, child, children, why):
-    """The reply of a child whose pipe closed (``why`` None) or that is given up on (``why``):
-    its group is killed and reaped either way."""
-    children.pop(fd, None)
+def _finish(fd, pid):
+    """Close a child's reply pipe, kill its process group (the child, a ptxas it started) and
+    reap it: its wait status."""
     os.close(fd)
     try:
-        os.killpg(child[1], signal.SIGKILL)
-    except OSError:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:                 # already gone
         pass
-    _, status = os.waitpid(child[1], 0)
-    if why is None and len(child[3]) > MAX_REPLY:
-        why = f"the compiler's reply was larger than {MAX_REPLY} bytes"
-    if why is None:
-        try:
-            reply = json.loads(child[3])
-            if isinstance(reply, dict) and isinstance(reply.get("ok"), bool):
-                return reply
-        except ValueError:
-            pass
-        why = f"the compiler ended without a reply ({_exit_words(status)})"
-    return {"ok": False, "stage": "setup", "message": why}
+    return os.waitpid(pid, 0)[1]
+
+
+def _failure(message):
+    return {"ok": False, "stage": "setup", "message": message}
+
+
+def _reply(data, status):
+    """The reply a child wrote (``data``), or why there is none (its wait ``status``)."""
+    if len(data) > MAX_REPLY:
+        return _failure(f"the compiler's reply was larger than {MAX_REPLY} bytes")
+    try:
+        reply = json.loads(data)
+        if isinstance(reply, dict) and isinstance(reply.get("ok"), bool):
+            return reply
+    except ValueError:
+        pass
+    return _failure(f"the compiler ended without a reply ({_exit_words(status)})")
 
 
 def _exit_words(status):
