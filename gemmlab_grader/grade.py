@@ -204,7 +204,9 @@ class Grader:
             if future.cancelled():
                 self._not_graded(sub, grade, "not graded: the run was interrupted")
         if self.watch is not None and not self.interrupted:
+            started = time.monotonic()
             self._check_environment(windows)
+            self.progress(f"the environment checked in {time.monotonic() - started:.1f} s")
         return grades
 
     def _grade_guarded(self, sub, grade, windows):
@@ -545,7 +547,11 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
                         cell_cpu)
     bytecode = sys.dont_write_bytecode
     sys.dont_write_bytecode = True      # so that nothing legitimate changes the environment
+    started = time.monotonic()
     grader = Grader(settings, snapshot, out_path, progress=lambda m: print(m, file=sys.stderr))
+    print(f"gemmlab grade: {len(found)} notebook(s); the bank, the packages"
+          f"{'' if settings.sandbox else ' and the environment'} snapshotted in "
+          f"{time.monotonic() - started:.1f} s", file=sys.stderr)
     try:
         protections = grader.protections()
         print("gemmlab grade: protections in this run:", file=sys.stderr)

@@ -12,9 +12,11 @@ one that is exactly what this Python compiles from its source may have been writ
 process using the same files (other users of a shared interpreter do), and is no tampering; any
 other is.
 
-:class:`EnvironmentWatch` notices that the rest of this Python's files (NumPy, the standard
-library, ...) changed during the run: those cannot be put back from memory, so the grader
-distrusts the run. :class:`ShmWatch` removes what a notebook left in the machine's /dev/shm.
+:class:`EnvironmentWatch` notices that the other files of this Python that graded code runs
+(the standard library, NumPy, Numba, the kernel's IPython, ..., and the site folders' startup
+hooks) changed during the run: those cannot be put back from memory, so the grader distrusts the
+run. Packages nothing graded imports are not watched: on a shared machine others may install
+or compile them meanwhile. :class:`ShmWatch` removes what a notebook left in the machine's /dev/shm.
 The last two matter only with ``--no-sandbox``: in the sandbox all of this is read-only, and /dev/shm
 is the notebook's own.
 """
@@ -22,8 +24,10 @@ import importlib.util
 import json
 import marshal
 import os
+import site
 import stat
 import sys
+import sysconfig
 from collections import namedtuple
 from pathlib import Path
 
@@ -37,11 +41,12 @@ def _is_cache(rel):
     return "__pycache__" in Path(rel).parts or rel.endswith((".pyc", ".pyo"))
 
 
-def walk(root, folders=False, max_depth=64, max_entries=1_000_000):
+def walk(root, folders=False, max_depth=64, max_entries=1_000_000, skip=None):
     """Relative paths of the regular files and symlinks under ``root`` (links are not followed),
-    and of its folders too with ``folders``; nothing if ``root`` is no folder."""
+    and of its folders too with ``folders``, not entering the folders ``skip(name)`` names;
+    nothing if ``root`` is no folder."""
     try:
-        for entry in Scan(root, max_depth, max_entries):
+        for entry in Scan(root, max_depth, max_entries, skip):
             if folders or not stat.S_ISDIR(entry.stat.st_mode):
                 yield entry.rel
     except OSError:
@@ -181,28 +186,98 @@ def _write(path, data, mode=0o644):
         f.write(data)
 
 
-class EnvironmentWatch:
-    """Stats of every file of this Python (prefixes, standard library, site-packages) except the
-    gemmlab and grader packages themselves (their snapshot restores them); :meth:`changed` gives
-    what differs since, leaving out bytecode caches that are a faithful compile of their source
-    (:func:`faithful_bytecode`: other processes sharing the interpreter write those)."""
+# What the graded processes import besides what the grader itself has loaded: the notebook
+# kernel's stack (the runner starts an IPython kernel) and the course's numerical libraries.
+KERNEL_PACKAGES = ("IPython", "ipykernel", "jupyter_client", "jupyter_core", "zmq", "tornado",
+                   "traitlets", "comm", "matplotlib", "numpy", "numba", "llvmlite", "ml_dtypes",
+                   "cuda", "mpi4py")
+SITE_FOLDERS = ("site-packages", "dist-packages")
 
-    def __init__(self):
-        dirs = python_dirs()
-        # a folder inside another (the prefix's bin/) is walked with it, not twice
-        self.dirs = sorted(d for d in dirs if not any(o != d and is_inside(d, o) for o in dirs))
+
+def _locations(name):
+    """Where the top-level module or package ``name`` lives (its folders or its file), found
+    without importing it; [] if it is not installed or is built in."""
+    module = sys.modules.get(name)
+    if module is not None:
+        paths = list(getattr(module, "__path__", None) or [])
+        origin = getattr(module, "__file__", None)
+    else:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return []
+        if spec is None:
+            return []
+        paths, origin = list(spec.submodule_search_locations or []), spec.origin
+    return paths or ([origin] if origin and os.path.isfile(origin) else [])
+
+
+def watched_roots():
+    """What the watch looks at: the standard library (without its site-packages), the folder or
+    file of every top-level module this process has loaded and of :data:`KERNEL_PACKAGES`, and
+    the startup hooks of every site folder (``*.pth``, ``sitecustomize``, ``usercustomize``:
+    code every Python started here runs first). Only inside this Python's own directories, and
+    never the course's and the grader's packages (their snapshot restores them)."""
+    inside = [os.path.realpath(d) for d in python_dirs()]
+    packages = [os.path.realpath(p) for p in PACKAGES]
+    roots = {os.path.realpath(sysconfig.get_paths()[key]) for key in ("stdlib", "platstdlib")}
+    for name in {m.partition(".")[0] for m in list(sys.modules)} | set(KERNEL_PACKAGES):
+        roots.update(os.path.realpath(p) for p in _locations(name))
+    for folder in {*site.getsitepackages(), site.getusersitepackages()}:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        roots.update(os.path.realpath(os.path.join(folder, n)) for n in names
+                     if n.endswith(".pth") or n.split(".")[0] in ("sitecustomize", "usercustomize"))
+    return sorted(r for r in roots if any(is_inside(r, d) for d in inside)
+                  and not any(is_inside(r, p) or is_inside(p, r) for p in packages)
+                  and not any(o != r and _walked_with(r, o) for o in roots))
+
+
+def _walked_with(path, root):
+    """Whether the watch's walk of ``root`` reaches ``path`` (it skips site folders)."""
+    return is_inside(path, root) and not any(
+        part in SITE_FOLDERS for part in Path(os.path.relpath(path, root)).parts)
+
+
+class EnvironmentWatch:
+    """Stats of the files of this Python that can change what a graded process computes
+    (:func:`watched_roots`: not the whole environment, whose unrelated packages other users of
+    a shared machine may install or compile meanwhile); :meth:`changed` gives what differs since,
+    leaving out bytecode caches that are a faithful compile of their source
+    (:func:`faithful_bytecode`: other processes sharing the interpreter write those). Startup
+    hooks that appear in a site folder count: they run in every later process."""
+
+    def __init__(self, roots=None):
+        self.roots = watched_roots() if roots is None else [str(r) for r in roots]
+        self.sites = sorted({*site.getsitepackages(), site.getusersitepackages()})
         self.state = self._signature()
 
     def _signature(self):
-        sig, packages = {}, tuple(f"{p}{os.sep}" for p in PACKAGES)
-        for d in self.dirs:
-            for rel in walk(d):
-                path = os.path.join(d, rel)
-                if path.startswith(packages):
-                    continue
+        sig = {}
+        for root in self.roots:
+            if not os.path.isdir(root):
+                state = file_state(root)
+                if state is not None:
+                    sig[root] = state
+                continue
+            # the stdlib's site-packages is not walked whole: its watched packages are roots
+            for rel in walk(root, skip=lambda name: name in SITE_FOLDERS):
+                path = os.path.join(root, rel)
                 state = file_state(path)
                 if state is not None:
                     sig[path] = state
+        for folder in self.sites:                   # startup hooks added since
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            for name in names:
+                if name.endswith(".pth") or name.split(".")[0] in ("sitecustomize",
+                                                                    "usercustomize"):
+                    path = os.path.join(folder, name)
+                    sig.setdefault(path, file_state(path))
         return sig
 
     def changed(self):

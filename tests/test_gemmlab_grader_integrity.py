@@ -6,6 +6,7 @@ import os
 import py_compile
 import subprocess
 import sys
+from pathlib import Path
 
 from gemmlab_grader import integrity
 from gemmlab_grader.integrity import EnvironmentWatch, PackageSnapshot, ShmWatch, faithful_bytecode
@@ -50,8 +51,7 @@ def test_the_environment_watch_ignores_caches_compiled_by_others_not_forged_ones
                                                                                 monkeypatch):
     lib = tmp_path / "site-packages"
     source = _module(lib)
-    monkeypatch.setattr(integrity, "python_dirs", lambda: {str(lib)})
-    watch = EnvironmentWatch()
+    watch = EnvironmentWatch(roots=[lib])
     # another process importing the module writes its cache: no tampering
     subprocess.run([sys.executable, "-c", "import mod"], cwd=lib, check=True,
                    env=dict(os.environ, PYTHONPATH=str(lib), PYTHONDONTWRITEBYTECODE=""))
@@ -94,3 +94,31 @@ def test_what_a_notebook_left_in_dev_shm_goes_unless_a_live_process_holds_it(tmp
     assert sorted(removed) == [("left", 4096), ("leftdir", 10)]
     assert sorted(os.listdir(shm)) == ["in_use", "old"]
     assert watch.clean() == []                          # what stays is known from now on
+
+
+def test_the_environment_watch_looks_at_what_graded_code_imports_not_the_whole_environment():
+    import numpy
+    roots = integrity.watched_roots()
+    for wanted in (numpy.__path__[0], importlib.util.find_spec("IPython").submodule_search_locations[0],
+                   importlib.util.find_spec("numba").submodule_search_locations[0]):
+        assert os.path.realpath(wanted) in roots, wanted
+    assert any(os.path.realpath(os.__file__).startswith(r + os.sep) for r in roots)  # stdlib
+    pip = importlib.util.find_spec("pip")            # installed, never imported by grading
+    if pip is not None and "pip" not in sys.modules:
+        assert os.path.realpath(pip.submodule_search_locations[0]) not in roots
+    assert not any(Path(r).name in ("site-packages", "dist-packages") for r in roots)
+    assert not any(r.startswith(os.path.realpath(p)) for r in roots for p in integrity.PACKAGES)
+
+
+def test_a_startup_hook_added_to_a_site_folder_is_a_change(tmp_path, monkeypatch):
+    site_folder = tmp_path / "site-packages"
+    site_folder.mkdir()
+    (site_folder / "old.pth").write_text("")
+    monkeypatch.setattr(integrity.site, "getsitepackages", lambda: [str(site_folder)])
+    monkeypatch.setattr(integrity.site, "getusersitepackages", lambda: str(tmp_path / "none"))
+    watch = EnvironmentWatch(roots=[])
+    assert watch.changed() == {}
+    (site_folder / "zz_evil.pth").write_text("import os; os.environ['X'] = '1'\n")
+    (site_folder / "sitecustomize.py").write_text("print('first')\n")
+    assert list(watch.changed()) == [str(site_folder / "sitecustomize.py"),
+                                     str(site_folder / "zz_evil.pth")]

@@ -11,6 +11,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from gemmlab_grader import merge, publish
 from gemmlab_grader.grade import NotebookGrade
+from test_gemmlab_grader_sandbox import WHERE_IT_WORKS
 
 
 def _shard(folder, i, n, students, jobs=2, untrusted=False):
@@ -89,7 +90,7 @@ def test_a_class_graded_in_shards_and_merged_equals_the_class_graded_at_once(tmp
         folder.mkdir(parents=True)
         nbformat.write(new_notebook(cells=[new_code_cell(f"weights_gib = {value}")]),
                        folder / "01_x.ipynb")
-    common = ["--seed", "3", "--timeout", "60", "--notebook-timeout", "600"]
+    common = ["--seed", "3", "--timeout", "60", "--notebook-timeout", "600", *WHERE_IT_WORKS]
 
     def grade(*args):
         done = subprocess.run([sys.executable, "-m", "gemmlab_grader", "subs", *common, *args],
@@ -110,7 +111,8 @@ def test_a_class_graded_in_shards_and_merged_equals_the_class_graded_at_once(tmp
 
     whole, info = verdicts("whole")
     merged, _ = verdicts("merged")
-    assert info["jobs"] == 2 and sorted(whole) == sorted(answers)
+    # in the sandbox 2 at once; without it (no bubblewrap here) one at a time, as the grader says
+    assert info["jobs"] == (2 if not WHERE_IT_WORKS else 1) and sorted(whole) == sorted(answers)
     assert merged == whole
     assert [whole[s]["01.weights_gib"] for s in sorted(answers)] == ["pass", "fail", "pass"]
     shards = [set(verdicts(f"shard{i}")[0]) for i in (1, 2)]
