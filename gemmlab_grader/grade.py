@@ -24,7 +24,8 @@ with ``--lesson NN``; see :mod:`gemmlab_grader.submissions`):
    references, code by :func:`~gemmlab_grader.isolate.judge_code` on hidden cases drawn here
    from a seed of the student's own (:func:`case_seed`: the run's secret and the student's folder
    name; the secret is in no report, environment or worker, and the worker gets cases, never a
-   seed).
+   seed). A kernel is compiled for real GPUs by the run's one compile service
+   (:mod:`gemmlab_grader.compiler`: confined as a notebook is, warm, a fresh fork per kernel).
 
 Without the sandbox, notebooks run one at a time (they would share one user's files and
 processes), and a change to the Python environment (checked at the end) marks the notebook that
@@ -47,7 +48,10 @@ from gemmlab.grading.bank import lesson_questions, questions
 from gemmlab.grading.checker import Result, judge_question
 from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS, values
 
+from gemmlab.labs import compile as compile_
+
 from . import confine, integrity, publish, report, sandbox
+from .compiler import CompileService
 from .execute import COLLECT_LIMITS, NotebookRun
 from .folders import FolderSnapshot, remove_tree
 from .isolate import Isolation, judge_code
@@ -165,7 +169,16 @@ class Grader:
     # --- grading ----------------------------------------------------------------------------------
 
     def grade(self, submissions):
-        """The NotebookGrade of each submission, in their order."""
+        """The NotebookGrade of each submission, in their order. The run's kernels are compiled
+        by one compile service (started on the first kernel, stopped at the end)."""
+        self.compiler = CompileService(self._compiler_isolation, deadline=self._compile_deadline())
+        try:
+            with compile_.service(self.compiler):
+                return self._grade_all(submissions)
+        finally:
+            self.compiler.close()
+
+    def _grade_all(self, submissions):
         grades = [NotebookGrade(s.student, s.notebook) for s in submissions]
         windows, done = [], 0
         pool = ThreadPoolExecutor(max_workers=self.settings.jobs, thread_name_prefix="grade")
@@ -183,6 +196,7 @@ class Grader:
             self.stop.set()
             for future in futures:
                 future.cancel()
+            self.compiler.close()       # not started again for the notebooks being stopped
             confine.kill_all()
         finally:
             pool.shutdown(wait=True)
@@ -412,6 +426,19 @@ class Grader:
             except OSError:
                 pass
 
+    def _compile_deadline(self):
+        """Seconds per kernel's compile: the compiler's own limit, at most a code answer's."""
+        return min(self.settings.timeout, compile_.TIMEOUT)
+
+    def _compiler_isolation(self):
+        """How the compile service is confined: as a student's code, on the shared read-only
+        package copy in the sandbox, else on a fresh copy of its own (in the run folder)."""
+        if self.shared is not None:
+            return self._isolation(self.shared)
+        folder = self._notebook_dir()
+        self.snapshot.write_copy(folder, self.public)
+        return self._isolation(folder)
+
     def _isolation(self, package_root):
         """How this run confines a student's process that imports the copy at ``package_root``."""
         return Isolation(package_root=str(package_root), limits=self.settings.limits(),
@@ -422,6 +449,9 @@ class Grader:
                  "and judges it itself; nothing the notebook prints, logs or calls counts",
                  "code answers: run in their own process; hidden cases drawn per student from "
                  "this run's secret (never recorded)",
+                 "kernels: compiled by the run's one compile service, confined as a notebook is; "
+                 "each kernel in a fresh fork of it, with its own deadline "
+                 f"({self._compile_deadline():.0f} s)",
                  "notebooks import a copy of gemmlab without the bank's reference answers",
                  f"each cell: {self.settings.timeout} s (wall clock and CPU); each notebook: "
                  f"{self.settings.notebook_timeout} s",

@@ -108,6 +108,37 @@ def test_what_the_compiler_refuses_is_said_in_plain_words_with_the_line(edit, wo
         assert word in text, text
 
 
+class Recorder:
+    """A compile service that records what it is sent and answers ``reply``."""
+
+    def __init__(self, reply):
+        self.reply, self.requests = reply, []
+
+    def compile(self, request):
+        self.requests.append(request)
+        return dict(self.reply)
+
+
+def test_a_graded_kernel_is_compiled_on_the_judging_side_by_the_installed_service_only():
+    """The worker holding the kernel compiles nothing: the judging side sends the kernel's part
+    of the cell (the print and the test launch blanked) to the installed service, and when the
+    service fails the verdict says so: no other compiler is tried."""
+    source = TILED + "print('hello')\nlab_tiled[1, 1](1, 2, 3)\n"
+    broken = Recorder({"ok": False, "stage": "setup", "message": "the compile service is closed"})
+    with nvc.service(broken):
+        graded = judge_code("05.lab_tiled", source, "lab_tiled", seed=5, timeout=240)
+    assert graded.status == "fail" and "could not be compiled for a GPU" in graded.feedback
+    assert "the compile service is closed" in graded.feedback
+    [sent] = broken.requests
+    assert sent["source"] == kernel_cell(source, "lab_tiled")[0] and "print" not in sent["source"]
+    assert (sent["name"], sent["archs"]) == ("lab_tiled", [[7, 5], [9, 0]])
+    honest = Recorder(compiled(TILED))
+    with nvc.service(honest):
+        graded = judge_code("10.lab_outer", *cell("10.lab_outer")[:2], seed=5, timeout=240)
+    assert graded.status == "pass" and len(honest.requests) == 1
+    assert nvc.resources(honest.reply) in graded.feedback     # the service's figures, reported
+
+
 # -- the attacks, beside the honest kernel ----------------------------------------------------------
 
 def both_paths(qid, source, name, label):

@@ -126,10 +126,12 @@ def plain_channel(timeout=120.0):
 class CellFunction:
     """The student's function, living in a worker: call it, or hand it to a run helper
     (``call_helper``, the protocol of :func:`gemmlab.judging.where.where_it_lives`); its repr is
-    the one it has there. Arguments travel as copies; results come back as plain data."""
+    the one it has there. Arguments travel as copies; results come back as plain data. ``cell``:
+    the (source, name) the worker was loaded with, for what the judging side does with the code
+    itself (a kernel lab compiles it, :func:`gemmlab.labs.compile.compile_kernel`)."""
 
-    def __init__(self, channel, text):
-        self._channel, self._text = channel, text
+    def __init__(self, channel, text, cell=None):
+        self._channel, self._text, self.cell = channel, text, cell
 
     def __repr__(self):
         return self._text
@@ -219,7 +221,7 @@ def _judge_cell(question, source, name, rng, channel):
         return NOT_ATTEMPTED, f"{missing} yet. {question.prompt}"
     text = str(loaded.get("repr", ""))[:200]
     if loaded.get("callable"):
-        answer = CellFunction(channel, text)
+        answer = CellFunction(channel, text, (str(source), str(name)))
     else:
         answer = values.decode({"t": "opaque", "type": loaded.get("type"), "repr": text})
     if is_missing(answer):

@@ -1,13 +1,20 @@
 """A lab kernel is a CUDA kernel: compile it for real GPUs before the simulator runs it.
 
-:func:`compile_kernel` (a run helper: it runs where the kernel lives, a graded run's worker)
-hands the kernel's part of its cell (:func:`gemmlab.labs.kernel_source.kernel_cell`) to a child
-Python (:mod:`gemmlab.labs.nvcompile`) that compiles it with Numba's own CUDA compiler
+:func:`compile_kernel` (on the judging side: it reads the kernel's cell, here or from the
+worker's stand-in) hands the kernel's part of its cell
+(:func:`gemmlab.labs.kernel_source.kernel_cell`) to a child Python
+(:mod:`gemmlab.labs.nvcompile`) that compiles it with Numba's own CUDA compiler
 (``numba.cuda.compile_ptx``, NVVM from NVIDIA's wheels) for each architecture the lab names, and
 runs ``ptxas -v`` on the PTX: registers, spills, shared memory per block, what the kernel would
 use on that GPU. No GPU or driver is needed. A kernel that does not compile (it imports, calls
 Python functions, reads an array's internals, ...) never runs: :func:`refusal` says why in plain
 words, with the line of the cell. :func:`resources` words the figures for the feedback.
+
+By default each kernel gets a child of its own (what a notebook's ``check()`` does). A grading
+run installs a compile service instead, for as long as a ``with service(client):`` block lasts:
+every :func:`compile_kernel` then asks ``client.compile(request)`` (the grader's warm,
+confined compiler, the client in its compiler module), and its reply is final: when the service
+cannot answer, the reply says the compiler failed; no other compiler is tried.
 """
 import ast
 import json
@@ -15,16 +22,33 @@ import os
 import re
 import subprocess
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 
 from ..judging import code_of
+from ..judging.cell import CellFunction
 from .kernel_source import KEPT, kernel_cell
 
 ARCHS = ((7, 5), (9, 0))          # the lowest GPU the labs target (Turing) and Hopper
 CELL = "<your cell>"
 TIMEOUT = 240.0
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvcompile.py")
+_service = None                   # the installed compile service (see service), or None
+
+
+@contextmanager
+def service(client):
+    """Within the block, :func:`compile_kernel` sends each request to ``client`` (an object
+    with ``compile(request) -> reply``; the request and reply are those of
+    :mod:`gemmlab.labs.nvcompile`) instead of starting a compiler child per kernel. For the whole
+    process, every thread: a grading run installs its compile service once."""
+    global _service
+    previous, _service = _service, client
+    try:
+        yield client
+    finally:
+        _service = previous
 
 
 def argument_types(arguments):
@@ -41,13 +65,25 @@ def argument_types(arguments):
 
 def compile_kernel(kernel, arguments, archs=ARCHS, timeout=TIMEOUT):
     """The compiler's reply (plain data, see :mod:`gemmlab.labs.nvcompile`) for ``kernel``,
-    launched with arguments described by :func:`argument_types`, on each of ``archs``."""
-    source, name = code_of(kernel)
+    launched with arguments described by :func:`argument_types`, on each of ``archs``: from the
+    installed compile service if there is one (:func:`service`), else from a child of its own.
+    ``kernel``: a function here or a worker's stand-in (which knows the cell it was loaded
+    with); only the kernel's part of that cell is ever sent to a compiler."""
+    source, name = kernel.cell if isinstance(kernel, CellFunction) else code_of(kernel)
     kept, problem = kernel_cell(source, name)
     if problem:
         return {"ok": False, "stage": "cell", "message": problem}
-    request = {"path": [p for p in sys.path if p], "source": kept, "name": name,
-               "arguments": arguments, "archs": [list(a) for a in archs], "cell": CELL}
+    request = {"source": kept, "name": name, "arguments": arguments,
+               "archs": [list(a) for a in archs], "cell": CELL}
+    reply = _service.compile(request) if _service is not None else _compile_alone(request, timeout)
+    if not reply.get("ok"):
+        reply["kept"] = kept            # the lines the complaint's line number refers to
+    return reply
+
+
+def _compile_alone(request, timeout):
+    """The reply of a compiler child of this request's own (nvcompile run as a script)."""
+    request = dict(request, path=[p for p in sys.path if p])
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
     try:
         done = subprocess.run([sys.executable, "-I", "-B", SCRIPT], input=json.dumps(request),
@@ -62,8 +98,6 @@ def compile_kernel(kernel, arguments, archs=ARCHS, timeout=TIMEOUT):
         return {"ok": False, "stage": "setup",
                 "message": f"the compiler ended without a reply (exit status "
                            f"{done.returncode}){': ' + tail if tail else ''}"}
-    if not reply.get("ok"):
-        reply["kept"] = kept            # the lines the complaint's line number refers to
     return reply
 
 

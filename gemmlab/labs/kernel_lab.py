@@ -17,10 +17,11 @@ Where the kernel lives and where it is judged are apart. The process that holds 
 graded run and in a notebook's ``check()``, a worker that ran nothing of the notebook and holds
 only the kernel's part of its cell, :mod:`gemmlab.labs.kernel_source`) does three things when
 asked, through :func:`gemmlab.judging.where.where_it_lives`: describe the answer (a kernel? how
-many parameters?), compile it for real GPUs (:mod:`gemmlab.labs.compile`; a kernel that does not
-compile never runs), and run it on the instrumented simulator on the cases it is sent, reporting
-what it saw as plain data (:mod:`gemmlab.labs.observations`). The cases, the references and every
-check stay in the judging process. On a GPU backend a GEMM lab's kernel is then timed on the GPU
+many parameters?) and run it on the instrumented simulator on the cases it is sent, reporting
+what it saw as plain data (:mod:`gemmlab.labs.observations`). The judging process compiles the
+kernel's part of the cell for real GPUs first (:mod:`gemmlab.labs.compile`; a kernel that does
+not compile never runs; in a grading run, the run's warm compile service); the cases, the
+references and every check stay there too. On a GPU backend a GEMM lab's kernel is then timed on the GPU
 (:mod:`gemmlab.labs.gpu`).
 """
 import math
@@ -134,8 +135,7 @@ class KernelLab:
             return FAIL, f"{exc}.", None
         cases = self.cases(rng)
         first = list(self.arrays(cases[0]).values())
-        compiled = where_it_lives(kernel, compile_kernel,
-                                  argument_types(self.named(*first)), self.archs)
+        compiled = compile_kernel(kernel, argument_types(self.named(*first)), self.archs)
         if not compiled.get("ok"):
             return FAIL, refusal(compiled, compiled.get("kept", "")), None
         status, text, picture = self.examine(kernel, rng, cases=cases)
