@@ -16,7 +16,9 @@ there (raise, loop, crash, print, exit, patch the package) ends as a FAIL with t
 hidden cases drawn from ``np.random.default_rng(seed)``. A notebook's ``check()`` runs the same
 judging with a plain child process instead of this confined one.
 """
+import json
 import os
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -25,7 +27,8 @@ import numpy as np
 
 from gemmlab.grading.bank import get_question
 from gemmlab.grading.checker import Result
-from gemmlab.judging.cell import WORKER, Channel, judge_cell
+from gemmlab.judging.cell import WORKER, Channel, describe_exit, judge_cell
+from gemmlab.labs import compile as compile_
 
 from . import confine, sandbox
 from .folders import remove_tree
@@ -140,6 +143,43 @@ class Worker:
             pass
 
 
+class ConfinedCompiler:
+    """A kernel's compile in a compiler child of its own, confined as ``isolation`` says: what
+    :func:`judge_code` uses when no compile service is installed (a test, a script; a grading
+    run installs its warm one, :mod:`gemmlab_grader.compiler`), so that compiling a student's
+    kernel never runs unconfined in the grader's process tree."""
+
+    def __init__(self, isolation, timeout):
+        self.isolation, self.timeout = isolation, timeout
+
+    def compile(self, request):
+        workdir = tempfile.mkdtemp(prefix="gemmlab-compile-")
+        try:
+            tree = start_confined(self.isolation, workdir, "gemmlab.labs.nvcompile",
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL)
+            try:
+                out, _ = tree.popen.communicate(json.dumps(request).encode(), timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                return {"ok": False, "stage": "setup",
+                        "message": f"the compiler did not finish within {self.timeout:.0f} s"}
+            finally:
+                tree.kill()
+            try:
+                reply = json.loads(out)
+            except ValueError:
+                reply = None
+            if not isinstance(reply, dict):
+                return {"ok": False, "stage": "setup", "message": f"the compiler ended without a "
+                        f"reply ({describe_exit(tree.popen.returncode)})"}
+            return reply
+        finally:
+            try:
+                remove_tree(workdir)
+            except OSError:
+                pass
+
+
 def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation=None):
     """The verdict (a :class:`~gemmlab.grading.checker.Result`) on the function ``name`` defined
     by the cell ``source``, for the code question ``question_id``: its public cases when ``seed``
@@ -152,7 +192,10 @@ def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     rng = None if seed is None else np.random.default_rng(seed)
-    worker = Worker(isolation or Isolation(), timeout)
+    isolation = isolation or Isolation()
+    worker = Worker(isolation, timeout)
+    if not compile_.installed():
+        worker.channel.compiler = ConfinedCompiler(isolation, min(timeout, compile_.TIMEOUT))
     try:
         status, feedback = judge_cell(q, source, name, rng, worker.channel)
     finally:

@@ -19,6 +19,7 @@ from gemmlab.labs import compile as nvc
 from gemmlab.labs.kernel_source import kernel_cell
 from gemmlab.labs.solutions import cell
 from gemmlab_grader import compiler as compiler_
+from gemmlab_grader import isolate
 from gemmlab_grader.compiler import CompileService
 from gemmlab_grader.grade import Settings, grade_notebook
 from gemmlab_grader.isolate import Isolation
@@ -199,3 +200,21 @@ def test_a_grading_run_compiles_in_its_one_service_and_leaves_no_process(tmp_pat
     assert graded.results["03.puzzle_map"] == "pass", graded.feedback["03.puzzle_map"]
     assert len(started) == 1 and started[0].starts == 1 and len(seen) == 1
     assert seen[0] and alive(seen[0]) == []
+
+
+def test_judge_code_outside_a_run_compiles_in_a_confined_child_of_its_own(monkeypatch):
+    """A test or a script calls judge_code with no run's service installed: the kernel is still
+    compiled confined (ConfinedCompiler), never in an unconfined child of the caller."""
+    started, real = [], isolate.start_confined
+    monkeypatch.setattr(isolate, "start_confined",
+                        lambda iso, workdir, module, *a, **k: started.append(module)
+                        or real(iso, workdir, module, *a, **k))
+    monkeypatch.setattr(nvc, "_compile_alone", lambda *a: pytest.fail("compiled unconfined"))
+    assert not nvc.installed()
+    source, name, _ = cell("03.puzzle_map")
+    result = isolate.judge_code("03.puzzle_map", source, name, seed=11)
+    assert result.status == "pass", result.feedback
+    assert started.count("gemmlab.labs.nvcompile") == 1
+    broken = source.replace("+ 10", "+ 10 + not_defined_anywhere")
+    result = isolate.judge_code("03.puzzle_map", broken, name, seed=11)
+    assert result.status == "fail" and "does not compile for a GPU" in result.feedback

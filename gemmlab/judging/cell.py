@@ -36,12 +36,15 @@ class CodeError(Exception):
 
 class Channel:
     """Frames to and from a worker process (``popen`` with pipes), with one deadline for
-    everything; ``on_close`` ends the process and whatever it started."""
+    everything; ``on_close`` ends the process and whatever it started. ``compiler``: who
+    compiles the worker's kernels for GPUs (an object with ``compile(request) -> reply``, see
+    :func:`gemmlab.labs.compile.compile_kernel`), None for the default."""
 
     def __init__(self, popen, timeout, on_close, log_tail=lambda: ""):
         self.popen, self.timeout, self.on_close, self.log_tail = popen, timeout, on_close, log_tail
         self.deadline = time.monotonic() + timeout
         self.failure = None         # set once the process is gone: later calls raise it again
+        self.compiler = None
 
     def request(self, message):
         """Send ``message``, wait for the reply frame."""
@@ -132,6 +135,11 @@ class CellFunction:
 
     def __init__(self, channel, text, cell=None):
         self._channel, self._text, self.cell = channel, text, cell
+
+    @property
+    def compiler(self):
+        """Who compiles this function's kernel (its channel's, see :class:`Channel`)."""
+        return getattr(self._channel, "compiler", None)
 
     def __repr__(self):
         return self._text

@@ -51,6 +51,11 @@ def service(client):
         _service = previous
 
 
+def installed():
+    """Whether a compile service is installed (:func:`service`)."""
+    return _service is not None
+
+
 def argument_types(arguments):
     """The compiler's description of a launch's arguments ((name, value) pairs): a C-contiguous
     array of its dtype and rank, or a scalar of its dtype."""
@@ -66,6 +71,7 @@ def argument_types(arguments):
 def compile_kernel(kernel, arguments, archs=ARCHS, timeout=TIMEOUT):
     """The compiler's reply (plain data, see :mod:`gemmlab.labs.nvcompile`) for ``kernel``,
     launched with arguments described by :func:`argument_types`, on each of ``archs``: from the
+    compiler of the worker behind a stand-in if it has one (the grader's confined compiler), the
     installed compile service if there is one (:func:`service`), else from a child of its own.
     ``kernel``: a function here or a worker's stand-in (which knows the cell it was loaded
     with); only the kernel's part of that cell is ever sent to a compiler."""
@@ -75,7 +81,9 @@ def compile_kernel(kernel, arguments, archs=ARCHS, timeout=TIMEOUT):
         return {"ok": False, "stage": "cell", "message": problem}
     request = {"source": kept, "name": name, "arguments": arguments,
                "archs": [list(a) for a in archs], "cell": CELL}
-    reply = _service.compile(request) if _service is not None else _compile_alone(request, timeout)
+    client = getattr(kernel, "compiler", None) if isinstance(kernel, CellFunction) else None
+    client = client or _service
+    reply = client.compile(request) if client is not None else _compile_alone(request, timeout)
     if not reply.get("ok"):
         reply["kept"] = kept            # the lines the complaint's line number refers to
     return reply
