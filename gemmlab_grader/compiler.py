@@ -6,8 +6,7 @@ A one-shot compiler child costs about 2 s a kernel, most of it starting Python, 
 Numba's CUDA target and setting up NVVM; :class:`CompileService` pays that once per run:
 
     compiler = CompileService(isolation)        # an Isolation, or a function giving one
-    with gemmlab.labs.compile.service(compiler):
-        ...                                     # every compile_kernel here asks the service
+    judge_code(..., compiler=compiler)          # (gemmlab_grader.isolate) its kernels compile there
     compiler.close()
 
 The service is ``python -m gemmlab.labs.nvcompile --serve`` (:func:`gemmlab.labs.nvcompile.serve`)
@@ -28,7 +27,7 @@ import tempfile
 import threading
 
 from gemmlab.judging.worker import frame, read_frame
-from gemmlab.labs.compile import TIMEOUT
+from gemmlab.labs.compile import TIMEOUT, failure
 
 from .folders import remove_tree
 from .isolate import start_confined
@@ -43,8 +42,8 @@ class ServiceError(Exception):
 
 
 def failed(message):
-    """A compiler reply saying the compiler failed (the shape of a one-shot child's)."""
-    return {"ok": False, "stage": "setup", "message": f"the compile service {message}"}
+    """A compiler reply saying the compile service failed."""
+    return failure(f"the compile service {message}")
 
 
 class _Service:

@@ -173,8 +173,7 @@ class Grader:
         by one compile service (started on the first kernel, stopped at the end)."""
         self.compiler = CompileService(self._compiler_isolation, deadline=self._compile_deadline())
         try:
-            with compile_.service(self.compiler):
-                return self._grade_all(submissions)
+            return self._grade_all(submissions)
         finally:
             self.compiler.close()
 
@@ -414,12 +413,12 @@ class Grader:
         without it on a fresh copy of its own (removed after)."""
         if self.shared is not None:
             return judge_code(q.id, source, name, seed=seed, timeout=self.settings.timeout,
-                              isolation=self._isolation(self.shared))
+                              isolation=self._isolation(self.shared), compiler=self.compiler)
         folder = self._notebook_dir()
         try:
             self.snapshot.write_copy(folder, self.public)
             return judge_code(q.id, source, name, seed=seed, timeout=self.settings.timeout,
-                              isolation=self._isolation(folder))
+                              isolation=self._isolation(folder), compiler=self.compiler)
         finally:
             try:
                 remove_tree(folder)

@@ -28,10 +28,9 @@ import site
 import stat
 import sys
 import sysconfig
-from collections import namedtuple
 from pathlib import Path
 
-from .folders import Scan, remove_tree
+from .folders import Scan, remove_tree, state_of
 from .sandbox import PACKAGES, is_inside, python_dirs
 
 WITHHELD_BANK = "gemmlab/grading/bank"
@@ -41,12 +40,11 @@ def _is_cache(rel):
     return "__pycache__" in Path(rel).parts or rel.endswith((".pyc", ".pyo"))
 
 
-def walk(root, folders=False, max_depth=64, max_entries=1_000_000, skip=None):
+def walk(root, folders=False, max_depth=64, max_entries=1_000_000):
     """Relative paths of the regular files and symlinks under ``root`` (links are not followed),
-    and of its folders too with ``folders``, not entering the folders ``skip(name)`` names;
-    nothing if ``root`` is no folder."""
+    and of its folders too with ``folders``; nothing if ``root`` is no folder."""
     try:
-        for entry in Scan(root, max_depth, max_entries, skip):
+        for entry in Scan(root, max_depth, max_entries):
             if folders or not stat.S_ISDIR(entry.stat.st_mode):
                 yield entry.rel
     except OSError:
@@ -87,17 +85,14 @@ def faithful_bytecode(path):
         return False
 
 
-FileState = namedtuple("FileState", "size mtime_ns ctime_ns ino")
-
-
 def file_state(path):
-    """The :class:`FileState` of ``path`` itself (a link is not followed), None if it cannot be
-    read: any write, replacement, chmod or rename there changes it (the ctime at least)."""
+    """The :class:`~gemmlab_grader.folders.State` of ``path`` itself (a link is not followed),
+    None if it cannot be read: any write, replacement, chmod or rename there changes it (the
+    ctime at least)."""
     try:
-        st = os.lstat(path)
+        return state_of(os.lstat(path))
     except OSError:
         return None
-    return FileState(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 class PackageSnapshot:
@@ -214,22 +209,15 @@ def _locations(name):
 
 def watched_roots():
     """What the watch looks at: the standard library (without its site-packages), the folder or
-    file of every top-level module this process has loaded and of :data:`KERNEL_PACKAGES`, and
-    the startup hooks of every site folder (``*.pth``, ``sitecustomize``, ``usercustomize``:
-    code every Python started here runs first). Only inside this Python's own directories, and
-    never the course's and the grader's packages (their snapshot restores them)."""
+    file of every top-level module this process has loaded and of :data:`KERNEL_PACKAGES`. Only
+    inside this Python's own directories, and never the course's and the grader's packages (their
+    snapshot restores them). The site folders' startup hooks are listed by the watch itself
+    (:func:`startup_hooks`), so that new ones show."""
     inside = [os.path.realpath(d) for d in python_dirs()]
     packages = [os.path.realpath(p) for p in PACKAGES]
     roots = {os.path.realpath(sysconfig.get_paths()[key]) for key in ("stdlib", "platstdlib")}
     for name in {m.partition(".")[0] for m in list(sys.modules)} | set(KERNEL_PACKAGES):
         roots.update(os.path.realpath(p) for p in _locations(name))
-    for folder in {*site.getsitepackages(), site.getusersitepackages()}:
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        roots.update(os.path.realpath(os.path.join(folder, n)) for n in names
-                     if n.endswith(".pth") or n.split(".")[0] in ("sitecustomize", "usercustomize"))
     return sorted(r for r in roots if any(is_inside(r, d) for d in inside)
                   and not any(is_inside(r, p) or is_inside(p, r) for p in packages)
                   and not any(o != r and _walked_with(r, o) for o in roots))
@@ -239,6 +227,19 @@ def _walked_with(path, root):
     """Whether the watch's walk of ``root`` reaches ``path`` (it skips site folders)."""
     return is_inside(path, root) and not any(
         part in SITE_FOLDERS for part in Path(os.path.relpath(path, root)).parts)
+
+
+def startup_hooks():
+    """The files of this Python's site folders that every Python started here runs first:
+    ``*.pth``, ``sitecustomize``, ``usercustomize``."""
+    for folder in sorted({*site.getsitepackages(), site.getusersitepackages()}):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".pth") or name.split(".")[0] in ("sitecustomize", "usercustomize"):
+                yield os.path.join(folder, name)
 
 
 class EnvironmentWatch:
@@ -251,7 +252,6 @@ class EnvironmentWatch:
 
     def __init__(self, roots=None):
         self.roots = watched_roots() if roots is None else [str(r) for r in roots]
-        self.sites = sorted({*site.getsitepackages(), site.getusersitepackages()})
         self.state = self._signature()
 
     def _signature(self):
@@ -263,25 +263,18 @@ class EnvironmentWatch:
                     sig[root] = state
                 continue
             # the stdlib's site-packages is not walked whole: its watched packages are roots
-            for rel in walk(root, skip=lambda name: name in SITE_FOLDERS):
-                path = os.path.join(root, rel)
-                state = file_state(path)
-                if state is not None:
-                    sig[path] = state
-        for folder in self.sites:                   # startup hooks added since
             try:
-                names = os.listdir(folder)
+                for entry in Scan(root, 64, 1_000_000, skip=lambda name: name in SITE_FOLDERS):
+                    if not stat.S_ISDIR(entry.stat.st_mode):
+                        sig[os.path.join(root, entry.rel)] = state_of(entry.stat)
             except OSError:
-                continue
-            for name in names:
-                if name.endswith(".pth") or name.split(".")[0] in ("sitecustomize",
-                                                                    "usercustomize"):
-                    path = os.path.join(folder, name)
-                    sig.setdefault(path, file_state(path))
+                pass
+        for path in startup_hooks():               # new ones included
+            sig.setdefault(path, file_state(path))
         return sig
 
     def changed(self):
-        """{path: its FileState now, None if gone} of each file that changed, in path order."""
+        """{path: its State now, None if gone} of each file that changed, in path order."""
         now = self._signature()
         return {p: now.get(p) for p in sorted(set(now) | set(self.state))
                 if now.get(p) != self.state.get(p)

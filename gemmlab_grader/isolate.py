@@ -145,9 +145,9 @@ class Worker:
 
 class ConfinedCompiler:
     """A kernel's compile in a compiler child of its own, confined as ``isolation`` says: what
-    :func:`judge_code` uses when no compile service is installed (a test, a script; a grading
-    run installs its warm one, :mod:`gemmlab_grader.compiler`), so that compiling a student's
-    kernel never runs unconfined in the grader's process tree."""
+    :func:`judge_code` uses when it is given no compiler (a test, a script; a grading run gives
+    its warm one, :mod:`gemmlab_grader.compiler`), so that compiling a student's kernel never
+    runs unconfined in the grader's process tree."""
 
     def __init__(self, isolation, timeout):
         self.isolation, self.timeout = isolation, timeout
@@ -161,18 +161,10 @@ class ConfinedCompiler:
             try:
                 out, _ = tree.popen.communicate(json.dumps(request).encode(), timeout=self.timeout)
             except subprocess.TimeoutExpired:
-                return {"ok": False, "stage": "setup",
-                        "message": f"the compiler did not finish within {self.timeout:.0f} s"}
+                return compile_.did_not_finish(self.timeout)
             finally:
                 tree.kill()
-            try:
-                reply = json.loads(out)
-            except ValueError:
-                reply = None
-            if not isinstance(reply, dict):
-                return {"ok": False, "stage": "setup", "message": f"the compiler ended without a "
-                        f"reply ({describe_exit(tree.popen.returncode)})"}
-            return reply
+            return compile_.reply_of(out, describe_exit(tree.popen.returncode))
         finally:
             try:
                 remove_tree(workdir)
@@ -180,7 +172,8 @@ class ConfinedCompiler:
                 pass
 
 
-def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation=None):
+def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation=None,
+               compiler=None):
     """The verdict (a :class:`~gemmlab.grading.checker.Result`) on the function ``name`` defined
     by the cell ``source``, for the code question ``question_id``: its public cases when ``seed``
     is None, else hidden cases drawn here from ``np.random.default_rng(seed)`` (the seed never
@@ -194,8 +187,8 @@ def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation
     rng = None if seed is None else np.random.default_rng(seed)
     isolation = isolation or Isolation()
     worker = Worker(isolation, timeout)
-    if not compile_.installed():
-        worker.channel.compiler = ConfinedCompiler(isolation, min(timeout, compile_.TIMEOUT))
+    worker.channel.compiler = compiler or ConfinedCompiler(isolation,
+                                                           min(timeout, compile_.TIMEOUT))
     try:
         status, feedback = judge_cell(q, source, name, rng, worker.channel)
     finally:

@@ -83,8 +83,7 @@ def test_the_service_gives_the_one_shot_childs_figures_for_the_reference_kernels
         source, name, _ = cell(qid)
         kernel = load_function(source, name, f"<reference {qid}>")
         alone = nvc.compile_kernel(kernel, GEMM_ARGS)
-        with nvc.service(warm):
-            served = nvc.compile_kernel(kernel, GEMM_ARGS)
+        served = nvc.compile_kernel(kernel, GEMM_ARGS, compiler=warm)
         assert alone["ok"] and set(alone["archs"]) == {"sm_75", "sm_90"}, (qid, alone)
         assert served == alone, qid         # registers, spills, shared and stack bytes
     assert warm.starts == 1
@@ -203,14 +202,13 @@ def test_a_grading_run_compiles_in_its_one_service_and_leaves_no_process(tmp_pat
 
 
 def test_judge_code_outside_a_run_compiles_in_a_confined_child_of_its_own(monkeypatch):
-    """A test or a script calls judge_code with no run's service installed: the kernel is still
+    """A test or a script calls judge_code without a run's compile service: the kernel is still
     compiled confined (ConfinedCompiler), never in an unconfined child of the caller."""
     started, real = [], isolate.start_confined
     monkeypatch.setattr(isolate, "start_confined",
                         lambda iso, workdir, module, *a, **k: started.append(module)
                         or real(iso, workdir, module, *a, **k))
     monkeypatch.setattr(nvc, "_compile_alone", lambda *a: pytest.fail("compiled unconfined"))
-    assert not nvc.installed()
     source, name, _ = cell("03.puzzle_map")
     result = isolate.judge_code("03.puzzle_map", source, name, seed=11)
     assert result.status == "pass", result.feedback

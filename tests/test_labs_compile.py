@@ -125,16 +125,15 @@ def test_a_graded_kernel_is_compiled_on_the_judging_side_by_the_installed_servic
     service fails the verdict says so: no other compiler is tried."""
     source = TILED + "print('hello')\nlab_tiled[1, 1](1, 2, 3)\n"
     broken = Recorder({"ok": False, "stage": "setup", "message": "the compile service is closed"})
-    with nvc.service(broken):
-        graded = judge_code("05.lab_tiled", source, "lab_tiled", seed=5, timeout=240)
+    graded = judge_code("05.lab_tiled", source, "lab_tiled", seed=5, timeout=240, compiler=broken)
     assert graded.status == "fail" and "could not be compiled for a GPU" in graded.feedback
     assert "the compile service is closed" in graded.feedback
     [sent] = broken.requests
     assert sent["source"] == kernel_cell(source, "lab_tiled")[0] and "print" not in sent["source"]
     assert (sent["name"], sent["archs"]) == ("lab_tiled", [[7, 5], [9, 0]])
     honest = Recorder(compiled(TILED))
-    with nvc.service(honest):
-        graded = judge_code("10.lab_outer", *cell("10.lab_outer")[:2], seed=5, timeout=240)
+    graded = judge_code("10.lab_outer", *cell("10.lab_outer")[:2], seed=5, timeout=240,
+                        compiler=honest)
     assert graded.status == "pass" and len(honest.requests) == 1
     assert nvc.resources(honest.reply) in graded.feedback     # the service's figures, reported
 

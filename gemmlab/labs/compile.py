@@ -10,11 +10,11 @@ use on that GPU. No GPU or driver is needed. A kernel that does not compile (it 
 Python functions, reads an array's internals, ...) never runs: :func:`refusal` says why in plain
 words, with the line of the cell. :func:`resources` words the figures for the feedback.
 
-By default each kernel gets a child of its own (what a notebook's ``check()`` does). A grading
-run installs a compile service instead, for as long as a ``with service(client):`` block lasts:
-every :func:`compile_kernel` then asks ``client.compile(request)`` (the grader's warm,
-confined compiler, the client in its compiler module), and its reply is final: when the service
-cannot answer, the reply says the compiler failed; no other compiler is tried.
+By default each kernel gets a child of its own (what a notebook's ``check()`` does). The
+grader gives a compiler instead (an object with ``compile(request) -> reply``, passed as
+``compiler`` or carried by the worker's channel: its warm compile service in a run, a confined
+child otherwise), and its reply is final: when it cannot answer, the reply says the compiler
+failed; no other compiler is tried.
 """
 import ast
 import json
@@ -22,8 +22,6 @@ import os
 import re
 import subprocess
 import sys
-from contextlib import contextmanager
-
 import numpy as np
 
 from ..judging import code_of
@@ -34,28 +32,6 @@ ARCHS = ((7, 5), (9, 0))          # the lowest GPU the labs target (Turing) and 
 CELL = "<your cell>"
 TIMEOUT = 240.0
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvcompile.py")
-_service = None                   # the installed compile service (see service), or None
-
-
-@contextmanager
-def service(client):
-    """Within the block, :func:`compile_kernel` sends each request to ``client`` (an object
-    with ``compile(request) -> reply``; the request and reply are those of
-    :mod:`gemmlab.labs.nvcompile`) instead of starting a compiler child per kernel. For the whole
-    process, every thread: a grading run installs its compile service once."""
-    global _service
-    previous, _service = _service, client
-    try:
-        yield client
-    finally:
-        _service = previous
-
-
-def installed():
-    """Whether a compile service is installed (:func:`service`)."""
-    return _service is not None
-
-
 def argument_types(arguments):
     """The compiler's description of a launch's arguments ((name, value) pairs): a C-contiguous
     array of its dtype and rank, or a scalar of its dtype."""
@@ -68,25 +44,47 @@ def argument_types(arguments):
     return described
 
 
-def compile_kernel(kernel, arguments, archs=ARCHS, timeout=TIMEOUT):
+def compile_kernel(kernel, arguments, archs=ARCHS, timeout=TIMEOUT, compiler=None):
     """The compiler's reply (plain data, see :mod:`gemmlab.labs.nvcompile`) for ``kernel``,
-    launched with arguments described by :func:`argument_types`, on each of ``archs``: from the
-    compiler of the worker behind a stand-in if it has one (the grader's confined compiler), the
-    installed compile service if there is one (:func:`service`), else from a child of its own.
+    launched with arguments described by :func:`argument_types`, on each of ``archs``.
     ``kernel``: a function here or a worker's stand-in (which knows the cell it was loaded
-    with); only the kernel's part of that cell is ever sent to a compiler."""
+    with); only the kernel's part of that cell is ever sent to a compiler. Who compiles it:
+    ``compiler`` (an object with ``compile(request) -> reply``: the grading run's compile
+    service), else the stand-in's own (the one its worker's channel carries), else a child of
+    this process started for this kernel (what a notebook's ``check()`` does)."""
     source, name = kernel.cell if isinstance(kernel, CellFunction) else code_of(kernel)
     kept, problem = kernel_cell(source, name)
     if problem:
         return {"ok": False, "stage": "cell", "message": problem}
     request = {"source": kept, "name": name, "arguments": arguments,
                "archs": [list(a) for a in archs], "cell": CELL}
-    client = getattr(kernel, "compiler", None) if isinstance(kernel, CellFunction) else None
-    client = client or _service
-    reply = client.compile(request) if client is not None else _compile_alone(request, timeout)
+    if compiler is None and isinstance(kernel, CellFunction):
+        compiler = kernel.compiler
+    reply = compiler.compile(request) if compiler is not None else _compile_alone(request, timeout)
     if not reply.get("ok"):
         reply["kept"] = kept            # the lines the complaint's line number refers to
     return reply
+
+
+def failure(message):
+    """A reply saying the compiler could not answer (stage "setup"), as every compiler gives it."""
+    return {"ok": False, "stage": "setup", "message": message}
+
+
+def did_not_finish(timeout):
+    """The reply for a compiler stopped after ``timeout`` seconds."""
+    return failure(f"the compiler did not finish within {timeout:.0f} s")
+
+
+def reply_of(output, ended):
+    """The reply a compiler child wrote (``output``, its standard output), or one saying it
+    ended without one (``ended``: how, in words)."""
+    try:
+        reply = json.loads(output)
+    except ValueError:
+        reply = None
+    return reply if isinstance(reply, dict) else failure(
+        f"the compiler ended without a reply ({ended})")
 
 
 def _compile_alone(request, timeout):
@@ -97,16 +95,9 @@ def _compile_alone(request, timeout):
         done = subprocess.run([sys.executable, "-I", "-B", SCRIPT], input=json.dumps(request),
                               capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
-        return {"ok": False, "stage": "setup",
-                "message": f"the compiler did not finish within {timeout:.0f} s"}
-    try:
-        reply = json.loads(done.stdout)
-    except ValueError:
-        tail = done.stderr.strip()[-400:]
-        return {"ok": False, "stage": "setup",
-                "message": f"the compiler ended without a reply (exit status "
-                           f"{done.returncode}){': ' + tail if tail else ''}"}
-    return reply
+        return did_not_finish(timeout)
+    tail = done.stderr.strip()[-400:]
+    return reply_of(done.stdout, f"exit status {done.returncode}{': ' + tail if tail else ''}")
 
 
 def _line_text(source, line):
