@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -35,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from gemmlab import measure  # noqa: E402  (after the repository is on the path)
 from gemmlab_grader import sandbox  # noqa: E402
+from gemmlab_grader.submissions import shard_of  # noqa: E402
 
 CLASS = 100 * 16
 SHARDS_PER_JOB = 4
@@ -66,9 +68,11 @@ def grade(subs, out, jobs, timeout):
     # Shards are chosen by a hash of the name, so they are uneven (16 names over 16 shards fall up
     # to 3 to one): split into SHARDS_PER_JOB times more shards than jobs and keep ``jobs`` graders
     # running, each taking the next shard when it ends (what a scheduler with more tasks than
-    # slots does), so that no core waits for the busiest shard.
+    # slots does), the largest shards first, so that no core waits for the busiest shard.
     unsafe = ["--no-sandbox"] * (2 if os.geteuid() == 0 else 1)
     n = jobs * SHARDS_PER_JOB
+    sizes = Counter(shard_of(student.name, n) for student in subs.iterdir())
+    largest_first = sorted(range(1, n + 1), key=lambda i: -sizes[i])
 
     def one_shard(i):
         return subprocess.run(_grader(subs, "--out", f"{out}-{i}", "--shard", f"{i}/{n}", *unsafe,
@@ -76,11 +80,11 @@ def grade(subs, out, jobs, timeout):
                               stderr=subprocess.DEVNULL).returncode
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        codes = list(pool.map(one_shard, range(1, n + 1)))
+        codes = list(pool.map(one_shard, largest_first))
     subprocess.run(_grader("merge", *[f"{out}-{i}" for i in range(1, n + 1)], "--out", out),
                    env=env, check=True, stdout=subprocess.DEVNULL)
     if any(codes):
-        raise SystemExit(f"a shard failed: exit statuses {codes}")
+        raise SystemExit(f"a shard failed: exit statuses {dict(zip(largest_first, codes))}")
     return (f"no sandbox (bubblewrap does not work here): {n} shards, {jobs} graders at a time",
             time.monotonic() - start)
 
