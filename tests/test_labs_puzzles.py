@@ -223,5 +223,23 @@ def test_a_puzzles_check_in_a_fresh_process_sends_its_picture_back_as_plain_data
     assert picture["race"]["threads"] == [0, 1] and picture["race"]["array"] == "s"
 
 
+def test_a_check_asked_for_no_picture_brings_none_back_and_says_the_same(monkeypatch):
+    """A grade draws no picture: every run's reply leaves out the block's accesses (most of a
+    run's data, all decoded in the grader's one process), and the verdict reads the same."""
+    from gemmlab.labs import kernel_lab
+    pictures, real = [], kernel_lab.Observed
+    monkeypatch.setattr(kernel_lab, "Observed",
+                        lambda data: pictures.append(data["picture"]) or real(data))
+    source, name, _ = cell("03.puzzle_shared")
+    q = get_question("03.puzzle_shared")
+    for kernel_source in (source, source.replace(BARRIER_LINE, "")):
+        drawn = judge_alone(q, kernel_source, name, picture=True)
+        assert pictures and all(isinstance(p, dict) and p["accesses"]["thread"] for p in pictures)
+        pictures.clear()
+        assert judge_alone(q, kernel_source, name) == drawn[:2]
+        assert pictures and all(p is None for p in pictures), pictures
+        pictures.clear()
+
+
 BARRIER_LINE = ("    cuda.syncthreads()              # every slot is written before anyone reads a "
                 "neighbour's\n")

@@ -131,10 +131,13 @@ class CellFunction:
     (``call_helper``, the protocol of :func:`gemmlab.judging.where.where_it_lives`); its repr is
     the one it has there. Arguments travel as copies; results come back as plain data. ``cell``:
     the (source, name) the worker was loaded with, for what the judging side does with the code
-    itself (a kernel lab compiles it, :func:`gemmlab.labs.compile.compile_kernel`)."""
+    itself (a kernel lab compiles it, :func:`gemmlab.labs.compile.compile_kernel`).
+    ``wants_picture``: whether the judge is asked for a picture of the run (a notebook's check
+    draws one; a grade does not, so a kernel lab's runs bring none back)."""
 
-    def __init__(self, channel, text, cell=None):
+    def __init__(self, channel, text, cell=None, wants_picture=True):
         self._channel, self._text, self.cell = channel, text, cell
+        self.wants_picture = wants_picture
 
     @property
     def compiler(self):
@@ -203,11 +206,11 @@ def judge_cell(question, source, name, rng, channel, picture=False):
     None, else hidden cases drawn from it, here. A broken rule, a cell that raises, a worker
     that dies or hangs: a FAIL with the reason. The caller closes the channel. With
     ``picture``, a third item: a kernel lab's picture of the run (plain data), else None."""
-    verdict = tuple(_judge_cell(question, source, name, rng, channel))
+    verdict = tuple(_judge_cell(question, source, name, rng, channel, picture))
     return (verdict + (None,))[:3] if picture else verdict[:2]
 
 
-def _judge_cell(question, source, name, rng, channel):
+def _judge_cell(question, source, name, rng, channel, picture):
     from .rules import broken
     from .verdict import is_missing
     rules = getattr(question, "rules", None)
@@ -229,7 +232,7 @@ def _judge_cell(question, source, name, rng, channel):
         return NOT_ATTEMPTED, f"{missing} yet. {question.prompt}"
     text = str(loaded.get("repr", ""))[:200]
     if loaded.get("callable"):
-        answer = CellFunction(channel, text, (str(source), str(name)))
+        answer = CellFunction(channel, text, (str(source), str(name)), wants_picture=picture)
     else:
         answer = values.decode({"t": "opaque", "type": loaded.get("type"), "repr": text})
     if is_missing(answer):

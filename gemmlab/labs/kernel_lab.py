@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import device
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, where_it_lives
+from ..judging.cell import CellFunction
 from ..judging.rules import Rules
 from . import cases as cases_
 from . import feedback
@@ -188,8 +189,9 @@ class KernelLab:
         named = [[str(name), value] for name, value in
                  (arguments or self.named)(*arrays.values())]
         grid, block = self.launch_of(case)
+        picture = kernel.wants_picture if isinstance(kernel, CellFunction) else True
         data = where_it_lives(kernel, run_observed, named, _plain_dims(grid), _plain_dims(block),
-                              max(time_limit or self.time_limit, 1.0), self.observers())
+                              max(time_limit or self.time_limit, 1.0), self.observers(), picture)
         trace = Observed(data)
         after = {name: np.asarray(trace.outputs[name], dtype=value.dtype)
                  if name in trace.outputs else value for name, value in arrays.items()}

@@ -107,8 +107,9 @@ def _pairs(mapping):
     return np.array(sorted(mapping.items()), dtype=np.int64).reshape(-1, 2)
 
 
-def as_data(trace, arrays):
-    """Plain data of the simulator's ``trace`` and the ``arrays`` (name -> array) after the run."""
+def as_data(trace, arrays, picture=True):
+    """Plain data of the simulator's ``trace`` and the ``arrays`` (name -> array) after the run;
+    its picture (``trace.observed``) only if ``picture``, else None."""
     globals_ = {}
     for name, array in trace.arrays.items():
         rbw = array.read_before_write
@@ -133,7 +134,7 @@ def as_data(trace, arrays):
         "shared_reads": np.array(trace.shared_reads, dtype=np.int64),
         "fault": None if fault is None else _fault_data(fault),
         "observed": {} if trace.observer is None else trace.observer.as_data(),
-        "picture": trace.observed}
+        "picture": trace.observed if picture else None}
 
 
 def _fault_data(fault):
