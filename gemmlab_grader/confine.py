@@ -20,7 +20,6 @@ Trees may be started and killed from several threads at once (``gemmlab grade --
 keeps each tree from taking another's processes for its own.
 :func:`protections` says which of these apply on this machine.
 """
-import ctypes
 import os
 import resource
 import signal
@@ -34,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemmlab.judging.cell import describe_exit  # noqa: F401 (the grader's name for it)
-
-_PR_SET_CHILD_SUBREAPER = 36
+from gemmlab.judging.reaping import child_pids as _children
+from gemmlab.judging.reaping import set_subreaper as _prctl_subreaper
 
 
 @dataclass(frozen=True)
@@ -93,14 +92,6 @@ def _descendants(table, roots):
 
 # --- child subreaper ------------------------------------------------------------------------------
 
-def _prctl_subreaper(on):
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
 _lock = threading.RLock()       # guards _live_trees, starting a tree and telling whose a pid is
 _live_trees = set()
 _reaping = []                   # the children there were when each reaping() block began
@@ -111,24 +102,6 @@ def _hold_subreaper():
         _prctl_subreaper(True)
     else:
         _prctl_subreaper(False)
-
-
-def _children():
-    """Pids of this process's children (those of all its threads), None where the kernel has no
-    /proc/self/task/*/children."""
-    pids = set()
-    try:
-        for tid in os.listdir("/proc/self/task"):
-            try:
-                with open(f"/proc/self/task/{tid}/children", "rb") as f:
-                    pids.update(int(p) for p in f.read().split())
-            except FileNotFoundError:
-                if not os.path.exists(f"/proc/self/task/{tid}"):
-                    continue            # a thread that just ended
-                return None
-    except OSError:
-        return None
-    return pids
 
 
 def _leaders():

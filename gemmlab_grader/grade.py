@@ -24,8 +24,10 @@ with ``--lesson NN``; see :mod:`gemmlab_grader.submissions`):
    references, code by :func:`~gemmlab_grader.isolate.judge_code` on hidden cases drawn here
    from a seed of the student's own (:func:`case_seed`: the run's secret and the student's folder
    name; the secret is in no report, environment or worker, and the worker gets cases, never a
-   seed). A kernel is compiled for real GPUs by the run's one compile service
-   (:mod:`gemmlab_grader.compiler`: confined as a notebook is, warm, a fresh fork per kernel).
+   seed), each in a fresh fork of the notebook's warm worker (:mod:`gemmlab_grader.warm`:
+   confined as a notebook is, its imports done once per notebook). A kernel is compiled for
+   real GPUs by the run's one compile service (:mod:`gemmlab_grader.compiler`: confined as a
+   notebook is, warm, a fresh fork per kernel).
 
 Without the sandbox, notebooks run one at a time (they would share one user's files and
 processes), and a change to the Python environment (checked at the end) marks the notebook that
@@ -56,6 +58,7 @@ from .execute import COLLECT_LIMITS, NotebookRun
 from .folders import FolderSnapshot, remove_tree
 from .isolate import Isolation, judge_code
 from .submissions import Submission, find_submissions, in_shard, lesson_of
+from .warm import WarmWorker
 
 
 @dataclass
@@ -251,13 +254,18 @@ class Grader:
         problem, collected = sub.problem, None
         if not problem:
             collected, problem = self._run(sub, wanted, grade)
-        for q in wanted:
-            if problem or collected is None:
-                grade.set(Result(q.id, FAIL, f"not graded: {problem or 'no answers collected'}"))
-            elif self.stop.is_set():
-                grade.set(Result(q.id, FAIL, "not graded: the run was interrupted"))
-            else:
-                grade.set(self._judge(q, collected.get(q.id), sub.student))
+        warm = self._warm_worker(wanted, grade) if collected is not None else None
+        try:
+            for q in wanted:
+                if problem or collected is None:
+                    grade.set(Result(q.id, FAIL, f"not graded: {problem or 'no answers collected'}"))
+                elif self.stop.is_set():
+                    grade.set(Result(q.id, FAIL, "not graded: the run was interrupted"))
+                else:
+                    grade.set(self._judge(q, collected.get(q.id), sub.student, warm))
+        finally:
+            if warm is not None:
+                warm.close()
         if problem:
             grade.notes.insert(0, problem)
 
@@ -390,8 +398,9 @@ class Grader:
 
     # --- judging ----------------------------------------------------------------------------------
 
-    def _judge(self, q, entry, student):
-        """The verdict on one collected answer entry (see answers.extract) of ``student``."""
+    def _judge(self, q, entry, student, warm=None):
+        """The verdict on one collected answer entry (see answers.extract) of ``student``; a code
+        answer runs in a fork of the notebook's ``warm`` worker."""
         try:
             if not isinstance(entry, dict) or entry.get("missing"):
                 return Result(q.id, NOT_ATTEMPTED, f"the notebook has no variable "
@@ -400,7 +409,7 @@ class Grader:
                 return Result(q.id, FAIL, f"{q.answer_name}: {str(entry['error'])[:300]}")
             if q.is_code and "source" in entry:
                 return self._judge_code(q, str(entry["source"]), str(entry.get("name")),
-                                        case_seed(self._secret, student, q.id))
+                                        case_seed(self._secret, student, q.id), warm)
             return judge_question(q, values.decode(entry.get("value")))
         except values.DecodeError as exc:
             return Result(q.id, FAIL, f"{q.answer_name} could not be read back: {exc}")
@@ -408,22 +417,23 @@ class Grader:
             return Result(q.id, FAIL, f"the grader could not judge this answer "
                                       f"({type(exc).__name__}: {str(exc)[:200]})")
 
-    def _judge_code(self, q, source, name, seed):
-        """judge_code on hidden cases: in the sandbox on the shared read-only package copy,
-        without it on a fresh copy of its own (removed after)."""
+    def _judge_code(self, q, source, name, seed, warm):
+        """judge_code on hidden cases, in a fork of the notebook's warm worker (see
+        :meth:`_warm_worker`)."""
+        return judge_code(q.id, source, name, seed=seed, timeout=self.settings.timeout,
+                          isolation=warm.isolation, compiler=self.compiler, warm=warm)
+
+    def _warm_worker(self, wanted, grade):
+        """The notebook's warm worker (:mod:`~gemmlab_grader.warm`), if it has code questions:
+        in the sandbox on the shared read-only package copy, without it on a copy of its own
+        (removed with it; only this student's code runs on it)."""
+        if not any(q.is_code for q in wanted):
+            return None
         if self.shared is not None:
-            return judge_code(q.id, source, name, seed=seed, timeout=self.settings.timeout,
-                              isolation=self._isolation(self.shared), compiler=self.compiler)
+            return WarmWorker(self._isolation(self.shared))
         folder = self._notebook_dir()
-        try:
-            self.snapshot.write_copy(folder, self.public)
-            return judge_code(q.id, source, name, seed=seed, timeout=self.settings.timeout,
-                              isolation=self._isolation(folder), compiler=self.compiler)
-        finally:
-            try:
-                remove_tree(folder)
-            except OSError:
-                pass
+        self.snapshot.write_copy(folder, self.public)
+        return WarmWorker(self._isolation(folder), on_close=lambda: self._remove(folder, grade))
 
     def _compile_deadline(self):
         """Seconds per kernel's compile: the compiler's own limit, at most a code answer's."""
@@ -446,8 +456,9 @@ class Grader:
     def protections(self):
         lines = ["verdicts: the grader collects each question's answer after the notebook ran "
                  "and judges it itself; nothing the notebook prints, logs or calls counts",
-                 "code answers: run in their own process; hidden cases drawn per student from "
-                 "this run's secret (never recorded)",
+                 "code answers: each run in a process of its own (a fresh fork of the "
+                 "notebook's warm worker, ended with all it started before the next); hidden "
+                 "cases drawn per student from this run's secret (never recorded)",
                  "kernels: compiled by the run's one compile service, confined as a notebook is; "
                  "each kernel in a fresh fork of it, with its own deadline "
                  f"({self._compile_deadline():.0f} s)",

@@ -118,6 +118,17 @@ def start_confined(isolation, workdir, module, *args, **streams):
     return confine.Tree(argv, isolation.limits, cwd=workdir, env=clean_env(workdir), **streams)
 
 
+def said(log):
+    """"; it said: <the last 600 bytes of ``log``>" (a process's stderr, for the reason it
+    died), or "" when the log is empty or closed."""
+    try:
+        log.seek(0)
+        tail = log.read()[-600:].decode("utf-8", "replace").strip()
+    except (OSError, ValueError):
+        return ""
+    return f"; it said: {tail}" if tail else ""
+
+
 class Worker:
     """One confined worker process (:mod:`gemmlab.judging.worker`) and its frame channel, with a
     deadline for everything it does; its stderr goes to a log whose tail says why it died."""
@@ -127,12 +138,7 @@ class Worker:
         self.log = open(os.path.join(self.workdir, "worker.log"), "w+b")
         self.tree = start_confined(isolation, self.workdir, WORKER, stdin=-1, stdout=-1,
                                    stderr=self.log)
-        self.channel = Channel(self.tree.popen, timeout, self.tree.kill, self._log_tail)
-
-    def _log_tail(self):
-        self.log.seek(0)
-        tail = self.log.read()[-600:].decode("utf-8", "replace").strip()
-        return f"; it said: {tail}" if tail else ""
+        self.channel = Channel(self.tree.popen, timeout, self.tree.kill, lambda: said(self.log))
 
     def close(self):
         self.channel.close()
@@ -173,12 +179,14 @@ class ConfinedCompiler:
 
 
 def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation=None,
-               compiler=None):
+               compiler=None, warm=None):
     """The verdict (a :class:`~gemmlab.grading.checker.Result`) on the function ``name`` defined
     by the cell ``source``, for the code question ``question_id``: its public cases when ``seed``
     is None, else hidden cases drawn here from ``np.random.default_rng(seed)`` (the seed never
     leaves this process). ``timeout``: seconds for everything (start, the cell, every call).
-    Never raises for the student's code."""
+    ``warm``: a notebook's :class:`~gemmlab_grader.warm.WarmWorker`, whose fork runs the cell
+    (else, or when it cannot, a cold worker as ``isolation`` says). Never raises for the
+    student's code."""
     q = get_question(question_id)
     if not q.is_code:
         raise ValueError(f"{question_id} is not a code question (its kind has no judge method)")
@@ -186,13 +194,15 @@ def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     rng = None if seed is None else np.random.default_rng(seed)
     isolation = isolation or Isolation()
-    worker = Worker(isolation, timeout)
-    worker.channel.compiler = compiler or ConfinedCompiler(isolation,
-                                                           min(timeout, compile_.TIMEOUT))
+    channel, close = warm.channel(timeout) if warm is not None else None, None
+    if channel is None:
+        worker = Worker(isolation, timeout)
+        channel, close = worker.channel, worker.close
+    channel.compiler = compiler or ConfinedCompiler(isolation, min(timeout, compile_.TIMEOUT))
     try:
-        status, feedback = judge_cell(q, source, name, rng, worker.channel)
+        status, feedback = judge_cell(q, source, name, rng, channel)
     finally:
-        worker.close()
+        (close or channel.close)()
     return Result(q.id, status, str(feedback)[:4000])
 
 
