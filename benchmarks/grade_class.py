@@ -7,7 +7,8 @@ In the sandbox when bubblewrap works here (one grader, --jobs J). Where it does 
 them: the same parallelism, and the way a class is spread over machines.
 
 Writes a JSON record: the machine (CPU, cores, load average before and after), versions, date,
-and per run: jobs, mode, notebooks, wall seconds, seconds per notebook (wall / notebooks) and
+and per run: jobs, mode, notebooks, wall seconds, seconds per notebook (wall / notebooks), the
+machine's CPU seconds in that time (/proc/stat: per notebook, and how busy the cores were) and
 the extrapolation to 100 students x 16 lessons at that throughput (1600 notebooks x seconds per
 notebook: it assumes a class that many times larger keeps the same per-notebook throughput, which
 a longer run only improves, the last wave's idle cores weighing less).
@@ -84,26 +85,46 @@ def grade(subs, out, jobs, timeout):
     subprocess.run(_grader("merge", *[f"{out}-{i}" for i in range(1, n + 1)], "--out", out),
                    env=env, check=True, stdout=subprocess.DEVNULL)
     if any(codes):
-        raise SystemExit(f"a shard failed: exit statuses {dict(zip(largest_first, codes))}")
+        statuses = dict(zip(largest_first, codes, strict=True))
+        raise SystemExit(f"a shard failed: exit statuses {statuses}")
     return (f"no sandbox (bubblewrap does not work here): {n} shards, {jobs} graders at a time",
             time.monotonic() - start)
 
 
+def cpu_seconds():
+    """(busy, idle) CPU seconds of the whole machine so far, from /proc/stat: busy is user, nice,
+    system, irq and softirq (steal, the hypervisor's, is neither); None where there is none."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    hz = os.sysconf("SC_CLK_TCK")
+    return (sum(fields[i] for i in (0, 1, 2, 5, 6)) / hz, sum(fields[3:5]) / hz)
+
+
 def measure_run(subs, out, students, notebooks, jobs, timeout):
     """Grade the class in ``subs`` with ``jobs`` at a time: its record, printed in one line."""
+    before = cpu_seconds()
     mode, wall = grade(subs, out, jobs, timeout)
+    after = cpu_seconds()
     report = json.loads((out / "grades.json").read_text())
     short = [f"{r['notebook']}: {r['passed']}/{r['total']} {r['notes'][:1]}"
              for r in report["notebooks"] if r["passed"] != r["total"] or r["notes"]]
     per = wall / notebooks
+    busy = after[0] - before[0] if before and after else None
+    cores = len(os.sched_getaffinity(0))
     print(f"{students} students, jobs {jobs} ({mode}): {notebooks} notebooks in {wall:.0f} s = "
           f"{per:.2f} s per notebook; 100 students x 16 lessons: {CLASS * per / 60:.0f} min"
-          + (f"; NOT at full marks: {short[:3]}" if short else ""))
+          + (f"; CPU {busy / notebooks:.2f} s per notebook, the cores {busy / (cores * wall):.0%} "
+             f"busy" if busy else "") + (f"; NOT at full marks: {short[:3]}" if short else ""))
     return {"jobs": jobs, "mode": mode, "students": students, "notebooks": notebooks,
             "wall_seconds": round(wall, 1), "seconds_per_notebook": round(per, 2),
             "notebook_seconds_mean": round(sum(r["seconds"] for r in report["notebooks"])
                                            / notebooks, 2),
             "extrapolated_class_minutes": round(CLASS * per / 60, 1),
+            "machine_cpu_seconds": None if busy is None else round(busy, 1),
+            "cpu_seconds_per_notebook": None if busy is None else round(busy / notebooks, 2),
+            "cores_busy": None if busy is None else round(busy / (cores * wall), 3),
             "not_at_full_marks": short}
 
 
