@@ -13,7 +13,9 @@
   where it runs.
 - :mod:`.worker` and :mod:`.cell`: a cell's code runs alone in a worker process and is judged
   from outside it (``judge_cell``: the grader's confined worker and a notebook's ``check()``
-  both); :mod:`.values` carries values between the two without pickle.
+  both; ``worker --warm``: the grader's forks of one warm worker); :mod:`.values` carries values
+  between the two without pickle; :mod:`.reaping` finds and ends what a student's process
+  left.
 
 It imports nothing of ``gemmlab.grading``, ``gemmlab.labs`` or the grader: the labs and the bank
 build on it, ``check()`` and the grader use it.
