@@ -63,7 +63,7 @@ class WarmWorker:
             try:
                 self._process = _WarmProcess(self.isolation, min(timeout, self.start_timeout))
                 self.starts += 1
-            except WarmError:
+            except (WarmError, OSError, ValueError, RuntimeError):  # a cold worker says why
                 self.start_failures += 1
                 return None
         try:

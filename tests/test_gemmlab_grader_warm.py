@@ -97,8 +97,15 @@ def test_each_fork_puts_its_own_questions_rules_out_of_reach(warm):
     assert (status, feedback) == judged(sneaky)
 
 
-def test_a_warm_process_that_cannot_start_leaves_the_answers_to_cold_workers(monkeypatch):
-    monkeypatch.setattr(warm_, "WORKER", "gemmlab.no_such_module")
+def _refuse(*args, **kwargs):
+    raise OSError("no processes left")
+
+
+@pytest.mark.parametrize("breaks", [("WORKER", "gemmlab.no_such_module"),
+                                    ("start_confined", _refuse)], ids=["no-ready", "no-start"])
+def test_a_warm_process_that_cannot_start_leaves_the_answers_to_cold_workers(monkeypatch,
+                                                                             breaks):
+    monkeypatch.setattr(warm_, *breaks)
     worker = WarmWorker(Isolation(), start_timeout=60)
     try:
         for _ in range(3):
