@@ -34,6 +34,7 @@ from pathlib import Path
 
 from gemmlab.judging.cell import describe_exit  # noqa: F401 (the grader's name for it)
 from gemmlab.judging.reaping import child_pids as _children
+from gemmlab.judging.reaping import end_children
 from gemmlab.judging.reaping import set_subreaper as _prctl_subreaper
 
 
@@ -109,31 +110,12 @@ def _leaders():
 
 
 def _chase(keep, seconds=5.0, quiet=20):
-    """SIGKILL and reap every child of this process not in ``keep`` (nor a live tree's leader),
-    again and again until none has appeared for ``quiet`` rounds in a row (3 if none ever did):
-    an orphan that forks and exits to change its pid is re-parented here at each hop, and is
-    killed at one of them."""
-    deadline, calm, seen = time.monotonic() + seconds, 0, False
-    while calm < (quiet if seen else 3) and time.monotonic() < deadline:
-        kids = _children()
-        if kids is None:
-            return
+    """SIGKILL and reap every child of this process not in ``keep`` (nor a live tree's leader)
+    until none comes back (:func:`gemmlab.judging.reaping.end_children`)."""
+    def spare():
         with _lock:
-            victims = kids - keep - _leaders()
-        for pid in victims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        for pid in victims:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-        calm = 0 if victims else calm + 1
-        seen = seen or bool(victims)
-        if not victims:
-            time.sleep(0.005)
+            return keep | _leaders()
+    end_children(spare, seconds, quiet)
 
 
 @contextmanager

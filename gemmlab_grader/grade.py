@@ -49,7 +49,6 @@ from pathlib import Path
 from gemmlab.grading.bank import lesson_questions, questions
 from gemmlab.grading.checker import Result, judge_question
 from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS, values
-
 from gemmlab.labs import compile as compile_
 
 from . import confine, integrity, publish, report, sandbox
@@ -174,7 +173,7 @@ class Grader:
     def grade(self, submissions):
         """The NotebookGrade of each submission, in their order. The run's kernels are compiled
         by one compile service (started on the first kernel, stopped at the end)."""
-        self.compiler = CompileService(self._compiler_isolation, deadline=self._compile_deadline())
+        self.compiler = CompileService(self._code_isolation, deadline=self._compile_deadline())
         try:
             return self._grade_all(submissions)
         finally:
@@ -429,19 +428,20 @@ class Grader:
         (removed with it; only this student's code runs on it)."""
         if not any(q.is_code for q in wanted):
             return None
+        isolation = self._code_isolation()
         if self.shared is not None:
-            return WarmWorker(self._isolation(self.shared))
-        folder = self._notebook_dir()
-        self.snapshot.write_copy(folder, self.public)
-        return WarmWorker(self._isolation(folder), on_close=lambda: self._remove(folder, grade))
+            return WarmWorker(isolation)
+        copy = Path(isolation.package_root)
+        return WarmWorker(isolation, on_close=lambda: self._remove(copy, grade))
 
     def _compile_deadline(self):
         """Seconds per kernel's compile: the compiler's own limit, at most a code answer's."""
         return min(self.settings.timeout, compile_.TIMEOUT)
 
-    def _compiler_isolation(self):
-        """How the compile service is confined: as a student's code, on the shared read-only
-        package copy in the sandbox, else on a fresh copy of its own (in the run folder)."""
+    def _code_isolation(self):
+        """How a process that runs or compiles a student's code is confined (a warm worker, the
+        compile service): on the shared read-only package copy in the sandbox, else on a fresh
+        copy of its own (in the run folder)."""
         if self.shared is not None:
             return self._isolation(self.shared)
         folder = self._notebook_dir()

@@ -194,15 +194,17 @@ def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     rng = None if seed is None else np.random.default_rng(seed)
     isolation = isolation or Isolation()
-    channel, close = warm.channel(timeout) if warm is not None else None, None
-    if channel is None:
-        worker = Worker(isolation, timeout)
-        channel, close = worker.channel, worker.close
+    channel = warm.channel(timeout) if warm is not None else None
+    worker = Worker(isolation, timeout) if channel is None else None
+    channel = channel or worker.channel
     channel.compiler = compiler or ConfinedCompiler(isolation, min(timeout, compile_.TIMEOUT))
     try:
         status, feedback = judge_cell(q, source, name, rng, channel)
     finally:
-        (close or channel.close)()
+        if worker is not None:
+            worker.close()
+        else:
+            channel.close()
     return Result(q.id, status, str(feedback)[:4000])
 
 

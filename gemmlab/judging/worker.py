@@ -34,9 +34,8 @@ import signal
 import socket
 import struct
 import sys
-import time
 
-from .reaping import child_pids, set_subreaper
+from .reaping import end_children, set_subreaper
 from .rules import Rules, out_of_reach
 from .source import PREAMBLE
 from .where import package_object
@@ -123,19 +122,23 @@ class _Served:
 def main():
     if sys.argv[1:2] == ["--warm"]:
         return warm()
-    inp, out, quiet = _private_channel(0, 1)
-    serve(inp, out, quiet)
+    serve(*private_channel())
 
 
-def _private_channel(read_fd, write_fd):
+def private_channel(read_fd=0, write_fd=1):
     """(input, output, /dev/null): the frame channel on descriptors of its own, with 0 and 1
-    pointed at /dev/null, so that the student's prints cannot mix with it."""
+    pointed at /dev/null, so that what else the process prints cannot mix with it."""
     inp = os.fdopen(os.dup(read_fd), "rb", buffering=0)
     out = os.fdopen(os.dup(write_fd), "wb", buffering=0)
+    return inp, out, _quiet_stdio()
+
+
+def _quiet_stdio():
+    """Point 0 and 1 at /dev/null; its descriptor."""
     quiet = os.open(os.devnull, os.O_RDWR)
     os.dup2(quiet, 0)
     os.dup2(quiet, 1)
-    return inp, out, quiet
+    return quiet
 
 
 def serve(inp, out, quiet):
@@ -179,9 +182,7 @@ def warm():
     each is a fork of the state before any student code: nothing one does reaches the next.
     Ends when the grader closes the socket."""
     control = socket.socket(fileno=os.dup(0))
-    quiet = os.open(os.devnull, os.O_RDWR)
-    os.dup2(quiet, 0)
-    os.dup2(quiet, 1)
+    _quiet_stdio()
     set_subreaper(True)
     exec(compile(PREAMBLE, "<preamble>", "exec"), {"__name__": "__warm__"})
     from . import values  # noqa: F401 (imported here once, not in each worker)
@@ -198,7 +199,8 @@ def warm():
             _forked_worker(control, *fds)
         _close(fds)
         status = _wait(pid, control)
-        end_orphans()
+        if not end_children(seconds=10.0):     # what it left, re-parented here
+            raise SystemExit("a worker left processes that could not be ended")
         try:
             control.send(json.dumps({"ended": os.waitstatus_to_exitcode(status)}).encode())
         except OSError:             # the grader is gone
@@ -212,9 +214,9 @@ def _forked_worker(control, request_fd, reply_fd, log_fd):
         control.close()
         os.setsid()
         os.dup2(log_fd, 2)
-        inp, out, quiet = _private_channel(request_fd, reply_fd)
+        channel = private_channel(request_fd, reply_fd)
         _close([request_fd, reply_fd, log_fd])
-        serve(inp, out, quiet)
+        serve(*channel)
         code = 0
     except BaseException:  # noqa: B036 ours, before the cell ran: said in the log
         import traceback
@@ -276,28 +278,6 @@ def _kill_group(pid):
             kill(target, signal.SIGKILL)
         except OSError:
             pass
-
-
-def end_orphans(seconds=10.0):
-    """SIGKILL and reap every child of this process until none is left for three looks in a row
-    (what a worker left is re-parented here); SystemExit if some keep coming past ``seconds``."""
-    deadline, calm = time.monotonic() + seconds, 0
-    while calm < 3:
-        kids = child_pids() or set()
-        if not kids:
-            calm += 1
-            time.sleep(0.002)
-            continue
-        calm = 0
-        for pid in kids:
-            _kill_group(pid)
-        for pid in kids:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-        if time.monotonic() > deadline:
-            raise SystemExit("a worker left processes that could not be ended")
 
 
 if __name__ == "__main__":

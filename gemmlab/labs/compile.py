@@ -22,6 +22,7 @@ import os
 import re
 import subprocess
 import sys
+
 import numpy as np
 
 from ..judging import code_of
@@ -32,6 +33,8 @@ ARCHS = ((7, 5), (9, 0))          # the lowest GPU the labs target (Turing) and 
 CELL = "<your cell>"
 TIMEOUT = 240.0
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvcompile.py")
+
+
 def argument_types(arguments):
     """The compiler's description of a launch's arguments ((name, value) pairs): a C-contiguous
     array of its dtype and rank, or a scalar of its dtype."""

@@ -156,12 +156,8 @@ def serve(deadline, archs):
     clock, killed with its group) gets a ``stage: "setup"`` reply saying so. Each request runs in
     a fork of the state after warm-up: nothing one does reaches another. Ends at end of input,
     killing the children left."""
-    inp = os.fdopen(os.dup(0), "rb", buffering=0)
-    out = os.fdopen(os.dup(1), "wb", buffering=0)
-    quiet = os.open(os.devnull, os.O_RDWR)
-    os.dup2(quiet, 0)
-    os.dup2(quiet, 1)               # Numba's or NVVM's prints cannot reach the frames
-    from gemmlab.judging.worker import frame, read_frame
+    from gemmlab.judging.worker import frame, private_channel, read_frame
+    inp, out, _ = private_channel()     # Numba's or NVVM's prints cannot reach the frames
     out.write(frame(_warm_up(archs)))
     selector = selectors.DefaultSelector()
     selector.register(inp, selectors.EVENT_READ, None)
