@@ -6,6 +6,7 @@ from a submission in it is escaped (``<script>`` in a student's name shows as te
 is written whole, through a new file renamed into place, never through a link.
 """
 import html
+import sys
 import time
 from pathlib import Path
 
@@ -133,17 +134,29 @@ def _folder(out):
     raise OSError(f"no folder to write the reports to beside {out}")
 
 
-def write_all(grades, out, run_info):
+def write_all(grades, out, run_info, warn=None):
     """Every report (:data:`FILES`) into ``out``, or, if it is not a usable folder (something
     replaced it with a file), into a fresh folder beside it, which the reports' warnings name.
-    Returns the paths written."""
+    Each is made and written on its own: one that fails is named through ``warn`` (default:
+    standard error) and in the warnings of the reports made after it (the JSON and the page
+    come last). Returns the paths written."""
+    warn = warn or (lambda text: print(f"gemmlab grade: {text}", file=sys.stderr))
     folder, moved = _folder(out)
-    if moved:
-        run_info = dict(run_info, warnings=list(run_info.get("warnings", [])) + [moved])
-    texts = {"summary.txt": report.text(grades) + "\n", "grades.csv": report.csv_text(grades),
-             "grades-lms.csv": report.lms_csv(grades),
-             "grades.json": report.json_text(grades, run_info),
-             "grades.html": page(grades, run_info)}
-    for name, content in texts.items():
-        write_file(folder / name, content, mode=0o644)
-    return [folder / name for name in FILES]
+    warnings = list(run_info.get("warnings", [])) + ([moved] if moved else [])
+    report.flag_lookalikes(grades)
+    makers = {"summary.txt": lambda: report.text(grades) + "\n",
+              "grades.csv": lambda: report.csv_text(grades),
+              "grades-lms.csv": lambda: report.lms_csv(grades),
+              "grades.json": lambda: report.json_text(grades, dict(run_info, warnings=warnings)),
+              "grades.html": lambda: page(grades, dict(run_info, warnings=warnings))}
+    written = []
+    for name, make in makers.items():
+        try:
+            write_file(folder / name, make(), mode=0o644)
+            written.append(folder / name)
+        except Exception as exc:  # noqa: BLE001 one report's failure must not take the others
+            failure = (f"{name} could not be written ({type(exc).__name__}: "
+                       f"{report.printable(exc, 200)})")
+            warnings.append(failure)
+            warn(failure)
+    return written
