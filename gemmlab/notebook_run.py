@@ -25,6 +25,10 @@ The per-cell limit is :data:`CELL_TIMEOUT` seconds (sized to the simulator, wher
 well under a minute in all); the environment variable ``GEMMLAB_CELL_TIMEOUT`` overrides it for
 every tool (the site builder's ``--timeout`` and nbval's ``--nbval-cell-timeout`` for one run).
 
+The grader's runner (:mod:`gemmlab_grader.runner`) runs a submission cell by cell on the same
+client in its counting form, :class:`CountingClient`: outputs counted, never kept; a cell past
+its limit interrupted and given a grace period to stop, else :class:`CellStopped`.
+
 This module is also the pytest plugin (``-p gemmlab.notebook_run`` in pyproject's addopts) that
 makes nbval start its kernels the same way, with the same limit. PYTEST_DONT_REWRITE: pytest
 would otherwise write its own bytecode of this module into the package while tests run.
@@ -36,6 +40,8 @@ import time
 import weakref
 from pathlib import Path
 
+from queue import Empty
+
 import nbformat
 import zmq
 from jupyter_client import AsyncKernelManager, KernelManager
@@ -43,7 +49,7 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.channels import AsyncZMQSocketChannel
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
-from traitlets import CaselessStrEnum, HasTraits, Type, default
+from traitlets import CaselessStrEnum, Float, HasTraits, Type, default
 
 CELL_TIMEOUT = 60
 
@@ -166,6 +172,66 @@ class _DrainingClient(NotebookClient):
 
 
 DRAIN_TIMEOUT = 10         # seconds
+
+
+class CellStopped(Exception):
+    """A cell after which the kernel cannot be given another: it ignored the interrupt sent when
+    its time ran out, or it finished but its reply never came (interrupting cannot help)."""
+
+
+class CountingClient(_DrainingClient):
+    """The client for running untrusted notebooks cell by cell (the grader's runner).
+
+    * Outputs are counted (:attr:`output_bytes`: stream text and display data), never kept, and
+      widget messages are not stored: a notebook that prints gigabytes costs no memory here.
+    * A cell past its limit is interrupted (:attr:`interrupted` says so) and has
+      :attr:`grace` seconds (at most its limit) to reply; if it does not, or if it had already
+      finished when its time ran out but its reply never came, :class:`CellStopped` says why.
+    * A kernel that dies raises nbclient's DeadKernelError, as in :func:`execute`.
+    """
+
+    grace = Float(10.0, help="seconds an interrupted cell has to reply").tag(config=True)
+    output_bytes = 0
+    interrupted = False
+    _waiting = None
+
+    def output(self, outs, msg, display_id, cell_index):
+        kind, content = msg["msg_type"], msg["content"]
+        if kind == "stream":
+            self.output_bytes += len(content.get("text", ""))
+        elif kind in ("display_data", "execute_result"):
+            self.output_bytes += sum(len(str(v)) for v in content.get("data", {}).values())
+        return None
+
+    def handle_comm_msg(self, outs, msg, cell_index):
+        return None
+
+    async def _async_poll_for_reply(self, msg_id, cell, timeout, task_poll_output_msg,
+                                    task_poll_kernel_alive):
+        self._waiting, self.interrupted = (msg_id, task_poll_output_msg), False
+        return await super()._async_poll_for_reply(msg_id, cell, timeout, task_poll_output_msg,
+                                                   task_poll_kernel_alive)
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        """nbclient's hook when a cell's time runs out: the reply after an interrupt, or
+        :class:`CellStopped`."""
+        if self._waiting is None:   # not inside a cell (a kernel_info wait)
+            return await super()._async_handle_timeout(timeout, cell)
+        msg_id, outputs = self._waiting
+        if outputs.done():          # idle after the cell, yet no reply
+            raise CellStopped("finished but its reply never came (lost)")
+        self.interrupted = True
+        await self.km.interrupt_kernel()
+        deadline = time.monotonic() + min(self.grace, timeout)
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                msg = await self.kc.shell_channel.get_msg(timeout=left)
+            except Empty:
+                break
+            if msg["parent_header"].get("msg_id") == msg_id:
+                return msg
+        await self._async_check_alive()
+        raise CellStopped(f"ran past {timeout:g} s and did not stop when interrupted")
 
 
 async def _round_trip(kc, timeout):

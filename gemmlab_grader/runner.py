@@ -5,15 +5,18 @@ that everything here is on the student's side: ``python -m gemmlab_grader.runner
 Its standard input holds two frames (:func:`gemmlab_grader.collect.pack`): the request (seconds
 allowed per cell, wall clock and CPU, and the answers to collect) and the notebook's bytes. The
 notebook's code cells run one by one in a fresh IPython kernel (this Python, this copy of gemmlab
-and the grader) in WORKDIR. Their output is counted, never kept; an error is noted (its name and
-first line, from the execute reply). A cell past its time (wall clock; CPU through the kernel's
-RLIMIT_CPU) is interrupted and the next one runs; a cell whose kernel went idle but whose
-reply never came stops the run. Then, if the kernel is alive,
+and the grader) in WORKDIR, through the course's one notebook runner
+(:class:`gemmlab.notebook_run.CountingClient`, on nbclient). Their output is counted, never
+kept; an error is noted (its name and first line, from the execute reply). A cell past its time
+(wall clock; CPU through the kernel's RLIMIT_CPU) is interrupted and the next one runs; a cell
+that ignores the interrupt, or whose kernel went idle but whose reply never came, stops the run,
+and so does a kernel that dies. Then, if the kernel is alive,
 :func:`gemmlab_grader.answers.extract` runs in it and writes ``WORKDIR/answers.json``. At the end
 two frames go to standard output: what happened (a JSON report) and that answers file, up to
 :data:`~gemmlab_grader.collect.MAX_ANSWERS` bytes (nothing if there is none or it is larger).
 The kernel gets /dev/null as its standard streams, never this channel.
 """
+import asyncio
 import json
 import os
 import resource
@@ -21,32 +24,38 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
-from queue import Empty
 
-import gemmlab
-from gemmlab_grader.collect import MAX_ANSWERS, MAX_REPORT, pack, unpack
-from gemmlab_grader.confine import proc_stat
+# jsonschema (under nbformat) builds an IRI grammar on import, a second per notebook; nothing
+# here validates IRIs, and jsonschema goes without it when it cannot be imported
+sys.modules.setdefault("rfc3987_syntax", None)
+
+import nbformat  # noqa: E402
+from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
+from nbclient.exceptions import DeadKernelError  # noqa: E402
+
+import gemmlab  # noqa: E402
+from gemmlab.notebook_run import CellStopped, CountingClient, LocalAsyncKernelManager  # noqa: E402
+from gemmlab_grader.collect import MAX_ANSWERS, MAX_REPORT, pack, unpack  # noqa: E402
+from gemmlab_grader.confine import proc_stat  # noqa: E402
+from gemmlab_grader.isolate import python_argv  # noqa: E402
 
 NOTED_ERRORS = 20
 EXTRACT_TIMEOUT = 120
 
 
 def _kernel_manager(workdir):
-    from jupyter_client import KernelManager
-    from jupyter_client.kernelspec import KernelSpecManager
+    """The kernel's manager: this copy of gemmlab and the grader (a kernel spec in the work
+    folder), its Unix sockets in the work folder."""
     spec_dir = Path(workdir) / ".kernels" / "gemmlab-grade"
     spec_dir.mkdir(parents=True)
     root = str(Path(gemmlab.__file__).resolve().parent.parent)
-    from gemmlab_grader.isolate import python_argv
     argv = python_argv(root, "ipykernel_launcher", "-f", "{connection_file}")
     (spec_dir / "kernel.json").write_text(json.dumps(
         {"argv": argv, "display_name": "gemmlab grade", "language": "python"}))
     specs = KernelSpecManager(kernel_dirs=[str(spec_dir.parent)], ensure_native_kernel=False)
-    # Unix sockets in the work folder, not TCP ports on localhost that any local user can reach.
-    return KernelManager(kernel_name="gemmlab-grade", kernel_spec_manager=specs, transport="ipc",
-                         ip=str(Path(workdir) / "kernel"))
+    return LocalAsyncKernelManager(kernel_name="gemmlab-grade", kernel_spec_manager=specs,
+                                   ip=str(Path(workdir) / "kernel"))
 
 
 def _cpu_seconds(pid):
@@ -56,15 +65,26 @@ def _cpu_seconds(pid):
 
 
 class Run:
-    def __init__(self, km, kc):
-        self.km, self.kc = km, kc
-        self.output_bytes = 0
+    """The notebook's cells on one :class:`~gemmlab.notebook_run.CountingClient`: each under its
+    limits, its errors noted."""
+
+    def __init__(self, client):
+        self.client = client
         self.errors = []
+        self.index = None
+        client.on_cell_error = self._on_error
+
+    @property
+    def output_bytes(self):
+        return self.client.output_bytes
+
+    def _kernel_pid(self):
+        return self.client.km.provisioner.process.pid
 
     def _limit_cpu(self, seconds):
         """Let the kernel use ``seconds`` more CPU from now (RLIMIT_CPU, SIGXCPU past it)."""
         try:
-            pid = self.km.provisioner.process.pid
+            pid = self._kernel_pid()
             _soft, hard = resource.prlimit(pid, resource.RLIMIT_CPU)
             soft = int(_cpu_seconds(pid) + seconds) + 1
             resource.prlimit(pid, resource.RLIMIT_CPU,
@@ -72,40 +92,31 @@ class Run:
         except (OSError, AttributeError, ValueError):
             pass
 
-    def execute(self, index, source, timeout, cpu=None):
-        """Run one cell (``timeout`` s of wall clock, ``cpu`` s of CPU, default the same); '' if
-        the next cell may run, else why the run stops."""
+    async def execute(self, index, cell_index, timeout, cpu=None):
+        """Run the notebook's cell ``cell_index`` (``timeout`` s of wall clock, ``cpu`` s of
+        CPU, default the same), named ``index`` in notes; '' if the next cell may run, else why
+        the run stops."""
         cpu = timeout if cpu is None else cpu
+        self.index = index
         self._limit_cpu(cpu)
-        msg_id = self.kc.execute(source, store_history=True, allow_stdin=False,
-                                 stop_on_error=False)
-        deadline, interrupted, finished = time.monotonic() + timeout, False, False
-        while True:
-            try:
-                reply = self.kc.get_shell_msg(timeout=max(0.01, min(1.0, deadline - time.monotonic())))
-                if reply["parent_header"].get("msg_id") == msg_id:
-                    break
-            except Empty:
-                pass
-            finished = self._drain(msg_id, wait=0) or finished
-            if not self.km.is_alive():
-                return self._death(index, cpu)
-            if time.monotonic() > deadline:
-                if finished:        # idle after the cell, yet no reply: interrupting cannot help
-                    return f"cell {index} finished but its reply never came (lost)"
-                if interrupted:
-                    return f"cell {index} ran past {timeout:g} s and did not stop when interrupted"
-                self._note(index, "Timeout", f"ran past {timeout:g} s: interrupted")
-                self.km.interrupt_kernel()
-                deadline, interrupted = time.monotonic() + min(10, timeout), True
-        content = reply["content"]
-        if content.get("status") == "error" and not interrupted:
-            self._note(index, content.get("ename"), content.get("evalue"))
-        self._drain(msg_id, wait=2)
+        self.client.timeout = timeout
+        try:
+            await self.client.async_execute_cell(self.client.nb.cells[cell_index], cell_index)
+        except CellStopped as stopped:
+            return f"cell {index} {stopped}"
+        except DeadKernelError:
+            return self._death(index, cpu)
+        if self.client.interrupted:
+            self._note(index, "Timeout", f"ran past {timeout:g} s: interrupted")
         return ""
 
+    def _on_error(self, cell, cell_index, execute_reply):
+        if not self.client.interrupted:
+            content = execute_reply["content"]
+            self._note(self.index, content.get("ename"), content.get("evalue"))
+
     def _death(self, index, cpu):
-        process = getattr(self.km.provisioner, "process", None)
+        process = getattr(self.client.km.provisioner, "process", None)
         code = process.poll() if process is not None else None
         if code == -signal.SIGXCPU:
             return f"cell {index} used more than {cpu:g} s of CPU: its kernel was stopped"
@@ -115,24 +126,6 @@ class Run:
         if len(self.errors) < NOTED_ERRORS:
             self.errors.append({"cell": index, "ename": str(ename)[:80],
                                 "evalue": str(evalue)[:300]})
-
-    def _drain(self, msg_id, wait):
-        """Count the output messages waiting (for up to ``wait`` s, until the cell's idle);
-        True if the kernel reported itself idle after the cell."""
-        end = time.monotonic() + wait
-        while True:
-            try:
-                msg = self.kc.get_iopub_msg(timeout=max(0.0, end - time.monotonic()))
-            except Empty:
-                return False
-            kind, content = msg["msg_type"], msg["content"]
-            if kind == "stream":
-                self.output_bytes += len(content.get("text", ""))
-            elif kind in ("display_data", "execute_result", "update_display_data"):
-                self.output_bytes += sum(len(str(v)) for v in content.get("data", {}).values())
-            elif kind == "status" and content.get("execution_state") == "idle" \
-                    and msg["parent_header"].get("msg_id") == msg_id:
-                return True
 
 
 def code_cells(data):
@@ -154,48 +147,59 @@ def code_cells(data):
     return sources
 
 
+def _notebook(cells, request, answers):
+    """The cells to run (nbformat): the collector's import, the notebook's code cells that are
+    not blank, the extraction of the answers."""
+    extract = ("import gemmlab_grader.answers as _gemmlab_answers\n"
+               f"_gemmlab_answers.extract({request['requests']!r}, "
+               f"{str(answers)!r}, get_ipython().user_ns)")
+    sources = ["import gemmlab_grader.answers"] + cells + [extract]
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+
+
+async def _run_cells(client, workdir, request, numbers):
+    """Every cell of ``client.nb`` in one kernel; the run's report."""
+    report = {"errors": [], "stopped": "", "output_bytes": 0}
+    state = Run(client)
+    last = len(client.nb.cells) - 1
+    try:
+        async with client.async_setup_kernel(cwd=str(workdir), stdin=subprocess.DEVNULL,
+                                              stdout=subprocess.DEVNULL,
+                                              stderr=subprocess.DEVNULL, cleanup_kc=True):
+            # the collector first, while the kernel is fresh: a notebook that then uses up its
+            # memory limit still has its answers collected (importing NumPy late could fail)
+            report["stopped"] = await state.execute("(setup)", 0, EXTRACT_TIMEOUT)
+            for cell_index in range(1, last):
+                if report["stopped"]:
+                    break
+                report["stopped"] = await state.execute(numbers[cell_index - 1], cell_index,
+                                                        request["timeout"], request.get("cpu"))
+            if not report["stopped"]:
+                why = await state.execute("(answers)", last, EXTRACT_TIMEOUT)
+                if why:
+                    report["stopped"] = f"the answers could not be collected: {why}"
+    except RuntimeError as exc:      # the kernel did not start
+        report["stopped"] = report["stopped"] or f"the kernel did not start ({str(exc)[:150]})"
+    report["errors"], report["output_bytes"] = state.errors, state.output_bytes
+    return report
+
+
 def run(workdir, request, notebook):
     """Run ``notebook`` (bytes) as ``request`` says, in ``workdir``: (report, path of the answers
     file or None)."""
     workdir = Path(workdir)
-    report = {"errors": [], "stopped": "", "output_bytes": 0}
     try:
         cells = code_cells(notebook)
     except (ValueError, RecursionError) as exc:
-        report["stopped"] = f"not a valid notebook ({str(exc)[:150]})"
-        return report, None
-    km = _kernel_manager(workdir)
-    km.start_kernel(cwd=str(workdir), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL)
-    kc = km.client()
-    kc.start_channels()
+        return {"errors": [], "stopped": f"not a valid notebook ({str(exc)[:150]})",
+                "output_bytes": 0}, None
+    numbers = [n for n, source in enumerate(cells, 1) if source.strip()]
     answers = workdir / "answers.json"
-    try:
-        kc.wait_for_ready(timeout=120)
-        state = Run(km, kc)
-        # the collector first, while the kernel is fresh: a notebook that then uses up its memory
-        # limit still has its answers collected (importing NumPy late could fail)
-        report["stopped"] = state.execute("(setup)", "import gemmlab_grader.answers",
-                                          EXTRACT_TIMEOUT)
-        for index, source in enumerate(cells if not report["stopped"] else [], 1):
-            if source.strip():
-                report["stopped"] = state.execute(index, source, request["timeout"],
-                                                  request.get("cpu"))
-                if report["stopped"]:
-                    break
-        if not report["stopped"]:
-            code = ("import gemmlab_grader.answers as _gemmlab_answers\n"
-                    f"_gemmlab_answers.extract({request['requests']!r}, "
-                    f"{str(answers)!r}, get_ipython().user_ns)")
-            why = state.execute("(answers)", code, EXTRACT_TIMEOUT)
-            if why:
-                report["stopped"] = f"the answers could not be collected: {why}"
-        report["errors"], report["output_bytes"] = state.errors, state.output_bytes
-    except RuntimeError as exc:      # the kernel did not start
-        report["stopped"] = f"the kernel did not start ({str(exc)[:150]})"
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
+    client = CountingClient(_notebook([cells[n - 1] for n in numbers], request, answers),
+                            km=_kernel_manager(workdir), allow_errors=True,
+                            startup_timeout=120, iopub_timeout=10, shutdown_kernel="immediate",
+                            record_timing=False)
+    report = asyncio.run(_run_cells(client, workdir, request, numbers))
     return report, None if report["stopped"] else answers
 
 
