@@ -25,7 +25,7 @@ The per-cell limit is :data:`CELL_TIMEOUT` seconds (sized to the simulator, wher
 well under a minute in all); the environment variable ``GEMMLAB_CELL_TIMEOUT`` overrides it for
 every tool (the site builder's ``--timeout`` and nbval's ``--nbval-cell-timeout`` for one run).
 
-The grader's runner (:mod:`gemmlab_grader.runner`) runs a submission cell by cell on the same
+The grader's runner runs a submission cell by cell on the same
 client in its counting form, :class:`CountingClient`: outputs counted, never kept; a cell past
 its limit interrupted and given a grace period to stop, else :class:`CellStopped`.
 

@@ -2,6 +2,9 @@
 handout tools (``assign``: exercises from solutions; ``handout``: ``gemmlab work`` and
 ``--release``). The answer kinds and verdicts are in :mod:`gemmlab.judging`; grading a class is
 the grader's own package, which imports this one (``gemmlab grade`` runs it)."""
+from . import judged_cell
 from .checker import FAIL, NOT_ATTEMPTED, PASS, Result, check, judge
+
+judged_cell.install()       # in IPython: a check cell's NameError says which cell to run first
 
 __all__ = ["check", "judge", "Result", "PASS", "FAIL", "NOT_ATTEMPTED"]
