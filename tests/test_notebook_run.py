@@ -160,3 +160,28 @@ def test_the_kernel_finishes_its_widget_updates_before_it_is_shut_down(tmp_path,
     notebook_run.execute(path, timeout=30)
     logged = capfd.readouterr().err
     assert "KeyboardInterrupt" not in logged and "ERROR" not in logged, logged
+
+
+def test_the_counting_client_counts_output_keeps_none_and_interrupts_a_late_cell(tmp_path):
+    """The grader's form (CountingClient): 1 MB printed is counted and not kept; a cell past its
+    limit is interrupted, flagged, and the next cell runs in the same kernel; one that ignores
+    the interrupt is CellStopped with the reason."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in (
+        "print('x' * 1_000_000)", "import time\ntime.sleep(60)", "after = 1",
+        "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)")])
+    client = notebook_run.CountingClient(nb, timeout=2, grace=2, allow_errors=True,
+                                         kernel_manager_class=notebook_run.LocalAsyncKernelManager,
+                                         shutdown_kernel="immediate")
+
+    async def run():
+        seen = []
+        async with client.async_setup_kernel(cwd=str(tmp_path)):
+            for index in range(3):
+                await client.async_execute_cell(nb.cells[index], index)
+                seen.append(client.interrupted)
+            with pytest.raises(notebook_run.CellStopped, match="did not stop when interrupted"):
+                await client.async_execute_cell(nb.cells[3], 3)
+        return seen
+
+    assert asyncio.run(run()) == [False, True, False]
+    assert client.output_bytes == 1_000_001 and nb.cells[0].outputs == []
