@@ -24,7 +24,7 @@ from pathlib import Path
 from . import cudastack
 
 # The course's public repository. A placeholder: the course has no public address yet. Set this
-# when you publish the course, then run `python -m gemmlab.colab` and `gemmlab assign` (docs/install.md,
+# when you publish the course, then run `python -m gemmlab.colab` and `gemmlab assign` (README,
 # "Colab"); tests/test_colab.py fails while a copy of it disagrees.
 REPOSITORY = "https://github.com/gemmlab/gemmlab"
 BRANCH = "main"
@@ -36,7 +36,7 @@ RESTART = ("Restart the session once (Runtime > Restart session), then run the n
            "packages this session had already imported were upgraded.")
 
 SETUP_CELL = f'''# On Google Colab only: install the course, with the CuPy wheel that matches this GPU's driver.
-# Anywhere else this cell does nothing (docs/install.md: "Colab").
+# Anywhere else this cell does nothing (README: "Colab").
 import importlib.util, subprocess, sys
 if "google.colab" in sys.modules:
     if importlib.util.find_spec("gemmlab") is None:
