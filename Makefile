@@ -19,26 +19,33 @@ E2E_STAMP := $(VENV)/.e2e-stamp
 
 venv: $(STAMP)
 
+# setuptools announces each editable install with a banner ("Editable installation ... Please be
+# careful with folders ..."), a note for package authors: PYTHONWARNINGS keeps it out of `make lab`.
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e .
+	PYTHONWARNINGS="ignore:Editable installation" $(VPY) -m pip install -q -e .
 	@touch $(STAMP)
 
 # The access token goes to JupyterLab through its environment (JUPYTER_TOKEN), which only you can
 # read, not on its command line, which every local user sees in `ps`. Kernels talk to the server
 # over Unix sockets in Jupyter's private runtime folder (the IPC transport), not over TCP ports on
 # localhost that any local user could connect to (and that made each kernel warn "running over
-# TCP without encryption"). `gemmlab work` first copies
-# into work/ the exercise notebooks you do not have there yet: your answers there are never
-# overwritten (and git ignores work/).
+# TCP without encryption"). `gemmlab work` first makes your student folder, $(WORK)/: your own
+# copies of the lessons ($(WORK)/notebooks/), the exercises ($(WORK)/exercises/) and the glossary,
+# laid out as in the repository so that every link works there. It adds only what you do not have
+# yet: your files are never overwritten, git ignores work/, and the repository's notebooks/ stay
+# as they are (git status stays clean). The course's JupyterLab settings (jupyter/: no news
+# pop-up) come through JUPYTER_CONFIG_PATH, next to yours.
+WORK ?= work
 lab: $(STAMP)
-	@$(VENV)/bin/gemmlab work
+	@$(VENV)/bin/gemmlab work $(WORK)
 	@token=$$($(VPY) -c 'import secrets; print(secrets.token_hex(16))'); \
 	browser=$$(if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ] || [ "$$(uname)" = Darwin ]; then echo; else echo --no-browser; fi); \
-	echo; echo "  Open: http://localhost:$(PORT)/lab/tree/notebooks/00_start_here.ipynb?token=$$token"; \
-	echo "  Do the exercises in work/ (your copies)."; echo; \
-	JUPYTER_TOKEN=$$token exec $(VENV)/bin/jupyter lab notebooks/00_start_here.ipynb \
+	echo; echo "  Open: http://localhost:$(PORT)/lab/tree/$(WORK)/notebooks/00_start_here.ipynb?token=$$token"; \
+	echo "  Your student folder is $(WORK)/: lessons in $(WORK)/notebooks/, exercises in $(WORK)/exercises/."; echo; \
+	JUPYTER_TOKEN=$$token JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} \
+	  exec $(VENV)/bin/jupyter lab $(WORK)/notebooks/00_start_here.ipynb \
 	  --ServerApp.root_dir=. --port=$(PORT) --ServerApp.port_retries=0 $$browser \
 	  --KernelManager.transport=ipc \
 	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
@@ -68,9 +75,9 @@ gpu-test:
 	GEMMLAB_BACKEND=gpu $(GPU_PYTHON) -m pytest -n 0
 
 # For instructors: regenerate exercises/ from solutions/. It never overwrites an exercise notebook
-# changed since it wrote it (--force in `gemmlab assign` does); students work in work/ instead.
+# changed since it wrote it (--force in `gemmlab assign` does); students work in their student folder, work/.
 assign: $(STAMP)
-	@echo "make assign is for instructors: it regenerates exercises/ from solutions/ (students: your notebooks are in work/)"
+	@echo "make assign is for instructors: it regenerates exercises/ from solutions/ (students: your notebooks are in work/exercises/)"
 	$(VENV)/bin/gemmlab assign
 
 $(SITE_STAMP): $(STAMP)

@@ -35,10 +35,13 @@ def __getattr__(name):
     if name == "gemm":
         from .kernels.launch import gemm
         return gemm
+    if name == "progress":          # gl.progress(): the student's table and bars
+        from .grading.progress import progress
+        return progress
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'gemmlab' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | _SUBMODULES | {"gemm"})
+    return sorted(set(globals()) | _SUBMODULES | {"gemm", "progress"})

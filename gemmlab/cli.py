@@ -8,6 +8,7 @@ with the same arguments (``gemmlab-grade`` is the same command).
 """
 import argparse
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -29,6 +30,24 @@ def _assign(args):
 def _work(args):
     from .grading import handout
     return handout.work_main(args.exercises, args.dir or args.to)
+
+
+def _progress(args):
+    if args.json:               # the verdicts, judged by the grader on this machine (trusted)
+        return subprocess.run([sys.executable, "-m", GRADER, "progress", args.dir,
+                               *args.lessons]).returncode
+    from .grading import progress
+    try:
+        rows = progress.tally(progress.verdicts(args.dir, args.lessons),
+                              progress.revealed_in(args.dir))
+    except RuntimeError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print(progress.table(rows))
+    if args.picture:
+        progress.figure(rows).savefig(args.picture)
+        print(f"picture: {args.picture}")
+    return 0
 
 
 def _sizes(text):
@@ -110,6 +129,16 @@ def build_parser():
                                        "installed course's)")
     p.add_argument("--to", default="work", help=argparse.SUPPRESS)      # the older spelling of DIR
     p.set_defaults(run=_work)
+
+    p = sub.add_parser("progress", help="your progress: each lesson's questions passed, failed, "
+                                         "not attempted and revealed, judged from your own "
+                                         "notebooks by the grader on this machine")
+    p.add_argument("dir", nargs="?", default="work", help="your student folder (default: work)")
+    p.add_argument("--lesson", dest="lessons", action="append", default=[],
+                   help="only this lesson (two digits; may be given again)")
+    p.add_argument("--picture", metavar="PNG", help="also draw a bar per lesson into this file")
+    p.add_argument("--json", action="store_true", help="the verdicts as JSON {lesson: {id: status}}")
+    p.set_defaults(run=_progress)
 
     # only listed here: main() hands `gemmlab grade ...` to the grader's own command
     sub.add_parser("grade", add_help=False, help="run a folder of student notebooks in isolation "

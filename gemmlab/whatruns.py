@@ -1,4 +1,4 @@
-"""What each lesson does on a given GPU: the table "what runs on your GPU" of the README.
+"""What each lesson does on a given GPU: the table "what runs on your GPU" of docs/install.md.
 
 Every lesson runs without a GPU (NumPy, MPI on the CPU in lessons 07, 09 and 14, CUDA kernels on
 Numba's simulator at small sizes). With one, the GPU parts run at full size when the GPU meets their

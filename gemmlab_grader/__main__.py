@@ -91,6 +91,9 @@ def build_merge_parser():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["progress"]:
+        from .progress import main as progress
+        return progress(argv[1:])
     if argv[:1] == ["merge"]:
         args = build_merge_parser().parse_args(argv[1:])
         from .merge import main as merge

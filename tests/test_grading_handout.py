@@ -60,8 +60,8 @@ def course(tmp_path):
         shutil.copy(ROOT / name, tmp_path / name)
     for folder in ("notebooks", "exercises"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
-    (tmp_path / "work").mkdir()
-    (tmp_path / "work" / "01_numbers_and_precision.ipynb").write_text("my answers")
+    (tmp_path / "work" / "exercises").mkdir(parents=True)
+    (tmp_path / "work" / "exercises" / "01_numbers_and_precision.ipynb").write_text("my answers")
     return tmp_path
 
 
@@ -94,8 +94,10 @@ def test_make_lab_keeps_the_token_off_the_command_line_and_the_students_work(cou
         command_lines = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in processes]
         assert any(b"jupyter" in c for c in command_lines)
         assert not any(token.encode() in c for c in command_lines)
-        assert (course / "work" / "01_numbers_and_precision.ipynb").read_text() == "my answers"
-        assert len(list((course / "work").glob("[0-9][0-9]_*.ipynb"))) == \
+        assert (course / "work" / "exercises" / "01_numbers_and_precision.ipynb").read_text() \
+            == "my answers"
+        assert "/lab/tree/work/notebooks/00_start_here.ipynb" in printed
+        assert len(list((course / "work" / "exercises").glob("[0-9][0-9]_*.ipynb"))) == \
             len(list((course / "exercises").glob("[0-9][0-9]_*.ipynb")))
     finally:
         os.killpg(lab.pid, signal.SIGTERM)
@@ -110,12 +112,12 @@ def test_work_copies_new_exercises_and_never_overwrites_a_students(tmp_path):
     ex, work = tmp_path / "exercises", tmp_path / "work"
     ex.mkdir()
     (ex / "01_x.ipynb").write_text("v1 of 01")
-    assert handout.copy_exercises(ex, work) == (["01_x.ipynb"], [])
+    assert handout.copy_missing(ex, work) == (["01_x.ipynb"], [])
     (work / "01_x.ipynb").write_text("my answers")
     (work / "my_notes.ipynb").write_text("notes")
     (ex / "01_x.ipynb").write_text("v2 of 01")                # a new course version
     (ex / "02_y.ipynb").write_text("v1 of 02")
-    assert handout.copy_exercises(ex, work) == (["02_y.ipynb"], ["01_x.ipynb"])
+    assert handout.copy_missing(ex, work) == (["02_y.ipynb"], ["01_x.ipynb"])
     assert (work / "01_x.ipynb").read_text() == "my answers"
     assert (work / "my_notes.ipynb").read_text() == "notes"
 
@@ -181,22 +183,28 @@ def test_a_release_never_writes_over_a_folder(tmp_path, capsys):
     assert handout.release_main(ROOT / "notebooks" / "rel", root=ROOT) == 2
 
 
-def test_work_from_an_installed_course_hands_out_lessons_and_exercises(tmp_path, monkeypatch):
+def test_work_from_an_installed_course_makes_the_same_student_folder(tmp_path, monkeypatch):
     from gemmlab import course
     installed = tmp_path / "site" / "_course"
     for part, names in (("exercises", ["01_x.ipynb", "02_y.ipynb"]), ("notebooks", ["01_x.ipynb"]),
-                        ("benchmarks", [])):
+                        ("benchmarks", []), ("docs", ["glossary.md"])):
         (installed / part).mkdir(parents=True)
         for name in names:
             (installed / part / name).write_text("{}")
     monkeypatch.setattr(course, "root", lambda: installed)
     monkeypatch.chdir(tmp_path)                          # no ./exercises here: not a checkout
     mine = tmp_path / "mine"
-    mine.mkdir()
-    (mine / "01_x.ipynb").write_text("my answers")
+    (mine / "exercises").mkdir(parents=True)
+    (mine / "exercises" / "01_x.ipynb").write_text("my answers")
+    (mine / "02_y.ipynb").write_text("my answers to 02, in the older layout")
     assert handout.work_main(None, str(mine)) == 0
-    assert (mine / "01_x.ipynb").read_text() == "my answers"           # never overwritten
-    assert (mine / "02_y.ipynb").exists() and (mine / "lessons" / "01_x.ipynb").exists()
+    assert (mine / "exercises" / "01_x.ipynb").read_text() == "my answers"   # never overwritten
+    assert (mine / "exercises" / "02_y.ipynb").read_text() == \
+        "my answers to 02, in the older layout"                              # carried over
+    assert (mine / "02_y.ipynb").exists()                                    # and left there
+    assert (mine / "notebooks" / "01_x.ipynb").exists()
+    assert (mine / "docs" / "glossary.md").exists()
+    assert (mine / "gemmlab-progress.json").exists()
 
 
 def test_work_with_no_exercises_is_an_error_not_zero_copied(tmp_path, monkeypatch, capsys):

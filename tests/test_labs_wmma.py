@@ -82,7 +82,7 @@ BROKEN = [
     ("a fragment past the edge", [("for k in range(0, K, 16):", "for k in range(0, K + 16, 16):")],
      ["load_matrix_sync(A, 0, 48): the fragment's origin is outside A, which is 40 x 40"]),
     ("wrong values", [("b = wmma.load_matrix_sync(B, k, j)", "b = wmma.load_matrix_sync(B, j, k)")],
-     ["C[0, 0] is", "(the C fragment at (0, 0))", "elements are wrong"]),
+     ["B's fragment loaded at (j, k) instead of (k, j)", "rows k, columns j"]),   # named
 ]
 
 

@@ -80,7 +80,7 @@ def test_a_test_file_is_named_after_the_code_it_tests(path):
         return
     assert _names_code(ROOT / "gemmlab", words) or _names_code(ROOT, words), (
         f"{path.name} names no module: call it test_<path of the module it tests>.py, e.g. "
-        f"test_kernels_launch.py for gemmlab/kernels/launch.py (see README, 'Where a test goes')")
+        f"test_kernels_launch.py for gemmlab/kernels/launch.py (see docs/architecture.md, 'Where a test goes')")
 
 
 def test_the_course_map_names_modules_that_exist():
@@ -326,6 +326,59 @@ def test_the_labs_and_the_bank_stand_on_judging_not_on_check_or_the_grader():
         if module.startswith("gemmlab.judging"):
             assert not {t for t in reached
                         if t.startswith(("gemmlab.grading", "gemmlab.labs", GRADER))}, module
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def _import_rules():
+    """{modules: [what they may not reach]} from docs/architecture.md's table."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    block = text.split("<!-- import-rules:begin -->", 1)[1].split("<!-- import-rules:end -->")[0]
+    rules = {}
+    for row in block.strip().splitlines()[2:]:
+        modules, forbidden = (cell.strip() for cell in row.strip("| ").split("|"))
+        rules[modules.strip("`")] = re.findall(r"`([\w.]+)`", forbidden)
+    return rules
+
+
+def _under(module, prefix):
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def test_the_architecture_doc_states_the_import_rules_the_graph_keeps():
+    rules = _import_rules()
+    assert rules == {"gemmlab": [GRADER],
+                     "gemmlab.judging": ["gemmlab.grading", "gemmlab.labs", GRADER],
+                     "gemmlab.labs": ["gemmlab.grading", GRADER],
+                     "gemmlab.grading.bank": ["gemmlab.grading.checker", GRADER]}, \
+        "the doc's table and the rules of the tests above must say the same"
+    for prefix, forbidden in rules.items():
+        for module in (m for m in MODULES if _under(m, prefix)):
+            reached = _reachable(module)
+            bad = {t for t in reached for f in forbidden if _under(t, f)}
+            assert not bad, f"{module} reaches {sorted(bad)} ({ARCHITECTURE.name} forbids it)"
+
+
+DOCS = [ROOT / "README.md", ROOT / "gemmlab_grader" / "README.md",
+        *sorted((ROOT / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_of_the_readme_and_docs_resolves(path):
+    text = path.read_text(encoding="utf-8")
+    targets = [t.split("#")[0] for t in re.findall(r"\]\(([^)\s]+)\)", text)]
+    broken = [t for t in targets if t and not re.match(r"[a-z]+:", t)
+              and not (path.parent / t).exists()]
+    assert not broken, f"{path.name}: {broken}"
+
+
+def test_the_readme_is_a_front_door():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 150
+    for doc in ("docs/install.md", "docs/labs.md", "docs/troubleshooting.md",
+                "docs/architecture.md", "gemmlab_grader/README.md", "docs/grading.md"):
+        assert f"]({doc})" in "\n".join(lines), doc
 
 
 def test_the_wheel_holds_both_packages():

@@ -1,5 +1,5 @@
-"""The README's "what runs on your GPU" table is this module's answer for each GPU of the hardware
-table with its attributes faked (tests/fakegpus.py): a test per cell, and the README kept equal."""
+"""docs/install.md's "what runs on your GPU" table is this module's answer for each GPU of the hardware
+table with its attributes faked (tests/fakegpus.py): a test per cell, and docs/install.md kept equal."""
 import dataclasses
 from pathlib import Path
 
@@ -14,7 +14,7 @@ BEGIN, END = "<!-- what-runs:begin -->", "<!-- what-runs:end -->"
 
 
 def _readme_block():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
     return text.split(BEGIN, 1)[1].split(END, 1)[0].strip().splitlines()
 
 

@@ -10,7 +10,8 @@ cell the block becomes "_Your answer here._". Outputs and execution counts are d
 Student work is never lost: ``exercises/.assign-manifest.json`` keeps the hash of every notebook
 assign wrote; a notebook that changed since (a student's answers, a hand edit) is not overwritten
 without ``--force``, and no file assign did not write (or that changed since) is ever deleted.
-Students work on copies in ``work/`` (:func:`copy_exercises`, run by ``make lab``).
+Students work on copies in their student folder, ``work/exercises/`` (:mod:`.handout`, run by
+``make lab``).
 """
 import ast
 import hashlib

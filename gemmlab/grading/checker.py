@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, code_of, evaluate, is_missing
 from ..judging.cell import judge_alone
 from ..judging.source import from_other_cells
-from . import judged_cell
+from . import hints, judged_cell
 from .bank import get_question
 
 _MARKS = {PASS: "PASS", FAIL: "FAIL", NOT_ATTEMPTED: "NOT ATTEMPTED"}
@@ -141,6 +141,7 @@ def check(question_id, answer, show=False):
     q = get_question(question_id)
     alone = q.is_code and getattr(q.kind, "proxy_judge", False)   # (not a withheld bank's)
     result = judge_alone_in_a_worker(q, answer) if alone else judge_question(q, answer)
+    result.feedback += hints.after_check(question_id, result)
     print(result)
     judged = "" if is_missing(answer) else judged_cell.describe(
         judged_cell.answer_name(answer, q.answer_name), answer)

@@ -1,16 +1,22 @@
-"""What students get: their own copies of the exercises, and a student copy of the course.
+"""What students get: their own copy of the course to work in, and a student copy of the course.
 
-``gemmlab work [DIR]`` (run by ``make lab``) copies each ``exercises/NN_*.ipynb`` into ``DIR``
-(``work/`` by default) unless ``DIR`` already has a file of that name: a student's answers there are
-never overwritten, and a new course version only adds the notebooks that are new. ``work/`` is
-ignored by git. Outside a checkout (the course installed from a wheel, on Colab) the exercises come
-from the installed course (``gemmlab.course``), and the lessons go to ``DIR/lessons/`` the same
-way. Finding no exercise notebook at all is an error, never a silent "0 copied".
+``gemmlab work [DIR]`` (run by ``make lab``) makes the student folder ``DIR`` (``work/`` by
+default) with the same layout as the course repository, so that every link of a notebook
+resolves there as it does in the repository, unchanged: ``DIR/notebooks/`` (the lessons),
+``DIR/exercises/`` (the exercise notebooks) and ``DIR/docs/glossary.md``. The same folder comes
+from a checkout (``make lab``) and from an installed wheel (``gemmlab work DIR``, the course read
+through :mod:`gemmlab.course`). A file already in ``DIR`` is never overwritten: a student's answers
+stay, and a new course version only adds what is new. A notebook the older layout put in
+``DIR/NN_*.ipynb`` (exercises) or ``DIR/lessons/`` is the student's: it becomes the new copy
+(copied; the old file stays). ``work/`` is ignored by git, and the pristine ``notebooks/`` are never
+opened, so a session leaves ``git status`` clean. Finding no exercise notebook at all is an error,
+never a silent "0 copied".
 
 ``gemmlab assign --release DIR`` writes a student copy of the course into a new folder DIR: the
 lessons, the exercises, the package, the README, the Makefile and the dependency lists; no
 ``solutions/``, no ``tests/`` (they grade the solutions), no CI, no grader (its commands are left
-out of the release's ``pyproject.toml``, so installing it gives none that cannot start). The
+out of the release's ``pyproject.toml``, so installing it gives none that cannot start). It is
+marked as a release (:data:`RELEASE_MARK`), so ``reveal()`` says that no worked answers ship. The
 package keeps its question bank, reference answers included: ``check()`` needs them to give
 feedback, so a student who reads the package's source can find them. The grader does not depend
 on hiding them (it collects the answers and runs code on hidden cases itself), and a graded
@@ -22,59 +28,84 @@ import sys
 from pathlib import Path
 
 from .. import course
+from . import student
 from .assign import BEGIN, MANIFEST, main as assign_main
+from .files import write_file
 
 RELEASE = ("README.md", "Makefile", "pyproject.toml", "environment.yml", ".gitignore",
            "notebooks", "exercises", "gemmlab", "docs", "benchmarks")
 JUNK = ("__pycache__", ".ipynb_checkpoints", "*.pyc", "*.egg-info", ".DS_Store", MANIFEST)
+RELEASE_MARK = ".gemmlab-release"       # at a release's root: no worked answers ship
+NOTEBOOKS = "[0-9][0-9]_*.ipynb"
+# (folder of the course, what of it, where an older gemmlab work put it in the student folder)
+STUDENT_PARTS = (("notebooks", NOTEBOOKS, "lessons"), ("exercises", NOTEBOOKS, "."),
+                 ("docs", "glossary.md", None))
+FIRST_LESSON = "notebooks/00_start_here.ipynb"
 
 
-def copy_exercises(exercises="exercises", work="work"):
-    """Copy the notebooks ``NN_*.ipynb`` of ``exercises`` that ``work/`` lacks; return (names
-    copied, names already there). Also used for the lessons of an installed course."""
-    exercises, work = Path(exercises), Path(work)
-    work.mkdir(parents=True, exist_ok=True)
+def copy_missing(source, target, pattern=NOTEBOOKS, earlier=None):
+    """Copy the files ``pattern`` of ``source`` that ``target`` lacks; return (names copied,
+    names already there). Where ``earlier`` (a folder) has a file of that name, that file (the
+    student's, from an older layout) is the one copied."""
+    source, target = Path(source), Path(target)
+    target.mkdir(parents=True, exist_ok=True)
     copied, kept = [], []
-    for source in sorted(exercises.glob("[0-9][0-9]_*.ipynb")):
-        target = work / source.name
-        if target.exists() or target.is_symlink():
-            kept.append(source.name)
+    for found in sorted(source.glob(pattern)):
+        dest = target / found.name
+        if dest.exists() or dest.is_symlink():
+            kept.append(found.name)
             continue
-        with open(target, "xb") as f:               # "x": never over a file that appeared since
-            f.write(source.read_bytes())
-        copied.append(source.name)
+        older = Path(earlier) / found.name if earlier is not None else None
+        origin = older if older is not None and older.is_file() and not older.is_symlink() \
+            else found
+        with open(dest, "xb") as f:               # "x": never over a file that appeared since
+            f.write(origin.read_bytes())
+        copied.append(found.name)
     return copied, kept
 
 
-def _sources(exercises):
-    """(exercises folder, lessons folder or None): the given folder, else ./exercises of a
-    checkout, else the installed course's exercises and lessons."""
+def _course_root(exercises):
+    """The folder the course is copied from: the parent of ``exercises`` when given, else the
+    current folder when it is a checkout (``make lab``), else the installed course."""
     if exercises is not None:
-        return Path(exercises), None
-    if Path("exercises").is_dir():
-        return Path("exercises"), None
-    return course.path("exercises"), course.path("notebooks")
+        return Path(exercises).parent, Path(exercises)
+    if Path("exercises").is_dir() and Path("notebooks").is_dir():
+        return Path("."), Path("exercises")
+    return course.root(), course.path("exercises")
+
+
+def make_student_folder(work="work", exercises=None):
+    """Fill the student folder ``work`` (see the module); return {part: (copied, kept)}."""
+    root, source = _course_root(exercises)
+    work = Path(work)
+    done = {}
+    for part, pattern, earlier in STUDENT_PARTS:
+        origin = source if part == "exercises" else root / part
+        if origin.is_dir():
+            done[part] = copy_missing(origin, work / part, pattern,
+                                      work / earlier if earlier else None)
+    student.start(work)
+    return done
 
 
 def work_main(exercises=None, work="work"):
-    """``gemmlab work``: hand out the exercises (and, from an installed course, the lessons)."""
+    """``gemmlab work``: make or complete the student folder ``work``."""
     try:
-        source, lessons = _sources(exercises)
+        root, source = _course_root(exercises)
     except FileNotFoundError as exc:
         print(f"gemmlab work: {exc}", file=sys.stderr)
         return 2
-    if not any(source.glob("[0-9][0-9]_*.ipynb")):
+    if not any(source.glob(NOTEBOOKS)):
         print(f"gemmlab work: no exercise notebooks (NN_*.ipynb) in {source}: give the course's "
               f"exercises/ folder with --exercises, or run it in the course's folder",
               file=sys.stderr)
         return 2
-    copied, kept = copy_exercises(source, work)
-    print(f"{work}/: your exercise notebooks ({len(copied)} new copied from {source}/, "
-          f"{len(kept)} already yours, left as they are)")
-    if lessons is not None:
-        copied, kept = copy_exercises(lessons, Path(work) / "lessons")
-        print(f"{Path(work) / 'lessons'}/: the lessons ({len(copied)} new, {len(kept)} already "
-              f"there, left as they are)")
+    done = make_student_folder(work, exercises)
+    for part, (copied, kept) in done.items():
+        print(f"{Path(work) / part}/: {len(copied)} new, {len(kept)} already yours (left as "
+              f"they are)")
+    print(f"Your student folder is {work}/: work there. Start with {Path(work) / FIRST_LESSON} "
+          f"(jupyter lab {Path(work) / FIRST_LESSON}).")
     return 0
 
 
@@ -97,6 +128,8 @@ def release(dest, root="."):
         elif source.is_file():
             shutil.copy2(source, dest / name)
     _drop_missing_commands(dest / "pyproject.toml", dest)
+    write_file(dest / RELEASE_MARK, "A class release of the course: no worked answers ship.\n",
+               mode=0o644)
     leaked = [str(p.relative_to(dest)) for p in dest.rglob("*.ipynb")
               if BEGIN in p.read_text(encoding="utf-8", errors="replace")]
     if leaked:
@@ -126,5 +159,6 @@ def release_main(dest, root="."):
         return 2
     print(f"{where}: a student copy of the course ({', '.join(RELEASE)}); without solutions/, "
           f"tests/ and the grader. The package's question bank still holds the reference answers "
-          f"that check() compares with: see the README, 'What students can see'.")
+          f"that check() compares with: see gemmlab_grader/README.md, 'How this compares, and what "
+          f"students can see'.")
     return 0

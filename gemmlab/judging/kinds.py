@@ -27,7 +27,8 @@ class Number:
     ``sig`` is the number of significant figures the question asks for (``None``: the exact
     value). An answer passes when it lies within ``rtol``/``atol`` of the reference, or when it
     is the reference rounded to ``sig`` or more significant figures (so the 32 a lesson prints
-    for 32.05 passes when ``sig=2``). A failing answer within ``near`` (relative) of the
+    for 32.05 passes when ``sig=2``), unless it shows fewer figures than asked and differs from
+    the reference rounded to ``sig`` (2.63 for 2.628 at ``sig=4``). A failing answer within ``near`` (relative) of the
     reference is a near miss: the checker says "close" instead of offering the hint for a
     wrong idea.
     """
@@ -58,10 +59,19 @@ class Number:
         if np.isinf(expected):          # inf - inf is NaN: infinities match only themselves
             return answer == expected
         if abs(answer - expected) <= self.atol + self.rtol * abs(expected):
-            return True
+            return not self._too_few_figures(answer, expected)
         return self.sig is not None and any(
             math.isclose(answer, float(f"{expected:.{digits}g}"), rel_tol=1e-12)
             for digits in range(self.sig, 18))
+
+    def _too_few_figures(self, answer, expected):
+        """Whether ``answer`` is written with fewer figures than asked and is not the reference
+        at that precision (2.63 when 4 figures of 2.628 are asked: inside ``rtol``, yet wrong)."""
+        if self.sig is None or self.sig < 2 or answer == 0 or not math.isfinite(answer):
+            return False
+        fewer = float(f"{answer:.{self.sig - 1}g}")
+        return (math.isclose(answer, fewer, rel_tol=1e-12)
+                and not math.isclose(answer, float(f"{expected:.{self.sig}g}"), rel_tol=1e-12))
 
     def close(self, answer, expected):
         """A near miss: within ``near`` of a finite, non-zero reference."""

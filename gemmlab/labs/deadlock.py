@@ -30,7 +30,7 @@ def _why(kinds, finished_peer, loop):
                 "receives. Use comm.sendrecv(a, dst, src): it sends and receives in one step. "
                 "(Letting even ranks send first while odd ranks receive first also ends the "
                 "deadlock, but each exchange then takes two steps, and the lab asks for the "
-                "ring's 2(N-1).)")
+                "ring's 2(N-1) steps)")
     if kinds <= {"recv", "sendrecv-recv"}:
         return "every rank waits to receive and no rank is sending"
     if "collective" in kinds:

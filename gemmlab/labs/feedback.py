@@ -11,6 +11,7 @@ reads a run's observations (:class:`gemmlab.labs.observations.Observed`), never 
 import numpy as np
 
 from . import overlap
+from .output_hints import shared_index_swapped
 from .registers import prefetch_steps
 
 OUT_OF_BOUNDS_HINT = (" When M, N or K is not a multiple of the tile, the last blocks and K tiles "
@@ -99,7 +100,7 @@ def _result(lab, case, C, trace):
     wrong = ~(np.abs(C - ref) <= tol)
     if not wrong.any():
         return None
-    layout = _layout(case, C)
+    layout = _layout(case, C) or shared_index_swapped(case.A, case.B, C, lab.tile)
     if layout:
         return layout
     i, j = np.argwhere(wrong)[0]

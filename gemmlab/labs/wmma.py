@@ -30,6 +30,7 @@ from types import SimpleNamespace
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, where_it_lives
 from .kernel_lab import check_parameters, describe_answer
 from .limits import Stop, seconds, where
+from .output_hints import wrong_fragment_tile
 from .watchdog import Watchdog
 
 FRAG = 16
@@ -323,6 +324,9 @@ def _problem(A, B, C0, C, record):
     if A.shape == B.shape and np.allclose(C, B64 @ A64, rtol=1e-3, atol=1e-3):
         return ("the result equals B @ A: A and B swapped roles. The A fragment of C's tile at "
                 "(i, j) comes from A at (i, k), the B fragment from B at (k, j).")
+    tile = wrong_fragment_tile(A64, B64, C)
+    if tile:
+        return tile
     i, j = np.argwhere(wrong)[0]
     return (f"C[{i}, {j}] is {C[i, j]:.6g}, expected {ref[i, j]:.6g} (the C fragment at "
             f"({i // FRAG * FRAG}, {j // FRAG * FRAG})); {int(wrong.sum())} of {C.size} elements "

@@ -96,11 +96,19 @@ def lab_environment(workdir):
     return env
 
 
-def lab_command(port):
-    """``make lab`` on ``port``, with the running interpreter's environment taken as it is."""
+def lab_command(port, work=None):
+    """``make lab`` on ``port``, with the running interpreter's environment taken as it is, and
+    the student folder ``work`` (relative to the repository) when given."""
     venv = Path(sys.prefix)
     return ["make", "-s", "--no-print-directory", "lab", f"PORT={port}", f"VENV={venv}",
-            "-o", str(venv / ".installed-stamp")]
+            *([f"WORK={work}"] if work else []), "-o", str(venv / ".installed-stamp")]
+
+
+def student_folder(workdir):
+    """The student folder of a lab whose files go to ``workdir``: inside it when it lies in the
+    repository (the suite's artifacts), so that the suite never writes into a real work/."""
+    workdir = Path(workdir).resolve()
+    return (workdir / "student").relative_to(ROOT) if ROOT in workdir.parents else None
 
 
 @contextlib.contextmanager
@@ -111,7 +119,7 @@ def running_lab(workdir, timeout=120):
     log_path = workdir / "jupyterlab.log"
     port = free_port()
     with open(log_path, "w") as log:
-        process = subprocess.Popen(lab_command(port), cwd=ROOT, env=lab_environment(workdir),
+        process = subprocess.Popen(lab_command(port, student_folder(workdir)), cwd=ROOT, env=lab_environment(workdir),
                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)
     lab = None
