@@ -159,6 +159,6 @@ def release_main(dest, root="."):
         return 2
     print(f"{where}: a student copy of the course ({', '.join(RELEASE)}); without solutions/, "
           f"tests/ and the grader. The package's question bank still holds the reference answers "
-          f"that check() compares with: see gemmlab_grader/README.md, 'How this compares, and what "
+          f"that check() compares with: see the grader's README, 'How this compares, and what "
           f"students can see'.")
     return 0
