@@ -1,4 +1,4 @@
-"""Folders the grader reads, keeps whole and removes without trusting what a notebook left in them.
+"""Folders the grader reads without trusting what is in them (the submissions).
 
 Everything here works through open folder descriptors (``dir_fd``), never follows a link, never
 opens a FIFO or a device, and never recurses in Python: 3000 nested folders, a path longer than
@@ -6,7 +6,6 @@ PATH_MAX, a folder replaced by a file or a link are ordinary cases, not a crash.
 
 - :class:`Scan`: the entries under a folder, to a bounded depth and count (``truncated`` says
   whether it stopped early).
-- :func:`remove_tree`: removes a folder of any depth, holding two descriptors at a time.
 - :class:`FolderSnapshot`: a folder's files (their bytes), folders and links, read before any
   notebook runs (the submissions: in the sandbox no notebook can reach the folder, so nothing is
   ever put back).
@@ -95,81 +94,6 @@ def read_at(dir_fd, name, limit):
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         return f.read(limit + 1)
-
-
-# --- removing -------------------------------------------------------------------------------------
-
-def _open_dir(parent_fd, name):
-    try:
-        return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
-    except PermissionError:              # a folder made unreadable (chmod 000) to block removal
-        os.chmod(name, 0o700, dir_fd=parent_fd)
-        return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
-
-
-def _unlink(fd, name, folder=False):
-    try:
-        (os.rmdir if folder else os.unlink)(name, dir_fd=fd)
-    except PermissionError:              # a folder made read-only
-        os.fchmod(fd, 0o700)
-        (os.rmdir if folder else os.unlink)(name, dir_fd=fd)
-
-
-def remove_tree(path):
-    """Remove ``path`` (a folder and everything under it, or a file or link) whatever its depth:
-    iteratively, two descriptors at a time, climbing back up through '..' checked against the
-    folder it came down from. A missing ``path`` is fine; OSError if something cannot go."""
-    parent, name = os.path.split(os.path.abspath(path))
-    try:
-        top = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except (FileNotFoundError, NotADirectoryError):
-        return                          # its folder went (or became a file): so did it
-    try:
-        try:
-            info = os.stat(name, dir_fd=top, follow_symlinks=False)
-        except FileNotFoundError:
-            return
-        if not stat.S_ISDIR(info.st_mode):
-            _unlink(top, name)
-            return
-        _empty_and_remove(top, name)
-    finally:
-        os.close(top)
-
-
-def _empty_and_remove(top, top_name):
-    """Remove the folder ``top_name`` of the open folder ``top``, depth first. ``above[i]`` is the
-    identity of the folder holding ``names[i]``, checked when climbing back into it."""
-    names, above = [top_name], [_identity(top)]
-    fd = _open_dir(top, top_name)
-    try:
-        while names:
-            sub = None
-            for name in os.listdir(fd):
-                if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
-                    sub = name
-                    break
-                _unlink(fd, name)
-            if sub is not None:
-                down = _open_dir(fd, sub)
-                above.append(_identity(fd))
-                names.append(sub)
-                os.close(fd)
-                fd = down
-                continue
-            up = os.open("..", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
-            os.close(fd)
-            fd = up
-            if _identity(fd) != above.pop():
-                raise OSError(f"a folder moved while {top_name} was being removed")
-            _unlink(fd, names.pop(), folder=True)
-    finally:
-        os.close(fd)
-
-
-def _identity(fd):
-    info = os.fstat(fd)
-    return info.st_dev, info.st_ino
 
 
 # --- snapshot and restore ---------------------------------------------------------------------------

@@ -1,43 +1,31 @@
-"""``gemmlab grade SUBMISSIONS``: run every student notebook in isolation, collect its answers,
+"""``gemmlab grade SUBMISSIONS``: run every student notebook in the sandbox, collect its answers,
 and judge them here, with the grader's own bank.
 
-Before anything runs, the submissions folder and the output folder are snapshotted
-(:class:`~gemmlab_grader.folders.FolderSnapshot`: every notebook is read into memory then) and so
-are the gemmlab and grader packages (:class:`~gemmlab_grader.integrity.PackageSnapshot`). Then
-``--jobs`` notebooks at a time (threads; each notebook's work is in processes of its own), each
-inside a boundary: whatever fails while grading it (its runner, a clean-up, a restore, a bug of
-ours) becomes a note on that notebook and grading goes on.
+The submissions are read into memory first (:class:`~gemmlab_grader.folders.FolderSnapshot`),
+then ``--jobs`` notebooks are graded at a time (threads; each notebook's work is in processes of
+its own), each inside a boundary: whatever fails while grading it becomes a note on it and
+grading goes on. For each notebook (see :mod:`gemmlab_grader.submissions`):
 
-For each notebook (``SUBMISSIONS/<student>/<NN_name>.ipynb``, or ``SUBMISSIONS/<student>.ipynb``
-with ``--lesson NN``; see :mod:`gemmlab_grader.submissions`):
+1. :class:`~gemmlab_grader.execute.NotebookRun` runs it through :mod:`gemmlab_grader.runner`
+   in bubblewrap (:mod:`~gemmlab_grader.sandbox`, under :mod:`~gemmlab_grader.confine`'s limits),
+   on a copy of gemmlab whose bank has no reference answers; the questions are those of its
+   lesson in the grader's bank. Ending it ends every process it started.
+2. What the runner sent is read back by a confined process (:mod:`gemmlab_grader.collect`: a
+   forged answers file may be shaped to use a hundred times its size in memory), and the answers
+   are judged here: values with the bank's references, code by
+   :func:`~gemmlab_grader.isolate.judge_code` in a sandboxed worker on hidden cases drawn here
+   from a seed of the student's own (:func:`case_seed`; the secret is in no report, environment
+   or worker).
 
-1. :class:`~gemmlab_grader.execute.NotebookRun` runs it through
-   :mod:`gemmlab_grader.runner`, confined (:mod:`~gemmlab_grader.confine`: own session,
-   CPU/memory/file/process limits, per-cell timeout; by default in the sandbox,
-   :mod:`~gemmlab_grader.sandbox`), on a copy of gemmlab whose bank has no reference answers; the
-   questions are those of the notebook's lesson in the grader's bank, never those the notebook
-   mentions. Every process it started is killed.
-2. The packages and both folders are put back if they changed, and it is noted (``TAMPERING``);
-   without the sandbox, what the notebook left in /dev/shm is removed.
-3. What the runner sent is read back by a confined process
-   (:mod:`gemmlab_grader.collect`), and the answers are judged here: values with the bank's
-   references, code by :func:`~gemmlab_grader.isolate.judge_code` on hidden cases drawn here
-   from a seed of the student's own (:func:`case_seed`: the run's secret and the student's folder
-   name; the secret is in no report, environment or worker, and the worker gets cases, never a
-   seed), each in a fresh fork of the notebook's warm worker (:mod:`gemmlab_grader.warm`:
-   confined as a notebook is, its imports done once per notebook). A kernel is compiled for
-   real GPUs by the run's one compile service (:mod:`gemmlab_grader.compiler`: confined as a
-   notebook is, warm, a fresh fork per kernel).
-
-Without the sandbox, notebooks run one at a time (they would share one user's files and
-processes), and a change to the Python environment (checked at the end) marks the notebook that
-ran when it happened and the whole run (exit 3). Nothing the notebook prints, logs or calls
-(``check()`` included) decides a verdict. The command line is :func:`main`.
+``--trusted`` (``Settings.sandbox`` False) does the same with no sandbox and guards nothing.
+Nothing the notebook prints, logs or calls (``check()`` included) decides a verdict. The
+command line is :func:`main`.
 """
 import hashlib
 import hmac
 import os
 import secrets
+import shutil
 import sys
 import tempfile
 import threading
@@ -52,7 +40,7 @@ from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS, values
 
 from . import confine, integrity, publish, report, sandbox
 from .execute import COLLECT_LIMITS, NotebookRun
-from .folders import FolderSnapshot, remove_tree
+from .folders import FolderSnapshot
 from .isolate import Isolation, judge_code
 from .submissions import Submission, find_submissions, in_shard, lesson_of
 
@@ -153,7 +141,7 @@ class Grader:
         """Remove the run folder, if it is still the grader's."""
         if _identity(self.run_dir) == self._run_dir_id:
             try:
-                remove_tree(self.run_dir)
+                shutil.rmtree(self.run_dir)
             except OSError as exc:
                 self.warnings.append(f"the grader's run folder {self.run_dir} could not be removed "
                                      f"({exc})")
@@ -268,7 +256,7 @@ class Grader:
 
     def _remove(self, folder, grade):
         try:
-            remove_tree(folder)
+            shutil.rmtree(folder)
         except OSError as exc:
             grade.notes.append(f"its work folder could not be removed ({exc})")
             self.warnings.append(f"{folder} could not be removed ({exc})")

@@ -18,6 +18,7 @@ judging with a plain child process instead of this confined one.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,7 +32,6 @@ from gemmlab.judging.cell import WORKER, Channel, describe_exit, judge_cell
 from gemmlab.labs import compile as compile_
 
 from . import confine, sandbox
-from .folders import remove_tree
 
 # Starts Python on a given copy of gemmlab and the grader (both packages in one folder, see
 # integrity.PackageSnapshot.write_copy): -I ignores PYTHONPATH and user site-packages, and the
@@ -144,7 +144,7 @@ class Worker:
         self.channel.close()
         self.log.close()
         try:
-            remove_tree(self.workdir)     # any depth: the student's code may have made 3000 folders
+            shutil.rmtree(self.workdir)   # in the sandbox the code wrote on a tmpfs over it
         except OSError:
             pass
 
@@ -172,7 +172,7 @@ class ConfinedCompiler:
             return compile_.reply_of(out, describe_exit(tree.popen.returncode))
         finally:
             try:
-                remove_tree(workdir)
+                shutil.rmtree(workdir)
             except OSError:
                 pass
 
