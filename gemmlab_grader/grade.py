@@ -95,14 +95,6 @@ def default_jobs():
         return os.cpu_count() or 1
 
 
-def _identity(path):
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    return (info.st_dev, info.st_ino) if os.path.isdir(path) and not os.path.islink(path) else None
-
-
 class Grader:
     """Grades submissions, ``settings.jobs`` at a time (see the module's docstring)."""
 
@@ -120,31 +112,22 @@ class Grader:
         self.hidden = (str(self.root), str(self.out))
         self.warnings, self.interrupted = [], False
         self.stop = threading.Event()
-        self._lock = threading.RLock()
-        self._new_run_dir()
-
-    # --- the run folder (the grader's own temporary files) ----------------------------------------
-
-    def _new_run_dir(self):
         self.run_dir = Path(tempfile.mkdtemp(prefix="gemmlab-grade-"))
-        self._run_dir_id = _identity(self.run_dir)
         # every notebook and code worker reads this one copy (in the sandbox, mounted read-only)
         self.shared = self.snapshot.write_copy(self.run_dir / "pkg", self.public)
 
+    # --- the run folder (the grader's own temporary files) ----------------------------------------
+
     def _notebook_dir(self):
-        with self._lock:
-            if _identity(self.run_dir) != self._run_dir_id:
-                self._new_run_dir()
-            return Path(tempfile.mkdtemp(dir=self.run_dir, prefix="nb-"))
+        return Path(tempfile.mkdtemp(dir=self.run_dir, prefix="nb-"))
 
     def close(self):
-        """Remove the run folder, if it is still the grader's."""
-        if _identity(self.run_dir) == self._run_dir_id:
-            try:
-                shutil.rmtree(self.run_dir)
-            except OSError as exc:
-                self.warnings.append(f"the grader's run folder {self.run_dir} could not be removed "
-                                     f"({exc})")
+        """Remove the run folder (no notebook can reach it: it is the grader's own)."""
+        try:
+            shutil.rmtree(self.run_dir)
+        except OSError as exc:
+            self.warnings.append(f"the grader's run folder {self.run_dir} could not be removed "
+                                 f"({exc})")
 
     # --- grading ----------------------------------------------------------------------------------
 
