@@ -118,7 +118,8 @@ def test_the_code_never_runs_next_to_the_references(withheld):
     assert _judge(RIGHT, isolation=Isolation(package_root=withheld)).status == PASS
 
 
-def test_a_detached_process_does_not_outlive_the_judging(tmp_path):
+@pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")
+def test_in_the_sandbox_a_detached_process_does_not_outlive_the_judging(withheld):
     marker = f"gemmlab-test-detached-{os.getpid()}"
     source = textwrap.dedent(f"""
     import os, subprocess, sys, time
@@ -128,8 +129,8 @@ def test_a_detached_process_does_not_outlive_the_judging(tmp_path):
     time.sleep(0.5)
     assert os.popen("cat /proc/*/cmdline").read().count({marker!r}) >= 1
     """) + RIGHT
-    assert _judge(source).status == PASS
-    assert not processes_with(marker)
+    assert _judge(source, isolation=Isolation(package_root=withheld, sandbox=True)).status == PASS
+    assert not processes_with(marker)          # gone with the sandbox's PID namespace
 
 
 def processes_with(text):
