@@ -86,6 +86,13 @@ def _package_sources():
     return [*PACKAGES, *sorted(checkouts)]
 
 
+def _holds_the_course(entry):
+    """Whether a module search path entry holds a course package or its solutions (another
+    checkout on PYTHONPATH): never mounted, the sandbox imports the copy."""
+    return any(os.path.isdir(os.path.join(entry, name))
+               for name in ("gemmlab", "gemmlab_grader", "solutions"))
+
+
 def is_inside(path, folder):
     """Whether ``path`` is ``folder`` or lies under it."""
     path, folder = Path(path), Path(folder)
@@ -104,7 +111,7 @@ def command(argv, workdir, readable=(), hidden=(), memory_bytes=1 << 30):
     mounts = sorted(python_dirs())
     entries = [os.path.realpath(p) for p in sys.path if p and os.path.exists(p)]
     mounts += [p for p in entries if not any(is_inside(h, p) or is_inside(p, h) for h in hidden)
-               and not any(is_inside(p, m) for m in mounts)]
+               and not _holds_the_course(p) and not any(is_inside(p, m) for m in mounts)]
     args = [path, *OPTIONS]
     for d in SYSTEM_DIRS:
         args += ["--ro-bind-try", d, d]

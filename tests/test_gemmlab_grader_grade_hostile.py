@@ -243,7 +243,7 @@ def test_the_repository_cannot_be_read_from_the_sandbox(full):
 
 
 def test_the_reaching_attacks_are_refused_without_the_sandbox_before_any_runs(refused):
-    assert refused.returncode == 2, refused.stderr
+    assert refused.status == 2, refused.stderr
     assert "--trusted" in refused.stderr
     assert "--no-sandbox is gone" in refused.stderr or "refusing to grade" in refused.stderr
     assert not (refused.tmpdir.parent / "grades").exists() and not refused.rows
