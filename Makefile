@@ -62,7 +62,8 @@ CHECK_LEAVES := tests/e2e tests/test_gemmlab_grader_grade_course.py tests/test_g
   tests/test_docs_site_build.py tests/test_collectives_jobs_without_mpi.py tests/test_grading_handout.py \
   tests/test_labs_compile.py tests/test_grading_bank.py tests/test_labs_puzzles.py \
   tests/test_grading_checker.py tests/test_labs_mpi.py tests/test_collectives_jobs.py \
-  tests/test_gemmlab_grader_warm.py
+  tests/test_grading_checker_plain.py
+
 check: lint
 	GEMMLAB_BACKEND=sim $(VPY) -m pytest -n $(JOBS) --dist loadfile -m "not slow" -q \
 	  $(addprefix --ignore=,$(CHECK_LEAVES)) tests $(CHECK_NOTEBOOKS)

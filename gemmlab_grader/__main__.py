@@ -4,11 +4,11 @@ SHARD_OUTPUT...``, which joins the outputs of a class graded in shards (``--shar
 report. Bad options are a one-line error with exit status 2; see
 :func:`gemmlab_grader.grade.main` and :func:`gemmlab_grader.merge.main` for the others."""
 import argparse
-import os
 import sys
 
-ROOT_TWICE = ("refusing to run students' code as root without the sandbox: a notebook could then "
-              "do anything root can on this machine. Give --no-sandbox twice to do it anyway")
+NO_SANDBOX = ("--no-sandbox is gone: untrusted notebooks are graded only in the sandbox. To grade "
+              "your own trusted notebooks (solutions/) without it, give --trusted: nothing is "
+              "guarded then")
 
 
 def _positive(text):
@@ -72,9 +72,10 @@ def build_parser():
                         "counted from 1); join the shards' outputs with `gemmlab-grade merge`")
     p.add_argument("--sandbox", action="store_true",
                    help="run each notebook in bubblewrap (the default; kept for old scripts)")
-    p.add_argument("--no-sandbox", action="count", default=0,
-                   help="run notebooks as you, without bubblewrap: they can read what you can. "
-                        "As root, give it twice")
+    p.add_argument("--trusted", action="store_true",
+                   help="grade TRUSTED notebooks (the instructor's own solutions) with no sandbox: "
+                        "they run as you and nothing is guarded. Never for students' notebooks")
+    p.add_argument("--no-sandbox", action="count", default=0, help=argparse.SUPPRESS)
     p.add_argument("--seed", type=_seed, help="the secret each student's hidden cases derive "
                                               "from, with the student's folder name (default: "
                                               "random; never written anywhere): to repeat a run")
@@ -100,19 +101,17 @@ def main(argv=None):
         return merge(args.shards, args.out)
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.sandbox and args.no_sandbox:
-        parser.error("--sandbox and --no-sandbox contradict each other")
     if args.no_sandbox:
-        if os.geteuid() == 0 and args.no_sandbox < 2:
-            parser.error(ROOT_TWICE)
-        print("WARNING: grading without the sandbox (--no-sandbox): each notebook runs as you and "
-              "can read your files (the repository with solutions/ included) and see your "
-              "processes; the grader only restores and reports what it can detect",
-              file=sys.stderr)
+        parser.error(NO_SANDBOX)
+    if args.sandbox and args.trusted:
+        parser.error("--sandbox and --trusted contradict each other")
+    if args.trusted:
+        print("WARNING: --trusted: the notebooks run as you with no sandbox and nothing guarded; "
+              "grade only notebooks you trust (your own solutions)", file=sys.stderr)
     from .grade import main as grade      # after the options: a usage error stays quick
     return grade(args.submissions, out=args.out, timeout=args.timeout,
                  notebook_timeout=args.notebook_timeout, memory_mib=args.memory,
-                 use_sandbox=not args.no_sandbox, seed=args.seed, lesson=args.lesson,
+                 use_sandbox=not args.trusted, seed=args.seed, lesson=args.lesson,
                  jobs=args.jobs, shard=args.shard)
 
 

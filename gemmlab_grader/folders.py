@@ -1,4 +1,4 @@
-"""Folders the grader reads, keeps whole and removes without trusting what a notebook left in them.
+"""Folders the grader reads without trusting what is in them (the submissions).
 
 Everything here works through open folder descriptors (``dir_fd``), never follows a link, never
 opens a FIFO or a device, and never recurses in Python: 3000 nested folders, a path longer than
@@ -6,22 +6,19 @@ PATH_MAX, a folder replaced by a file or a link are ordinary cases, not a crash.
 
 - :class:`Scan`: the entries under a folder, to a bounded depth and count (``truncated`` says
   whether it stopped early).
-- :func:`remove_tree`: removes a folder of any depth, holding two descriptors at a time.
 - :class:`FolderSnapshot`: a folder's files (their bytes), folders and links, read before any
-  notebook runs; :meth:`FolderSnapshot.restore` puts back whatever changed, deleted folders
-  included, moves aside (never deletes) what took their place, and says what it did.
+  notebook runs (the submissions: in the sandbox no notebook can reach the folder, so nothing is
+  ever put back).
 """
 import os
 import stat
 from collections import namedtuple
 from pathlib import Path
 
-from gemmlab.grading.files import write_file
 
 MAX_DEPTH = 32
 MAX_ENTRIES = 200_000
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-ASIDE = ".moved-aside-by-gemmlab-grade"
 
 Entry = namedtuple("Entry", "rel stat dir_fd name")   # dir_fd: valid during the iteration only
 
@@ -99,81 +96,6 @@ def read_at(dir_fd, name, limit):
         return f.read(limit + 1)
 
 
-# --- removing -------------------------------------------------------------------------------------
-
-def _open_dir(parent_fd, name):
-    try:
-        return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
-    except PermissionError:              # a folder made unreadable (chmod 000) to block removal
-        os.chmod(name, 0o700, dir_fd=parent_fd)
-        return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
-
-
-def _unlink(fd, name, folder=False):
-    try:
-        (os.rmdir if folder else os.unlink)(name, dir_fd=fd)
-    except PermissionError:              # a folder made read-only
-        os.fchmod(fd, 0o700)
-        (os.rmdir if folder else os.unlink)(name, dir_fd=fd)
-
-
-def remove_tree(path):
-    """Remove ``path`` (a folder and everything under it, or a file or link) whatever its depth:
-    iteratively, two descriptors at a time, climbing back up through '..' checked against the
-    folder it came down from. A missing ``path`` is fine; OSError if something cannot go."""
-    parent, name = os.path.split(os.path.abspath(path))
-    try:
-        top = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except (FileNotFoundError, NotADirectoryError):
-        return                          # its folder went (or became a file): so did it
-    try:
-        try:
-            info = os.stat(name, dir_fd=top, follow_symlinks=False)
-        except FileNotFoundError:
-            return
-        if not stat.S_ISDIR(info.st_mode):
-            _unlink(top, name)
-            return
-        _empty_and_remove(top, name)
-    finally:
-        os.close(top)
-
-
-def _empty_and_remove(top, top_name):
-    """Remove the folder ``top_name`` of the open folder ``top``, depth first. ``above[i]`` is the
-    identity of the folder holding ``names[i]``, checked when climbing back into it."""
-    names, above = [top_name], [_identity(top)]
-    fd = _open_dir(top, top_name)
-    try:
-        while names:
-            sub = None
-            for name in os.listdir(fd):
-                if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
-                    sub = name
-                    break
-                _unlink(fd, name)
-            if sub is not None:
-                down = _open_dir(fd, sub)
-                above.append(_identity(fd))
-                names.append(sub)
-                os.close(fd)
-                fd = down
-                continue
-            up = os.open("..", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
-            os.close(fd)
-            fd = up
-            if _identity(fd) != above.pop():
-                raise OSError(f"a folder moved while {top_name} was being removed")
-            _unlink(fd, names.pop(), folder=True)
-    finally:
-        os.close(fd)
-
-
-def _identity(fd):
-    info = os.fstat(fd)
-    return info.st_dev, info.st_ino
-
-
 # --- snapshot and restore ---------------------------------------------------------------------------
 
 Saved = namedtuple("Saved", "kind mode data target state")    # data: bytes or None (not kept)
@@ -222,110 +144,3 @@ class FolderSnapshot:
             self.entries[e.rel] = Saved(kind, stat.S_IMODE(e.stat.st_mode), data, target,
                                         state_of(e.stat))
         self.truncated = scan.truncated
-
-    def restore(self):
-        """Put back every folder, file and link that changed or went, as it was; what took the
-        place of one is moved aside (renamed ``NAME.moved-aside-by-gemmlab-grade``), never
-        deleted. Returns (restored, planted, problems): what was put back (relative paths, with
-        the reason), what appeared that was not there (the top of each new subtree, left in
-        place), and what could not be restored (with why)."""
-        restored, problems = [], []
-        if not self.is_folder:
-            return restored, [], problems
-        try:
-            if self._put_back_folder(self.root, 0o755 if not self.entries else None):
-                restored.append(". (the folder itself)")
-        except OSError as exc:
-            return restored, [], [f"{self.root}: {exc.strerror or exc}"]
-        for rel, saved in self.entries.items():
-            try:
-                why = self._restore_one(self.root / rel, saved)
-            except OSError as exc:
-                problems.append(f"{rel}: {exc.strerror or exc}")
-                continue
-            if why:
-                restored.append(f"{rel}{'/' if saved.kind == 'dir' else ''} ({why})")
-        return restored, self.planted(), problems
-
-    def planted(self):
-        """The top of each subtree under the folder that the snapshot did not hold."""
-        new = sorted(set(listing(self.root, self.max_depth)) - set(self.entries))
-        return [rel for rel in new if not any(rel.startswith(p + "/") for p in new)
-                and not rel.endswith(ASIDE)]
-
-    @staticmethod
-    def _put_back_folder(path, mode=None):
-        """Make ``path`` a folder again if it is not; True if it had to."""
-        try:
-            info = os.lstat(path)
-        except FileNotFoundError:
-            path.mkdir(parents=True, mode=mode or 0o755)
-            return True
-        if stat.S_ISDIR(info.st_mode):
-            return False
-        _move_aside(path)
-        path.mkdir(mode=mode or 0o755)
-        return True
-
-    def _restore_one(self, path, saved):
-        try:
-            info = os.lstat(path)
-        except FileNotFoundError:
-            info = None
-        if saved.kind == "dir":
-            if info is not None and stat.S_ISDIR(info.st_mode):
-                return self._mode(path, info, saved)
-            why = "a deleted folder" if info is None else "a folder replaced"
-            if info is not None:
-                _move_aside(path)
-            path.mkdir(mode=saved.mode)
-            os.chmod(path, saved.mode)
-            return why
-        if saved.kind == "link":
-            if info is not None and stat.S_ISLNK(info.st_mode) and os.readlink(path) == saved.target:
-                return ""
-            if info is not None:
-                _move_aside(path)
-            os.symlink(saved.target, path)
-            return "a link changed" if info is not None else "a deleted link"
-        if saved.kind != "file":
-            return ""                        # a FIFO, socket or device: nothing to put back
-        if info is not None and stat.S_ISREG(info.st_mode):
-            if state_of(info) == saved.state:
-                return ""
-            if saved.data is not None and _same_bytes(path, saved.data):
-                return self._mode(path, info, saved)
-        if saved.data is None:
-            raise OSError("changed, and too large to have been kept: not restored")
-        if info is not None and not stat.S_ISREG(info.st_mode) and not stat.S_ISLNK(info.st_mode):
-            _move_aside(path)
-        write_file(path, saved.data, mode=saved.mode)
-        os.chmod(path, saved.mode)
-        return "deleted" if info is None else "changed"
-
-    @staticmethod
-    def _mode(path, info, saved):
-        if stat.S_IMODE(info.st_mode) == saved.mode:
-            return ""
-        os.chmod(path, saved.mode)
-        return "permissions changed"
-
-
-def _same_bytes(path, data):
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return False
-    with os.fdopen(fd, "rb") as f:
-        return f.read(len(data) + 1) == data
-
-
-def _move_aside(path):
-    """Rename ``path`` (whatever it is) to a free ``NAME.moved-aside-by-gemmlab-grade[.N]``."""
-    path = Path(path)
-    for n in range(1000):
-        aside = path.with_name(path.name + ASIDE + (f".{n}" if n else ""))
-        if not os.path.lexists(aside):
-            os.rename(path, aside)
-            return aside
-    raise OSError(f"no free name to move {path.name} aside")

@@ -1,43 +1,31 @@
-"""``gemmlab grade SUBMISSIONS``: run every student notebook in isolation, collect its answers,
+"""``gemmlab grade SUBMISSIONS``: run every student notebook in the sandbox, collect its answers,
 and judge them here, with the grader's own bank.
 
-Before anything runs, the submissions folder and the output folder are snapshotted
-(:class:`~gemmlab_grader.folders.FolderSnapshot`: every notebook is read into memory then) and so
-are the gemmlab and grader packages (:class:`~gemmlab_grader.integrity.PackageSnapshot`). Then
-``--jobs`` notebooks at a time (threads; each notebook's work is in processes of its own), each
-inside a boundary: whatever fails while grading it (its runner, a clean-up, a restore, a bug of
-ours) becomes a note on that notebook and grading goes on.
+The submissions are read into memory first (:class:`~gemmlab_grader.folders.FolderSnapshot`),
+then ``--jobs`` notebooks are graded at a time (threads; each notebook's work is in processes of
+its own), each inside a boundary: whatever fails while grading it becomes a note on it and
+grading goes on. For each notebook (see :mod:`gemmlab_grader.submissions`):
 
-For each notebook (``SUBMISSIONS/<student>/<NN_name>.ipynb``, or ``SUBMISSIONS/<student>.ipynb``
-with ``--lesson NN``; see :mod:`gemmlab_grader.submissions`):
+1. :class:`~gemmlab_grader.execute.NotebookRun` runs it through :mod:`gemmlab_grader.runner`
+   in bubblewrap (:mod:`~gemmlab_grader.sandbox`, under :mod:`~gemmlab_grader.confine`'s limits),
+   on a copy of gemmlab whose bank has no reference answers; the questions are those of its
+   lesson in the grader's bank. Ending it ends every process it started.
+2. What the runner sent is read back by a confined process (:mod:`gemmlab_grader.collect`: a
+   forged answers file may be shaped to use a hundred times its size in memory), and the answers
+   are judged here: values with the bank's references, code by
+   :func:`~gemmlab_grader.isolate.judge_code` in a sandboxed worker on hidden cases drawn here
+   from a seed of the student's own (:func:`case_seed`; the secret is in no report, environment
+   or worker).
 
-1. :class:`~gemmlab_grader.execute.NotebookRun` runs it through
-   :mod:`gemmlab_grader.runner`, confined (:mod:`~gemmlab_grader.confine`: own session,
-   CPU/memory/file/process limits, per-cell timeout; by default in the sandbox,
-   :mod:`~gemmlab_grader.sandbox`), on a copy of gemmlab whose bank has no reference answers; the
-   questions are those of the notebook's lesson in the grader's bank, never those the notebook
-   mentions. Every process it started is killed.
-2. The packages and both folders are put back if they changed, and it is noted (``TAMPERING``);
-   without the sandbox, what the notebook left in /dev/shm is removed.
-3. What the runner sent is read back by a confined process
-   (:mod:`gemmlab_grader.collect`), and the answers are judged here: values with the bank's
-   references, code by :func:`~gemmlab_grader.isolate.judge_code` on hidden cases drawn here
-   from a seed of the student's own (:func:`case_seed`: the run's secret and the student's folder
-   name; the secret is in no report, environment or worker, and the worker gets cases, never a
-   seed), each in a fresh fork of the notebook's warm worker (:mod:`gemmlab_grader.warm`:
-   confined as a notebook is, its imports done once per notebook). A kernel is compiled for
-   real GPUs by the run's one compile service (:mod:`gemmlab_grader.compiler`: confined as a
-   notebook is, warm, a fresh fork per kernel).
-
-Without the sandbox, notebooks run one at a time (they would share one user's files and
-processes), and a change to the Python environment (checked at the end) marks the notebook that
-ran when it happened and the whole run (exit 3). Nothing the notebook prints, logs or calls
-(``check()`` included) decides a verdict. The command line is :func:`main`.
+``--trusted`` (``Settings.sandbox`` False) does the same with no sandbox and guards nothing.
+Nothing the notebook prints, logs or calls (``check()`` included) decides a verdict. The
+command line is :func:`main`.
 """
 import hashlib
 import hmac
 import os
 import secrets
+import shutil
 import sys
 import tempfile
 import threading
@@ -49,15 +37,12 @@ from pathlib import Path
 from gemmlab.grading.bank import lesson_questions, questions
 from gemmlab.grading.checker import Result, judge_question
 from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS, values
-from gemmlab.labs import compile as compile_
 
 from . import confine, integrity, publish, report, sandbox
-from .compiler import CompileService
 from .execute import COLLECT_LIMITS, NotebookRun
-from .folders import FolderSnapshot, remove_tree
+from .folders import FolderSnapshot
 from .isolate import Isolation, judge_code
 from .submissions import Submission, find_submissions, in_shard, lesson_of
-from .warm import WarmWorker
 
 
 @dataclass
@@ -110,14 +95,6 @@ def default_jobs():
         return os.cpu_count() or 1
 
 
-def _identity(path):
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    return (info.st_dev, info.st_ino) if os.path.isdir(path) and not os.path.islink(path) else None
-
-
 class Grader:
     """Grades submissions, ``settings.jobs`` at a time (see the module's docstring)."""
 
@@ -126,64 +103,40 @@ class Grader:
         folder (existing)."""
         self.settings, self.progress = settings, progress
         self.root, self.out = Path(submissions.root), Path(out)
-        self.folders = {"the submissions folder": submissions,
-                        "the output folder": FolderSnapshot(out)}
         self._secret = (secrets.token_bytes(32) if settings.seed is None
                         else settings.seed.to_bytes(8, "big"))
         self.bank = questions()                     # loaded before any student code runs
         self.public = [{"id": q.id, "prompt": q.prompt, "answer_name": q.answer_name}
                        for q in self.bank.values()]
         self.snapshot = integrity.PackageSnapshot()
-        self.watch = None if settings.sandbox else integrity.EnvironmentWatch()
-        self.shm = None if settings.sandbox else integrity.ShmWatch()
         self.hidden = (str(self.root), str(self.out))
-        self.warnings, self.restored = [], []
-        self.untrusted, self.interrupted = "", False
+        self.warnings, self.interrupted = [], False
         self.stop = threading.Event()
-        self._lock = threading.RLock()
-        self._running, self._suspects, self._planted, self._checked = {}, {}, set(), set()
-        self._new_run_dir()
+        self.run_dir = Path(tempfile.mkdtemp(prefix="gemmlab-grade-"))
+        # every notebook and code worker reads this one copy (in the sandbox, mounted read-only)
+        self.shared = self.snapshot.write_copy(self.run_dir / "pkg", self.public)
 
     # --- the run folder (the grader's own temporary files) ----------------------------------------
 
-    def _new_run_dir(self):
-        self.run_dir = Path(tempfile.mkdtemp(prefix="gemmlab-grade-"))
-        self._run_dir_id = _identity(self.run_dir)
-        # in the sandbox every notebook reads one copy, mounted read-only; without, each gets its own
-        self.shared = (self.snapshot.write_copy(self.run_dir / "pkg", self.public)
-                       if self.settings.sandbox else None)
-
     def _notebook_dir(self):
-        with self._lock:
-            if _identity(self.run_dir) != self._run_dir_id:
-                self._new_run_dir()
-            return Path(tempfile.mkdtemp(dir=self.run_dir, prefix="nb-"))
+        return Path(tempfile.mkdtemp(dir=self.run_dir, prefix="nb-"))
 
     def close(self):
-        """Remove the run folder, if it is still the grader's."""
-        if _identity(self.run_dir) == self._run_dir_id:
-            try:
-                remove_tree(self.run_dir)
-            except OSError as exc:
-                self.warnings.append(f"the grader's run folder {self.run_dir} could not be removed "
-                                     f"({exc})")
+        """Remove the run folder (no notebook can reach it: it is the grader's own)."""
+        try:
+            shutil.rmtree(self.run_dir)
+        except OSError as exc:
+            self.warnings.append(f"the grader's run folder {self.run_dir} could not be removed "
+                                 f"({exc})")
 
     # --- grading ----------------------------------------------------------------------------------
 
     def grade(self, submissions):
-        """The NotebookGrade of each submission, in their order. The run's kernels are compiled
-        by one compile service (started on the first kernel, stopped at the end)."""
-        self.compiler = CompileService(self._code_isolation, deadline=self._compile_deadline())
-        try:
-            return self._grade_all(submissions)
-        finally:
-            self.compiler.close()
-
-    def _grade_all(self, submissions):
+        """The NotebookGrade of each submission, in their order."""
         grades = [NotebookGrade(s.student, s.notebook) for s in submissions]
-        windows, done = [], 0
+        done = 0
         pool = ThreadPoolExecutor(max_workers=self.settings.jobs, thread_name_prefix="grade")
-        futures = {pool.submit(self._grade_guarded, s, g, windows): (s, g)
+        futures = {pool.submit(self._grade_guarded, s, g): (s, g)
                    for s, g in zip(submissions, grades, strict=True)}
         try:
             for future in as_completed(futures):
@@ -197,38 +150,25 @@ class Grader:
             self.stop.set()
             for future in futures:
                 future.cancel()
-            self.compiler.close()       # not started again for the notebooks being stopped
             confine.kill_all()
         finally:
             pool.shutdown(wait=True)
         for future, (sub, grade) in futures.items():
             if future.cancelled():
                 self._not_graded(sub, grade, "not graded: the run was interrupted")
-        if self.watch is not None and not self.interrupted:
-            started = time.monotonic()
-            self._check_environment(windows)
-            self.progress(f"the environment checked in {time.monotonic() - started:.1f} s")
         return grades
 
-    def _grade_guarded(self, sub, grade, windows):
+    def _grade_guarded(self, sub, grade):
         """grade_one inside the notebook's boundary: any failure becomes a note on it."""
-        key, start, clock = id(grade), time.time_ns(), time.monotonic()
-        with self._lock:
-            self._running[key] = self._suspects[key] = grade
+        clock = time.monotonic()
         try:
             self.grade_one(sub, grade)
         except Exception as exc:  # noqa: BLE001 a failure of ours (or of the machine) on one notebook
             grade.notes.append(f"the grader failed on this notebook ({type(exc).__name__}: "
                                f"{str(exc)[:200]}); grading went on")
         finally:
-            with self._lock:
-                self._running.pop(key, None)
-            if key not in self._checked:
-                self._check_guarded(grade)
-            self._checked.discard(key)
             self._not_graded(sub, grade, "not graded: the grader failed on this notebook")
             grade.seconds = time.monotonic() - clock
-            windows.append((start, time.time_ns(), grade))
 
     def _not_graded(self, sub, grade, why):
         """Every question of the notebook's lesson that has no verdict yet fails with ``why``."""
@@ -253,18 +193,13 @@ class Grader:
         problem, collected = sub.problem, None
         if not problem:
             collected, problem = self._run(sub, wanted, grade)
-        warm = self._warm_worker(wanted, grade) if collected is not None else None
-        try:
-            for q in wanted:
-                if problem or collected is None:
-                    grade.set(Result(q.id, FAIL, f"not graded: {problem or 'no answers collected'}"))
-                elif self.stop.is_set():
-                    grade.set(Result(q.id, FAIL, "not graded: the run was interrupted"))
-                else:
-                    grade.set(self._judge(q, collected.get(q.id), sub.student, warm))
-        finally:
-            if warm is not None:
-                warm.close()
+        for q in wanted:
+            if problem or collected is None:
+                grade.set(Result(q.id, FAIL, f"not graded: {problem or 'no answers collected'}"))
+            elif self.stop.is_set():
+                grade.set(Result(q.id, FAIL, "not graded: the run was interrupted"))
+            else:
+                grade.set(self._judge(q, collected.get(q.id), sub.student))
         if problem:
             grade.notes.insert(0, problem)
 
@@ -273,20 +208,14 @@ class Grader:
         folder = self._notebook_dir()
         run = NotebookRun(folder, None, self.stop)
         try:
-            package = self.shared or self.snapshot.write_copy(folder / "pkg", self.public)
-            run.isolation = self._isolation(package)
+            run.isolation = self._isolation(self.shared)
             request = {"timeout": self.settings.timeout, "cpu": self.settings.cell_cpu,
                        "requests": [{"id": q.id, "answer_name": q.answer_name, "code": q.is_code}
                                     for q in wanted]}
-            try:
-                ended = run.execute(sub.data, request, self.settings.notebook_timeout)
-            finally:
-                self._check_guarded(grade)  # its processes are gone: put back what they changed
+            ended = run.execute(sub.data, request, self.settings.notebook_timeout)
             if ended:
                 return None, ended
-            # without the sandbox the notebook could write its own package copy: the reader
-            # imports the installed grader, just restored
-            reader = Isolation(package_root=str(self.shared or ""), limits=COLLECT_LIMITS,
+            reader = Isolation(package_root=str(self.shared), limits=COLLECT_LIMITS,
                                sandbox=self.settings.sandbox, hidden_paths=self.hidden)
             reading = self._notebook_dir()
             try:
@@ -310,96 +239,16 @@ class Grader:
 
     def _remove(self, folder, grade):
         try:
-            remove_tree(folder)
+            shutil.rmtree(folder)
         except OSError as exc:
             grade.notes.append(f"its work folder could not be removed ({exc})")
             self.warnings.append(f"{folder} could not be removed ({exc})")
 
-    # --- putting things back ----------------------------------------------------------------------
-
-    def _check_guarded(self, grade):
-        try:
-            self._check_integrity(grade)
-        except Exception as exc:  # noqa: BLE001 a restore that fails is noted, not fatal
-            grade.notes.append(f"the grader could not check what this notebook changed "
-                               f"({type(exc).__name__}: {str(exc)[:200]})")
-
-    def _check_integrity(self, grade):
-        """Put back the packages and the folders if they changed, clean /dev/shm (without the
-        sandbox), and note it on the notebooks that ran since the last check."""
-        with self._lock:
-            self._checked.add(id(grade))
-            suspects = list(self._suspects.values())
-            # those still running stay suspects; this notebook's processes are gone
-            self._suspects = {k: g for k, g in self._running.items() if k != id(grade)}
-            found = []
-            changed = self.snapshot.restore()
-            if changed:
-                found.append(f"it modified the grader's package ({', '.join(changed[:4])}); "
-                             f"restored")
-            for label, snapshot in self.folders.items():
-                found += self._restore_folder(label, snapshot)
-            if self.shm is not None:
-                left = self.shm.clean()
-                if left:
-                    found.append(f"it left {sum(s for _n, s in left) / 2**20:.0f} MiB in /dev/shm "
-                                 f"({', '.join(report.printable(n, 60) for n, _s in left[:3])}); "
-                                 f"removed")
-            if _identity(self.run_dir) != self._run_dir_id:
-                found.append("it removed or replaced the grader's run folder (what it put there "
-                             "is removed); grading went on in a new one")
-                try:
-                    remove_tree(self.run_dir)     # the grader's temporary path: nobody's work
-                except OSError:
-                    pass
-            for text in found:
-                for suspect in suspects:
-                    suspect.notes.append(f"TAMPERING: {text}" if len(suspects) == 1 else
-                                         f"TAMPERING (by one of {len(suspects)} notebooks running "
-                                         f"then): {text}")
-
-    def _restore_folder(self, label, snapshot):
-        restored, planted, problems = snapshot.restore()
-        found = []
-        if restored:
-            found.append(f"it modified {label}: {', '.join(restored[:4])}"
-                         f"{' ...' if len(restored) > 4 else ''}; restored")
-            self.restored += [f"{label}: {r}" for r in restored]
-        new = [p for p in planted if (label, p) not in self._planted]
-        if new:
-            self._planted |= {(label, p) for p in new}
-            found.append(f"it left files in {label}: {', '.join(new[:4])}")
-            self.warnings.append(f"files appeared in {label} while grading (not graded, left "
-                                 f"there): {', '.join(new[:10])}")
-        if problems:
-            found.append(f"it changed {label} in a way that could not be undone: "
-                         f"{'; '.join(problems[:3])}")
-            self.warnings.append(f"could not restore in {label}: {'; '.join(problems[:10])}")
-        return found
-
-    def _check_environment(self, windows):
-        """Files of the Python environment changed during the run cannot be put back: name the
-        notebook that ran when each changed (its ctime) and distrust the whole run."""
-        modified = self.watch.changed()
-        if not modified:
-            return
-        for start, end, grade in windows:
-            during = [p for p, now in modified.items()
-                      if now is not None and start <= now.ctime_ns <= end]
-            if during:
-                grade.notes.append(f"TAMPERING: it modified the Python environment "
-                                   f"({', '.join(during[:3])})")
-        self.untrusted = (f"the Python environment changed during grading "
-                          f"({', '.join(list(modified)[:3])}"
-                          f"): grades judged after that cannot be trusted; reinstall it and grade "
-                          f"in the sandbox")
-        self.warnings.append(self.untrusted)
-
     # --- judging ----------------------------------------------------------------------------------
 
-    def _judge(self, q, entry, student, warm=None):
+    def _judge(self, q, entry, student):
         """The verdict on one collected answer entry (see answers.extract) of ``student``; a code
-        answer runs in a fork of the notebook's ``warm`` worker."""
+        answer runs in a worker of its own, in the sandbox (:func:`judge_code`)."""
         try:
             if not isinstance(entry, dict) or entry.get("missing"):
                 return Result(q.id, NOT_ATTEMPTED, f"the notebook has no variable "
@@ -407,46 +256,16 @@ class Grader:
             if entry.get("error"):
                 return Result(q.id, FAIL, f"{q.answer_name}: {str(entry['error'])[:300]}")
             if q.is_code and "source" in entry:
-                return self._judge_code(q, str(entry["source"]), str(entry.get("name")),
-                                        case_seed(self._secret, student, q.id), warm)
+                return judge_code(q.id, str(entry["source"]), str(entry.get("name")),
+                                  seed=case_seed(self._secret, student, q.id),
+                                  timeout=self.settings.timeout,
+                                  isolation=self._isolation(self.shared))
             return judge_question(q, values.decode(entry.get("value")))
         except values.DecodeError as exc:
             return Result(q.id, FAIL, f"{q.answer_name} could not be read back: {exc}")
         except Exception as exc:  # a bug of ours must not stop the others' grading
             return Result(q.id, FAIL, f"the grader could not judge this answer "
                                       f"({type(exc).__name__}: {str(exc)[:200]})")
-
-    def _judge_code(self, q, source, name, seed, warm):
-        """judge_code on hidden cases, in a fork of the notebook's warm worker (see
-        :meth:`_warm_worker`)."""
-        return judge_code(q.id, source, name, seed=seed, timeout=self.settings.timeout,
-                          isolation=warm.isolation, compiler=self.compiler, warm=warm)
-
-    def _warm_worker(self, wanted, grade):
-        """The notebook's warm worker (:mod:`~gemmlab_grader.warm`), if it has code questions:
-        in the sandbox on the shared read-only package copy, without it on a copy of its own
-        (removed with it; only this student's code runs on it)."""
-        if not any(q.is_code for q in wanted):
-            return None
-        isolation = self._code_isolation()
-        if self.shared is not None:
-            return WarmWorker(isolation)
-        copy = Path(isolation.package_root)
-        return WarmWorker(isolation, on_close=lambda: self._remove(copy, grade))
-
-    def _compile_deadline(self):
-        """Seconds per kernel's compile: the compiler's own limit, at most a code answer's."""
-        return min(self.settings.timeout, compile_.TIMEOUT)
-
-    def _code_isolation(self):
-        """How a process that runs or compiles a student's code is confined (a warm worker, the
-        compile service): on the shared read-only package copy in the sandbox, else on a fresh
-        copy of its own (in the run folder)."""
-        if self.shared is not None:
-            return self._isolation(self.shared)
-        folder = self._notebook_dir()
-        self.snapshot.write_copy(folder, self.public)
-        return self._isolation(folder)
 
     def _isolation(self, package_root):
         """How this run confines a student's process that imports the copy at ``package_root``."""
@@ -456,19 +275,14 @@ class Grader:
     def protections(self):
         lines = ["verdicts: the grader collects each question's answer after the notebook ran "
                  "and judges it itself; nothing the notebook prints, logs or calls counts",
-                 "code answers: each run in a process of its own (a fresh fork of the "
-                 "notebook's warm worker, ended with all it started before the next); hidden "
-                 "cases drawn per student from this run's secret (never recorded)",
-                 "kernels: compiled by the run's one compile service, confined as a notebook is; "
-                 "each kernel in a fresh fork of it, with its own deadline "
-                 f"({self._compile_deadline():.0f} s)",
+                 "code answers: each run in a process of its own, confined as a notebook is "
+                 "(kernels compiled in one too); hidden cases drawn per student from this run's "
+                 "secret (never recorded)",
                  "notebooks import a copy of gemmlab without the bank's reference answers",
                  f"each cell: {self.settings.timeout} s (wall clock and CPU); each notebook: "
                  f"{self.settings.notebook_timeout} s",
                  *confine.protections(self.settings.limits()),
-                 "the submissions and output folders are snapshotted and put back after each "
-                 "notebook if it changed them (deleted folders included); each notebook is graded "
-                 "inside a boundary: a failure becomes a note on it"]
+                 "each notebook is graded inside a boundary: a failure becomes a note on it"]
         if self.settings.sandbox:
             lines.append(f"sandbox (bubblewrap): read-only file system, no network, no other "
                          f"processes visible; writable only its own work folder and /dev/shm, "
@@ -476,11 +290,8 @@ class Grader:
                          f"when it ends; the repository, the submissions and the output folder are "
                          f"not mounted; {self.settings.jobs} notebook(s) at a time")
         else:
-            lines.append("NO sandbox (--no-sandbox): a notebook runs as you and can read what you "
-                         "can (the repository with solutions/ and the bank's source, other "
-                         "processes); notebooks run one at a time; the grader restores its package "
-                         "and the folders and empties what a notebook left in /dev/shm, and "
-                         "distrusts the run if one modifies the Python environment")
+            lines.append("NO sandbox (--trusted): the notebooks run as you, unguarded: they "
+                         "can read and change whatever you can. For trusted notebooks only")
         return lines
 
 
@@ -510,8 +321,7 @@ def grade_notebook(path, student="student", settings=Settings()):
     with tempfile.TemporaryDirectory(prefix="gemmlab-grade-out-") as out:
         grader = Grader(settings, snapshot, out, progress=lambda m: None)
         try:
-            with confine.reaping():
-                return grader.grade([sub])[0]
+            return grader.grade([sub])[0]
         finally:
             grader.close()
 
@@ -532,10 +342,8 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
     if out_path == root or root in out_path.parents:
         return refuse("--out must lie outside the submissions folder, which grading never "
                       "modifies")
-    if use_sandbox and sandbox.bwrap() is None:
-        return refuse("the sandbox needs bubblewrap, which does not work here: install it "
-                      "(`apt-get install bubblewrap`), or grade without it (--no-sandbox; see "
-                      "--help)")
+    if use_sandbox and sandbox.missing():
+        return refuse(f"refusing to grade: {sandbox.missing()}")
     if lesson is not None and not lesson_questions(lesson):
         return refuse(f"--lesson {lesson}: the bank has no such lesson")
     try:
@@ -549,10 +357,7 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
     if not everyone:
         return refuse(f"no .ipynb files under {root}")
     found = in_shard(everyone, shard)
-    if not use_sandbox and (jobs or 1) > 1:
-        print("gemmlab grade: without the sandbox notebooks run one at a time (--jobs 1): they "
-              "would share one user's files and processes", file=sys.stderr)
-    jobs = 1 if not use_sandbox else jobs or default_jobs()
+    jobs = jobs or default_jobs()
     settings = Settings(timeout, notebook_timeout, memory_mib, use_sandbox, seed, lesson, jobs,
                         cell_cpu)
     bytecode = sys.dont_write_bytecode
@@ -560,26 +365,22 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
     started = time.monotonic()
     grader = Grader(settings, snapshot, out_path, progress=lambda m: print(m, file=sys.stderr))
     print(f"gemmlab grade: {len(found)} notebook(s); the bank, the packages"
-          f"{'' if settings.sandbox else ' and the environment'} snapshotted in "
+          f" snapshotted in "
           f"{time.monotonic() - started:.1f} s", file=sys.stderr)
     try:
         protections = grader.protections()
         print("gemmlab grade: protections in this run:", file=sys.stderr)
         for line in protections:
             print(f"  - {line}", file=sys.stderr)
-        if snapshot.unsaved:
-            grader.warnings.append(f"files in the submissions folder too large to keep a copy of "
-                                   f"(not restorable): {', '.join(snapshot.unsaved[:10])}")
-        with confine.reaping():
-            grades = grader.grade(found)
+        grades = grader.grade(found)
     finally:
         grader.close()
         sys.dont_write_bytecode = bytecode
     info = {"sandbox": settings.sandbox, "timeout": settings.timeout,
             "jobs": settings.jobs, "shard": list(shard) if shard else None,
             "students": len({s.student for s in found}), "protections": protections,
-            "warnings": grader.warnings, "restored": grader.restored,
-            "interrupted": grader.interrupted, "untrusted": bool(grader.untrusted),
+            "warnings": grader.warnings, "trusted": not settings.sandbox,
+            "interrupted": grader.interrupted,
             "grader_peak_rss_mib": report.peak_rss_mib()}
     print(report.text(grades))
     written = publish.write_all(grades, out_path, info)
@@ -589,4 +390,4 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
     for warning in grader.warnings:
         print(f"WARNING: {report.printable(warning, 300)}", file=sys.stderr)
     print("\nwritten: " + "\n         ".join(str(p) for p in written))
-    return 3 if grader.untrusted else 130 if grader.interrupted else 0
+    return 130 if grader.interrupted else 0

@@ -18,6 +18,7 @@ judging with a plain child process instead of this confined one.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,7 +32,6 @@ from gemmlab.judging.cell import WORKER, Channel, describe_exit, judge_cell
 from gemmlab.labs import compile as compile_
 
 from . import confine, sandbox
-from .folders import remove_tree
 
 # Starts Python on a given copy of gemmlab and the grader (both packages in one folder, see
 # integrity.PackageSnapshot.write_copy): -I ignores PYTHONPATH and user site-packages, and the
@@ -144,16 +144,15 @@ class Worker:
         self.channel.close()
         self.log.close()
         try:
-            remove_tree(self.workdir)     # any depth: the student's code may have made 3000 folders
+            shutil.rmtree(self.workdir)   # in the sandbox the code wrote on a tmpfs over it
         except OSError:
             pass
 
 
 class ConfinedCompiler:
-    """A kernel's compile in a compiler child of its own, confined as ``isolation`` says: what
-    :func:`judge_code` uses when it is given no compiler (a test, a script; a grading run gives
-    its warm one, :mod:`gemmlab_grader.compiler`), so that compiling a student's kernel never
-    runs unconfined in the grader's process tree."""
+    """A kernel's compile in a compiler child of its own, confined as ``isolation`` says (the
+    sandbox in a grading run), so that compiling a student's kernel never runs unconfined in the
+    grader's process tree."""
 
     def __init__(self, isolation, timeout):
         self.isolation, self.timeout = isolation, timeout
@@ -173,20 +172,19 @@ class ConfinedCompiler:
             return compile_.reply_of(out, describe_exit(tree.popen.returncode))
         finally:
             try:
-                remove_tree(workdir)
+                shutil.rmtree(workdir)
             except OSError:
                 pass
 
 
 def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation=None,
-               compiler=None, warm=None):
+               compiler=None):
     """The verdict (a :class:`~gemmlab.grading.checker.Result`) on the function ``name`` defined
     by the cell ``source``, for the code question ``question_id``: its public cases when ``seed``
     is None, else hidden cases drawn here from ``np.random.default_rng(seed)`` (the seed never
     leaves this process). ``timeout``: seconds for everything (start, the cell, every call).
-    ``warm``: a notebook's :class:`~gemmlab_grader.warm.WarmWorker`, whose fork runs the cell
-    (else, or when it cannot, a cold worker as ``isolation`` says). Never raises for the
-    student's code."""
+    ``isolation``: how the worker (and the kernel's compiler child) is confined. Never raises for
+    the student's code."""
     q = get_question(question_id)
     if not q.is_code:
         raise ValueError(f"{question_id} is not a code question (its kind has no judge method)")
@@ -194,17 +192,13 @@ def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     rng = None if seed is None else np.random.default_rng(seed)
     isolation = isolation or Isolation()
-    channel = warm.channel(timeout) if warm is not None else None
-    worker = Worker(isolation, timeout) if channel is None else None
-    channel = channel or worker.channel
-    channel.compiler = compiler or ConfinedCompiler(isolation, min(timeout, compile_.TIMEOUT))
+    worker = Worker(isolation, timeout)
+    worker.channel.compiler = compiler or ConfinedCompiler(isolation, min(timeout,
+                                                                          compile_.TIMEOUT))
     try:
-        status, feedback = judge_cell(q, source, name, rng, channel)
+        status, feedback = judge_cell(q, source, name, rng, worker.channel)
     finally:
-        if worker is not None:
-            worker.close()
-        else:
-            channel.close()
+        worker.close()
     return Result(q.id, status, str(feedback)[:4000])
 
 

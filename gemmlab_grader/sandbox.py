@@ -1,5 +1,6 @@
-"""The grader's sandbox (the default; ``--no-sandbox`` turns it off): untrusted processes run
-inside bubblewrap (``bwrap``).
+"""The grader's sandbox, its one trust boundary: untrusted notebooks run inside bubblewrap
+(``bwrap``) or not at all (:func:`missing` says why and how to get it; ``--trusted`` grades the
+instructor's own notebooks with no sandbox and guards nothing).
 
 Inside, a process sees a read-only file system made of the system directories, this Python and
 its packages, and the withheld copy of gemmlab and the grader (the root itself and /dev are
@@ -31,19 +32,44 @@ SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/et
 OPTIONS = ("--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL")
 
 
+HOW_TO_GET_IT = (
+    "Untrusted notebooks are graded only inside bubblewrap. To get it: Debian/Ubuntu "
+    "`sudo apt install bubblewrap`, Fedora `sudo dnf install bubblewrap`. It needs unprivileged "
+    "user namespaces: `sudo sysctl kernel.unprivileged_userns_clone=1` (Debian) or "
+    "`user.max_user_namespaces=15000`, and on Ubuntu 24.04 AppArmor's "
+    "`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`. On Windows grade in WSL2, "
+    "on macOS in a Linux VM or container. Your own trusted notebooks (solutions/) can be graded "
+    "without it: --trusted (no protection at all).")
+
+
 @functools.lru_cache(maxsize=1)
-def bwrap():
-    """Path of a bubblewrap that works here (a trial run succeeds), else None."""
+def trial():
+    """(path of a bubblewrap that works here, '') or (None, why not in words)."""
     path = shutil.which("bwrap")
     if path is None:
-        return None
+        return None, "bubblewrap (bwrap) is not installed (not on PATH)"
     try:
-        trial = subprocess.run([path, *OPTIONS, "--ro-bind", "/", "/", "--size", "1048576",
-                                "--tmpfs", "/tmp", "--remount-ro", "/", "true"],
-                               capture_output=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return path if trial.returncode == 0 else None
+        done = subprocess.run([path, *OPTIONS, "--ro-bind", "/", "/", "--size", "1048576",
+                               "--tmpfs", "/tmp", "--remount-ro", "/", "true"],
+                              capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"{path} could not be run ({exc})"
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip()[-300:]
+        return None, (f"{path} cannot start a sandbox here (exit status {done.returncode}"
+                      f"{': ' + said if said else ''}; user namespaces turned off?)")
+    return path, ""
+
+
+def bwrap():
+    """Path of a bubblewrap that works here (a trial run succeeds), else None."""
+    return trial()[0]
+
+
+def missing():
+    """'' where the sandbox works, else why not and how to get it."""
+    path, why = trial()
+    return "" if path else f"{why}. {HOW_TO_GET_IT}"
 
 
 def python_dirs():
@@ -60,6 +86,13 @@ def _package_sources():
     return [*PACKAGES, *sorted(checkouts)]
 
 
+def _holds_the_course(entry):
+    """Whether a module search path entry holds a course package or its solutions (another
+    checkout on PYTHONPATH): never mounted, the sandbox imports the copy."""
+    return any(os.path.isdir(os.path.join(entry, name))
+               for name in ("gemmlab", "gemmlab_grader", "solutions"))
+
+
 def is_inside(path, folder):
     """Whether ``path`` is ``folder`` or lies under it."""
     path, folder = Path(path), Path(folder)
@@ -73,13 +106,12 @@ def command(argv, workdir, readable=(), hidden=(), memory_bytes=1 << 30):
     when a mounted folder contains them. Raises RuntimeError when bubblewrap is not available."""
     path = bwrap()
     if path is None:
-        raise RuntimeError("the sandbox needs bubblewrap (bwrap): install it, e.g. "
-                           "`apt-get install bubblewrap`")
+        raise RuntimeError(missing())
     hidden = [os.path.realpath(h) for h in [*hidden, *_package_sources()]]
     mounts = sorted(python_dirs())
     entries = [os.path.realpath(p) for p in sys.path if p and os.path.exists(p)]
     mounts += [p for p in entries if not any(is_inside(h, p) or is_inside(p, h) for h in hidden)
-               and not any(is_inside(p, m) for m in mounts)]
+               and not _holds_the_course(p) and not any(is_inside(p, m) for m in mounts)]
     args = [path, *OPTIONS]
     for d in SYSTEM_DIRS:
         args += ["--ro-bind-try", d, d]

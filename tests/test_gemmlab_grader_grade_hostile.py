@@ -3,11 +3,11 @@ to change any grade but its own, the honest students get full marks, the run fin
 writes its reports, the submissions and the packages are unchanged afterwards, and no process
 and no file of the run is left.
 
-The whole folder is graded once in the sandbox where bubblewrap works (CI installs it), two
-notebooks at a time, through the grader's own command (`python -m gemmlab_grader`), and the
-attacks that reach outside their notebook are graded again without it (`--no-sandbox`, twice as
-root), through `gemmlab grade` (the alias the course's command keeps), where the grader's own
-restoring and cleaning are what stops them."""
+The whole folder is graded once in the sandbox (bubblewrap; CI installs it), two notebooks at a
+time, through the grader's own command (`python -m gemmlab_grader`). The attacks that reach
+outside their notebook were, in earlier rounds, also graded without the sandbox; now the grader
+refuses that (`--no-sandbox`, or a bubblewrap missing or unable to start), through `gemmlab grade`
+(the alias the course's command keeps), before any of their code runs."""
 import hashlib
 import json
 import os
@@ -22,10 +22,10 @@ import pytest
 
 from gemmlab.grading.bank import lesson_questions
 from gemmlab_grader import sandbox
-from gemmlab_grader.folders import ASIDE
 from test_gemmlab_grader_isolate import processes_with
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")]
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "hostile"
@@ -117,7 +117,7 @@ def _installed(checkout):
             for rel, digest in _hashes(checkout / folder).items()}
 
 
-def _grade(tmp, students, sandboxed, special=False, alias=False):
+def _grade(tmp, students, special=False, alias=False, extra=(), path=None):
     checkout = _checkout_copy(tmp)
     subs = tmp / "submissions"
     subs.mkdir()
@@ -135,16 +135,18 @@ def _grade(tmp, students, sandboxed, special=False, alias=False):
     env = dict(os.environ, TMPDIR=str(tmp / "tmp"), GEMMLAB_BACKEND="sim",
                PYTHONPATH=os.pathsep.join(filter(None, [str(checkout),
                                                         os.environ.get("PYTHONPATH")])))
+    if path is not None:
+        env["PATH"] = path
     start = time.monotonic()
-    command += [] if sandboxed else ["--no-sandbox", "--no-sandbox"]
-    done = subprocess.run(command, cwd=tmp, env=env,
+    done = subprocess.run([*command, *extra], cwd=tmp, env=env,
                           capture_output=True, text=True, timeout=3000)
     seconds = time.monotonic() - start
     at_exit = _hashes(tmp / "grades")
     time.sleep(2)                       # a surviving detached process would strike now
-    report = json.loads((tmp / "grades" / "grades.json").read_text())
+    written = tmp / "grades" / "grades.json"
+    report = json.loads(written.read_text()) if written.exists() else {"notebooks": []}
     rows = {r["student"]: r for r in report["notebooks"]}
-    return Run(sandboxed, done.returncode, done.stdout, done.stderr, rows, report, before,
+    return Run(not extra and path is None, done.returncode, done.stdout, done.stderr, rows, report, before,
                _hashes(subs), package_before, _installed(checkout), at_exit,
                _hashes(tmp / "grades"), seconds, tmp / "tmp")
 
@@ -152,20 +154,26 @@ def _grade(tmp, students, sandboxed, special=False, alias=False):
 @pytest.fixture(scope="module")
 def full(tmp_path_factory):
     students = sorted(p.name for p in HOSTILE.iterdir() if p.is_dir())
-    return _grade(tmp_path_factory.mktemp("full"), students, sandbox.bwrap() is not None,
-                  special=True)
+    return _grade(tmp_path_factory.mktemp("full"), students, special=True)
 
 
-@pytest.fixture(scope="module")
-def unsandboxed(full, tmp_path_factory):
-    if not full.sandboxed:
-        return full
-    return _grade(tmp_path_factory.mktemp("reaching"), REACHING, False, alias=True)
+run = full
 
 
-@pytest.fixture(params=["full", "unsandboxed"])
-def run(request):
-    return request.getfixturevalue(request.param)
+@pytest.fixture(scope="module", params=["--no-sandbox", "no bwrap", "a broken bwrap"])
+def refused(request, tmp_path_factory):
+    """The attacks that reach outside their notebook, graded where the sandbox cannot be had."""
+    tmp = tmp_path_factory.mktemp("refused")
+    bin_ = tmp / "bin"
+    bin_.mkdir()
+    if request.param == "a broken bwrap":
+        (bin_ / "bwrap").write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission "
+                                    "denied' >&2\nexit 1\n")
+        (bin_ / "bwrap").chmod(0o755)
+    extra = ["--no-sandbox", "--no-sandbox"] if request.param == "--no-sandbox" else []
+    path = None if extra else f"{bin_}:" + ":".join(
+        d for d in os.environ["PATH"].split(":") if not os.path.exists(os.path.join(d, "bwrap")))
+    return _grade(tmp, REACHING, alias=True, extra=extra, path=path)
 
 
 def _passed(row):
@@ -192,12 +200,8 @@ def test_honest_and_blank_students_are_untouched_by_the_attacks(run):
 
 
 def test_submissions_and_package_are_unchanged_afterwards(run):
-    assert {k: v for k, v in run.after.items() if k in run.before} == run.before
+    assert run.after == run.before             # in the sandbox the folder is not even mounted
     assert run.package_after == run.package_before
-    planted = set(run.after) - set(run.before)
-    assert planted <= {"planted.txt", f"blank{ASIDE}"}
-    if "planted.txt" in planted:
-        assert any("planted.txt" in w for w in run.info["warnings"])
 
 
 def test_no_process_and_no_temporary_file_is_left_and_the_reports_stay_as_written(run):
@@ -234,38 +238,22 @@ def test_code_runs_without_the_references_and_its_processes_die(full):
     assert row["results"]["02.row_major_index"] == "pass"
 
 
-def test_reading_the_repository_works_only_without_the_sandbox(full, unsandboxed):
-    if full.sandboxed:
-        assert _passed(full.rows["attack_solutions_reader"]) == (0, N01)
-    # the documented limit: without the sandbox a notebook can read solutions/ from disk
-    assert _passed(unsandboxed.rows["attack_solutions_reader"]) == (N01, N01)
+def test_the_repository_cannot_be_read_from_the_sandbox(full):
+    assert _passed(full.rows["attack_solutions_reader"]) == (0, N01)
 
 
-def test_a_deleted_or_replaced_classmates_folder_comes_back_and_is_reported(unsandboxed):
-    notes = " ".join(unsandboxed.rows["attack_folder_deleter"]["notes"])
-    assert "TAMPERING: it modified the submissions folder: blank/ (a folder replaced)" in notes
-    assert "honest02/ (a deleted folder)" in notes
-    restored = unsandboxed.info["restored"]
-    assert f"the submissions folder: honest02/{L02} (deleted)" in restored, restored
-    assert unsandboxed.after[f"blank{ASIDE}"] == hashlib.sha256(b"gone").hexdigest()
-
-
-def test_a_replaced_run_folder_is_a_note_and_grading_goes_on(unsandboxed):
-    notes = " ".join(unsandboxed.rows["attack_run_folder"]["notes"])
-    assert "it removed or replaced the grader's run folder" in notes, notes
-
-
-def test_an_escaped_pid_hopping_process_is_killed_before_the_next_notebook(unsandboxed):
-    # it would blank every later notebook's files and the reports; the honest students' full
-    # marks, the unchanged reports and no process left (the tests above) say it could not
-    assert "attack_escapee" in unsandboxed.rows
+def test_the_reaching_attacks_are_refused_without_the_sandbox_before_any_runs(refused):
+    assert refused.status == 2, refused.stderr
+    assert "--trusted" in refused.stderr
+    assert "--no-sandbox is gone" in refused.stderr or "refusing to grade" in refused.stderr
+    assert not (refused.tmpdir.parent / "grades").exists() and not refused.rows
+    assert refused.after == refused.before and refused.package_after == refused.package_before
+    assert not any(processes_with(marker) for marker in MARKERS)
+    assert not [n for n in os.listdir("/dev/shm") if n.startswith("gemmlab-hostile-shm")]
 
 
 def test_what_a_notebook_leaves_in_dev_shm_is_gone(run):
     assert not [n for n in os.listdir("/dev/shm") if n.startswith("gemmlab-hostile-shm")]
-    if not run.sandboxed:
-        notes = " ".join(run.rows["attack_shm_filler"]["notes"])
-        assert "TAMPERING: it left 200 MiB in /dev/shm" in notes and "removed" in notes, notes
 
 
 def test_3000_nested_folders_are_removed_and_judged_like_any_notebook(run):
@@ -276,8 +264,6 @@ def test_3000_nested_folders_are_removed_and_judged_like_any_notebook(run):
 
 
 def test_the_sandbox_gives_no_room_past_its_limits(full):
-    if not full.sandboxed:
-        pytest.skip("bubblewrap is not installed")
     row = full.rows["attack_disk_filler"]
     assert row["results"]["01.weights_gib"] == "pass", row["notes"]
     assert row["results"]["01.weights_fp32_gib"] == "fail"
@@ -290,27 +276,6 @@ def test_a_120_mib_answers_file_is_refused_and_the_grader_stays_small(run):
     # 3.2 GB when it parsed them itself; about 0.3 GB on the simulator, 1.2 GB with a GPU's
     # libraries loaded (an H200 machine)
     assert run.info["grader_peak_rss_mib"] < 2048
-
-
-def test_a_replaced_output_folder_comes_back_with_the_reports(unsandboxed):
-    notes = " ".join(unsandboxed.rows["attack_out_folder"]["notes"])
-    assert "it modified the output folder: . (the folder itself)" in notes, notes
-    moved = unsandboxed.tmpdir.parent / f"grades{ASIDE}"
-    assert moved.read_text() == "no reports for you"
-
-
-def test_rewriting_another_submission_changes_nothing_and_is_reported(unsandboxed):
-    row = unsandboxed.rows["attack_proc_snooper"]
-    assert any("modified the submissions folder: honest01/01_numbers_and_precision.ipynb "
-               "(changed); restored" in n for n in row["notes"]), row["notes"]
-    assert any("output folder" in w and "planted.txt" in w for w in unsandboxed.info["warnings"])
-
-
-def test_patching_the_installed_checker_changes_nothing_and_is_reported(unsandboxed):
-    notes = " ".join(unsandboxed.rows["attack_checker_patcher"]["notes"])
-    assert ("modified the grader's package (gemmlab/grading/checker.py, "
-            "gemmlab/grading/planted_module.py, gemmlab_grader/planted_module.py)") in notes
-    assert _passed(unsandboxed.rows["attack_checker_patcher"]) == (0, N01)
 
 
 def test_killing_the_parent_or_the_kernel_fails_only_that_notebook(run):

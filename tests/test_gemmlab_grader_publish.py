@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from gemmlab_grader import publish
-from gemmlab_grader.folders import ASIDE, FolderSnapshot
+from gemmlab_grader.folders import FolderSnapshot
 from gemmlab_grader.grade import NotebookGrade
 from gemmlab_grader.submissions import find_submissions
 from test_gemmlab_grader_sandbox import WHERE_IT_WORKS
@@ -63,7 +63,7 @@ def test_reports_go_beside_an_output_folder_that_became_a_file(tmp_path):
     assert paths[0].parent.name.startswith("grades-") and paths[0].is_file()
     warnings = json.loads((paths[0].parent / "grades.json").read_text())["warnings"]
     assert any("the reports went to" in w for w in warnings)
-    assert not list(tmp_path.glob(f"*{ASIDE}"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grades", paths[0].parent.name]
 
 
 # --- names no report may choke on ----------------------------------------------------------------

@@ -17,9 +17,12 @@ draws it, and a race or an out-of-bounds access draws it unasked (:mod:`gemmlab.
 import os
 from dataclasses import dataclass, field
 
+from .. import device, progress
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, code_of, evaluate, is_missing
 from ..judging.cell import judge_alone
-from ..judging.source import from_other_cells
+from ..judging.rules import broken
+from ..judging.source import from_other_cells, load_function
+from ..judging.worker import CELL_FILE
 from . import hints, judged_cell
 from .bank import get_question
 
@@ -105,10 +108,50 @@ def _cell(answer):
     return None if os.path.exists(filename) else (source, name)
 
 
+_VERDICTS = {}          # (question, cell, name) -> a verdict on the public cases, which are fixed
+
+
+def judge_cell_here(q, source, name):
+    """(status, feedback, picture) of the code question ``q`` on the function ``name`` of the
+    cell ``source`` run alone (the preamble, then the cell: :func:`load_function`), judged in
+    this process on the public cases by the same kind the grader uses. The public cases are
+    fixed, so a kernel lab's verdict on an unchanged cell is kept: checking it again runs nothing
+    (a verdict that ran out of time is not kept: a busy machine may have caused it)."""
+    key = (q.id, source, name)
+    if key in _VERDICTS:
+        return _VERDICTS[key]
+    verdict = _judge_cell_here(q, source, name)
+    if hasattr(q.kind, "worker_source") and "did not finish" not in verdict[1]:
+        _VERDICTS[key] = verdict
+    return verdict
+
+
+def _judge_cell_here(q, source, name):
+    problem = broken(getattr(q, "rules", None), source)
+    if problem:
+        return FAIL, problem, None
+    prepare = getattr(q.kind, "worker_source", None)
+    if prepare is not None:                 # a kind that runs only part of the cell
+        source, problem = prepare(source, name)
+        if problem:
+            return FAIL, problem, None
+    try:
+        fn = load_function(source, name, filename=CELL_FILE)
+    except Exception as exc:  # the student's cell, run alone as the grader runs it
+        return FAIL, f"your cell, run alone, raised {type(exc).__name__}: {str(exc)[:300]}", None
+    try:
+        status, feedback, *picture = q.kind.judge(q, q.kind.coerce(fn), None)
+    except AnswerTypeError as exc:
+        return FAIL, f"{exc}.", None
+    return status, feedback, (picture[0] if picture else None)
+
+
 def judge_alone_in_a_worker(q, answer):
     """The verdict on a code answer from a notebook cell, as the grader reaches it: the cell run
-    alone in a fresh worker (the grader's preamble, the question's rules), judged here; a name
-    the cell takes from another cell is named. A function from a file is judged here."""
+    alone (the grader's preamble, the question's rules) and judged by the grader's judging
+    functions: here on the simulator backend, in one child on the simulator on a GPU backend
+    (:func:`gemmlab.judging.cell.judge_alone`). A name the cell takes from another cell is named.
+    A function from a file is judged as it is."""
     if is_missing(answer):
         return judge_question(q, answer)
     try:
@@ -119,7 +162,10 @@ def judge_alone_in_a_worker(q, answer):
     if cell is None:
         return judge_question(q, answer)
     source, name = cell
-    status, feedback, picture = judge_alone(q, source, name, picture=True)
+    if device.backend() == "sim":
+        status, feedback, picture = judge_cell_here(q, source, name)
+    else:
+        status, feedback, picture = judge_alone(q, source, name, picture=True)
     if status != PASS:
         missing = from_other_cells(answer, source)
         if missing:
@@ -134,13 +180,15 @@ def judge_alone_in_a_worker(q, answer):
 
 def check(question_id, answer, show=False):
     """Check ``answer`` for the question ``question_id``; print the verdict and return it. A
-    code answer defined in a notebook cell is judged as the grade judges it: its cell alone, in
-    a fresh process (:func:`judge_alone_in_a_worker`). For a kernel lab, ``show=True`` also
-    draws what one block of the kernel did (each thread's reads and writes, the barriers);
-    after a race or an out-of-bounds access it is drawn anyway."""
+    code answer defined in a notebook cell is judged as the grade judges it: its cell alone
+    (:func:`judge_alone_in_a_worker`); a check past a second says what it is doing on one line
+    (:mod:`gemmlab.progress`). For a kernel lab, ``show=True`` also draws what one block of the
+    kernel did (each thread's reads and writes, the barriers); after a race or an out-of-bounds
+    access it is drawn anyway."""
     q = get_question(question_id)
     alone = q.is_code and getattr(q.kind, "proxy_judge", False)   # (not a withheld bank's)
-    result = judge_alone_in_a_worker(q, answer) if alone else judge_question(q, answer)
+    with progress.showing():
+        result = judge_alone_in_a_worker(q, answer) if alone else judge_question(q, answer)
     result.feedback += hints.after_check(question_id, result)
     print(result)
     judged = "" if is_missing(answer) else judged_cell.describe(
@@ -154,5 +202,6 @@ def check(question_id, answer, show=False):
     return result
 
 
-__all__ = ["check", "judge", "judge_question", "judge_alone_in_a_worker", "Result", "PASS",
+__all__ = ["check", "judge", "judge_question", "judge_alone_in_a_worker", "judge_cell_here",
+           "Result", "PASS",
            "FAIL", "NOT_ATTEMPTED"]

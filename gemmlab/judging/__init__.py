@@ -11,11 +11,9 @@
   and how the package's helpers and kinds are named across processes.
 - :mod:`.rules`: what a code answer may not call, checked on its source and put out of reach
   where it runs.
-- :mod:`.worker` and :mod:`.cell`: a cell's code runs alone in a worker process and is judged
-  from outside it (``judge_cell``: the grader's confined worker and a notebook's ``check()``
-  both; ``worker --warm``: the grader's forks of one warm worker); :mod:`.values` carries values
-  between the two without pickle; :mod:`.reaping` finds and ends what a student's process
-  left.
+- :mod:`.worker` and :mod:`.cell`: the grader runs a cell's code alone in a sandboxed worker
+  process and judges it from outside (``judge_cell``); :mod:`.values` carries values between the
+  two without pickle. A notebook's ``check()`` calls the same kinds in its own process.
 
 It imports nothing of ``gemmlab.grading``, ``gemmlab.labs`` or the grader: the labs and the bank
 build on it, ``check()`` and the grader use it.

@@ -22,20 +22,13 @@ cannot mix with it): frames of an 8-byte big-endian length and a JSON object.
   :func:`gemmlab.judging.where.where_it_lives`). Replies ``{"ok": true, "value": encoded}`` or
   ``{"ok": false, "error": {"type", "message"}}``. Arguments are the worker's own copies: what
   the code writes into them stays here.
-
-``--warm`` starts one notebook's warm worker instead (:func:`warm`): each code answer is served
-by a fork of it that has the preamble's imports already done, with the protocol above.
 """
 import json
 import linecache
 import os
-import select
-import signal
-import socket
 import struct
 import sys
 
-from .reaping import end_children, set_subreaper
 from .rules import Rules, out_of_reach
 from .source import PREAMBLE
 from .where import package_object
@@ -120,8 +113,6 @@ class _Served:
 
 
 def main():
-    if sys.argv[1:2] == ["--warm"]:
-        return warm()
     serve(*private_channel())
 
 
@@ -164,120 +155,6 @@ def serve(inp, out, quiet):
             out.write(frame(reply))
         except (TypeError, ValueError) as exc:
             out.write(frame({"ok": False, "error": _error(exc)}))
-
-
-# -- the warm worker -------------------------------------------------------------------------------
-
-def warm():
-    """``--warm``: one notebook's workers, each a fork of this process, which has imported what
-    the preamble imports (about 1.2 CPU-s a cold worker pays) and runs no student code.
-
-    Fd 0 is a Unix SOCK_SEQPACKET socket to the grader (its warm module), one JSON object per
-    message. This sends ``{"ready": true}``; then each ``{"op": "fork"}``, which
-    carries three descriptors (the read end of the request pipe, the write end of the reply
-    pipe, a log for its stderr), gets a worker forked into a session of its own that serves
-    them as :func:`main` serves stdin and stdout, and, once that worker has ended and every
-    process it left is killed (this process is their subreaper), the answer ``{"ended":
-    returncode}``. ``{"op": "stop"}`` while a worker runs kills it first. One worker at a time;
-    each is a fork of the state before any student code: nothing one does reaches the next.
-    Ends when the grader closes the socket."""
-    control = socket.socket(fileno=os.dup(0))
-    _quiet_stdio()
-    set_subreaper(True)
-    exec(compile(PREAMBLE, "<preamble>", "exec"), {"__name__": "__warm__"})
-    from . import values  # noqa: F401 (imported here once, not in each worker)
-    control.send(json.dumps({"ready": True}).encode())
-    while True:
-        message, fds = _receive(control)
-        if message is None:
-            return
-        if message.get("op") != "fork" or len(fds) != 3:
-            _close(fds)
-            continue
-        pid = os.fork()
-        if pid == 0:
-            _forked_worker(control, *fds)
-        _close(fds)
-        status = _wait(pid, control)
-        if not end_children(seconds=10.0):     # what it left, re-parented here
-            raise SystemExit("a worker left processes that could not be ended")
-        try:
-            control.send(json.dumps({"ended": os.waitstatus_to_exitcode(status)}).encode())
-        except OSError:             # the grader is gone
-            return
-
-
-def _forked_worker(control, request_fd, reply_fd, log_fd):
-    """The child of :func:`warm`: a worker on the descriptors it was handed. Never returns."""
-    code = 1
-    try:
-        control.close()
-        os.setsid()
-        os.dup2(log_fd, 2)
-        channel = private_channel(request_fd, reply_fd)
-        _close([request_fd, reply_fd, log_fd])
-        serve(*channel)
-        code = 0
-    except BaseException:  # noqa: B036 ours, before the cell ran: said in the log
-        import traceback
-        traceback.print_exc()
-    finally:
-        os._exit(code)
-
-
-def _receive(control):
-    """(message, descriptors) from the grader; (None, []) once it closed the socket."""
-    try:
-        data, fds, _flags, _addr = socket.recv_fds(control, 1 << 16, 8)
-    except OSError:
-        return None, []
-    if not data:
-        _close(fds)
-        return None, []
-    try:
-        message = json.loads(data)
-    except ValueError:
-        message = None
-    return (message if isinstance(message, dict) else {}), fds
-
-
-def _close(fds):
-    for fd in fds:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-
-
-def _wait(pid, control):
-    """The worker's wait status; a stop message, or the grader gone, kills it first."""
-    try:
-        ended = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        ended = None                # no pidfd: look every 10 ms
-    try:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return status
-            ready = select.select([control] + ([ended] if ended is not None else []), [], [],
-                                  None if ended is not None else 0.01)[0]
-            if control in ready:
-                message, fds = _receive(control)
-                _close(fds)
-                if message is None or message.get("op") == "stop":
-                    _kill_group(pid)
-    finally:
-        if ended is not None:
-            os.close(ended)
-
-
-def _kill_group(pid):
-    for kill, target in ((os.killpg, pid), (os.kill, pid)):
-        try:
-            kill(target, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 if __name__ == "__main__":

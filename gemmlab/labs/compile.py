@@ -10,11 +10,12 @@ use on that GPU. No GPU or driver is needed. A kernel that does not compile (it 
 Python functions, reads an array's internals, ...) never runs: :func:`refusal` says why in plain
 words, with the line of the cell. :func:`resources` words the figures for the feedback.
 
-By default each kernel gets a child of its own (what a notebook's ``check()`` does). The
-grader gives a compiler instead (an object with ``compile(request) -> reply``, passed as
-``compiler`` or carried by the worker's channel: its warm compile service in a run, a confined
-child otherwise), and its reply is final: when it cannot answer, the reply says the compiler
-failed; no other compiler is tried.
+By default each kernel gets a child of its own (what a notebook's ``check()`` does), and its
+reply is cached by the request (the kernel's source, its arguments' types, the architectures):
+a second check of an unchanged kernel compiles nothing (:data:`COMPILES` counts the compiles).
+The grader gives a compiler instead (an object with ``compile(request) -> reply``, passed as
+``compiler`` or carried by the worker's channel: a sandboxed child), and its reply is final:
+when it cannot answer, the reply says the compiler failed; no other compiler is tried.
 """
 import ast
 import json
@@ -25,6 +26,7 @@ import sys
 
 import numpy as np
 
+from .. import progress
 from ..judging import code_of
 from ..judging.cell import CellFunction
 from .kernel_source import KEPT, kernel_cell
@@ -32,6 +34,8 @@ from .kernel_source import KEPT, kernel_cell
 ARCHS = ((7, 5), (9, 0))          # the lowest GPU the labs target (Turing) and Hopper
 CELL = "<your cell>"
 TIMEOUT = 240.0
+COMPILES = {"count": 0}             # compiler children started by this process (the cache's misses)
+_CACHE = {}                         # request (as JSON) -> reply, for the compiles of this process
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvcompile.py")
 
 
@@ -63,7 +67,9 @@ def compile_kernel(kernel, arguments, archs=ARCHS, timeout=TIMEOUT, compiler=Non
                "archs": [list(a) for a in archs], "cell": CELL}
     if compiler is None and isinstance(kernel, CellFunction):
         compiler = kernel.compiler
-    reply = compiler.compile(request) if compiler is not None else _compile_alone(request, timeout)
+    progress.step(f"compiling for {', '.join(f'sm_{a}{b}' for a, b in archs)}")
+    reply = compiler.compile(request) if compiler is not None else _cached(request, timeout)
+    reply = dict(reply)
     if not reply.get("ok"):
         reply["kept"] = kept            # the lines the complaint's line number refers to
     return reply
@@ -88,6 +94,19 @@ def reply_of(output, ended):
         reply = None
     return reply if isinstance(reply, dict) else failure(
         f"the compiler ended without a reply ({ended})")
+
+
+def _cached(request, timeout):
+    """The reply of :func:`_compile_alone`, from the cache when this request was compiled before
+    (a reply saying the compiler itself failed is not kept)."""
+    key = json.dumps(request, sort_keys=True)
+    if key not in _CACHE:
+        COMPILES["count"] += 1
+        reply = _compile_alone(request, timeout)
+        if reply.get("stage") == "setup":
+            return reply
+        _CACHE[key] = reply
+    return _CACHE[key]
 
 
 def _compile_alone(request, timeout):

@@ -31,7 +31,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from .. import device
+from .. import device, progress
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, where_it_lives
 from ..judging.cell import CellFunction
 from ..judging.rules import Rules
@@ -45,6 +45,8 @@ from .observe import run_observed
 # What every kernel lab's answer may not use: the course's own GEMM kernels (the kernel that
 # runs is the cell's own @cuda.jit code, compiled for a GPU first).
 KERNEL_RULES = Rules(names=("gemmlab.kernels",))
+# Seconds one case may run on the simulator: a kernel that never ends is a FAIL by then.
+CASE_LIMIT = 10.0
 
 
 def ladder_arguments(A, B, C):
@@ -161,9 +163,11 @@ class KernelLab:
         ``arguments`` maps the lab's arrays to the kernel's arguments (default: each under its
         parameter's name)."""
         deadline = time.monotonic() + self.time_limit
-        runs = []
-        for number, case in enumerate(cases if cases is not None else self.cases(rng)):
-            arrays, trace = self.run_case(kernel, case, arguments, deadline - time.monotonic())
+        runs, cases = [], cases if cases is not None else self.cases(rng)
+        for number, case in enumerate(cases):
+            progress.step(f"case {number + 1} of {len(cases)} on the simulator")
+            left = min(CASE_LIMIT, deadline - time.monotonic())
+            arrays, trace = self.run_case(kernel, case, arguments, left)
             if number == 0 and self.untouched(trace):
                 return Examination(NOT_ATTEMPTED, self.not_attempted)
             problem = self.first_problem(case, arrays, trace)
