@@ -17,7 +17,7 @@ draws it, and a race or an out-of-bounds access draws it unasked (:mod:`gemmlab.
 import os
 from dataclasses import dataclass, field
 
-from .. import device, progress
+from .. import device, doing
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, code_of, evaluate, is_missing
 from ..judging.cell import judge_alone
 from ..judging.rules import broken
@@ -182,12 +182,12 @@ def check(question_id, answer, show=False):
     """Check ``answer`` for the question ``question_id``; print the verdict and return it. A
     code answer defined in a notebook cell is judged as the grade judges it: its cell alone
     (:func:`judge_alone_in_a_worker`); a check past a second says what it is doing on one line
-    (:mod:`gemmlab.progress`). For a kernel lab, ``show=True`` also draws what one block of the
+    (:mod:`gemmlab.doing`). For a kernel lab, ``show=True`` also draws what one block of the
     kernel did (each thread's reads and writes, the barriers); after a race or an out-of-bounds
     access it is drawn anyway."""
     q = get_question(question_id)
     alone = q.is_code and getattr(q.kind, "proxy_judge", False)   # (not a withheld bank's)
-    with progress.showing():
+    with doing.showing():
         result = judge_alone_in_a_worker(q, answer) if alone else judge_question(q, answer)
     result.feedback += hints.after_check(question_id, result)
     print(result)

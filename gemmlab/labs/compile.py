@@ -26,7 +26,7 @@ import sys
 
 import numpy as np
 
-from .. import progress
+from .. import doing
 from ..judging import code_of
 from ..judging.cell import CellFunction
 from .kernel_source import KEPT, kernel_cell
@@ -67,7 +67,7 @@ def compile_kernel(kernel, arguments, archs=ARCHS, timeout=TIMEOUT, compiler=Non
                "archs": [list(a) for a in archs], "cell": CELL}
     if compiler is None and isinstance(kernel, CellFunction):
         compiler = kernel.compiler
-    progress.step(f"compiling for {', '.join(f'sm_{a}{b}' for a, b in archs)}")
+    doing.step(f"compiling for {', '.join(f'sm_{a}{b}' for a, b in archs)}")
     reply = compiler.compile(request) if compiler is not None else _cached(request, timeout)
     reply = dict(reply)
     if not reply.get("ok"):

@@ -31,7 +31,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from .. import device, progress
+from .. import device, doing
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, where_it_lives
 from ..judging.cell import CellFunction
 from ..judging.rules import Rules
@@ -165,7 +165,7 @@ class KernelLab:
         deadline = time.monotonic() + self.time_limit
         runs, cases = [], cases if cases is not None else self.cases(rng)
         for number, case in enumerate(cases):
-            progress.step(f"case {number + 1} of {len(cases)} on the simulator")
+            doing.step(f"case {number + 1} of {len(cases)} on the simulator")
             left = min(CASE_LIMIT, deadline - time.monotonic())
             arrays, trace = self.run_case(kernel, case, arguments, left)
             if number == 0 and self.untouched(trace):
