@@ -83,6 +83,36 @@ _TABLE = {
         ("weak scaling", "弱扩展", "the problem grown with the processors so each keeps the same "
          "share: ideally the same time"),
     ],
+    "The GPU's execution model": [
+        ("bank conflict", "存储冲突", "lanes of one warp instruction asking one shared-memory bank "
+         "for different words: the access takes as many passes as the busiest bank has words "
+         "(lane t reading s[t, c] of rows of 32 floats: 32-way; of 33: conflict-free)"),
+        ("coalescing", "访存合并", "the lanes of one warp instruction reading neighbouring "
+         "addresses, merged into few 32-byte sectors (32 neighbouring floats: 4 sectors; a row "
+         "apart: 32)"),
+        ("lane", "lane", "one thread's slot in an SM's arithmetic units, and a thread's place "
+         "(0-31) in its warp (kept in English in the material)"),
+        ("latency hiding", "隐藏搬运延迟", "covering one operation's wait (a load) with other "
+         "work: other resident warps' instructions, or the same warp's independent ones (double "
+         "buffering)"),
+        ("local memory", "local memory", "a thread's private part of device memory, where values "
+         "that do not fit in registers go (kept in English in the material)"),
+        ("occupancy", "占用率", "the warps an SM holds at once, of its maximum; the registers and "
+         "shared memory each block needs set it"),
+        ("register spill", "spill", "values the compiler moves from registers to local memory "
+         "when a thread needs more registers than it may have; ptxas reports the bytes"),
+        ("shared-memory bank", "bank", "one of the 32 parts shared memory is split into, 4 bytes "
+         "wide: word w lives in bank w mod 32, and a bank delivers one word per pass"),
+        ("streaming multiprocessor (SM)", "SM", "one of the GPU's independent processors, with "
+         "its own registers, shared memory, warp schedulers and lanes; a block runs on one SM "
+         "(the H200 has 132)"),
+        ("warp", "warp", "32 threads of consecutive ids scheduled together, one instruction at a "
+         "time for the lanes that are active; since Volta each thread has its own program "
+         "counter and may diverge, so code must not assume lockstep (kept in English in the "
+         "material)"),
+        ("warp scheduler", "调度", "the unit of an SM that issues, each clock, an instruction of "
+         "one of its resident warps that is ready; switching warps costs nothing"),
+    ],
     "Roofline and data movement": [
         ("bandwidth", "带宽", "bytes moved per second between two levels of memory"),
         ("peak", "峰值", "the most FLOP/s (or bytes/s) the hardware can deliver"),
@@ -111,17 +141,10 @@ _TABLE = {
         ("partial sum", "部分和", "a sum over part of the contraction dimension"),
         ("thread", "线程", "one of the many workers that run a kernel"),
         ("thread block", "线程块", "threads that run together and share one shared memory"),
-        ("warp", "warp", "32 threads scheduled together, one instruction at a time for the "
-         "lanes that are active; since Volta each thread has its own program counter and may "
-         "diverge, so code must not assume lockstep (kept in English in the material)"),
         ("shared memory", "共享内存", "on-chip memory shared by the threads of one block"),
         ("SRAM", "SRAM", "static RAM, the fast memory built on the chip; shared memory is one "
          "part of it, beside the L1 cache and the register file, each with its own rules"),
         ("register", "寄存器", "a thread's own fastest storage; accumulators live here"),
-        ("occupancy", "占用率", "the warps an SM holds at once, of its maximum; the registers and "
-         "shared memory each block needs set it"),
-        ("bank conflict", "存储冲突", "lanes of a warp reading different addresses in one "
-         "shared-memory bank: the reads are served one after another"),
         ("synchronization", "同步", "making threads wait for each other (a barrier)"),
     ],
     "Pipelines and micro-kernels": [

@@ -31,6 +31,25 @@ EXPECTED = {  # the seed's figures (and this lesson's choices for round 1), writ
     "03.split_writes": "a",
     "03.amdahl_s_meaning": "a",
     "03.gpu_lanes_as_cores": False,
+    # the execution model (section 10), worked out by hand
+    "03.block_on_one_sm": "a",
+    "03.warp_of_thread": (5 * 16 + 3) // 32,
+    "03.column_read_sectors": 32,
+    "03.bank_ways_stride_32": 32,
+    "03.bank_ways_stride_33": 1,
+    "03.scheduler_while_waiting": "a",
+    "03.occupancy_warps": 65536 // (256 * 128) * (256 // 32),
+}
+
+# the execution model's known wrong answers and the misconception each one's feedback names
+MISCONCEPTIONS = {
+    "03.block_on_one_sm": ("b", "never spans SMs"),
+    "03.warp_of_thread": (5, "linear id"),
+    "03.column_read_sectors": (4, "coalesced"),
+    "03.bank_ways_stride_32": (1, "different addresses are not different banks"),
+    "03.bank_ways_stride_33": (32, "stride between lanes"),
+    "03.scheduler_while_waiting": ("b", "latency hiding"),
+    "03.occupancy_warps": (64, "Registers bind first"),
 }
 
 
@@ -52,3 +71,10 @@ def test_amdahl_reference_matches_the_library_on_random_values():
     import gemmlab as gl
     s, p = float(rng.uniform(0, 1)), float(rng.uniform(1, 100))
     assert get_question("03.amdahl_function").answer(s, p) == pytest.approx(gl.perfmodel.amdahl(s, p))
+
+
+@pytest.mark.parametrize("qid", sorted(MISCONCEPTIONS))
+def test_execution_model_wrong_answer_names_its_misconception(qid):
+    wrong, words = MISCONCEPTIONS[qid]
+    r = judge(qid, wrong)
+    assert r.status == "fail" and words in r.feedback, r.feedback

@@ -5,6 +5,8 @@ import math
 
 from ...labs import puzzles
 from ...labs.solutions import solution
+from ...perfmodel import HOPPER, blocks_per_sm
+from ...perfmodel.warps import WARP_SIZE, conflict_ways, sectors, warp_of
 from ...perfmodel import (amdahl, efficiency, group_sum_time, message_time, reduction_schedule,
                           self_schedule, speedup)
 from ._choices import options_text
@@ -38,6 +40,28 @@ def _best_chunk():
     times = {c: self_schedule(ITEMS, int(c), GRAIN_RATES, GRAIN_COST)["time"] for c in GRAIN_CHUNKS}
     return min(times, key=times.get)
 
+
+
+# The execution model (section 10).
+BLOCK_ON_SM = {
+    "a": "all on one SM, from its first instruction to its last",
+    "b": "spread over several SMs, so that one large block keeps the whole GPU busy",
+    "c": "one warp per SM, so that the SMs share the block's work",
+}
+WHILE_WAITING = {
+    "a": "it issues an instruction of another resident warp that is ready",
+    "b": "the SM stalls until the load returns",
+    "c": "the waiting warp's other instructions run ahead in its place",
+}
+
+
+def _column_read(stride, column=5):
+    """{lane: word} of lane t reading s[t, column] in rows of ``stride`` floats."""
+    return {t: t * stride + column for t in range(WARP_SIZE)}
+
+
+def _resident_warps(regs, threads, smem):
+    return blocks_per_sm(regs, threads, smem, HOPPER)[0] * -(-threads // WARP_SIZE)
 
 
 ROUND_2_REASON = {
@@ -392,6 +416,107 @@ QUESTIONS = [
                            "task's parallelism and data movement decide how many are busy. Compare "
                            "measured times on the same task, stating both machines, the data type "
                            "and what the timer includes.")],
+    ),
+    Question(
+        id="03.block_on_one_sm",
+        answer_name="block_on_one_sm",
+        prompt="Where do the threads of one block run? Pick one:\n" + options_text(BLOCK_ON_SM),
+        answer="a",
+        kind=Choice(tuple(BLOCK_ON_SM)),
+        wrong=[
+            Wrong("b", "a block shares one shared memory and one barrier, and both live in one "
+                       "SM: a block never spans SMs. A GPU is filled by launching many blocks "
+                       "(at least one per SM: 132 on the H200)."),
+            Wrong("c", "the warps of a block all run on the SM that holds the block, since they "
+                       "share its shared memory and barrier; other SMs run other blocks."),
+        ],
+    ),
+    Question(
+        id="03.warp_of_thread",
+        answer_name="warp_of_thread",
+        prompt="A block of 16 x 8 threads (blockDim.x = 16). Which warp of the block holds the "
+               "thread with threadIdx.x = 3, threadIdx.y = 5? (exact)",
+        answer=lambda: warp_of(5 * 16 + 3)[0],
+        kind=Number(),
+        wrong=[
+            Wrong(5, "that is the thread's row, threadIdx.y. Warps are cut from the thread's "
+                     "linear id y * 16 + x = 83, 32 ids at a time, so a warp of a 16-wide block "
+                     "holds two rows: 83 // 32."),
+            Wrong(3, "that is threadIdx.x. Warps are cut from the linear id y * 16 + x, 32 at a "
+                     "time."),
+        ],
+    ),
+    Question(
+        id="03.column_read_sectors",
+        answer_name="column_read_sectors",
+        prompt="A float32 matrix with 32 columns, row-major. The 32 lanes of a warp read "
+               "a[t, 0], lane t for t = 0..31. How many 32-byte sectors does this one load "
+               "fetch? (exact)",
+        answer=lambda: len(sectors([t * 32 for t in range(WARP_SIZE)])),
+        kind=Number(),
+        wrong=[
+            Wrong(lambda: len(sectors(range(WARP_SIZE))),
+                  "4 sectors is what 32 neighbouring floats (128 contiguous bytes) take: a "
+                  "coalesced load. Here lane t's element is a whole row (128 bytes) after lane "
+                  "t-1's, so every lane needs a sector of its own."),
+        ],
+    ),
+    Question(
+        id="03.bank_ways_stride_32",
+        answer_name="bank_ways_32",
+        prompt="A shared float32 array s of 32 x 32. Lane t of a warp reads s[t, 5]. How many "
+               "passes does this access need (its n-way bank conflict; exact)?",
+        answer=lambda: conflict_ways(_column_read(32)),
+        kind=Number(),
+        wrong=[
+            Wrong(1, "different addresses are not different banks: the bank is the word's "
+                     "address mod 32, and the words 32 t + 5 all lie in bank 5, so the 32 reads "
+                     "are served one after another."),
+        ],
+    ),
+    Question(
+        id="03.bank_ways_stride_33",
+        answer_name="bank_ways_33",
+        prompt="The same read, lane t reading s[t, 5], when s is 32 x 33 (each row padded by one "
+               "float). How many passes (exact)?",
+        answer=lambda: conflict_ways(_column_read(33)),
+        kind=Number(),
+        wrong=[
+            Wrong(32, "the conflict comes from the stride between lanes, not from the column: "
+                      "with rows of 33 floats lane t's word 33 t + 5 lies in bank (t + 5) mod 32, "
+                      "a different bank for every lane."),
+        ],
+    ),
+    Question(
+        id="03.scheduler_while_waiting",
+        answer_name="while_waiting",
+        prompt="A warp waits for a load from device memory. What does its warp scheduler do "
+               "meanwhile? Pick one:\n" + options_text(WHILE_WAITING),
+        answer="a",
+        kind=Choice(tuple(WHILE_WAITING)),
+        wrong=[
+            Wrong("b", "a GPU does not wait like a single in-order core: the scheduler switches "
+                       "to another resident warp that is ready, at no cost (each keeps its own "
+                       "registers). That is latency hiding, and it needs enough resident warps."),
+            Wrong("c", "a warp's instructions issue in order; an instruction that needs the "
+                       "load's value cannot pass it. Other warps fill the wait."),
+        ],
+    ),
+    Question(
+        id="03.occupancy_warps",
+        answer_name="resident_warps",
+        prompt="A Hopper SM (65,536 registers, at most 64 warps). Blocks of 256 threads, 128 "
+               "registers per thread, no shared memory. How many warps are resident on one SM "
+               "(exact)?",
+        answer=lambda: _resident_warps(128, 256, 0),
+        kind=Number(),
+        wrong=[
+            Wrong(HOPPER.max_threads // WARP_SIZE,
+                  "64 is the SM's maximum. Registers bind first: a block takes 256 x 128 = "
+                  "32,768 of the 65,536, so only 2 blocks (16 warps) fit."),
+            Wrong(lambda: blocks_per_sm(128, 256, 0, HOPPER)[0],
+                  "that is the number of blocks; each has 256 / 32 = 8 warps."),
+        ],
     ),
     Question(
         id="03.puzzle_map",

@@ -1,0 +1,109 @@
+"""Define before use: every term of the GPU's execution model is in the glossary and is defined in
+a lesson before any lesson, exercise or feedback text uses it.
+
+The course is read in order 00..15, and for each number: the lesson's markdown, then the
+exercise notebook's markdown, then the texts of that lesson's questions in the bank (prompts,
+feedback of the known wrong answers, hints, explanations). A term is *defined* where a lesson's
+markdown first writes it in bold (``**warps**``, ``**streaming multiprocessors (SMs)**``); it is
+*used* wherever its pattern first matches. Both are placed by (position in that order, offset in
+the text), so a definition and a use in the same cell are ordered too.
+"""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from gemmlab import glossary
+from gemmlab.grading.bank import get_question, lesson_questions
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# glossary entry: (pattern of a use, pattern of the words a definition sets in bold)
+TERMS = {
+    "streaming multiprocessor (SM)": (r"\bSMs?\b|streaming multiprocessor",
+                                      r"streaming multiprocessors?( \(SMs?\))?|SMs?"),
+    "lane": (r"\blanes?\b", r"lanes?"),
+    "warp": (r"\bwarps?\b", r"warps?"),
+    "warp scheduler": (r"\bwarp schedulers?\b", r"warp schedulers?"),
+    "latency hiding": (r"latency hiding|\bhid(e|es|ing|den)\b (the |its |their |a |that )?"
+                       r"(\w+ )?latenc", r"latency hiding"),
+    "coalescing": (r"\bcoalesc", r"coalesc\w*"),
+    "shared-memory bank": (r"\bbanks?\b(?! conflict)", r"banks?"),
+    "bank conflict": (r"\bbank conflicts?\b", r"bank conflicts?"),
+    "occupancy": (r"\boccupancy\b", r"occupancy"),
+}
+
+
+def _markdown(path):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+
+
+def _feedback(lesson):
+    texts = []
+    for qid in lesson_questions(lesson):
+        q = get_question(qid)
+        texts += [str(q.prompt)] + [str(w.feedback) for w in q.wrong]
+        texts += [str(t) for t in (getattr(q, "hint", ""), getattr(q, "explain", "")) if t]
+    return texts
+
+
+def course_texts():
+    """[(where, text, is_lesson)] in course order."""
+    texts = []
+    for n in range(16):
+        for folder in ("notebooks", "exercises"):
+            for path in sorted((ROOT / folder).glob(f"{n:02d}_*.ipynb")):
+                texts += [(f"{folder}/{path.name} markdown cell {i}", text, folder == "notebooks")
+                          for i, text in enumerate(_markdown(path))]
+        texts += [(f"bank lesson {n:02d}", text, False) for text in _feedback(n)]
+    return texts
+
+
+def first_use_and_definition(term, texts):
+    """((position, offset, where) of the first use, same of the first definition), None if none."""
+    use_pattern, defined_pattern = (re.compile(p) for p in TERMS[term])
+    bold = re.compile(r"\*\*(" + TERMS[term][1] + r")\*\*", re.IGNORECASE)
+    use = definition = None
+    for position, (where, text, is_lesson) in enumerate(texts):
+        found = use_pattern.search(text)
+        if use is None and found:
+            use = (position, found.start(), where)
+        marked = bold.search(text) if is_lesson else None
+        if definition is None and marked:
+            definition = (position, marked.start(), where)
+        if use and definition:
+            break
+    assert defined_pattern.pattern
+    return use, definition
+
+
+@pytest.fixture(scope="module")
+def texts():
+    return course_texts()
+
+
+@pytest.mark.parametrize("term", sorted(TERMS))
+def test_term_is_in_the_glossary(term):
+    assert glossary.lookup(term).english == term
+
+
+@pytest.mark.parametrize("term", sorted(TERMS))
+def test_term_is_defined_in_a_lesson_before_its_first_use(term, texts):
+    use, definition = first_use_and_definition(term, texts)
+    assert definition is not None, f"{term!r} is never defined (in bold) in a lesson"
+    if use is not None:
+        assert definition[:2] <= use[:2], (
+            f"{term!r} is used in {use[2]} before it is defined in {definition[2]}")
+
+
+def test_the_scan_sees_a_use_before_a_definition():
+    # the attack: a term used in an exercise before any lesson defines it is caught
+    texts = [("exercises/04 cell 1", "a block runs on one SM", False),
+             ("notebooks/05 cell 1", "a **streaming multiprocessor (SM)** ...", True)]
+    use, definition = first_use_and_definition("streaming multiprocessor (SM)", texts)
+    assert use[0] == 0 and definition[0] == 1 and definition[:2] > use[:2]
+    # bold in an exercise or in feedback is not a definition
+    texts = [("exercises/03 cell 1", "**warps** of 32", False)]
+    assert first_use_and_definition("warp", texts)[1] is None
