@@ -263,7 +263,11 @@ def part_nvrtc(record, folder):
             built = cudacompile.compile_source(kernel.kernel_source("fast"), arch, "probe.cu")
             f.write(f"===== {arch}: {len(built.log)} chars of log\n{built.log[:6000]}\n")
             found[arch] = {"log_chars": len(built.log), "kernels_reported": len(built.resources())}
-    record["nvrtc"] = {"version": cudacompile.version(), "builds": found}
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        loaded = sorted({line.split()[-1] for line in maps if "nvrtc" in line})
+    record["nvrtc"] = {"version": cudacompile.version(), "builds": found, "libraries": loaded,
+                       "environment": {k: v for k, v in os.environ.items()
+                                       if "CUDA" in k or "NVRTC" in k or "PTXAS" in k}}
     print("nvrtc:", record["nvrtc"], flush=True)
 
 
