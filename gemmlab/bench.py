@@ -1,9 +1,10 @@
 """Benchmark harness of the kernel ladder: validate, time, compare with cuBLAS, place on the roofline.
 
 For each shape every kernel is first checked against a float64 reference (relative Frobenius
-error), then warmed up and timed with CUDA events: ``repeats`` timed batches, each of enough
-back-to-back launches to last about a millisecond (so Python's launch overhead hides behind the
-GPU's queue), and the median batch is reported per launch. cuBLAS SGEMM runs in the same process
+error), then warmed up and timed by the fair timer, ``gl.measure.flushed_ms``: ``repeats``
+launches, each between its own two CUDA events with an L2 flush queued before it (so Python's
+launch overhead hides behind the flush and every launch starts with a cold L2), and the median
+is reported. cuBLAS SGEMM runs in the same process
 through CuPy with TF32 off. Registers, shared and local memory come from the compiled kernels, and
 blocks per SM from the driver's occupancy calculator for this GPU.
 
@@ -24,7 +25,7 @@ from . import device, measure
 from . import kernels as ladder
 
 SIM_TIMING = "simulator wall-clock (NOT GPU time)"
-GPU_TIMING = "CUDA events"
+GPU_TIMING = measure.FLUSHED_METHOD
 
 
 def parse_kernel(spec):
@@ -92,9 +93,9 @@ def _time_sim(launch, repeats):
 
 
 def time_on_gpu(launch, repeats, warmup, events):
-    """Median milliseconds per launch, in batches long enough to hide the launch overhead."""
-    return statistics.median(measure.cuda_event_ms(launch, repeats, warmup, events=events,
-                                                   batch=measure.AUTO))
+    """Median milliseconds per launch by the fair timer (``gl.measure.flushed_ms``: an L2 flush
+    queued before each launch hides the host's launch cost and starts each launch cold)."""
+    return statistics.median(measure.flushed_ms(launch, repeats, warmup, events=events))
 
 
 def _resources(kern):

@@ -3,9 +3,15 @@
 Every benchmark of the course (``gemmlab bench``, the Tensor Core runs, the NCCL ranks, the CPU
 GEMMs and the MPI all-reduce) times, records and reloads its numbers through this module:
 
+- :func:`flushed_ms`: the fair timer of every speed figure (Triton's ``do_bench`` method): each
+  launch timed alone between two CUDA events, with an L2 flush queued before it, so the GPU runs
+  the flush while the host queues the launch (host launch cost hidden, as in a model where other
+  work keeps the GPU's queue full) and every launch starts with a cold L2, as in a model whose
+  weights do not stay in the cache;
 - :func:`cuda_event_ms`: milliseconds per launch, from CUDA events (numba's or CuPy's) after a
-  warm-up, one value per sample (take their median); :func:`wall_seconds` is the host clock's
-  counterpart for CPU code and for the simulator, whose times are not GPU times;
+  warm-up, one value per sample of back-to-back launches (take their median; the NCCL ranks and
+  the lab timings use it); :func:`wall_seconds` is the host clock's counterpart for CPU code and
+  for the simulator, whose times are not GPU times;
 - :func:`machine`: the record written beside every result: date, CPU, package versions and, on
   a GPU, its name, compute capability, SM count, driver and CUDA runtime, plus what the caller
   adds (peaks, NCCL version, MPI library...);
@@ -26,6 +32,10 @@ from . import course, device
 EVENT_KINDS = ("numba", "cupy")
 BATCH_SECONDS = 1e-3      # batch="auto": launches enough to keep the GPU busy this long
 AUTO = "auto"
+FLUSH_BYTES = 256 << 20   # as do_bench: larger than any GPU's L2 (the H200's is 60 MB)
+FLUSHED_METHOD = ("fair timer (gl.measure.flushed_ms, Triton do_bench's method): each launch "
+                  "alone between two CUDA events, a 256 MiB memset (L2 flush) queued before it, "
+                  "all queued before one synchronisation; median of the launches")
 
 
 class _Events:
@@ -79,6 +89,45 @@ def cuda_event_ms(launch, repeats=20, warmup=3, *, events="numba", batch=1, befo
         single = max(sample(1), 1e-3)
         batch = max(1, math.ceil(BATCH_SECONDS * 1e3 / single))
     return [sample(batch) for _ in range(repeats)]
+
+
+def l2_flush(events="cupy", nbytes=FLUSH_BYTES):
+    """A function that queues a write of ``nbytes`` (a memset of a buffer larger than the L2) on
+    the stream the ``events`` kind times, which evicts the previous launch's data from the L2."""
+    if events == "cupy":
+        import cupy
+        buffer = cupy.empty(nbytes, dtype=cupy.uint8)
+        return lambda: buffer.fill(0)
+    if events == "numba":
+        from numba.cuda.cudadrv.driver import device_memset
+        buffer = device.cuda().device_array(nbytes, dtype="uint8")
+        return lambda: device_memset(buffer, 0, nbytes)
+    raise ValueError(f"events={events!r}: expected one of {', '.join(EVENT_KINDS)}")
+
+
+def flushed_ms(launch, repeats=50, warmup=5, *, events="cupy", flush=None):
+    """Milliseconds of each of ``repeats`` launches of ``launch()``, timed the fair way (Triton's
+    ``do_bench``): ``warmup`` untimed launches, then for each sample ``flush()`` (default
+    :func:`l2_flush`), a start event, ONE launch and an end event, all queued with no
+    synchronisation until the last end event. The flush keeps the GPU busy while the host queues
+    the next launch, so the host's launch cost (Python, CuPy, cuBLAS's setup, our ctypes call)
+    stays out of every figure alike, and each launch reads its inputs from device memory, not
+    from the L2 the previous launch warmed. Take the median of the samples."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    ev = _Events(events)
+    flush = flush if flush is not None else l2_flush(events)
+    for _ in range(warmup):
+        launch()
+    ev.sync()
+    starts, ends = [ev.new() for _ in range(repeats)], [ev.new() for _ in range(repeats)]
+    for start, end in zip(starts, ends, strict=True):
+        flush()
+        start.record()
+        launch()
+        end.record()
+    ends[-1].synchronize()
+    return [ev.elapsed_ms(start, end) for start, end in zip(starts, ends, strict=True)]
 
 
 def wall_seconds(call, repeats, warmup=0):

@@ -95,3 +95,38 @@ def test_gl_gemm_is_the_entry_function_of_the_ladder():
     assert inspect.isfunction(gl.gemm) and gl.gemm is launch.gemm is gl.kernels.gemm
     A, B, _ = _mats(3, 2, 4)
     np.testing.assert_allclose(gl.gemm(A, B), A.astype(np.float64) @ B, rtol=1e-5, atol=1e-5)
+
+
+def test_a_repeated_gemm_reuses_its_launch_configuration(monkeypatch):
+    """The plan's checks and the kernel's configuration are made once per rung, tiles, shape
+    and backend: counted at the rung's plan(), the step a second call must not repeat."""
+    from gemmlab.kernels import launch, rungs
+    launch._planned.cache_clear()
+    launch.launch_configuration.cache_clear()
+    rung = rungs.get("outer")
+    made = []
+    original = rung.module.plan
+    monkeypatch.setattr(rung.module, "plan", lambda **tiles: made.append(tiles) or original(**tiles))
+    A, B, C = _mats(9, 11, 5, seed=3)
+    first = gl.gemm(A, B, kernel="outer")
+    again = gl.gemm(A, B, kernel="outer")
+    assert len(made) == 1
+    assert launch.launch_configuration.cache_info().hits == 1
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_allclose(again, A.astype(np.float64) @ B, rtol=1e-5, atol=1e-5)
+    # another shape is configured anew (its grid differs) but the plan is not checked again;
+    # other tiles are planned (and checked) again
+    A2, B2, _ = _mats(17, 3, 5, seed=4)
+    np.testing.assert_allclose(gl.gemm(A2, B2, kernel="outer"), A2.astype(np.float64) @ B2,
+                               rtol=1e-5, atol=1e-5)
+    assert len(made) == 1 and launch.launch_configuration.cache_info().misses == 2
+    gl.gemm(A, B, kernel="outer", BK=8)
+    assert len(made) == 2
+
+
+def test_bad_tiles_are_refused_again_on_a_second_call():
+    """A refusal is not cached as if it were a configuration."""
+    A, B, _ = _mats()
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            gl.gemm(A, B, kernel="outer", BM=3)

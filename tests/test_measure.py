@@ -56,6 +56,61 @@ def test_auto_batch_is_sized_by_one_timed_launch():
         assert len(calls) > 1 + 1 + 2 * 2
 
 
+class _RecordingEvents:
+    """Events that write what happens, in order, into one log (for the fair timer's logic)."""
+
+    def __init__(self, log):
+        self.log, self.count = log, 0
+
+    def new(self):
+        self.count += 1
+        number, log = self.count, self.log
+
+        class Event:
+            def record(self):
+                log.append(("record", number))
+
+            def synchronize(self):
+                log.append(("sync-event", number))
+        Event.number = number
+        return Event()
+
+    def sync(self):
+        self.log.append(("sync",))
+
+    def elapsed_ms(self, start, end):
+        return float(end.number - start.number)
+
+
+def test_fair_timer_queues_a_flush_and_one_launch_between_each_pair_of_events(monkeypatch):
+    log = []
+    monkeypatch.setattr(measure, "_Events", lambda kind: _RecordingEvents(log))
+    samples = measure.flushed_ms(lambda: log.append(("launch",)), repeats=3, warmup=2,
+                                 flush=lambda: log.append(("flush",)))
+    assert len(samples) == 3
+    timed = log[log.index(("sync",)) + 1:]
+    assert log[:log.index(("sync",))] == [("launch",)] * 2          # warm-up, then idle
+    # each sample: the flush first (the GPU is busy with it while the host queues the launch),
+    # then its own start event, exactly one launch, its end event; nothing waits in between
+    # (a synchronisation there would let the GPU idle and show the host's launch cost)
+    expected = []
+    for start, end in zip(range(1, 4), range(4, 7), strict=True):
+        expected += [("flush",), ("record", start), ("launch",), ("record", end)]
+    assert timed == expected + [("sync-event", 6)]
+    # each sample is its own pair of events, not one batch divided by its length
+    assert samples == [3.0, 3.0, 3.0]
+
+
+def test_fair_timer_flushes_more_than_any_l2_and_refuses_what_it_cannot_do():
+    from gemmlab.perfmodel.datasheets import HARDWARE
+    largest_l2 = max(chip.l2.value for chip in HARDWARE.values() if chip.l2 is not None)
+    assert measure.FLUSH_BYTES >= 2 * largest_l2
+    with pytest.raises(ValueError, match="repeats must be at least 1"):
+        measure.flushed_ms(lambda: None, repeats=0, flush=lambda: None)
+    with pytest.raises(ValueError, match="events='opencl'"):
+        measure.l2_flush("opencl")
+
+
 def test_timer_refuses_what_it_cannot_do():
     with pytest.raises(ValueError, match="repeats must be at least 1"):
         measure.cuda_event_ms(lambda: None, repeats=0)

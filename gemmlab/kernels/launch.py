@@ -6,7 +6,13 @@ its tiles, launches, and hands the result back in the form the inputs came in.
 
 The input ``C`` is never overwritten: the result is a new array (NumPy in, NumPy out; a CUDA
 device array in, a numba device array out).
+
+The launch configuration (the rung's validated plan, its compiled kernel and the grid for the
+shape) is made once per rung, tiles, shape and backend and kept (:func:`launch_configuration`):
+a second call of the same GEMM pays only the input checks, the output's allocation and the
+launch itself. The plan's checks cannot fail twice for the same tiles.
 """
+import functools
 import numbers
 
 import numpy as np
@@ -74,6 +80,22 @@ def _to_device(cuda, x):
     return cuda.as_cuda_array(x)      # CuPy and friends, through __cuda_array_interface__
 
 
+@functools.lru_cache(maxsize=64)
+def _planned(name, tiles, backend):
+    """(validated plan, compiled kernel) of rung ``name`` with ``tiles`` (sorted (key, value)
+    pairs, already resolved) on ``backend``: the plan's checks run once."""
+    rung = get(name)
+    return rung.plan(**dict(tiles)), rung.kernel(**dict(tiles))
+
+
+@functools.lru_cache(maxsize=256)
+def launch_configuration(name, tiles, M, N, backend):
+    """The kernel of :func:`_planned` configured with its grid for an M x N output and its block:
+    made once per rung, tiles, shape and backend."""
+    plan, kern = _planned(name, tiles, backend)
+    return kern[plan.grid(M, N), plan.block]
+
+
 def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
     """C_out = alpha A B + beta C_in with the rung ``kernel`` (see ``gl.kernels.names()``).
 
@@ -96,8 +118,9 @@ def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
         from .. import tensorcore
         return tensorcore.hopper_gemm(A, B, C, alpha, beta, **tiles)
     rung = get(kernel)
-    tiles = rung.resolve(tiles)
-    plan = rung.plan(**tiles)
+    tiles = tuple(sorted(rung.resolve(tiles).items()))
+    backend = device.backend()
+    _planned(rung.name, tiles, backend)                     # the tiles' errors come first
     for name, x in zip(NAMES, (A, B, C), strict=True):
         if x is not None:
             _check_matrix(name, x)
@@ -114,5 +137,5 @@ def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
     if M and N:
         dA, dB = _to_device(cuda, A), _to_device(cuda, B)
         dC = out if C is None else _to_device(cuda, C)
-        rung.kernel(**tiles)[plan.grid(M, N), plan.block](dA, dB, dC, out, alpha, beta)
+        launch_configuration(rung.name, tiles, M, N, backend)(dA, dB, dC, out, alpha, beta)
     return out if on_device else out.copy_to_host()

@@ -1,0 +1,303 @@
+"""Library speed timed fairly (issue 39): our kernels against the best library, in one run.
+
+    python benchmarks/library_gpu.py --out DIR/library_h200.json [--parts fp16 fp32 fp8 nvrtc]
+
+Every launch is timed by ``gl.measure.flushed_ms`` (Triton do_bench's method: an L2 flush queued
+before each launch, each launch between its own two events, median of 50), ours and the
+libraries' alike, on the same device inputs (random normal) in the same process. The baseline of
+a shape is the fastest of ``gl.tensorcore.libraries`` (cuBLAS through CuPy, cuBLASLt with an
+autotuned plan through nvmath-python, torch.matmul, an autotuned Triton kernel), each named in
+the record.
+
+- fp16: the issue's nine shapes, FP16 in and FP16 out: the Hopper auto plan and the
+  alternatives it chose between (tile width, split-K, ping-pong), the WMMA kernel (FP32 out,
+  also against cuBLAS gemmEx FP16 -> FP32), and at 4096^3 and 8192^3 every step of the ladder
+  (FP32 out); achieved bytes per second beside each row (the decode shapes are memory-bound);
+- fp32: ``unrolled`` at 2048^3, 4096^3 and 8192^3 against the best FP32 SGEMM (TF32 off), and
+  ``gl.gemm``'s host overhead per call, with and without its cached launch configuration;
+- fp8: torch._scaled_mm (E4M3 in, per-tensor scales, BF16 out), the bar of a future FP8 rung;
+- nvrtc: the NVRTC log of one WMMA build per architecture (why a resource report is empty).
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+os.environ.setdefault("GEMMLAB_BACKEND", "gpu")
+os.environ["CUPY_TF32"] = "0"                      # read when CuPy is imported: SGEMM in FP32
+import gemmlab as gl                                                   # noqa: E402
+from gemmlab import cudacompile, measure                               # noqa: E402
+from gemmlab.kernels import launch as gemm_launch                      # noqa: E402
+from gemmlab.tensorcore import hopper, kernel, libraries, timing       # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hopper_gpu import _corner_err, device_inputs                      # noqa: E402
+
+SHAPES = [(16, 8192, 8192), (64, 8192, 8192), (128, 4096, 4096), (1024, 1024, 1024),
+          (2048, 2048, 2048), (8192, 4096, 1024), (4096, 4096, 4096), (4096, 11008, 4096),
+          (8192, 8192, 8192)]
+HOPPER_GOALS = {(4096, 4096, 4096): 100, (8192, 8192, 8192): 100, (4096, 11008, 4096): 100}
+FP32_GOALS = {2048: 80, 4096: 90, 8192: 90}
+FP8_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096), (64, 8192, 8192)]
+REPEATS = 50
+HBM_DATASHEET_GBS = 4800
+
+
+def goal(shape):
+    return HOPPER_GOALS.get(shape, 90)
+
+
+def ms_of(launch, events="cupy", repeats=REPEATS):
+    return statistics.median(measure.flushed_ms(launch, repeats, events=events))
+
+
+def rate(shape, ms, nbytes=None):
+    M, N, K = shape
+    row = {"ms": ms, "tflops": 2.0 * M * N * K / ms / 1e9}
+    if nbytes:
+        row["gbs"] = nbytes / ms / 1e6
+    return row
+
+
+def copy_gbs():
+    """Device-to-device copy of 2 GiB, bytes read plus written per second (the HBM ceiling)."""
+    import cupy
+    src = cupy.ones(1 << 29, dtype=cupy.float32)
+    dst = cupy.empty_like(src)
+    return 2 * src.nbytes / ms_of(lambda: cupy.copyto(dst, src), repeats=10) / 1e6
+
+
+def time_libraries(A, B, out, shape, nbytes):
+    """Rows of each library, the baseline's (name, ms) and the libraries left out."""
+    found, missing = libraries.launchers(A, B, out)
+    ms = {name: ms_of(launch) for name, launch in found.items()}
+    rows = [{"kernel": name, **rate(shape, t, nbytes)} for name, t in ms.items()]
+    return rows, libraries.best(ms), missing
+
+
+def hopper_configs(shape):
+    """The auto plan and the alternatives it chose between, 16-bit out."""
+    M, N, K = shape
+    o = {"out": "fp16"}
+    found = [("auto", o), ("persistent", o), ("pingpong", o), ("persistent", {"tile_n": 128, **o})]
+    if M <= 128:
+        slices = hopper.ceil_div(K, hopper.BK)
+        for tile_n in (64, 128):
+            found += [("persistent", {"tile_n": tile_n, "split_k": s, **o})
+                      for s in (2, 4, 8) if s <= slices]
+    return found
+
+
+def time_ours(A, B, shape, base_ms, nbytes, configs):
+    rows = []
+    for stage, options in configs:
+        try:
+            problem = hopper.prepare(A, B, stage=stage, bits_as="fp16", **options)
+        except ValueError as exc:
+            rows.append({"kernel": f"hopper:{stage}", "options": options, "skipped": str(exc)})
+            continue
+        problem.launch()
+        err = _corner_err(problem, A, B, "fp16")
+        t = ms_of(problem.launch)
+        p = problem.plan
+        rows.append({"kernel": f"hopper:{stage}", "options": options, "plan": p.describe(),
+                     "picked": {"stage": p.stage.name, "tile_n": p.shape.bn, "split_k": p.split_k},
+                     "out": options.get("out", "fp32"), "corner_rel_err": err,
+                     **rate(shape, t, nbytes), "pct_of_best": 100 * base_ms / t})
+        del problem
+    return rows
+
+
+def part_fp16(record):
+    import cupy
+    rows = []
+    for shape in SHAPES:
+        M, N, K = shape
+        A, B = device_inputs(M, N, K, "fp16", seed=7)
+        nbytes = 2 * (M * K + K * N + M * N)
+        out = cupy.empty((M, N), dtype=cupy.float16)
+        lib_rows, (best_name, best_ms), missing = time_libraries(A, B, out, shape, nbytes)
+        for r in lib_rows:
+            r.update(pct_of_best=100 * best_ms / r["ms"])
+        ours = time_ours(A, B, shape, best_ms, nbytes, hopper_configs(shape))
+        c32 = cupy.empty((M, N), dtype=cupy.float32)
+        gemmex_ms = ms_of(timing.cublas_launcher("cublas_fp16", A, B, c32))
+        wmma = kernel.prepare(A, B, bits_as="fp16")
+        wmma.launch()
+        wmma_ms = ms_of(wmma.launch)
+        extra = [{"kernel": "cublas_gemmEx_fp16_out32", **rate(shape, gemmex_ms)},
+                 {"kernel": "wmma", "out": "fp32", **rate(shape, wmma_ms),
+                  "pct_of_best": 100 * best_ms / wmma_ms,
+                  "pct_of_gemmex_fp32_out": 100 * gemmex_ms / wmma_ms}]
+        if shape in ((4096, 4096, 4096), (8192, 8192, 8192)):
+            ladder = time_ours(A, B, shape, best_ms, None, [(s, {}) for s in hopper.STAGES])
+            for r in ladder:
+                r["pct_of_gemmex_fp32_out"] = 100 * gemmex_ms / r["ms"]
+            extra += ladder
+        auto = next(r for r in ours if r["kernel"] == "hopper:auto")
+        fastest = max((r for r in ours if "ms" in r), key=lambda r: r["tflops"])
+        rows.append({"shape": list(shape), "baseline": best_name, "baseline_ms": best_ms,
+                     "libraries_missing": missing, "goal_pct": goal(shape), "libraries": lib_rows,
+                     "ours": ours, "other": extra, "auto_pct": auto["pct_of_best"],
+                     "fastest_ours": {k: fastest[k] for k in ("kernel", "options", "pct_of_best")}})
+        print(f"{'x'.join(map(str, shape)):>17}  best {best_name:<28} {rate(shape, best_ms)['tflops']:7.1f}"
+              f"  auto {auto['tflops']:7.1f} ({auto['pct_of_best']:5.1f}%, {auto.get('gbs', 0):6.0f} GB/s)"
+              f"  fastest ours {fastest['pct_of_best']:5.1f}% {fastest['kernel']} {fastest['options']}"
+              f"  wmma {100 * best_ms / wmma_ms:5.1f}%", flush=True)
+        del A, B, out, c32, wmma
+        cupy.get_default_memory_pool().free_all_blocks()
+    record["fp16"] = rows
+
+
+def host_overhead_us(dA, dB, calls=300):
+    """Host microseconds per gl.gemm call on device arrays (a 256^3 GEMM, kernel shorter than
+    the host's work), with the cached launch configuration and with the cache emptied before
+    each call (as before the cache); and per bare configured launch."""
+    cuda = gl.device.cuda()
+    dC = cuda.device_array((dA.shape[0], dB.shape[1]), dtype=np.float32)
+    one, zero = np.float32(1), np.float32(0)
+    bare = gemm_launch.launch_configuration(
+        "unrolled", tuple(sorted(gl.kernels.get("unrolled").resolve({}).items())),
+        dA.shape[0], dB.shape[1], "gpu")
+
+    def per_call(call):
+        for _ in range(10):
+            call()
+        cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(calls):
+            call()
+        host = (time.perf_counter() - t) / calls * 1e6
+        cuda.synchronize()
+        return host
+
+    def uncached():
+        gemm_launch.launch_configuration.cache_clear()
+        gemm_launch._planned.cache_clear()
+        gl.gemm(dA, dB, kernel="unrolled")
+    return {"gl.gemm (cached configuration)": per_call(lambda: gl.gemm(dA, dB, kernel="unrolled")),
+            "gl.gemm (configuration made each call, as before)": per_call(uncached),
+            "configured launch alone": per_call(lambda: bare(dA, dB, dC, dC, one, zero)),
+            "output allocation alone": per_call(
+                lambda: cuda.device_array((dA.shape[0], dB.shape[1]), dtype=np.float32))}
+
+
+def fp32_size(n):
+    """unrolled at n^3 against the best FP32 library (TF32 off), on the same inputs."""
+    import cupy
+    cuda = gl.device.cuda()
+    shape = (n, n, n)
+    rng = cupy.random.default_rng(11)
+    A = rng.standard_normal((n, n), dtype=cupy.float32)
+    B = rng.standard_normal((n, n), dtype=cupy.float32)
+    out = cupy.empty((n, n), dtype=cupy.float32)
+    lib_rows, (best_name, best_ms), missing = time_libraries(A, B, out, shape, None)
+    dA, dB = cuda.as_cuda_array(A), cuda.as_cuda_array(B)
+    dC = cuda.device_array((n, n), dtype=np.float32)
+    tiles = tuple(sorted(gl.kernels.get("unrolled").resolve({}).items()))
+    launch = gemm_launch.launch_configuration("unrolled", tiles, n, n, "gpu")
+    one, zero = np.float32(1), np.float32(0)
+    launch(dA, dB, dC, dC, one, zero)
+    ref = cupy.asarray(A[:256], dtype=cupy.float64) @ cupy.asarray(B, dtype=cupy.float64)
+    got = cupy.asarray(dC)[:256].astype(cupy.float64)
+    err = float(cupy.linalg.norm(got - ref) / cupy.linalg.norm(ref))
+    t = ms_of(lambda: launch(dA, dB, dC, dC, one, zero), events="numba")
+    through_gemm = ms_of(lambda: gl.gemm(dA, dB, kernel="unrolled"), events="numba", repeats=20)
+    for r in lib_rows:
+        r.update(pct_of_best=100 * best_ms / r["ms"])
+    row = {"shape": list(shape), "baseline": best_name, "baseline_ms": best_ms,
+           "libraries_missing": missing, "libraries": lib_rows, "goal_pct": FP32_GOALS[n],
+           "unrolled": {**rate(shape, t), "rel_err_first_256_rows": err,
+                        "pct_of_best": 100 * best_ms / t},
+           "unrolled_through_gl_gemm": {**rate(shape, through_gemm),
+                                        "pct_of_best": 100 * best_ms / through_gemm}}
+    print(f"fp32 {n}^3: best {best_name} {rate(shape, best_ms)['tflops']:.1f} TFLOP/s; unrolled "
+          f"{row['unrolled']['tflops']:.1f} ({row['unrolled']['pct_of_best']:.1f}%, goal "
+          f"{FP32_GOALS[n]}%), through gl.gemm {row['unrolled_through_gl_gemm']['pct_of_best']:.1f}%;"
+          f" rel err {err:.1e}", flush=True)
+    return row
+
+
+def part_fp32(record):
+    import cupy
+    rows = []
+    for n in (2048, 4096, 8192):
+        rows.append(fp32_size(n))
+        cupy.get_default_memory_pool().free_all_blocks()
+    record["fp32"] = rows
+    small = cupy.random.default_rng(1).standard_normal((256, 256), dtype=cupy.float32)
+    d = gl.device.cuda().as_cuda_array(small)
+    record["gl_gemm_host_us_per_call_256"] = host_overhead_us(d, d)
+    print("gl.gemm host us per call (256^3):", record["gl_gemm_host_us_per_call_256"], flush=True)
+
+
+def fp8_shape(shape):
+    """torch._scaled_mm (E4M3, unit per-tensor scales, BF16 out) beside BF16 torch.matmul."""
+    import torch
+    M, N, K = shape
+    a = torch.randn(M, K, device="cuda").to(torch.float8_e4m3fn)
+    b = torch.randn(N, K, device="cuda").to(torch.float8_e4m3fn).t()     # column-major B
+    sa, sb = torch.tensor(1.0, device="cuda"), torch.tensor(1.0, device="cuda")
+    a16, b16 = a.to(torch.bfloat16), b.to(torch.bfloat16)
+    t8 = ms_of(lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16))
+    t16 = ms_of(lambda: torch.matmul(a16, b16))
+    print(f"fp8 {'x'.join(map(str, shape))}: _scaled_mm {rate(shape, t8)['tflops']:.0f}, "
+          f"bf16 matmul {rate(shape, t16)['tflops']:.0f} TFLOP/s", flush=True)
+    return {"shape": list(shape), "torch._scaled_mm_e4m3_bf16_out": rate(shape, t8),
+            "torch.matmul_bf16": rate(shape, t16)}
+
+
+def part_fp8(record):
+    record["fp8"] = [fp8_shape(shape) for shape in FP8_SHAPES]
+
+
+def part_nvrtc(record, folder):
+    """The log of the WMMA kernel's build per architecture: what the resource report parses."""
+    found = {}
+    with open(os.path.join(folder, "nvrtc_logs.txt"), "w") as f:
+        for arch in ("sm_80", "sm_90", "sm_90a", "sm_100"):
+            built = cudacompile.compile_source(kernel.kernel_source("fast"), arch, "probe.cu")
+            f.write(f"===== {arch}: {len(built.log)} chars of log\n{built.log[:6000]}\n")
+            found[arch] = {"log_chars": len(built.log), "kernels_reported": len(built.resources())}
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        loaded = sorted({line.split()[-1] for line in maps if "nvrtc" in line})
+    record["nvrtc"] = {"version": cudacompile.version(), "builds": found, "libraries": loaded,
+                       "environment": {k: v for k, v in os.environ.items()
+                                       if "CUDA" in k or "NVRTC" in k or "PTXAS" in k}}
+    print("nvrtc:", record["nvrtc"], flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--parts", nargs="+", default=["fp16", "fp32", "fp8", "nvrtc"])
+    args = ap.parse_args()
+    import cupy
+    record = {"machine": measure.machine(gpu="numba", libraries=libraries.versions(),
+                                         compiler=cudacompile.available()[1]),
+              "timer": measure.FLUSHED_METHOD, "repeats": REPEATS,
+              "baselines": "fastest of " + ", ".join(libraries.LIBRARIES) + " (those installed)"}
+    record["copy_gbs"] = copy_gbs()
+    print("machine:", {k: record["machine"].get(k) for k in ("gpu", "driver", "cuda_runtime")},
+          "copy GB/s", round(record["copy_gbs"]), flush=True)
+    parts = {"nvrtc": lambda r: part_nvrtc(r, os.path.dirname(os.path.abspath(args.out))),
+             "fp16": part_fp16, "fp32": part_fp32, "fp8": part_fp8}
+    for name in args.parts:
+        t = time.time()
+        try:
+            parts[name](record)
+        except Exception as exc:   # noqa: BLE001 - keep the other parts' figures
+            record.setdefault("errors", {})[name] = f"{type(exc).__name__}: {exc}"
+            print(f"part {name} failed: {type(exc).__name__}: {exc}", flush=True)
+        record.setdefault("seconds", {})[name] = time.time() - t
+        with open(args.out, "w") as f:
+            json.dump(record, f, indent=1, default=str)
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+if __name__ == "__main__":
+    main()
