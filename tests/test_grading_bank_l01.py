@@ -25,12 +25,13 @@ EXPECTED = {  # the figures of the lesson, written out: a drift in a reference s
     "01.e4m3_overflow_always_nan": False,
     "01.fp8_scale": 8960,
     "01.half_bytes_half_peak": False,
+    "01.same_precision_needed": False,
 }
 
 
 def test_lesson_01_has_the_required_questions():
     ids = lesson_questions(1)
-    assert 8 <= len(ids) <= 17
+    assert 8 <= len(ids) <= 20
     assert set(ids) == set(EXPECTED)
     assert {"01.weights_gib", "01.fp16_ones_sum"} <= set(ids)
 
@@ -87,6 +88,7 @@ def test_options_reject_unknown_letters():
     ("01.fp8_scale", 0.05 / 448, "undoes the scaling"),
     ("01.fp8_scale", 1, "flush to zero"),
     ("01.half_bytes_half_peak", True, "halves the weights only"),
+    ("01.same_precision_needed", True, "accumulates in FP32"),
 ])
 def test_fp8_and_memory_misconceptions_are_named(qid, wrong, words):
     r = judge(qid, wrong)

@@ -411,4 +411,12 @@ QUESTIONS = [
                         "16 B per parameter) and the activations do not halve with it."),
         ],
     ),
+    Question(
+        id="01.same_precision_needed",
+        answer_name="same_precision_needed",
+        prompt='True or False: in a GEMM the inputs and the accumulator must use the same precision.',
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "mixed precision keeps FP16 or BF16 inputs and accumulates in FP32: the accumulator's precision bounds the error of the sum: 4096 FP16 ones summed into an FP32 accumulator give 4096.")],
+    ),
 ]

@@ -972,4 +972,28 @@ QUESTIONS = [
                        "per row are enough, rescaling what was computed so far."),
         ],
     ),
+    Question(
+        id="04.longer_arrays_intensity",
+        answer_name="longer_arrays_intensity",
+        prompt='True or False: a vector add over 10x longer arrays has a higher arithmetic intensity.',
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, 'FLOPs and bytes both grow with the length: the vector add stays at 1/12 FLOP/B however long the arrays are. Intensity grows with reuse, not with size.')],
+    ),
+    Question(
+        id="04.time_tells_cause",
+        answer_name="time_tells_cause",
+        prompt="True or False: a kernel's time alone tells whether it is below the bandwidth roof because it moves too many bytes or because the memory is not fed enough requests.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, 'the same time fits both causes: too many bytes at full bandwidth, or the right bytes at a fraction of it. Count the bytes (a model or hardware counters) to tell them apart.')],
+    ),
+    Question(
+        id="04.tiling_starts_without_reuse",
+        answer_name="tiling_starts_without_reuse",
+        prompt='True or False: on a CPU, tiling is what first gives a GEMM loop any reuse at all.',
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, 'the reordered i-k-j loop already reuses a row of C and of B through the cache; tiling bounds the working set so that reuse survives at sizes beyond the cache.')],
+    ),
 ]
