@@ -42,7 +42,8 @@ _TABLE = {
         ("spacing between neighbours", "相邻间隔", "the gap from one float to the next; it "
          "doubles with every power of two (2 for FP16 in [2048, 4096))"),
         ("overflow", "溢出", "a result too large for the format: inf in FP32, FP16, BF16 and FP8 "
-         "E5M2, but NaN in FP8 E4M3, which has no inf"),
+         "E5M2; FP8 E4M3 has no inf, so a non-saturating cast (ml_dtypes, PyTorch) gives NaN in FP8 "
+         "E4M3, while CUDA's saturating conversion (__NV_SATFINITE) clamps to ±448"),
         ("mixed precision", "混合精度", "low-precision inputs with a higher-precision accumulator"),
         ("accumulator", "累加器", "the variable a sum is built in; its precision bounds the error"),
         ("out of memory (OOM)", "显存不足", "weights, activations and optimizer state do not fit "

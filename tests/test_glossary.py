@@ -84,6 +84,8 @@ def test_overflow_says_what_each_format_does_as_the_precision_module_computes_it
         result = precision.round_to(too_large, fmt)
         said = "NaN in " + name if np.isnan(result) else name
         assert (np.isnan(result) or np.isinf(result)) and said in meaning, (fmt, result, meaning)
+    # E4M3's NaN is the non-saturating cast's; CUDA's __NV_SATFINITE conversion saturates
+    assert "non-saturating" in meaning and "__NV_SATFINITE" in meaning and "±448" in meaning
     # a Tensor Core step is not one instruction: on the H200 a WMMA step is two HMMA
     tensor_core = glossary.lookup("张量核心").meaning
     assert "one instruction" not in tensor_core and "two HMMA instructions" in tensor_core

@@ -21,12 +21,17 @@ EXPECTED = {  # the figures of the lesson, written out: a drift in a reference s
     "01.inference_budget_misses": "a, b, c",
     "01.mixed_precision_contract": "b",
     "01.oom_cause": "a",
+    "01.e4m3_satfinite": 448,
+    "01.e4m3_overflow_always_nan": False,
+    "01.fp8_scale": 8960,
+    "01.half_bytes_half_peak": False,
+    "01.same_precision_needed": False,
 }
 
 
 def test_lesson_01_has_the_required_questions():
     ids = lesson_questions(1)
-    assert 8 <= len(ids) <= 13
+    assert 8 <= len(ids) <= 20
     assert set(ids) == set(EXPECTED)
     assert {"01.weights_gib", "01.fp16_ones_sum"} <= set(ids)
 
@@ -75,3 +80,20 @@ def test_options_reject_unknown_letters():
     assert r.status == FAIL and "Hint" in r.feedback
     assert judge("01.mixed_precision_contract", "B").status == PASS
     assert "expected one of" in judge("01.mixed_precision_contract", "e").feedback
+
+
+@pytest.mark.parametrize("qid,wrong,words", [
+    ("01.e4m3_overflow_always_nan", True, "non-saturating cast"),
+    ("01.e4m3_satfinite", 512, "E5M2"),
+    ("01.fp8_scale", 0.05 / 448, "undoes the scaling"),
+    ("01.fp8_scale", 1, "flush to zero"),
+    ("01.half_bytes_half_peak", True, "halves the weights only"),
+    ("01.same_precision_needed", True, "accumulates in FP32"),
+])
+def test_fp8_and_memory_misconceptions_are_named(qid, wrong, words):
+    r = judge(qid, wrong)
+    assert r.status == FAIL and words in r.feedback, r.feedback
+
+
+def test_an_unscaled_nan_is_not_the_saturated_value():
+    assert judge("01.e4m3_satfinite", float("nan")).status == FAIL

@@ -64,6 +64,12 @@ EXPECTED = {  # the seed's figures, written out: a drift in a reference shows he
     "04.ikj_keeps_c_in_registers": False,
     "04.fusion_keeps_u": "a",
     "04.tiled_softmax": "a",
+    "04.tc_ridge_h100": 295.4,                  # 989.5 TFLOP/s / 3.35 TB/s
+    "04.tc_smallest_m": 230,                    # M* = 4096 r / (4096 - 2r) = 229.2, r = 206.1
+    "04.decode_compute_bound": False,
+    "04.longer_arrays_intensity": False,
+    "04.time_tells_cause": False,
+    "04.tiling_starts_without_reuse": False,
 }
 
 
@@ -89,3 +95,19 @@ def test_roofline_reference_is_the_larger_bound_on_random_values():
     rng = np.random.default_rng()
     F, Q, P, B = (float(v) for v in rng.uniform(1, 1e6, size=4))
     assert get_question("04.roofline_function").answer(F, Q, P, B) == max(F / P, Q / B)
+
+
+@pytest.mark.parametrize("qid,wrong,words", [
+    ("04.tc_ridge_h100", 20.0, "FP32 CUDA-core ridge"),
+    ("04.tc_ridge_h100", 590.7, "2:4 sparsity"),
+    ("04.tc_smallest_m", 29, "FP32 CUDA-core ridge"),
+    ("04.tc_smallest_m", 517, "FP16 elements are 2 bytes"),
+    ("04.tc_smallest_m", 207, "only the weights"),
+    ("04.decode_compute_bound", True, "decode is memory-bound"),
+    ("04.longer_arrays_intensity", True, "stays at 1/12 FLOP/B"),
+    ("04.time_tells_cause", True, "the same time fits both causes"),
+    ("04.tiling_starts_without_reuse", True, "already reuses"),
+])
+def test_tensor_core_roofline_misconceptions_are_named(qid, wrong, words):
+    r = judge(qid, wrong)
+    assert r.status != PASS and words in r.feedback, r.feedback

@@ -25,6 +25,7 @@ SOLUTIONS = {
     "07.ring_send_4_ranks_s": 1.5,
     "07.ring_send_128_ranks_s": 1.984375,
     "07.addition_pass_mib": 128 + 128 + 128,     # read two halves of 256 MiB, write one (N = 2)
+    "07.double_tree_bytes_s": 2 * (6 + 1000 - 1) / 1000,   # two pipelined phases of d + k - 1 rounds
 }
 
 
@@ -48,3 +49,9 @@ def test_wrong_types_fail_without_raising():
     assert judge("07.ring_send_mib", "448 MiB").status == "fail"
     assert judge("07.rs_send_chunk", 3).status == "fail"
     assert judge("07.rs_send_chunk", lambda rank, step, n: 1 / 0).status == "fail"
+
+
+@pytest.mark.parametrize("wrong,words", [(12, "binomial tree"), (2 * 63 / 64, "the ring's")])
+def test_the_pipelined_tree_is_not_the_binomial_one(wrong, words):
+    r = judge("07.double_tree_bytes_s", wrong)
+    assert r.status == "fail" and words in r.feedback, r.feedback

@@ -27,6 +27,7 @@ SOLUTIONS = {
     "09.train_step_allreduces": 2,
     "09.swiglu_same_split": True,
     "09.rank_partial": _rank_partial,
+    "09.any_middle_operator": False,
 }
 
 
@@ -45,3 +46,8 @@ def test_a_wrong_split_of_w_down_is_not_accepted():
         k = W_up.shape[1] // p
         return gl.parallel.gelu(X @ W_up[:, r * k:(r + 1) * k]) @ np.split(W_down, p, axis=1)[r][:k]
     assert judge("09.rank_partial", column_split_down).status == "fail"
+
+
+def test_an_operator_that_mixes_columns_is_named():
+    r = judge("09.any_middle_operator", True)
+    assert r.status == "fail" and "element-wise" in r.feedback, r.feedback

@@ -89,3 +89,10 @@ def test_the_profile_question_quotes_the_recorded_profile_and_the_exercise_the_s
     text = next("".join(c["source"]) for c in cells if "## 9. Reading a profile" in "".join(c["source"]))
     assert re.findall(r"(\d+)%", text) == figures
     assert all(stall in prompt and stall in text for stall in l12.WMMA_TOP_STALLS)
+
+
+def test_peak_flops_is_not_all_that_matters():
+    from gemmlab.grading import judge
+    assert judge("12.peak_is_all", False).status == "pass"
+    r = judge("12.peak_is_all", True)
+    assert r.status == "fail" and "one roof" in r.feedback, r.feedback

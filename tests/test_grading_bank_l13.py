@@ -30,6 +30,11 @@ SOLUTIONS = {
     "13.tp_splits": "a",
     "13.work_volume_stored": "a",
     "13.b_axis_meaning": "a",
+    "13.bubble_fraction": 3 / 11,
+    "13.one_f_one_b_held": 4,
+    "13.zero2_gb": 26.25,
+    "13.cp_states_divide": False,
+    "13.ring_attention_mib": 96,
 }
 
 
@@ -45,3 +50,18 @@ def test_lesson_figure_passes(qid):
 
 def test_a_group_in_the_wrong_order_fails():
     assert judge("13.dp_group_members", [5, 1]).status == "fail"
+
+
+@pytest.mark.parametrize("qid,wrong,words", [
+    ("13.bubble_fraction", 3 / 8, "(p-1)/(m+p-1)"),
+    ("13.bubble_fraction", 0, "does not remove the bubble"),
+    ("13.one_f_one_b_held", 8, "that is GPipe"),
+    ("13.zero2_gb", 112, "plain DP"),
+    ("13.zero2_gb", 14, "ZeRO-3"),
+    ("13.cp_states_divide", True, "shards the sequence, not the weights"),
+    ("13.ring_attention_mib", 32, "passed on cp - 1 times"),
+    ("13.ring_attention_mib", 128, "whole sequence"),
+])
+def test_the_cost_misconceptions_are_named(qid, wrong, words):
+    r = judge(qid, wrong)
+    assert r.status == "fail" and words in r.feedback, r.feedback

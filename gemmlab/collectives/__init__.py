@@ -7,7 +7,7 @@ and the same ring algorithms over MPI (``gemmlab.collectives.mpi_allreduce``, im
     res.steps            # Transfer(step, src, dst, chunk, phase, bytes) records
 """
 from .cost import (ALGORITHMS, Cost, algbw, allreduce_cost, allreduce_time, bus_factor, busbw,
-                   centralized_root_bytes, ring_send_bytes, trace_time)
+                   centralized_root_bytes, double_binary_tree_cost, ring_send_bytes, trace_time)
 from .doubling import rabenseifner_allreduce, recursive_doubling_allreduce, tree_allreduce
 from .result import CollectiveResult, Transfer
 from .simulated import centralized_allreduce, ring_allgather, ring_allreduce, ring_reduce_scatter
@@ -34,5 +34,5 @@ __all__ = [
     "tree_allreduce", "recursive_doubling_allreduce", "rabenseifner_allreduce", "allreduce",
     "ALLREDUCE", "ALGORITHMS", "CollectiveResult", "Transfer", "Cost", "allreduce_cost",
     "allreduce_time", "trace_time", "ring_send_bytes", "centralized_root_bytes", "bus_factor",
-    "algbw", "busbw",
+    "algbw", "busbw", "double_binary_tree_cost",
 ]

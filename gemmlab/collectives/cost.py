@@ -45,7 +45,8 @@ def allreduce_cost(algorithm, n, size_bytes):
 
     centralized         2(N-1) steps, 2(N-1) S bytes (all at the root), (N-1) S reduced
     ring                2(N-1) steps, 2(N-1)/N S bytes, (N-1)/N S reduced
-    tree (binomial)     2 ceil(log2 N) steps of S bytes, ceil(log2 N) S reduced
+    tree (binomial)     2 ceil(log2 N) steps of S bytes, ceil(log2 N) S reduced; not pipelined,
+                        unlike NCCL's trees (see :func:`double_binary_tree_cost`)
     recursive_doubling  log2 P steps of S bytes (P = largest power of two <= N), plus a fold and
                         an unfold step when N is not a power of two
     rabenseifner        2 log2 P steps, 2(P-1)/P S bytes, (P-1)/P S reduced, plus fold/unfold
@@ -69,6 +70,25 @@ def allreduce_cost(algorithm, n, size_bytes):
                          f"{', '.join(ALGORITHMS)}")
     steps, nbytes, reduced = table[algorithm]
     return Cost(algorithm, n, S, steps, nbytes, reduced)
+
+
+def double_binary_tree_cost(n, size_bytes, chunks):
+    """Critical-path counts of NCCL's pipelined double binary tree all-reduce, in ``chunks`` pieces.
+
+    Two binary trees each reduce then broadcast half of the data, and every rank is an inner node
+    of at most one of them (Sanders, Speck and Traeff 2009, "Two-tree algorithms for full
+    bandwidth broadcast, reduction and scan"; NCCL 2.4, "Massively Scale Your Deep Learning
+    Training with NCCL 2.4", NVIDIA blog 2019). Each phase is a pipeline of ``chunks`` through
+    depth d = floor(log2 N) levels: d + chunks - 1 rounds, each moving two half-chunks, S/chunks
+    bytes, through the busiest port. So 2(d + k - 1) steps and 2(d + k - 1) S / k bytes: about 2S
+    once k is much larger than d, the ring's bandwidth, with log N instead of N in the latency.
+    """
+    n = _check(n, size_bytes)
+    k = whole_number("chunks", chunks)
+    depth = n.bit_length() - 1
+    rounds = 2 * (depth + k - 1) if n > 1 else 0
+    return Cost("double_binary_tree", n, size_bytes, rounds, rounds * size_bytes / k,
+                rounds / 2 * size_bytes / k)
 
 
 def allreduce_time(algorithm, n, size_bytes, alpha, beta, gamma=0.0):

@@ -350,4 +350,73 @@ QUESTIONS = [
                        "optimizer update (its state) as well: find where the run's peak is."),
         ],
     ),
+    Question(
+        id="01.e4m3_satfinite",
+        answer_name="satfinite_500",
+        prompt="CUDA converts 500.0 to FP8 E4M3 with __nv_cvt_float_to_fp8(x, __NV_SATFINITE, "
+               "__NV_E4M3) (what the __nv_fp8_e4m3 constructor does). The value it stores, as a "
+               "float (exact).",
+        answer=448.0,
+        kind=Number(),
+        wrong=[
+            Wrong(512.0, "512 is not an E4M3 number (it is E5M2's); E4M3's largest is 448."),
+            Wrong(480.0, "480 would be the next step up, but E4M3 spends that encoding on NaN: "
+                         "448 is its largest finite number."),
+        ],
+        hint="SATFINITE: out-of-range finite values, and inf, are clamped to the largest finite "
+             "number; only NaN stays NaN.",
+        explain="An E4M3 overflow is NaN under a non-saturating cast (ml_dtypes, PyTorch) and "
+                "±448 under CUDA's saturating conversion.",
+    ),
+    Question(
+        id="01.e4m3_overflow_always_nan",
+        answer_name="overflow_always_nan",
+        prompt="True or False: converting a value above 448 to FP8 E4M3 always gives NaN.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[
+            Wrong(True, "that holds for a non-saturating cast (ml_dtypes, PyTorch); CUDA's "
+                        "saturating conversion (__NV_SATFINITE) clamps the value to ±448. The "
+                        "format has no inf; what an overflow becomes is the conversion's choice."),
+        ],
+    ),
+    Question(
+        id="01.fp8_scale",
+        answer_name="fp8_scale",
+        prompt="FP8 training with a per-tensor scale: a gradient tensor's amax (largest absolute "
+               "value) is 0.05. The scale it is multiplied by before the E4M3 cast, so that its "
+               "largest value lands on E4M3's largest finite number (exact).",
+        answer=lambda: 448 / 0.05,
+        kind=Number(),
+        wrong=[
+            Wrong(lambda: 0.05 / 448, "that is the factor that undoes the scaling after the "
+                                      "GEMM; before the cast the tensor is multiplied by "
+                                      "448 / amax."),
+            Wrong(lambda: 57344 / 0.05, "57344 is E5M2's largest number; the cast is to E4M3 "
+                                        "(448)."),
+            Wrong(1.0, "without a scale, values near 0.05 keep only a few bits and values below "
+                       "2^-10 flush to zero: the scale maps amax onto 448 to use the whole range."),
+        ],
+    ),
+    Question(
+        id="01.half_bytes_half_peak",
+        answer_name="half_bytes_half_peak",
+        prompt="A 7e9-parameter model trains with Adam in mixed precision. True or False: storing "
+               "its weights in 2 bytes instead of 4 halves the training run's peak memory.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[
+            Wrong(True, "halving the bytes per weight halves the weights only; the training state "
+                        "(16-bit weights and gradients, FP32 master weights, Adam's two moments: "
+                        "16 B per parameter) and the activations do not halve with it."),
+        ],
+    ),
+    Question(
+        id="01.same_precision_needed",
+        answer_name="same_precision_needed",
+        prompt='True or False: in a GEMM the inputs and the accumulator must use the same precision.',
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "mixed precision keeps FP16 or BF16 inputs and accumulates in FP32: the accumulator's precision bounds the error of the sum: 4096 FP16 ones summed into an FP32 accumulator give 4096.")],
+    ),
 ]

@@ -56,6 +56,11 @@ def _smallest_m_over_ridge():
     return m
 
 
+def _smallest_fp16_m(ridge, itemsize=2):
+    """Smallest whole M whose FP16 linear layer (K = N = 4096) is above ``ridge``."""
+    return next(m for m in range(1, 10**5) if linear_intensity(m, LINEAR_K, LINEAR_N, itemsize) > ridge)
+
+
 def _block_inputs(model):
     """Input elements the 2x2 block of C = TILE_A TILE_B loads: the block is a 2 x 2 x 8 GEMM of
     its own, with 2x2 tiles; the traffic model counts elements (itemsize 1) and C's 4 writes."""
@@ -529,6 +534,54 @@ QUESTIONS = [
         ],
     ),
     Question(
+        id="04.tc_ridge_h100",
+        answer_name="h100_tc_ridge",
+        prompt="The FP16 Tensor Core ridge point of the H100 SXM, from gl.perfmodel.HARDWARE "
+               "(dense peak over HBM bandwidth), in FLOP/B (3 significant figures).",
+        answer=lambda: chip("H100 SXM").ridge_point("fp16"),
+        kind=Number(sig=3, unit="FLOP/B"),
+        wrong=[
+            Wrong(lambda: chip("H100 SXM").ridge_point("fp32"),
+                  "that is the FP32 CUDA-core ridge. A GEMM on Tensor Cores meets the FP16 Tensor "
+                  "Core peak, about 15x the FP32 one, so its ridge is 15x further right."),
+            Wrong(lambda: 2 * chip("H100 SXM").ridge_point("fp16"),
+                  "that uses the printed peak with 2:4 sparsity; the dense peak is half of it."),
+            Wrong(lambda: H200.ridge_point("fp16"),
+                  "that is the H200's ridge: same Tensor Cores, but 4.8 TB/s of HBM against the "
+                  "H100 SXM's 3.35 TB/s."),
+        ],
+    ),
+    Question(
+        id="04.tc_smallest_m",
+        answer_name="smallest_m_tc",
+        prompt="With K = N = 4096 and FP16 (2-byte) X, W and Y, the smallest M whose intensity "
+               "exceeds the H200's FP16 Tensor Core ridge point.",
+        answer=lambda: _smallest_fp16_m(H200.ridge_point("fp16")),
+        kind=Exact(int, unit="rows"),
+        wrong=[
+            Wrong(_smallest_m_over_ridge,
+                  "that crosses the FP32 CUDA-core ridge (13.96 FLOP/B). An FP16 GEMM runs on "
+                  "Tensor Cores, whose ridge is about 206 FLOP/B: it needs far more rows."),
+            Wrong(lambda: _smallest_fp16_m(H200.ridge_point("fp16"), itemsize=4),
+                  "that counts 4 bytes per element; FP16 elements are 2 bytes."),
+            Wrong(lambda: int(H200.ridge_point("fp16")) + 1,
+                  "that counts only the weights' bytes (intensity M); X and Y cross HBM too."),
+        ],
+    ),
+    Question(
+        id="04.decode_compute_bound",
+        answer_name="decode_compute_bound",
+        prompt="Decode with 64 requests: one FP16 linear layer with M = 64, K = N = 4096 on the "
+               "H200's Tensor Cores. Is it compute-bound? True or False.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[
+            Wrong(True, "M = 64 is above the FP32 CUDA-core ridge (M = 29), but on Tensor Cores "
+                        "the ridge is about 206 FLOP/B and M = 64 gives 62 FLOP/B: decode is "
+                        "memory-bound, its time set by reading the weights."),
+        ],
+    ),
+    Question(
         id="04.attention_scores_gib",
         answer_name="scores_gib",
         prompt="One full FP16 attention score tensor for 32 heads and T = 8192 tokens, in GiB (exact).",
@@ -918,5 +971,29 @@ QUESTIONS = [
             Wrong("c", "keeping the whole row is what tiling avoids: a running maximum and sum "
                        "per row are enough, rescaling what was computed so far."),
         ],
+    ),
+    Question(
+        id="04.longer_arrays_intensity",
+        answer_name="longer_arrays_intensity",
+        prompt='True or False: a vector add over 10x longer arrays has a higher arithmetic intensity.',
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, 'FLOPs and bytes both grow with the length: the vector add stays at 1/12 FLOP/B however long the arrays are. Intensity grows with reuse, not with size.')],
+    ),
+    Question(
+        id="04.time_tells_cause",
+        answer_name="time_tells_cause",
+        prompt="True or False: a kernel's time alone tells whether it is below the bandwidth roof because it moves too many bytes or because the memory is not fed enough requests.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, 'the same time fits both causes: too many bytes at full bandwidth, or the right bytes at a fraction of it. Count the bytes (a model or hardware counters) to tell them apart.')],
+    ),
+    Question(
+        id="04.tiling_starts_without_reuse",
+        answer_name="tiling_starts_without_reuse",
+        prompt='True or False: on a CPU, tiling is what first gives a GEMM loop any reuse at all.',
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, 'the reordered i-k-j loop already reuses a row of C and of B through the cache; tiling bounds the working set so that reuse survives at sizes beyond the cache.')],
     ),
 ]

@@ -4,7 +4,7 @@ traffic of an addition done as a pass of its own."""
 import numpy as np
 
 from ...collectives import centralized_allreduce, ring_allreduce
-from ...collectives.cost import (allreduce_cost, allreduce_time, algbw, busbw,
+from ...collectives.cost import (allreduce_cost, double_binary_tree_cost, allreduce_time, algbw, busbw,
                                  centralized_root_bytes, ring_send_bytes)
 from ...collectives.ring_steps import RingPlan
 from ...labs.ring import RingLab
@@ -391,5 +391,24 @@ QUESTIONS = [
         ],
         explain="From 1.5 S at 4 ranks to 1.984375 S at 128: nearly constant bytes, while the "
                 "number of steps, 2(N - 1), keeps growing.",
+    ),
+    Question(
+        id="07.double_tree_bytes_s",
+        answer_name="double_tree_bytes_s",
+        prompt="NCCL's pipelined double binary tree all-reduce on N = 64 ranks, the message cut into "
+               "k = 1000 chunks: the bytes on its critical path, in units of S (3 significant "
+               "figures). Each of its two phases (reduce, broadcast) takes floor(log2 N) + k - 1 "
+               "rounds, each moving S / k through the busiest port.",
+        answer=lambda: double_binary_tree_cost(64, 1.0, 1000).bytes,
+        kind=Number(sig=3, unit="S"),
+        wrong=[
+            Wrong(lambda: allreduce_cost("tree", 64, 1.0).bytes,
+                  "2 log2 N S is the binomial tree that sends the whole message at every level. "
+                  "NCCL pipelines its trees in chunks, so all levels work at once: about 2S, "
+                  "the ring's bandwidth, not 2 log2 N S."),
+            Wrong(lambda: allreduce_cost("ring", 64, 1.0).bytes,
+                  "that is the ring's 2(N-1)/N S; the pipelined tree pays a little more, "
+                  "2(d + k - 1)/k S with d = 6."),
+        ],
     ),
 ]

@@ -261,4 +261,17 @@ QUESTIONS = [
         explain="One all-reduce of M x D per forward pass: the hidden activation, four times "
                 "wider, never leaves its rank.",
     ),
+    Question(
+        id="09.any_middle_operator",
+        answer_name="any_middle_operator",
+        prompt="In the Megatron FFN, GELU between the column-parallel and the row-parallel GEMM "
+               "needs no communication. True or False: any operator put there instead needs none "
+               "either.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "GELU is element-wise: each rank applies it to its own columns. An "
+                           "operator that mixes the hidden dimension (a LayerNorm over it, a "
+                           "softmax, a bias added per row sum) needs the other ranks' columns and "
+                           "so a collective.")],
+    ),
 ]

@@ -367,4 +367,16 @@ QUESTIONS = [
                        "between generations; check the target's instruction set."),
         ],
     ),
+    Question(
+        id="12.peak_is_all",
+        answer_name="peak_is_all",
+        prompt="True or False: of two GPUs, the one with the higher peak Tensor Core FLOP/s always "
+               "runs a given GEMM faster.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, "peak FLOP/s is one roof: a GEMM below the ridge is bound by memory "
+                           "bandwidth, and one above it still needs the data fed through shared "
+                           "memory and registers in time; the types, shapes and the software "
+                           "that reaches the peak matter too.")],
+    ),
 ]

@@ -1,10 +1,12 @@
 """Lesson 13, 4D parallelism: the rank count as a product, coordinates in Megatron's order, groups
 built by fixing three axes, which axis each parallelism cuts, and orthogonal vs independent."""
 from ...parallel import RankGrid
+from ...parallel.memory_per_rank import memory_per_rank, ring_attention_kv_bytes
+from ...parallel.pipeline_schedule import simulate
 from ...labs.groups import GroupsLab
 from ...labs.solutions import solution
 from ._choices import options_text
-from ...judging import Array, Choice, Exact, Function, Question, Wrong
+from ...judging import Array, Choice, Exact, Function, Number, Question, Wrong
 from ...judging.rules import Rules
 
 # The seed's exercise: DP = 4, PP = 2, CP = 2, TP = 8.
@@ -293,6 +295,86 @@ QUESTIONS = [
                        "batches; a framework's batch dimension is one of its physical layouts."),
             Wrong("c", "the GPUs of the DP group split B (data parallelism), but B itself counts "
                        "contexts, whatever the number of GPUs."),
+        ],
+    ),
+    Question(
+        id="13.bubble_fraction",
+        answer_name="bubble_fraction",
+        prompt="A pipeline of p = 4 stages runs m = 8 micro-batches with 1F1B; forward and backward "
+               "steps cost the same on every stage. The share of the time a stage sits idle, the "
+               "bubble (3 significant figures).",
+        answer=lambda: simulate("1f1b", 4, 8).bubble_fraction(),
+        kind=Number(sig=3),
+        wrong=[
+            Wrong(lambda: 3 / 8, "that is (p-1)/m, the bubble measured against the work; as a "
+                                 "share of the whole schedule it is (p-1)/(m+p-1)."),
+            Wrong(0, "1F1B does not remove the bubble: it has GPipe's (p-1)/(m+p-1); what it "
+                     "saves is activation memory (at most p - s micro-batches held)."),
+            Wrong(lambda: 1 / 8, "the fill and the drain each cost p - 1 slots; one slot per "
+                                 "micro-batch is not the bubble."),
+        ],
+    ),
+    Question(
+        id="13.one_f_one_b_held",
+        answer_name="held_stage0",
+        prompt="Same pipeline (p = 4, m = 8) with 1F1B: the most micro-batches whose activations "
+               "stage 0 holds at once.",
+        answer=lambda: simulate("1f1b", 4, 8).peak_in_flight(0),
+        kind=Exact(int, unit="micro-batches"),
+        wrong=[
+            Wrong(8, "that is GPipe, which runs all m forwards before any backward. 1F1B starts "
+                     "each backward as soon as it can: stage s holds at most p - s."),
+            Wrong(1, "stage 0 must run p forwards before the first backward comes back to it."),
+        ],
+    ),
+    Question(
+        id="13.zero2_gb",
+        answer_name="zero2_gb",
+        prompt="A 7e9-parameter model trains with mixed-precision Adam (16 B of model state per "
+               "parameter: 2 weights, 2 gradients, 12 optimizer) on 8 data-parallel ranks with "
+               "ZeRO stage 2. Model-state memory per rank, in GB (10^9 B), 4 significant figures.",
+        answer=lambda: memory_per_rank("zero2", 7e9, 8)[0] / 1e9,
+        kind=Number(sig=4, unit="GB"),
+        wrong=[
+            Wrong(lambda: memory_per_rank("dp", 7e9, 8)[0] / 1e9,
+                  "that is plain DP: every rank keeps all 16 B. ZeRO-2 shards the optimizer "
+                  "state and the gradients over the 8 ranks."),
+            Wrong(lambda: memory_per_rank("zero3", 7e9, 8)[0] / 1e9,
+                  "that is ZeRO-3, which also shards the weights; stage 2 keeps every weight."),
+            Wrong(lambda: memory_per_rank("zero1", 7e9, 8)[0] / 1e9,
+                  "that is ZeRO-1, which shards only the optimizer state; stage 2 shards the "
+                  "gradients too."),
+        ],
+    ),
+    Question(
+        id="13.cp_states_divide",
+        answer_name="cp_states_divide",
+        prompt="True or False: context parallelism over 8 ranks divides each rank's model-state "
+               "memory (weights, gradients, optimizer) by 8.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[
+            Wrong(True, "CP shards the sequence, not the weights: every CP rank keeps the whole "
+                        "layer's weights, gradients and optimizer state; only the activations "
+                        "divide."),
+        ],
+    ),
+    Question(
+        id="13.ring_attention_mib",
+        answer_name="ring_attention_mib",
+        prompt="Ring attention with T = 32768 tokens on cp = 4 ranks, K and V of 1024 BF16 values "
+               "each per token: the MiB one rank sends per attention layer's forward (exact).",
+        answer=lambda: ring_attention_kv_bytes(32768, 4, 1024) / 2**20,
+        kind=Number(unit="MiB"),
+        wrong=[
+            Wrong(lambda: ring_attention_kv_bytes(32768, 4, 1024) / 3 / 2**20,
+                  "that sends the K/V block once; around a ring of cp ranks it is passed on "
+                  "cp - 1 times, so that every query meets every key."),
+            Wrong(lambda: ring_attention_kv_bytes(32768, 4, 1024) / 2 / 2**20,
+                  "that sends K only; V travels with it."),
+            Wrong(lambda: 2 * 32768 * 1024 * 2 / 2**20,
+                  "that is the whole sequence's K and V; each rank holds T / cp tokens of it and "
+                  "sends its block cp - 1 times."),
         ],
     ),
 ]
