@@ -64,6 +64,11 @@ def test_naive_matmul_checks_the_three_loops_its_prompt_promises():
     assert "3 explicit nested loops" in message
 
 
+def test_the_exercise_skeleton_is_unanswered_not_refused():
+    source, name, _label = cell("02.naive_matmul", "exercises")
+    assert load("02.naive_matmul", source, name)(A, B) is Ellipsis
+
+
 def test_the_course_answer_of_naive_matmul_runs_on_the_stand_ins():
     fn = load("02.naive_matmul", solution_source("02.naive_matmul")[0])
     assert np.allclose(fn(A, B), A @ B)

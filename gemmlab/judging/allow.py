@@ -305,10 +305,21 @@ def _node_problem(allows, node):
     return None
 
 
+def _unanswered(fn):
+    """Whether ``fn``'s body is the exercise's skeleton: ``pass``, ``...``, ``return ...``,
+    ``return None``, a docstring."""
+    def blank(n):
+        value = n.value if isinstance(n, (ast.Expr, ast.Return)) else None
+        return isinstance(n, ast.Pass) or (isinstance(n, ast.Return) and value is None) or (
+            isinstance(value, ast.Constant) and (value.value in (Ellipsis, None)
+                                                 or isinstance(value.value, str)))
+    return all(blank(n) for n in fn.body)
+
+
 def _loops_problem(depth, tree, name):
     fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name),
               None)
-    if fn is None:
+    if fn is None or _unanswered(fn):
         return None
 
     def nesting(node):
