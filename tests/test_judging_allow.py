@@ -160,6 +160,15 @@ def test_every_course_answer_passes_the_allow_list_and_loads(qid):
     assert callable(load(qid, source, name))
 
 
+@pytest.mark.parametrize("qid", ["03.puzzle_map", "03.puzzle_shared"])
+def test_a_kernel_loaded_in_its_namespace_still_compiles_and_passes_its_lab(qid):
+    """The kernel language is handed out as the module itself: the simulator and the compiler
+    see the cuda they know, and the course's kernel passes its puzzle."""
+    q = get_question(qid)
+    source, name = solution_source(qid)
+    assert q.kind.judge(q, load(qid, source, name))[0] == "pass"
+
+
 def test_every_code_prompt_states_what_its_answer_may_use():
     for qid in CODE:
         q = get_question(qid)

@@ -23,12 +23,13 @@ import numpy as np
 
 # Builtins every answer may use: values, containers, arithmetic, iteration, errors. Not granted:
 # eval, exec, compile, __import__, getattr/setattr/delattr (a computed name), vars, globals,
-# locals, dir, open, input, breakpoint, help, memoryview, type's three-argument form (type is
-# granted: attribute checks keep its dunders out of reach).
+# locals, dir, open, input, breakpoint, help, memoryview (type and object are granted: the
+# allow-list on the source keeps their dunders out of reach).
 BUILTINS = ("abs", "all", "any", "bool", "dict", "divmod", "enumerate", "float", "int",
             "isinstance", "len", "list", "max", "min", "pow", "print", "range", "reversed",
             "round", "set", "sorted", "str", "sum", "tuple", "zip", "map", "filter", "slice",
-            "frozenset", "complex", "hash", "iter", "next", "repr", "callable",
+            "frozenset", "complex", "hash", "iter", "next", "repr", "callable", "type", "object",
+            "super", "property", "staticmethod", "classmethod",
             "ArithmeticError", "AssertionError", "Exception", "IndexError", "KeyError",
             "NotImplementedError", "RuntimeError", "TypeError", "ValueError",
             "ZeroDivisionError", "StopIteration", "None", "True", "False")
