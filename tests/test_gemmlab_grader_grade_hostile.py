@@ -231,7 +231,9 @@ def test_code_runs_without_the_references_and_its_processes_die(full):
     assert row["results"]["02.naive_matmul"] == "fail"
     feedback = row["feedback"]["02.naive_matmul"]      # the bank's name built at run time:
     assert "imports importlib" in feedback and "grants these imports only" in feedback, feedback
-    assert row["results"]["02.row_major_index"] == "pass"
+    # its row_major_index starts a detached process: refused on the source now, never started
+    assert row["results"]["02.row_major_index"] == "fail"
+    assert "imports subprocess" in row["feedback"]["02.row_major_index"]
 
 
 def test_reading_the_repository_works_only_without_the_sandbox(full, unsandboxed):
