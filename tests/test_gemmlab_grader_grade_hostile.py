@@ -234,8 +234,10 @@ def test_code_runs_without_the_references_and_its_processes_die(full):
     row = full.rows["attack_code_cheater"]
     assert row["results"]["02.naive_matmul"] == "fail"
     feedback = row["feedback"]["02.naive_matmul"]      # the bank's name built at run time:
-    assert "importlib" in feedback and "hides what runs" in feedback, feedback   # refused unrun
-    assert row["results"]["02.row_major_index"] == "pass"
+    assert "imports importlib" in feedback and "grants these imports only" in feedback, feedback
+    # its row_major_index starts a detached process: refused on the source now, never started
+    assert row["results"]["02.row_major_index"] == "fail"
+    assert "imports subprocess" in row["feedback"]["02.row_major_index"]
 
 
 def test_the_repository_cannot_be_read_from_the_sandbox(full):

@@ -1,7 +1,9 @@
 """judge_code: a student's cell runs in its own limited process, the judging stays here."""
+import dataclasses
 import os
 import textwrap
 import time
+import types
 
 import numpy as np
 import pytest
@@ -18,6 +20,25 @@ RIGHT = ("def naive_matmul(A, B):\n    A, B = np.asarray(A, dtype=float), np.asa
          "    C = np.zeros((A.shape[0], B.shape[1]))\n    for i in range(A.shape[0]):\n"
          "        for j in range(B.shape[1]):\n            for k in range(A.shape[1]):\n"
          "                C[i, j] += A[i, k] * B[k, j]\n    return C\n")
+
+
+def _unconfined(qid):
+    """``qid`` without its declaration (gemmlab/grading/allowed.py): the tests of the worker and
+    the sandbox face them with code the allow-list would refuse on its source (``import os``,
+    a broadcast), so that what they test is the process boundary, not the allow-list."""
+    q = questions()[qid]
+    vehicle = types.SimpleNamespace(**{f.name: getattr(q, f.name) for f in dataclasses.fields(q)})
+    vehicle.kind = dataclasses.replace(q.kind, question_id="")
+    vehicle.allows = vehicle.rules = None
+    vehicle.is_code = True
+    return vehicle
+
+
+@pytest.fixture(autouse=True)
+def _process_vehicle(monkeypatch):
+    vehicle = _unconfined(QID)
+    real = isolate.get_question
+    monkeypatch.setattr(isolate, "get_question", lambda qid: vehicle if qid == QID else real(qid))
 
 
 def _judge(source, seed=3, timeout=20, **kw):
@@ -109,7 +130,7 @@ def test_the_code_never_runs_next_to_the_references(withheld):
              "def naive_matmul(A, B):\n"
              "    return get_question('02.naive_matmul').answer(A, B)\n")
     result = _judge(cheat, isolation=Isolation(package_root=withheld))
-    assert result.status == FAIL and "the course's checking code" in result.feedback
+    assert result.status == FAIL and "not available" in result.feedback, result.feedback
     hidden = cheat.replace("from gemmlab.grading.bank import get_question\n", "").replace(
         "get_question(", "sys.modules['gemmlab.grading.bank'].get_question(")
     result = _judge("import sys, gemmlab.grading.bank\n" + hidden,

@@ -184,10 +184,6 @@ DYNAMIC = {
         lambda: _lazy_submodules("gemmlab.labs"),
     ("gemmlab.grading.bank", "importlib.import_module(f'{__name__}.{mod}')"): _bank_lessons,
     ("gemmlab.judging.where", "importlib.import_module(module)"): None,
-    # the rules import what a question forbids, to put it out of reach (numpy, gemmlab's own)
-    ("gemmlab.judging.rules", "importlib.import_module(path)"): None,
-    ("gemmlab.judging.rules", "importlib.import_module(module)"): None,
-    ("gemmlab.judging.rules", "importlib.import_module(f'{path}.{info.name}')"): None,
     ("gemmlab.viz", "importlib.import_module(f'.{name}', __name__)"):
         lambda: {f"gemmlab.viz.{p.stem}" for p in (ROOT / "gemmlab" / "viz").glob("[a-z]*.py")},
     ("gemmlab.labs.run_mpi_rank", "importlib.import_module(args.module)"): None,

@@ -9,14 +9,17 @@
 - :mod:`.where`: ``where_it_lives``, the protocol by which a check runs a helper next to a
   function that may live in another process (the grader's proxy has a ``call_helper`` method),
   and how the package's helpers and kinds are named across processes.
-- :mod:`.rules`: what a code answer may not call, checked on its source and put out of reach
-  where it runs.
+- :mod:`.allow`: what a code answer may do (``Allows``): the namespace its cell runs in
+  (granted builtins, facades, stand-in arguments) and the allow-list on its source;
+  :mod:`.rules`: the refusal of a cell's source, as the judging of a cell calls it.
 - :mod:`.worker` and :mod:`.cell`: the grader runs a cell's code alone in a sandboxed worker
   process and judges it from outside (``judge_cell``); :mod:`.values` carries values between the
   two without pickle. A notebook's ``check()`` calls the same kinds in its own process.
 
 It imports nothing of ``gemmlab.grading``, ``gemmlab.labs`` or the grader: the labs and the bank
-build on it, ``check()`` and the grader use it.
+build on it, ``check()`` and the grader use it. (A Function question's cell is sent to the
+worker wrapped in a call of ``gemmlab.grading.answer.load_answer``, which the worker imports:
+the declarations live beside the bank.)
 """
 from .kinds import Array, Choice, Exact, Function, Number, Shape, describe
 from .question import Question, Wrong, evaluate

@@ -193,6 +193,7 @@ class Function:
     cases: Callable[[], Sequence[tuple]]
     compare: Any = field(default_factory=Array)
     hidden: Callable[[np.random.Generator], Sequence[tuple]] = None
+    question_id: str = ""   # set by the Question: the worker loads the cell under its declaration
     proxy_judge: ClassVar[bool] = True  # judge() only calls fn on data: the grader may pass a
                                         # proxy to the student's process (see judging.where)
 
@@ -201,6 +202,15 @@ class Function:
             raise AnswerTypeError(f"expected a function (pass its name, without calling it), "
                                   f"got {describe(answer)}")
         return answer
+
+    def worker_source(self, source, name):
+        """(the cell a worker runs, None): ``source`` loaded under the question's declaration
+        (:mod:`gemmlab.grading.answer`), so the worker judges it in the question's namespace."""
+        if not self.question_id:
+            return source, None
+        return (f"from gemmlab.grading.answer import load_answer\n"
+                f"globals().update(load_answer({self.question_id!r}, {source!r}, {name!r}))\n",
+                None)
 
     def judge(self, question, fn, rng=None):
         """(status, feedback) for the student's function ``fn``: the public cases when ``rng``

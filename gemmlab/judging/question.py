@@ -5,11 +5,11 @@ reveals.
 A question holds a *reference computation* (a function), not a pasted literal, wherever the value
 can be computed, so the bank and the lessons cannot drift apart.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
-from .kinds import Number
-from .rules import Rules
+from .allow import Allows
+from .kinds import Function, Number
 
 
 @dataclass(frozen=True)
@@ -30,20 +30,27 @@ class Question:
     explain: str = ""       # shown after a pass: the one idea the question is about
     answer_name: str = ""   # the notebook variable or function holding the answer ("" -> the
                             # part of the id after the dot); the grader reads it by this name
-    rules: Rules = None     # a code question's: what the answer may not call (default: the
-                            # course's checking code, exec/eval); the prompt states them
+    allows: Allows = None   # a code question's: what its answer may do (the bank's are in
+                            # gemmlab/grading/allowed.py; default: plain Python); the prompt
+                            # states a declaration given
 
     def __post_init__(self):
         if not self.answer_name:
             object.__setattr__(self, "answer_name", self.id.split(".", 1)[-1])
-        if self.is_code:
-            rules = self.rules or Rules()
-            object.__setattr__(self, "rules", rules)
-            if rules.sentence() not in self.prompt:
-                object.__setattr__(self, "prompt", f"{self.prompt} {rules.sentence()}")
+        if self.allows is not None and self.allows.sentence() not in self.prompt:
+            object.__setattr__(self, "prompt", f"{self.prompt} {self.allows.sentence()}")
+        if self.is_code and self.allows is None:
+            object.__setattr__(self, "allows", Allows())
+        if isinstance(self.kind, Function) and self.kind.question_id != self.id:
+            object.__setattr__(self, "kind", replace(self.kind, question_id=self.id))
         if not self.answer_name.isidentifier():
             raise ValueError(f"question {self.id!r}: answer_name {self.answer_name!r} is not a "
                              f"Python name")
+
+    @property
+    def rules(self):
+        """The declaration, by the name the judging of a cell reads (gemmlab.judging.cell)."""
+        return self.allows
 
     @property
     def is_code(self):

@@ -9,6 +9,8 @@ self-contained given the preamble, as the exercise skeletons say.
 """
 import linecache
 
+from . import allow
+
 PREAMBLE = """import math
 import numpy as np
 import gemmlab as gl
@@ -40,14 +42,16 @@ def code_of(fn):
     return "".join(lines), target.__name__
 
 
-def run_cell(source, filename="<student cell>"):
+def run_cell(source, filename="<student cell>", namespace=None):
     """(namespace, the exception the cell raised or None) after running the preamble and
     ``source`` with ``check`` a no-op. The source is registered in ``linecache`` under
     ``filename``, as IPython does for a cell, so messages and tracebacks can quote its lines. What
-    the cell defined before it raised stays in the namespace."""
+    the cell defined before it raised stays in the namespace. A ``namespace`` given (a question's,
+    :func:`gemmlab.judging.allow.namespace`) replaces the preamble's."""
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"__name__": "__gemmlab_cell__", "check": lambda *args, **kwargs: None}
-    exec(compile(PREAMBLE, "<preamble>", "exec"), namespace)
+    if namespace is None:
+        namespace = {"__name__": "__gemmlab_cell__", "check": lambda *args, **kwargs: None}
+        exec(compile(PREAMBLE, "<preamble>", "exec"), namespace)
     try:
         exec(compile(source, filename, "exec"), namespace)
     except Exception as exc:  # the student's cell: the caller decides what it means
@@ -55,16 +59,50 @@ def run_cell(source, filename="<student cell>"):
     return namespace, None
 
 
-def load_function(source, name, filename="<student cell>"):
+def load_function(source, name, filename="<student cell>", allows=None):
     """Run the preamble and ``source`` (:func:`run_cell`) and return the function ``name``; what
-    the cell raised is raised here."""
-    namespace, error = run_cell(source, filename)
+    the cell raised is raised here.
+
+    With ``allows`` (a question's :class:`~gemmlab.judging.allow.Allows`), the cell runs instead
+    in the namespace the question builds, after its source passes the allow-list (a broken rule
+    raises :class:`~gemmlab.judging.allow.AllowError` naming it), and the function returned gets
+    its arguments as the question's stand-ins. This is the one place an answer's code is
+    executed, in whatever process calls it."""
+    found = defined(source, name, filename, allows)
+    if not callable(found.get(name)):
+        raise ValueError(f"the cell's source does not define a function named {name!r}")
+    return found[name]
+
+
+def defined(source, name, filename="<student cell>", allows=None):
+    """``{name: what the cell binds to it}`` (a function given its stand-ins), or ``{}`` if the
+    cell binds nothing to ``name``: :func:`load_function` for callers that tell an unanswered
+    question from a wrong one. Raises what the cell raised, or the broken rule."""
+    if allows is None:
+        namespace, error = run_cell(source, filename)
+    else:
+        problem = allow.refused(allows, source, name)
+        if problem:
+            raise allow.AllowError(problem)
+        namespace, error = run_cell(source, filename, allow.namespace(allows))
     if error is not None:
         raise error
-    fn = namespace.get(name)
-    if not callable(fn):
-        raise ValueError(f"the cell's source does not define a function named {name!r}")
-    return fn
+    if name not in namespace:
+        return {}
+    value = namespace[name]
+    if allows is not None and allows.standins is not None and callable(value):
+        value = _on_standins(value, allows.standins)
+    return {name: value}
+
+
+def _on_standins(fn, standin):
+    """``fn`` called with each argument as ``standin`` makes it, its result unwrapped."""
+    def confined(*args, **kwargs):
+        result = fn(*map(standin, args), **{k: standin(v) for k, v in kwargs.items()})
+        return allow.unwrap(result)
+    confined.__name__ = fn.__name__
+    confined.__wrapped_answer__ = fn
+    return confined
 
 
 def from_other_cells(fn, source):

@@ -4,7 +4,6 @@ import numpy as np
 
 from ._choices import options_text
 from ...judging import Array, Choice, Exact, Function, Question, Shape, Wrong
-from ...judging.rules import Rules
 
 # The seed's example: two inputs with three features, two neurons.
 X = np.array([[1, 2, 3], [4, 5, 6]])
@@ -144,7 +143,6 @@ QUESTIONS = [
     ),
     Question(
         id="02.row_major_index",
-        rules=Rules(names=("numpy.ravel_multi_index",)),
         prompt="Write row_major_index(r, c, rows, cols): the element index of [r, c] in a "
                "contiguous row-major rows x cols array (counting from 0).",
         answer=_row_major_index,
@@ -214,9 +212,8 @@ QUESTIONS = [
     ),
     Question(
         id="02.naive_matmul",
-        rules=Rules(names=("gemmlab.kernels", "gemmlab.gemm"), matmul=True),
         prompt="Write naive_matmul(A, B) that returns C = AB with three explicit loops (i, j, k), "
-               "one accumulator per output starting at 0; no @, np.dot or np.matmul.",
+               "one accumulator per output starting at 0.",
         answer=_naive_matmul,
         kind=Function(cases=_matmul_cases, hidden=_matmul_hidden),
         wrong=[

@@ -11,7 +11,6 @@ from ...perfmodel import (amdahl, efficiency, group_sum_time, message_time, redu
                           self_schedule, speedup)
 from ._choices import options_text
 from ...judging import Choice, Exact, Function, Number, Question, Wrong
-from ...judging.rules import Rules
 
 # The grouping activity: 32 numbers, 4 workers at 1 item per time unit.
 ITEMS, WORKERS = 32, 4
@@ -347,7 +346,6 @@ QUESTIONS = [
     ),
     Question(
         id="03.amdahl_function",
-        rules=Rules(names=("gemmlab.perfmodel.amdahl",)),
         answer_name="amdahl_speedup",
         prompt="Write amdahl_speedup(s, p): the overall speedup when a fraction s of the time is "
                "not accelerated and the rest runs p times faster.",

@@ -8,7 +8,6 @@ from ...perfmodel import (attention_scores_bytes, chip, effective_bandwidth, fus
                           tile_workspace_bytes, vector_add_counts)
 from ._choices import options_text
 from ...judging import Array, Choice, Exact, Function, Number, Question, Wrong
-from ...judging.rules import Rules
 
 H200 = chip("H200 SXM")
 P, B = H200.peak("fp32"), H200.bandwidth.value
@@ -633,7 +632,6 @@ QUESTIONS = [
     ),
     Question(
         id="04.roofline_function",
-        rules=Rules(names=("gemmlab.perfmodel.roofline_time",)),
         answer_name="roofline_bound",
         prompt="Write roofline_bound(F, Q, P, B): the lower bound on time, in seconds, for F "
                "FLOPs and Q bytes on a machine with peak P FLOP/s and bandwidth B B/s.",

@@ -5,7 +5,6 @@ from ...labs.solutions import solution
 from ...perfmodel.hardware import MAX_STATIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK
 from ._choices import options_text
 from ...judging import Choice, Exact, Number, Question, Wrong
-from ...labs.kernel_lab import KERNEL_RULES
 
 N_EX, T_EX = 64, 16                       # the seed's exercise: 64 x 64 matrices, T = 16
 ROW, COL, ALPHA, BETA, C_IN = (1, 2, 3), (4, 5, 6), 2.0, 0.5, 10.0
@@ -123,7 +122,6 @@ QUESTIONS = [
     ),
     Question(
         id="05.lab_naive",
-        rules=KERNEL_RULES,
         prompt="Write lab_naive(A, B, C), a @cuda.jit kernel computing C = A @ B (float32, "
                "row-major): thread (threadIdx.x, threadIdx.y) of block (blockIdx.x, blockIdx.y) "
                "computes C[blockIdx.y*16 + threadIdx.y, blockIdx.x*16 + threadIdx.x] as one dot "
@@ -136,7 +134,6 @@ QUESTIONS = [
     ),
     Question(
         id="05.lab_tiled",
-        rules=KERNEL_RULES,
         prompt="Write lab_tiled(A, B, C): the launch and ownership of lab_naive, but the block "
                "copies 16 x 16 tiles of A and B into shared memory (one element of each per "
                "thread, zeros past the edges), waits, multiplies from shared memory, waits, and "

@@ -6,7 +6,6 @@ from ...parallel import column_parallel, parallel_kind, row_parallel, shape_ledg
 from ...labs.solutions import solution
 from ...labs.tensor import ColumnLab, RowLab
 from ...judging import Choice, Exact, Function, Question, Shape, Wrong
-from ...judging.rules import Rules
 
 # The seed's exercise: X is 8 x 12, W is 12 x 20, p = 4 ranks.
 X_SHAPE, W_SHAPE, P = (8, 12), (12, 20), 4
@@ -176,7 +175,6 @@ QUESTIONS = [
     ),
     Question(
         id="06.row_partials",
-        rules=Rules(names=("gemmlab.parallel.row_parallel", "gemmlab.parallel.megatron_ffn")),
         prompt="Write row_partials(X, W, p) returning the list of the p row-parallel partial sums "
                "P_r = X_r W_r (r = 0 .. p-1).",
         answer=row_parallel,
@@ -192,7 +190,6 @@ QUESTIONS = [
     ),
     Question(
         id="06.lab_column",
-        rules=Rules(names=("gemmlab.parallel.column_parallel",)),
         prompt="Lab: write column_rank(comm, X, W_r), one rank's forward pass of a column-parallel "
                "layer Y = X W: X is the whole M x K input, W_r this rank's K x N/p block of W's "
                "columns; return this rank's M x N/p output Y_r.",
@@ -205,7 +202,6 @@ QUESTIONS = [
     ),
     Question(
         id="06.lab_row",
-        rules=Rules(names=("gemmlab.parallel.row_parallel",)),
         prompt="Lab: write row_rank(comm, X_r, W_r), one rank's forward pass of a row-parallel "
                "layer Y = X W: X_r is this rank's M x K/p block of X's columns, W_r the matching "
                "K/p x N block of W's rows; return the whole M x N output Y, on every rank "

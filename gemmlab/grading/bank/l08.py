@@ -6,7 +6,6 @@ from ...labs.solutions import solution
 from ...perfmodel import pipeline_time
 from ._choices import options_text
 from ...judging import Choice, Exact, Number, Question, Wrong
-from ...labs.kernel_lab import KERNEL_RULES
 
 T_L, T_C, N_TILES = 8.0, 12.0, 4          # the seed's exercise, microseconds
 BM = BN = 128
@@ -133,7 +132,6 @@ QUESTIONS = [
     ),
     Question(
         id="08.lab_pingpong",
-        rules=KERNEL_RULES,
         prompt="Write lab_pingpong(A, B, C): lesson 05's tiled kernel (same launch: 16 x 16 "
                "threads, one output each, grid (ceil(N/16), ceil(M/16))) with two shared buffers "
                "per operand: compute tile t from buffer t % 2 while tile t+1 goes into the other, "

@@ -7,9 +7,6 @@ from ...parallel import (ffn_allgather_in_middle, ffn_bias_on_every_rank, ffn_re
 from ...labs.solutions import solution
 from ...labs.tensor import FFNLab
 from ...judging import Choice, Exact, Function, Number, Question, Shape, Wrong
-from ...judging.rules import Rules
-
-FFN_IMPLEMENTATIONS = ("gemmlab.parallel.megatron_ffn", "gemmlab.parallel.ffn_reference")
 
 
 # The seed's exercise: M = 16 tokens, D = 1024, a D -> 4D -> D GELU FFN on p = 4 ranks.
@@ -230,7 +227,6 @@ QUESTIONS = [
     ),
     Question(
         id="09.rank_partial",
-        rules=Rules(names=FFN_IMPLEMENTATIONS),
         prompt="Write rank_partial(X, W_up, W_down, p, r): rank r's partial sum "
                "GELU(X W_up,r) W_down,r in Megatron's FFN.",
         answer=rank_partial,
@@ -247,7 +243,6 @@ QUESTIONS = [
     ),
     Question(
         id="09.lab_ffn",
-        rules=Rules(names=FFN_IMPLEMENTATIONS),
         prompt="Lab: write ffn_rank(comm, X, W_up_r, b_up_r, W_down_r, b_down), one rank of "
                "Megatron's FFN Y = GELU(X W_up + b_up) W_down + b_down: X (M x D) is the whole "
                "input, W_up_r (D x F/p) and b_up_r (F/p) this rank's column shard, W_down_r "

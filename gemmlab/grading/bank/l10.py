@@ -3,7 +3,6 @@ mean, the scalar register slots of an m x n micro-tile; and the outer-product ke
 from ...labs.kernel_lab import OUTER
 from ...labs.solutions import solution
 from ...judging import Exact, Function, Number, Question, Wrong
-from ...labs.kernel_lab import KERNEL_RULES
 
 K_STEPS, M_T, N_T = 32, 4, 4
 
@@ -100,7 +99,6 @@ QUESTIONS = [
     ),
     Question(
         id="10.lab_outer",
-        rules=KERNEL_RULES,
         prompt="Write lab_outer(A, B, C): blocks of 64 threads (threadIdx.x = 0..63) compute a "
                "32 x 32 tile of C, block (blockIdx.x, blockIdx.y) the one at rows blockIdx.y*32 "
                "and columns blockIdx.x*32, grid (ceil(N/32), ceil(M/32)); each thread owns a "

@@ -6,7 +6,6 @@ from ...labs.kernel_lab import TWOLEVEL
 from ...labs.solutions import solution
 from ...perfmodel.occupancy import HOPPER, blocks_per_sm
 from ...judging import Choice, Exact, Number, Question, Wrong
-from ...labs.kernel_lab import KERNEL_RULES
 
 GRANULARITY = ("one k position", "one K-tile")
 
@@ -111,7 +110,6 @@ QUESTIONS = [
     ),
     Question(
         id="11.lab_twolevel",
-        rules=KERNEL_RULES,
         prompt="Write lab_twolevel(A, B, C): lab_outer's launch and 4 x 4 micro-tiles, with two "
                "shared buffers (at most one syncthreads per K tile plus the prologue's) and two "
                "register sets of fragments in local arrays: read the fragments of k+1 from "

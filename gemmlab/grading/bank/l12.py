@@ -9,12 +9,8 @@ from ...perfmodel import HOPPER, pipeline_time
 from ...tensorcore import hopper, numerics, probes, tiling
 from ._choices import options_text
 from ...judging import Array, Choice, Exact, Function, Number, Question, Wrong
-from ...judging.rules import Rules
 
 # the package's whole-GEMM emulations: what 12.mma_step and 12.lab_wmma ask to be written
-TENSOR_CORE_GEMMS = ("gemmlab.tensorcore.emulate", "gemmlab.tensorcore.emulate_steps",
-                     "gemmlab.tensorcore.gemm", "gemmlab.tensorcore.hopper_gemm")
-
 # The seed's exercise: 4 MMAs along K, a fragment load takes 6, an MMA 10 (same unit).
 N_MMA, T_LOAD, T_MMA = 4, 6, 10
 GEMM_N, TILE, FRAG = 128, 32, 16
@@ -229,7 +225,6 @@ QUESTIONS = [
     ),
     Question(
         id="12.mma_step",
-        rules=Rules(names=("gemmlab.tensorcore.mma",) + TENSOR_CORE_GEMMS),
         prompt="Write mma_step(a, b, c): one Tensor Core step D = A B + C on 16 x 16 fragments, "
                "with a, b FP16 arrays and c a float32 array. Products exact, accumulation in "
                "FP32 (return float32).",
@@ -332,7 +327,6 @@ QUESTIONS = [
     ),
     Question(
         id="12.lab_wmma",
-        rules=Rules(names=TENSOR_CORE_GEMMS, matmul=True, allowed=("gemmlab.labs.wmma",)),
         prompt="Write lab_wmma(A, B, C) with gemmlab.labs.wmma: C (M x N, float32) = A (M x K, "
                "FP16) @ B (K x N, FP16), one 16 x 16 C fragment at a time: fill an accumulator "
                "with zeros, mma_sync along K, store it once.",

@@ -7,7 +7,6 @@ from ...labs.groups import GroupsLab
 from ...labs.solutions import solution
 from ._choices import options_text
 from ...judging import Array, Choice, Exact, Function, Number, Question, Wrong
-from ...judging.rules import Rules
 
 # The seed's exercise: DP = 4, PP = 2, CP = 2, TP = 8.
 EXERCISE = dict(tp=8, cp=2, dp=4, pp=2)
@@ -190,7 +189,6 @@ QUESTIONS = [
     ),
     Question(
         id="13.coords_of",
-        rules=Rules(names=("gemmlab.parallel.RankGrid", "gemmlab.parallel.grid")),
         prompt="Write coords_of(rank, tp, cp, dp, pp) returning the tuple (i_TP, i_CP, i_DP, i_PP) "
                "of rank on a grid of those degrees, in Megatron's order (tp fastest, then cp, dp, "
                "pp).",
@@ -207,7 +205,6 @@ QUESTIONS = [
     ),
     Question(
         id="13.lab_groups",
-        rules=Rules(names=("gemmlab.parallel.RankGrid", "gemmlab.parallel.grid")),
         prompt="Lab: write groups(tp, cp, dp, pp, axis) returning every rank group along axis "
                "('tp', 'cp', 'dp' or 'pp') as a list of lists of ranks, with ranks numbered in "
                "Megatron's order (tp fastest, then cp, dp, pp). The order of the groups, and of "

@@ -6,10 +6,6 @@ from ...parallel import attention_reference, megatron_attention, split_rows
 from ...labs.solutions import solution
 from ...labs.tensor import AttentionLab
 from ...judging import Choice, Exact, Function, Question, Shape, Wrong
-from ...judging.rules import Rules
-
-ATTENTION_IMPLEMENTATIONS = ("gemmlab.parallel.megatron_attention",
-                             "gemmlab.parallel.attention_reference")
 
 
 # The seed's exercise: standard MHA, d_model = 4096, h = 32 (d_h = 128), TP = 8.
@@ -193,7 +189,6 @@ QUESTIONS = [
     ),
     Question(
         id="14.rank_partial_attention",
-        rules=Rules(names=ATTENTION_IMPLEMENTATIONS),
         prompt="Write rank_partial_attention(X, Wq, Wk, Wv, Wo, n_heads, p, r): rank r's partial "
                "output O_r W_O,r for standard MHA (no mask, no bias).",
         answer=rank_partial_attention,
@@ -210,7 +205,6 @@ QUESTIONS = [
     ),
     Question(
         id="14.lab_attention",
-        rules=Rules(names=ATTENTION_IMPLEMENTATIONS),
         prompt="Lab: write attention_rank(comm, X, Wq_r, Wk_r, Wv_r, Wo, b_o, n_heads), one rank "
                "of Megatron's multi-head attention (no mask): X (S x d_model) is the whole input; "
                "rank r owns heads r h/p ... (r+1) h/p - 1 and Wq_r, Wk_r, Wv_r are their columns "

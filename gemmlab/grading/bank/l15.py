@@ -7,7 +7,6 @@ from ...perfmodel import pipeline_time
 from ...labs.budget import BudgetLab
 from ...labs.solutions import solution
 from ...judging import Exact, Number, Question, Shape, Wrong
-from ...judging.rules import Rules
 
 GIB = 2**30
 # Exercise 1: X 32 x 4096, W 4096 x 16384, column parallel on 4 ranks.
@@ -154,7 +153,6 @@ QUESTIONS = [
     ),
     Question(
         id="15.lab_budget",
-        rules=Rules(names=("gemmlab.parallel.budget.layer_budget",)),
         prompt="Lab: write layer_budget(cfg), the time of one tensor-parallel FFN layer per GPU "
                "and microbatch on a 4D grid, as a dict with the keys 'gemm', 'tp_allreduce', "
                "'dp_allreduce' and 'pp_p2p' (seconds), following the contract in the exercise "
