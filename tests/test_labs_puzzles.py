@@ -204,8 +204,8 @@ def test_a_puzzle_is_judged_in_the_graders_worker_like_any_kernel_lab():
     source, name, _ = cell("03.puzzle_shared")
     attack = ("import sys\nsys.modules['gemmlab.labs.puzzle_feedback'].first_problem = "
               "lambda *a: None\n" + source.replace(BARRIER_LINE, ""))
-    result = judge_code("03.puzzle_shared", attack, name, seed=5)
-    assert result.status == "fail" and "a missing barrier" in result.feedback, result.feedback
+    result = judge_code("03.puzzle_shared", attack, name, seed=5)     # refused before it runs
+    assert result.status == "fail" and "imports sys" in result.feedback, result.feedback
     result = judge_code("03.puzzle_shared", source, name, seed=5)
     assert result.status == "pass", result.feedback
     racy = source.replace(BARRIER_LINE, "")

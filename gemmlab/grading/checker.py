@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from .. import device, doing
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, code_of, evaluate, is_missing
-from ..judging.cell import judge_alone
+from ..judging.cell import judge_alone, under_declaration
 from ..judging.rules import broken
 from ..judging.source import from_other_cells, load_function
 from ..judging.worker import CELL_FILE
@@ -135,6 +135,7 @@ def _judge_cell_here(q, source, name):
         source, problem = prepare(source, name)
         if problem:
             return FAIL, problem, None
+    source = under_declaration(q, source, name)
     try:
         fn = load_function(source, name, filename=CELL_FILE)
     except Exception as exc:  # the student's cell, run alone as the grader runs it

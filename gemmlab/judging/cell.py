@@ -222,6 +222,7 @@ def _judge_cell(question, source, name, rng, channel, picture):
         source, problem = prepare(source, name)
         if problem:
             return FAIL, problem
+    source = under_declaration(question, source, name)
     loaded, failure = _ask(channel, {"op": "load", "source": str(source), "name": str(name),
                                      "rules": rules.as_data() if rules else None}, "your cell")
     if failure is not None:
@@ -253,3 +254,14 @@ def judge_alone(question, source, name, rng=None, timeout=120.0, picture=False):
         return judge_cell(question, source, name, rng, channel, picture)
     finally:
         channel.close()
+
+
+def under_declaration(question, source, name):
+    """``source`` loaded under the question's declaration (the rank labs' cells), unless its
+    kind prepares the cell itself (a Function's cell is loaded under it already; a kernel lab
+    keeps only the cell's kernels, constants and imports of math, numpy and numba, and compiles
+    that source as it is) or the question declares nothing (a withheld bank's stand-in)."""
+    from .kinds import declared_cell
+    if getattr(question, "allows", None) is None or hasattr(question.kind, "worker_source"):
+        return source
+    return declared_cell(question.id, source, name)

@@ -182,6 +182,14 @@ class Array:
         return f"array of shape {value.shape}" if value.size > 8 else np.array2string(value)
 
 
+def declared_cell(question_id, source, name):
+    """The cell a worker (or ``check()``) runs for ``source``: the answer loaded under
+    ``question_id``'s declaration (:mod:`gemmlab.grading.answer`), so that it is judged in the
+    namespace its question builds, whichever process runs it and whatever kind judges it."""
+    return (f"from gemmlab.grading.answer import load_answer\n"
+            f"globals().update(load_answer({question_id!r}, {source!r}, {name!r}))\n")
+
+
 @dataclass(frozen=True)
 class Function:
     """A function the student writes; it is called on test cases and its outputs compared with the
@@ -206,10 +214,7 @@ class Function:
     def worker_source(self, source, name):
         """(the cell a worker runs, None): ``source`` loaded under the question's declaration
         (:mod:`gemmlab.grading.answer`), so the worker judges it in the question's namespace."""
-        if not self.question_id:
-            return source, None
-        return (f"from gemmlab.grading.answer import load_answer\n"
-                f"globals().update(load_answer({self.question_id!r}, {source!r}, {name!r}))\n",
+        return (declared_cell(self.question_id, source, name) if self.question_id else source,
                 None)
 
     def judge(self, question, fn, rng=None):
