@@ -84,7 +84,7 @@ def test_a_race_keeps_the_first_racing_block_with_both_threads():
     picture = trace.observed
     assert picture["block"] == [0, 0, 0]
     assert picture["race"] == {"kind": "read-write", "array": "s", "index": [1], "threads": [0, 1],
-                               "interval": 0}
+                               "interval": 0, "space": "shared"}
     assert trace.races[0].reader_id == 0 and trace.races[0].writer_id == 1
 
 

@@ -85,9 +85,9 @@ def _result(lab, case, C, trace):
     c_array = trace.arrays["C"]
     writes = c_array.counts("writes")
     if c_array.read_before_write is not None:
-        (i, j), gid = c_array.read_before_write
+        (i, j), gid, line = c_array.read_before_write
         added = np.allclose(C, case.C0.astype(np.float64) + ref, atol=0, rtol=1e-5)
-        return (f"{trace.who(gid)} read C[{i}, {j}] before writing it"
+        return (f"{trace.who(gid)} read C[{i}, {j}]{f' at {line}' if line else ''} before writing it"
                 f"{': the result is the old C plus A B' if added else ''}. The lab computes "
                 f"C = A B: C is an output only. Accumulating into it (C += A B, as with beta = 1) "
                 f"is a different operation; keep the sum in a register and write C once.")

@@ -37,31 +37,43 @@ class KernelFault(Exception):
 
 @dataclass
 class Race:
-    """Two threads touched one shared element in the same barrier interval, one of them writing."""
+    """Two threads touched one element in a way no barrier orders, one of them writing: in one
+    block's barrier interval (shared or global memory), or in two blocks of one launch (global
+    memory, no atomic)."""
     array: str
     index: tuple
     reader: str            # the thread that read (or, for "write-write", the first writer)
     writer: str
     kind: str              # "read-write" or "write-write"
     had_value: bool        # the element already held a value from an earlier interval
-    interval: int
-    block: str
+    interval: int          # the barrier interval (-1: two blocks, which no barrier orders)
+    block: str             # the block of both threads ("" when the names carry their blocks)
     line: str = ""         # where in the cell the second access was: "line 12 (`...`)"
-    reader_id: int = -1    # block-local ids of the two threads
+    reader_id: int = -1    # block-local ids of the two threads (-1: not in the block shown)
     writer_id: int = -1
+    read_line: str = ""    # the read's line (for "write-write": the first write's)
+    write_line: str = ""   # the write's line
+    space: str = "shared"  # "shared" or "global"
 
     def plain(self):
         return {"kind": self.kind, "array": self.array, "index": list(self.index),
-                "threads": [self.reader_id, self.writer_id], "interval": self.interval}
+                "threads": [None if self.reader_id < 0 else self.reader_id,
+                            None if self.writer_id < 0 else self.writer_id],
+                "interval": self.interval, "space": self.space}
 
     def describe(self):
         where = f"{self.array}[{', '.join(map(str, self.index))}]"
-        at = f" (at {self.line})" if self.line else ""
+        of = f" of {self.block}" if self.block else ""
+        read_at = f" at {self.read_line}" if self.read_line else ""
+        write_at = f" at {self.write_line}" if self.write_line else ""
+        when = ("in the same barrier interval" if self.interval >= 0 else
+                "in the same launch (no barrier orders two blocks, and a block may run before, "
+                "after or beside another)")
         if self.kind == "write-write":
-            return (f"{self.reader} and {self.writer} of {self.block} both wrote {where} "
-                    f"with different values in the same barrier interval{at}")
-        return (f"{self.reader} of {self.block} read {where} in the same barrier interval in "
-                f"which {self.writer} wrote it{at}")
+            return (f"{self.reader} and {self.writer}{of} both wrote {where} with different "
+                    f"values {when} ({self.reader}{read_at}, {self.writer}{write_at})")
+        return (f"{self.reader}{of} read {where}{read_at} {when} in which {self.writer} wrote "
+                f"it{write_at}")
 
 
 def thread_name(idx, ndim):
@@ -118,7 +130,8 @@ def as_data(trace, arrays, picture=True):
                                                                                 dtype=np.int64),
             "writer": np.array(array.writer, dtype=np.int64), "shape": list(array.shape),
             "thread_reads": _pairs(array.thread_reads), "thread_writes": _pairs(array.thread_writes),
-            "read_before_write": None if rbw is None else [[int(i) for i in rbw[0]], int(rbw[1])]}
+            "read_before_write": None if rbw is None else [[int(i) for i in rbw[0]], int(rbw[1]),
+                                                           str(rbw[2])]}
     fault = trace.fault
     return {
         "grid": list(trace.grid), "block": list(trace.block), "grid_ndim": trace.grid_ndim,
@@ -126,7 +139,7 @@ def as_data(trace, arrays, picture=True):
         "outputs": {name: np.ascontiguousarray(value) for name, value in arrays.items()},
         "shared": dict(trace.shared),
         "races": [[r.array, list(r.index), r.reader, r.writer, r.kind, r.had_value, r.interval,
-                   r.block, r.line] for r in trace.races],
+                   r.block, r.line, r.read_line, r.write_line, r.space] for r in trace.races],
         "uninitialized": [[name, list(index), who, block, line]
                           for name, index, who, block, line in trace.uninitialized],
         "barriers": [[list(block), count] for block, count in trace.barriers.items()],
@@ -152,7 +165,8 @@ class ObservedArray:
         self.thread_reads = {int(g): int(c) for g, c in np.asarray(data["thread_reads"])}
         self.thread_writes = {int(g): int(c) for g, c in np.asarray(data["thread_writes"])}
         rbw = data["read_before_write"]
-        self.read_before_write = None if rbw is None else (tuple(rbw[0]), int(rbw[1]))
+        self.read_before_write = None if rbw is None else (tuple(rbw[0]), int(rbw[1]),
+                                                           str(rbw[2]))
 
     def counts(self, which):
         return np.asarray(getattr(self, which)).reshape(self.shape)
@@ -167,8 +181,9 @@ class Observed(Located):
         self.arrays = {name: ObservedArray(d) for name, d in data["globals"].items()}
         self.outputs = dict(data["outputs"])
         self.shared = dict(data["shared"])
-        self.races = [Race(a, tuple(i), r, w, k, bool(h), int(n), b, str(line))
-                      for a, i, r, w, k, h, n, b, line in data["races"]]
+        self.races = [Race(a, tuple(i), r, w, k, bool(h), int(n), b, str(line),
+                           read_line=str(rl), write_line=str(wl), space=str(space))
+                      for a, i, r, w, k, h, n, b, line, rl, wl, space in data["races"]]
         self.uninitialized = [(name, tuple(index), who, block, str(line))
                               for name, index, who, block, line in data["uninitialized"]]
         self.barriers = {tuple(b): int(c) for b, c in data["barriers"]}

@@ -5,7 +5,7 @@ to a :class:`BlockRecorder`, which keeps the accesses of the block being run and
 the launch, the accesses of the one block worth showing: the block of the fault (an
 out-of-bounds access, a barrier not every thread reaches, ...), else the first block with a
 shared-memory race, else the first block that read shared memory nobody had written, else the
-last block of the grid (where the edges are). :meth:`BlockRecorder.plain` turns it into plain
+last block of the grid (where the edges are), whatever order the blocks ran in. :meth:`BlockRecorder.plain` turns it into plain
 data (dicts, lists, strings, numbers: JSON as it is), so that a picture can be drawn in a
 process that never saw the simulator (:mod:`gemmlab.viz.kernel`)::
 
@@ -53,8 +53,11 @@ class BlockRecorder:
 
     def end_block(self, block_run, rank, highlight=None):
         """The running block is over: keep it if it is worth more than the kept one (a plain
-        block replaces a plain one, so the last block is kept when nothing went wrong)."""
-        if self.kept is None or rank > self.kept[0] or rank == PLAIN == self.kept[0]:
+        block replaces a plain one before it in the grid, so the last block of the grid is kept
+        when nothing went wrong, in whatever order the blocks ran)."""
+        kept = self.kept
+        if (kept is None or rank > kept[0]
+                or rank == PLAIN == kept[0] and block_run.linear > kept[1].linear):
             self.kept = (rank, block_run, self.accesses, self.barriers, highlight)
 
     def plain(self, launch, fault=None):

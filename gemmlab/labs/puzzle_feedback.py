@@ -160,8 +160,9 @@ def _shared_hazard(puzzle, case, out, trace):
 def _result(puzzle, case, out, trace):
     array = trace.arrays[puzzle.output]
     if array.read_before_write is not None:
-        index, gid = array.read_before_write
-        return (f"{trace.who(gid)} read {puzzle.output}[{', '.join(map(str, index))}] before "
+        index, gid, line = array.read_before_write
+        at = f" at {line}" if line else ""
+        return (f"{trace.who(gid)} read {puzzle.output}[{', '.join(map(str, index))}]{at} before "
                 f"writing it: {puzzle.output} is an output only and starts with garbage. Keep "
                 f"sums in a local variable or in shared memory and write the output once.")
     writes = array.counts("writes")

@@ -6,11 +6,23 @@ replaced so that the run can be measured and can never hang:
 
 - **Global arrays** are :class:`GlobalArray` wrappers: every read and write is counted per element
   and per thread, and an index outside the array stops the run with a :class:`KernelFault` that
-  names the index, the thread and the block.
+  names the index, the thread and the block. Each element keeps its last writer and its readers
+  with their block and barrier interval, as shared memory does: a read of an element another
+  thread of the block wrote in the same interval, or another block wrote at all (blocks of one
+  launch are ordered by nothing), and a write of one another thread read so, is a :class:`Race`,
+  unless both are atomics (``cuda.atomic``).
 - **Shared arrays** are :class:`SharedArray` wrappers: every access is tagged with the thread and
   its *barrier interval* (how many ``syncthreads`` the block has passed). A read of an element
   another thread wrote in the same interval, or a write of one another thread read in it, is a
   :class:`Race`; a read of an element no thread of the block has written yet is recorded too.
+  Every ``cuda.shared.array`` call (each call site of the code, two on one line included) is an
+  allocation of its own.
+- **What a GPU leaves undefined is made visible on purpose.** Shared memory starts every block
+  as garbage (NaN for floats, random bits for integers), and so do local arrays; within a barrier
+  interval the threads of a block run in the order the launch's ``schedule`` says (forward,
+  reversed or shuffled, seeded), and so do the blocks of the grid. A kernel whose result depends
+  on that order, or on a value nobody wrote, gets a different answer under another schedule, as
+  it would on a GPU from run to run.
 - **Scheduling.** The simulator starts one OS thread per CUDA thread and lets them all run; its
   barrier waits until every live thread arrives, so a ``syncthreads`` that some thread never
   reaches hangs it. Here each CUDA thread is a greenlet (a coroutine) of the caller's thread, and
@@ -20,19 +32,18 @@ replaced so that the run can be measured and can never hang:
   by every thread (some finished, or they wait at different barriers): the run stops with a
   fault that says which. Turn-taking makes the run deterministic, needs no locks, and switching
   a greenlet costs a microsecond where waking an OS thread costs tens of them (more on a busy
-  machine): the instrumented run is faster than the plain simulator. It does not change what a
-  race-free kernel computes.
+  machine): the instrumented run is faster than the plain simulator. The order of the turns is
+  the schedule's; it does not change what a race-free kernel computes.
 
 A run that takes longer than its time limit (an endless loop) is stopped too
-(:class:`gemmlab.labs.watchdog.Watchdog`). Local arrays are filled with NaN (registers start
-with garbage on a GPU), and so is shared memory.
+(:class:`gemmlab.labs.watchdog.Watchdog`).
 
 Every access is also handed to a :class:`gemmlab.labs.observed.BlockRecorder`, which keeps one
 block's accesses and barriers as plain data (``trace.observed``): the picture of the run.
 """
+import ast
 import linecache
 import operator
-import re
 import sys
 from dataclasses import dataclass, field
 
@@ -51,6 +62,8 @@ from numba.cuda.simulator.kernelapi import Dim3, FakeCUDAModule, swapped_cuda_mo
 
 MAX_RACES = 20          # races kept per run (the first one is what feedback quotes)
 DEFAULT_TIME_LIMIT = 60.0
+EPOCH = 1 << 24         # block number * EPOCH + barrier interval: when in the launch an access was
+SCHEDULES = ("forward", "reversed", "shuffled")
 
 
 @dataclass
@@ -107,20 +120,30 @@ class _Indexer:
 
 
 class GlobalArray(_Indexer):
-    """A kernel argument in global memory, counting reads and writes per element and per thread."""
+    """A kernel argument in global memory, counting reads and writes per element and per thread,
+    and keeping each element's last writer and latest readers (with when and where) to find the
+    accesses no barrier orders (see the module)."""
     __slots__ = ("_flat_data", "reads", "writes", "writer", "thread_reads",
-                 "thread_writes", "read_before_write", "ndim", "size", "dtype")
+                 "thread_writes", "read_before_write", "ndim", "size", "dtype", "w_epoch",
+                 "w_line", "w_atomic", "r_epoch", "r_gid", "r_line", "r_other", "r_oline",
+                 "r_block_gid", "r_block_line", "written")
 
     def __init__(self, launch, name, data):
         self.launch, self.name = launch, name
         self.shape, self.ndim, self.size, self.dtype = data.shape, data.ndim, data.size, data.dtype
         self._flat_data = data.reshape(-1)
-        self.reads = [0] * data.size
-        self.writes = [0] * data.size
-        self.writer = [-1] * data.size           # global id of the last thread that wrote it
+        n = data.size
+        self.reads = [0] * n
+        self.writes = [0] * n
+        self.writer = [-1] * n                  # global id of the last thread that wrote it
         self.thread_reads = {}
         self.thread_writes = {}
-        self.read_before_write = None            # (index, thread) of the first such read
+        self.read_before_write = None           # (index, thread, line) of the first such read
+        self.written = False                    # readers are tracked once the array is written
+        self.w_epoch, self.w_line, self.w_atomic = [-1] * n, [0] * n, [False] * n
+        self.r_epoch, self.r_gid, self.r_line = [-1] * n, [-1] * n, [0] * n
+        self.r_other, self.r_oline = [-1] * n, [0] * n      # a second reader of that epoch
+        self.r_block_gid, self.r_block_line = [-1] * n, [0] * n  # a reader of an earlier block
 
     def __len__(self):
         return self.shape[0]
@@ -129,24 +152,68 @@ class GlobalArray(_Indexer):
         e = self.flat(index, "read")
         launch = self.launch
         t = launch.current
+        g = t.gid
         launch.recorder.access(t.local_id, launch.interval, "r", self.name, e)
         self.reads[e] += 1
-        self.thread_reads[t.gid] = self.thread_reads.get(t.gid, 0) + 1
-        if self.read_before_write is None and self.writes[e] == 0:
-            self.read_before_write = (np.unravel_index(e, self.shape), t.gid)
+        self.thread_reads[g] = self.thread_reads.get(g, 0) + 1
+        if self.writes[e] == 0:
+            if self.read_before_write is None:
+                self.read_before_write = (np.unravel_index(e, self.shape), g,
+                                          launch.cell_line())
+        if self.written:
+            self._track_read(e, g, sys._getframe(1).f_lineno)
         if self.launch.observer is not None:
             self.launch.observer.global_read(t, self.name, index)
         return self._flat_data[e]
+
+    def _track_read(self, e, g, line):
+        launch = self.launch
+        writer, now = self.writer[e], launch.epoch
+        if writer != -1 and writer != g and not (launch.in_atomic and self.w_atomic[e]):
+            then = self.w_epoch[e]
+            if then == now or then // EPOCH != now // EPOCH:
+                launch.global_race(self, e, g, writer, "read-write", line, self.w_line[e])
+        if self.r_epoch[e] != now:
+            if self.r_epoch[e] != -1 and self.r_epoch[e] // EPOCH != now // EPOCH:
+                self.r_block_gid[e], self.r_block_line[e] = self.r_gid[e], self.r_line[e]
+            self.r_epoch[e], self.r_gid[e], self.r_line[e], self.r_other[e] = now, g, line, -1
+        elif self.r_gid[e] != g and self.r_other[e] == -1:
+            self.r_other[e], self.r_oline[e] = g, line
 
     def __setitem__(self, index, value):
         e = self.flat(index, "wrote")
         launch = self.launch
         t = launch.current
+        g, now = t.gid, launch.epoch
+        line = sys._getframe(1).f_lineno
         launch.recorder.access(t.local_id, launch.interval, "w", self.name, e)
+        if self.written and not launch.in_atomic:
+            self._check_write(e, g, now, line, value)
+        self.written = True
         self.writes[e] += 1
-        self.writer[e] = t.gid
-        self.thread_writes[t.gid] = self.thread_writes.get(t.gid, 0) + 1
+        self.writer[e], self.w_epoch[e], self.w_line[e] = g, now, line
+        self.w_atomic[e] = launch.in_atomic
+        self.thread_writes[g] = self.thread_writes.get(g, 0) + 1
         self._flat_data[e] = value
+
+    def _check_write(self, e, g, now, line, value):
+        """A write of an element another thread read, or wrote with another value, where no
+        barrier orders the two (the same interval of one block, or two blocks)."""
+        launch, block = self.launch, now // EPOCH
+        then = self.r_epoch[e]
+        if then != -1 and (then == now or then // EPOCH != block):
+            reader, at = ((self.r_gid[e], self.r_line[e]) if self.r_gid[e] != g else
+                          (self.r_other[e], self.r_oline[e]))
+            if reader != -1:
+                launch.global_race(self, e, reader, g, "read-write", at, line)
+        if self.r_block_gid[e] != -1 and self.r_block_gid[e] // launch.threads_per_block != \
+                block:
+            launch.global_race(self, e, self.r_block_gid[e], g, "read-write",
+                               self.r_block_line[e], line)
+        writer, then = self.writer[e], self.w_epoch[e]
+        if (writer != -1 and writer != g and (then == now or then // EPOCH != block)
+                and self._flat_data[e] != np.asarray(value, self.dtype)):
+            launch.global_race(self, e, writer, g, "write-write", self.w_line[e], line)
 
     def counts(self, which):
         return np.array(getattr(self, which)).reshape(self.shape)
@@ -155,11 +222,11 @@ class GlobalArray(_Indexer):
 class SharedArray(_Indexer):
     """One block's shared array: every access tagged with the thread and its barrier interval."""
     __slots__ = ("dtype", "_flat_data", "w_interval", "w_thread", "first_w", "r_interval",
-                 "r_thread", "r_other")
+                 "r_thread", "r_other", "w_line", "r_line", "r_oline")
 
     def __init__(self, launch, name, shape, dtype):
         self.launch, self.name = launch, name
-        data = np.full(shape, np.nan, dtype=dtype)            # shared memory starts as garbage
+        data = launch.garbage(shape, dtype)                   # shared memory starts as garbage
         self.shape, self.dtype = data.shape, data.dtype
         self._flat_data = data.reshape(-1)
         n = data.size
@@ -169,21 +236,24 @@ class SharedArray(_Indexer):
         self.r_interval = [-1] * n      # interval of the latest reads
         self.r_thread = [-1] * n        # a thread that read in that interval
         self.r_other = [-1] * n         # a second, different reader in that interval
+        self.w_line, self.r_line, self.r_oline = [0] * n, [0] * n, [0] * n   # their lines
 
     def __getitem__(self, index):
         e = self.flat(index, "read")
         launch = self.launch
         t, now = launch.current.local_id, launch.interval
+        line = sys._getframe(1).f_lineno
         launch.recorder.access(t, now, "r", self.name, e)
-        if self.w_interval[e] == now and self.w_thread[e] != t:
+        if self.w_interval[e] == now and self.w_thread[e] != t and not launch.in_atomic:
             launch.race(self, e, reader=t, writer=self.w_thread[e], kind="read-write",
-                        had_value=self.first_w[e] < now)
+                        had_value=self.first_w[e] < now, lines=(line, self.w_line[e]))
         elif self.first_w[e] == -1:
             launch.uninitialized_read(self, e)
         if self.r_interval[e] != now:
             self.r_interval[e], self.r_thread[e], self.r_other[e] = now, t, -1
+            self.r_line[e] = line
         elif self.r_thread[e] != t and self.r_other[e] == -1:
-            self.r_other[e] = t
+            self.r_other[e], self.r_oline[e] = t, line
         launch.count_shared_read(self.name)
         value = self._flat_data[e]
         if launch.observer is not None:
@@ -194,17 +264,20 @@ class SharedArray(_Indexer):
         e = self.flat(index, "wrote")
         launch = self.launch
         t, now = launch.current.local_id, launch.interval
+        line = sys._getframe(1).f_lineno
         launch.recorder.access(t, now, "w", self.name, e)
-        if self.r_interval[e] == now:
-            other = self.r_thread[e] if self.r_thread[e] != t else self.r_other[e]
+        if self.r_interval[e] == now and not launch.in_atomic:
+            other, at = ((self.r_thread[e], self.r_line[e]) if self.r_thread[e] != t else
+                         (self.r_other[e], self.r_oline[e]))
             if other != -1:
                 launch.race(self, e, reader=other, writer=t, kind="read-write",
-                            had_value=self.first_w[e] != -1 and self.first_w[e] < now)
-        if (self.w_interval[e] == now and self.w_thread[e] != t
+                            had_value=self.first_w[e] != -1 and self.first_w[e] < now,
+                            lines=(at, line))
+        if (self.w_interval[e] == now and self.w_thread[e] != t and not launch.in_atomic
                 and self._flat_data[e] != np.asarray(value, self.dtype)):
             launch.race(self, e, reader=self.w_thread[e], writer=t, kind="write-write",
-                        had_value=self.first_w[e] < now)
-        self.w_interval[e], self.w_thread[e] = now, t
+                        had_value=self.first_w[e] < now, lines=(self.w_line[e], line))
+        self.w_interval[e], self.w_thread[e], self.w_line[e] = now, t, line
         if self.first_w[e] == -1:
             self.first_w[e] = now
         self._flat_data[e] = value
@@ -213,8 +286,9 @@ class SharedArray(_Indexer):
 
 
 class _Allocations:
-    """``cuda.shared.array`` for one block: keyed by source line, as the simulator does (two calls
-    on one line alias each other), named after the variable the line assigns."""
+    """``cuda.shared.array`` for one block: one allocation per call site (the code and the
+    instruction of the call, so two calls on one line are two arrays, and a call in a loop is one
+    array, as a static declaration is), named after the variable it is assigned to."""
 
     def __init__(self, launch):
         self.launch = launch
@@ -222,25 +296,50 @@ class _Allocations:
 
     def array(self, shape, dtype, alignment=None):      # alignment is a GPU layout hint
         caller = sys._getframe(1)
-        key = (caller.f_code.co_filename, caller.f_lineno)
+        key = (caller.f_code, caller.f_lasti)
         found = self.arrays.get(key)
         if found is None:
-            dtype = _np_dtype(dtype)
-            found = SharedArray(self.launch, _assigned_name(key, "shared"), shape, dtype)
+            name = _allocation_name(caller.f_code, caller.f_lasti)
+            taken = {a.name for a in self.arrays.values()} | set(self.launch.trace.arrays)
+            if name in taken:
+                name = next(f"{name} ({n})" for n in range(2, len(taken) + 3)
+                            if f"{name} ({n})" not in taken)
+            found = SharedArray(self.launch, name, shape, _np_dtype(dtype))
             self.arrays[key] = found
         return found
 
 
 class _Locals:
-    """``cuda.local.array``: NaN-filled (registers start with garbage), or the observer's arrays."""
+    """``cuda.local.array``: garbage (registers start undefined on a GPU), or the observer's
+    arrays."""
 
     def __init__(self, launch):
         self.launch = launch
 
     def array(self, shape, dtype, alignment=None):
-        data = np.full(shape, np.nan, dtype=_np_dtype(dtype))
+        data = self.launch.garbage(shape, _np_dtype(dtype))
         observer = self.launch.observer
         return data if observer is None else observer.local_array(self.launch, data)
+
+
+class _Atomics:
+    """``cuda.atomic``: the simulator's own, with the accesses marked as atomic (two atomics on
+    one element are no race)."""
+
+    def __init__(self, launch, atomics):
+        self._launch, self._atomics = launch, atomics
+
+    def __getattr__(self, name):
+        operation = getattr(self._atomics, name)
+        launch = self._launch
+
+        def atomic(*args, **kwargs):
+            launch.in_atomic = True
+            try:
+                return operation(*args, **kwargs)
+            finally:
+                launch.in_atomic = False
+        return atomic
 
 
 def _np_dtype(dtype):
@@ -249,13 +348,29 @@ def _np_dtype(dtype):
     return numpy_support.as_dtype(dtype) if isinstance(dtype, types.Type) else np.dtype(dtype)
 
 
-_ASSIGNED = re.compile(r"^\s*([A-Za-z_]\w*)\s*=")
-
-
-def _assigned_name(key, what):
-    line = linecache.getline(*key)
-    match = _ASSIGNED.match(line)
-    return match.group(1) if match else f"the {what} array of line {key[1]}"
+def _allocation_name(code, lasti):
+    """The variable a ``cuda.shared.array`` call is assigned to (``a, b = call(), call()``: the
+    one in the call's position), or 'the shared array of line L'."""
+    lineno, _, column, _ = list(code.co_positions())[lasti // 2]   # one per 2-byte code unit
+    line = linecache.getline(code.co_filename, lineno or 0)
+    fallback = f"the shared array of line {lineno}"
+    try:
+        statement = ast.parse(line.strip()).body[0]
+    except (SyntaxError, IndexError):
+        return fallback
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return fallback
+    target, value = statement.targets[0], statement.value
+    if isinstance(target, ast.Name):
+        return target.id
+    if (isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+            and len(target.elts) == len(value.elts) and column is not None):
+        indent = len(line) - len(line.lstrip())
+        for name, part in zip(target.elts, value.elts, strict=True):
+            if (isinstance(name, ast.Name)
+                    and part.col_offset + indent <= column < part.end_col_offset + indent):
+                return name.id
+    return fallback
 
 
 class _InstrumentedCuda(FakeCUDAModule):
@@ -267,6 +382,7 @@ class _InstrumentedCuda(FakeCUDAModule):
         super().__init__(grid, block, 0)
         self._launch = launch
         self._local = _Locals(launch)
+        self._atomic = _Atomics(launch, self._atomic)
 
     @property
     def threadIdx(self):
@@ -370,8 +486,11 @@ def _thread_order(block):
 class Launch:
     """One instrumented launch of ``kernel[grid, block](*args)`` (use :func:`simulate`)."""
 
-    def __init__(self, kernel, grid, block, args, time_limit, observer):
+    def __init__(self, kernel, grid, block, args, time_limit, observer, schedule=None):
         self.fn = kernel.py_func
+        self.order, seed = _schedule(schedule)
+        self.rng = np.random.default_rng(seed)
+        self.in_atomic = False
         (self.grid, self.grid_ndim), (self.block, self.block_ndim) = _dims(grid), _dims(block)
         self.threads_per_block = int(np.prod(self.block))
         self.observer = observer
@@ -391,7 +510,28 @@ class Launch:
         self.current = None
         self.block_run = None
         self.interval = 0
+        self.epoch = 0                  # block number * EPOCH + interval
         self.recorder = BlockRecorder()
+
+    def garbage(self, shape, dtype):
+        """A fresh array of what memory holds before anyone writes it: NaN for floats, random
+        bits for integers (and booleans)."""
+        dtype = np.dtype(dtype)
+        if dtype.kind in "fc":
+            return np.full(shape, np.nan, dtype=dtype)
+        size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        data = np.frombuffer(self.rng.bytes(size), dtype=np.uint8).copy()
+        if dtype.kind == "b":
+            data &= 1
+        return data.view(dtype).reshape(shape)
+
+    def in_order(self, items):
+        """``items`` (threads or blocks) in the schedule's order."""
+        if self.order == "forward":
+            return list(items)
+        if self.order == "reversed":
+            return list(items)[::-1]
+        return [items[i] for i in self.rng.permutation(len(items))]
 
     # -- called by the instrumented arrays, in the running simulated thread ------------------
     def who(self):
@@ -427,13 +567,39 @@ class Launch:
             frame = frame.f_back
         return "" if frame is None else _site_text(((filename, frame.f_lineno),))
 
-    def race(self, array, e, reader, writer, kind, had_value):
+    def race(self, array, e, reader, writer, kind, had_value, lines=(0, 0)):
+        """File a race on a shared element between two threads of the running block
+        (block-local ids) and the lines of their accesses."""
         if self.block_race is not None and len(self.trace.races) >= MAX_RACES:
             return
         threads = self.block_run.threads
-        race = Race(array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)),
-                    threads[reader].name_, threads[writer].name_, kind, bool(had_value),
-                    self.interval, self.block_run.name, self.cell_line(), reader, writer)
+        self._file(Race(array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)),
+                        threads[reader].name_, threads[writer].name_, kind, bool(had_value),
+                        self.interval, self.block_run.name, self.cell_line(), reader, writer,
+                        *self._lines(lines)))
+
+    def global_race(self, array, e, reader, writer, kind, read_line, write_line):
+        """File a race on a global element between two threads (global ids): of the running
+        block in one interval, or of two blocks."""
+        if self.block_race is not None and len(self.trace.races) >= MAX_RACES:
+            return
+        trace, per_block = self.trace, self.threads_per_block
+        same = reader // per_block == writer // per_block
+        block = self.block_run.linear
+        local = [g - block * per_block if g // per_block == block else -1
+                 for g in (reader, writer)]
+        name = ((lambda g: self.block_run.threads[g - block * per_block].name_) if same
+                else trace.who)
+        self._file(Race(array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)),
+                        name(reader), name(writer), kind, False, self.interval if same else -1, self.block_run.name if same else "",
+                        self.cell_line(), local[0], local[1],
+                        *self._lines((read_line, write_line)), space="global"))
+
+    def _lines(self, lines):
+        filename = self.fn.__code__.co_filename
+        return [_site_text(((filename, n),)) if n else "" for n in lines]
+
+    def _file(self, race):
         if self.block_race is None:
             self.block_race = race
         if len(self.trace.races) < MAX_RACES:
@@ -453,13 +619,18 @@ class Launch:
             idx = self.block_run.idx
             trace.read_intervals[idx] = trace.read_intervals.get(idx, 0) + 1
 
+    def _cross(self):
+        """The running block crossed a barrier: a new interval."""
+        self.interval += 1
+        self.epoch += 1
+
     # -- the scheduler ------------------------------------------------------------------------
     def run(self):
         module = _InstrumentedCuda(self, self.grid, self.block)
         try:
             with Watchdog(self.time_limit) as watchdog, \
                     _sim_kernel._push_kernel_context(module), swapped_cuda_module(self.fn, module):
-                for linear, idx in enumerate(_thread_order(self.grid)):
+                for linear, idx in self.in_order(list(enumerate(_thread_order(self.grid)))):
                     self._run_block(_BlockRun(self, idx, linear))
                     if self.trace.fault is not None:
                         break
@@ -487,6 +658,7 @@ class Launch:
     def _run_block(self, run):
         self.block_run = run
         self.interval = 0
+        self.epoch = run.linear * EPOCH
         self.last_read_interval = -1
         self.block_race, self.block_uninitialized = None, []
         self.recorder.start_block()
@@ -494,14 +666,14 @@ class Launch:
         stopped = True
         try:
             while True:
-                for thread in pending:
+                for thread in self.in_order(pending):
                     self._turn(thread)
                 pending = [t for t in run.threads if t.state == WAITING]
                 if not pending:
                     break
                 self._check_barrier(run, pending)
                 self.recorder.barrier(_site_text(pending[0].site))
-                self.interval += 1
+                self._cross()
             self.trace.barriers[run.idx] = self.interval
             stopped = False
         finally:
@@ -572,18 +744,32 @@ def _describe_exception(thread, fn):
             f"{exc}{where(exc, fn.__code__.co_filename)}")
 
 
-def simulate(kernel, grid, block, args, time_limit=DEFAULT_TIME_LIMIT, observer=None):
+def _schedule(schedule):
+    """(order, seed) of a schedule given as None (forward), an order's name, or [order, seed]."""
+    if schedule is None:
+        return "forward", 0
+    order, seed = (schedule, 0) if isinstance(schedule, str) else schedule
+    if order not in SCHEDULES:
+        raise ValueError(f"schedule {order!r}: expected one of {', '.join(SCHEDULES)}")
+    return order, int(seed)
+
+
+def simulate(kernel, grid, block, args, time_limit=DEFAULT_TIME_LIMIT, observer=None,
+             schedule=None):
     """Launch ``kernel[grid, block]`` on the instrumented simulator and return its :class:`Trace`.
 
     ``args`` is a sequence of (name, value) pairs: NumPy arrays become instrumented global arrays
     (the same name twice passes one array twice), other values pass through. The arrays are
     modified in place, as a launch modifies device memory. ``observer`` (optional) sees every
-    shared read and builds the local arrays (see :mod:`gemmlab.labs.registers`). A fault in the
-    kernel ends up in ``trace.fault``; this function raises only for a bad launch.
+    shared read and builds the local arrays (see :mod:`gemmlab.labs.registers`). ``schedule``:
+    the order in which a block's threads take their turns in each interval and the blocks run
+    ("forward", "reversed", or ["shuffled", seed]; the seed also draws the garbage of fresh
+    memory). A fault in the kernel ends up in ``trace.fault``; this function raises only for a
+    bad launch.
     """
     if device.backend() != "sim":
         raise RuntimeError("the instrumented simulator needs the simulator backend "
                            "(GEMMLAB_BACKEND=sim); on a GPU the labs run it in a subprocess")
     if not hasattr(kernel, "py_func") or getattr(kernel, "_device", False):
         raise TypeError(f"expected a @cuda.jit kernel, got {type(kernel).__name__}")
-    return Launch(kernel, grid, block, args, time_limit, observer).run()
+    return Launch(kernel, grid, block, args, time_limit, observer, schedule).run()
