@@ -162,7 +162,7 @@ def write(folders, root=Path(".")):
     import nbformat
     changed = []
     for folder in folders:
-        for path in sorted((Path(root) / folder).glob("[0-9][0-9]_*.ipynb")):
+        for path in sorted((Path(root) / folder).glob("[0-9][0-9]*_*.ipynb")):  # 12b: part 2
             nb = nbformat.read(path, as_version=4)
             relative = path.resolve().relative_to(Path(root).resolve()).as_posix()
             # solutions/ is the source of exercises/ (gemmlab assign): students open the exercise

@@ -13,7 +13,7 @@ from pathlib import Path
 from gemmlab.grading.bank import lesson_questions
 
 MAX_NOTEBOOK_BYTES = 32 << 20
-_LESSON = re.compile(r"(\d{2})_")
+_LESSON = re.compile(r"(\d{2})[a-z]?_")        # 12b_...: a part of lesson 12
 _WHAT = {"dir": "a folder, not a notebook file", "link": "a symbolic link, not followed",
          "other": "not a regular file (a FIFO, socket or device)"}
 
@@ -48,7 +48,8 @@ def find_submissions(snapshot):
 
 def lesson_of(sub, forced=None):
     """The lesson whose questions a notebook answers, as two digits: ``forced`` (``--lesson``) or
-    the two digits starting its file name; None if neither names a lesson of the bank."""
+    the two digits starting its file name (``12b_...``, part 2 of lesson 12, gives "12"); None if
+    neither names a lesson of the bank."""
     lesson = forced if forced is not None else (_LESSON.match(Path(sub.notebook).name) or [0, None])[1]
     return f"{int(lesson):02d}" if lesson is not None and lesson_questions(lesson) else None
 

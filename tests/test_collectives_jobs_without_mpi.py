@@ -71,7 +71,7 @@ def test_a_lesson_runs_all_without_mpi_and_its_mpi_cells_say_so(lesson):
 def test_every_cell_that_starts_mpi_processes_asks_first():
     launches = ("launch.run_allreduce(", "run_mpi(", 'run_layer("mpi"')
     for folder in ("notebooks", "solutions"):
-        for path in sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb")):
+        for path in sorted((ROOT / folder).glob("[0-9][0-9]*_*.ipynb")):
             for cell in nbformat.read(path, as_version=4).cells:
                 if cell.cell_type == "code" and any(word in cell.source for word in launches):
                     assert "if jobs.mpi_ready():" in cell.source, f"{path.name}: {cell.source[:80]}"

@@ -119,7 +119,7 @@ def test_an_exercise_with_its_answers_typed_in_runs_to_the_end(path, tmp_path):
 
 
 def test_every_lesson_that_says_replace_is_found():
-    lessons = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    lessons = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
     counts = {p.name: typed_lesson(p)[1] for p in lessons}
     assert counts["00_start_here.ipynb"] == 1
     for path in lessons:          # no "replace ... by your answer" this pattern does not type
@@ -140,7 +140,7 @@ def test_the_lesson_00_warm_up_cell_stays_green_for_any_answer(answer):
 
 
 def test_a_lesson_with_its_answers_typed_in_runs_to_the_end(tmp_path):
-    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb")):
         nb, typed = typed_lesson(path)
         if typed:
             ran = _run(nb, tmp_path, path.name)

@@ -25,6 +25,8 @@ def test_checkpoints_and_entries_inside_a_notebook_named_folder_are_skipped(tmp_
     ("01_numbers_and_precision.ipynb", None, "01"), ("07_mine.ipynb", None, "07"),
     ("alice.ipynb", None, None), ("alice.ipynb", "04", "04"), ("01_x.ipynb", "02", "02"),
     ("99_x.ipynb", None, None), ("1_x.ipynb", None, None),
+    # 12b_hopper_ladder.ipynb is part 2 of lesson 12: its questions are lesson 12's
+    ("12b_hopper_ladder.ipynb", None, "12"), ("12bc_x.ipynb", None, None), ("12-b_x.ipynb", None, None),
 ])
 def test_the_lesson_comes_from_the_option_or_the_file_name(name, forced, lesson):
     assert lesson_of(Submission("s", name, None), forced) == lesson

@@ -10,7 +10,7 @@ from gemmlab import colab, glossary
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT.parent / "shared" / "seeds"
 PAGE = ROOT / "docs" / "glossary.md"
-LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 LINK = "](../docs/glossary.md)"
 
 

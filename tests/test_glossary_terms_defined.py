@@ -54,7 +54,7 @@ def course_texts():
     texts = []
     for n in range(16):
         for folder in ("notebooks", "exercises"):
-            for path in sorted((ROOT / folder).glob(f"{n:02d}_*.ipynb")):
+            for path in sorted((ROOT / folder).glob(f"{n:02d}*_*.ipynb")):   # 12, then 12b
                 texts += [(f"{folder}/{path.name} markdown cell {i}", text, folder == "notebooks")
                           for i, text in enumerate(_markdown(path))]
         texts += [(f"bank lesson {n:02d}", text, False) for text in _feedback(n)]

@@ -186,7 +186,7 @@ def test_a_release_never_writes_over_a_folder(tmp_path, capsys):
 def test_work_from_an_installed_course_makes_the_same_student_folder(tmp_path, monkeypatch):
     from gemmlab import course
     installed = tmp_path / "site" / "_course"
-    for part, names in (("exercises", ["01_x.ipynb", "02_y.ipynb"]), ("notebooks", ["01_x.ipynb"]),
+    for part, names in (("exercises", ["01_x.ipynb", "02_y.ipynb"]), ("notebooks", ["01_x.ipynb", "12b_x.ipynb"]),
                         ("benchmarks", []), ("docs", ["glossary.md"])):
         (installed / part).mkdir(parents=True)
         for name in names:
@@ -203,6 +203,7 @@ def test_work_from_an_installed_course_makes_the_same_student_folder(tmp_path, m
         "my answers to 02, in the older layout"                              # carried over
     assert (mine / "02_y.ipynb").exists()                                    # and left there
     assert (mine / "notebooks" / "01_x.ipynb").exists()
+    assert (mine / "notebooks" / "12b_x.ipynb").exists()              # a lesson's part 2 too
     assert (mine / "docs" / "glossary.md").exists()
     assert (mine / "gemmlab-progress.json").exists()
 

@@ -14,7 +14,7 @@ pointed at the rendered pages, so the site keeps the repository's layout:
 
     python docs/site/build.py [--out site] [--jobs N] [--timeout SECONDS_PER_CELL]
 
-It prints "[k/16] lesson NAME S s" as each lesson ends.
+It prints "[k/17] lesson NAME S s" as each lesson ends (17: lessons 00 to 15 and 12b).
 """
 import argparse
 import os
@@ -47,7 +47,7 @@ def mathjax():
 
 
 def lessons():
-    return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    return sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))     # 12b_...: part 2 of lesson 12
 
 
 def exercises():

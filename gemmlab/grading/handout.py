@@ -37,8 +37,9 @@ RELEASE = ("README.md", "Makefile", "pyproject.toml", "environment.yml", ".gitig
 JUNK = ("__pycache__", ".ipynb_checkpoints", "*.pyc", "*.egg-info", ".DS_Store", MANIFEST)
 RELEASE_MARK = ".gemmlab-release"       # at a release's root: no worked answers ship
 NOTEBOOKS = "[0-9][0-9]_*.ipynb"
+LESSONS = "[0-9][0-9]*_*.ipynb"         # also 12b_hopper_ladder.ipynb: part 2 of lesson 12
 # (folder of the course, what of it, where an older gemmlab work put it in the student folder)
-STUDENT_PARTS = (("notebooks", NOTEBOOKS, "lessons"), ("exercises", NOTEBOOKS, "."),
+STUDENT_PARTS = (("notebooks", LESSONS, "lessons"), ("exercises", NOTEBOOKS, "."),
                  ("docs", "glossary.md", None))
 FIRST_LESSON = "notebooks/00_start_here.ipynb"
 

@@ -14,7 +14,7 @@ from .hopper import build
 PATHS = {
     "wmma_fp16": "WMMA kernel, FP16 inputs (lesson 12, part 1)",
     "wmma_bf16": "WMMA kernel, BF16 inputs",
-    "hopper": "Hopper ladder: wgmma, TMA, warp specialisation (lesson 12, part 2)",
+    "hopper": "Hopper ladder: wgmma, TMA, warp specialisation (lesson 12b)",
 }
 
 

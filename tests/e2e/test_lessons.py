@@ -10,7 +10,7 @@ from .notebook_ui import (error_outputs, open_notebook, run_all_cells, unexecute
                           wait_until_settled, widget_views)
 from .widget_ui import poke, rendered_state, wait_for_change
 
-LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 LESSON_TIMEOUT_S = int(os.environ.get("GEMMLAB_E2E_LESSON_TIMEOUT", "300"))
 
 

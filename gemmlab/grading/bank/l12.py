@@ -301,7 +301,7 @@ QUESTIONS = [
     ),
     Question(
         id="12.wmma_bottleneck",
-        prompt=f"Nsight Compute on the WMMA kernel at 4096^3 (lesson 12, section 11): the tensor "
+        prompt=f"Nsight Compute on the WMMA kernel at 4096^3 (lesson 12b, section 11): the tensor "
                f"pipe is active {WMMA_PROFILE['tensor']}% of the cycles, shared memory "
                f"{WMMA_PROFILE['shared']}%, L2 {WMMA_PROFILE['L2']}%, DRAM {WMMA_PROFILE['DRAM']}%; "
                f"the top stall reasons are {', '.join(WMMA_TOP_STALLS[:-1])} and "
