@@ -13,6 +13,8 @@ SOLUTIONS = {
     "05.smem_bytes": 8192,
     "05.max_tile_side": 32,
     "05.sram_is_shared": "a",
+    "05.traffic_ratio": (2 * 128**3 + 128**2) / (2 * 128**3 / 32 + 128**2),   # 28.56
+    "05.transpose_conflict_ways": 32,     # lane tx reads word 32 tx + ty: all in bank ty
 }
 
 
@@ -25,3 +27,14 @@ def test_every_question_has_a_solution_here():
 @pytest.mark.parametrize("qid", sorted(SOLUTIONS))
 def test_lesson_figure_passes(qid):
     assert judge(qid, SOLUTIONS[qid]).status == "pass"
+
+
+def test_reading_o_n3_over_t_as_a_byte_count_is_named():
+    r = judge("05.traffic_ratio", 32)
+    assert r.status == "fail" and "not an exact byte count" in r.feedback, r.feedback
+    assert judge("05.traffic_ratio", 28.6).status == "pass"
+
+
+def test_the_padded_tiles_conflict_free_read_is_not_the_unpadded_ones():
+    r = judge("05.transpose_conflict_ways", 1)
+    assert r.status == "fail" and "padded tile" in r.feedback and "same bank" in r.feedback, r.feedback

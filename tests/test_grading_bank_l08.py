@@ -15,6 +15,8 @@ SOLUTIONS = {
     "08.pingpong_smem_bytes": 16384,
     "08.two_arrays_overlap": "a",
     "08.swap_guard": "a",
+    "08.reverse_barriers": 1 + 4,         # the prologue's, then one per chunk of 103 = 3 x 32 + 7
+    "08.reverse_prefetch_sectors": 4,     # 32 neighbouring floats = 128 bytes
 }
 
 
@@ -27,3 +29,15 @@ def test_every_question_has_a_solution_here():
 @pytest.mark.parametrize("qid", sorted(SOLUTIONS))
 def test_lesson_figure_passes(qid):
     assert judge(qid, SOLUTIONS[qid]).status == "pass"
+
+
+def test_two_barriers_per_chunk_is_named_as_the_single_buffers_count():
+    r = judge("08.reverse_barriers", 1 + 2 * 4)
+    assert r.status == "fail" and "one barrier per chunk suffices" in r.feedback, r.feedback
+    r = judge("08.reverse_barriers", 4)
+    assert r.status == "fail" and "prologue" in r.feedback, r.feedback
+
+
+def test_one_sector_per_lane_is_named_uncoalesced():
+    r = judge("08.reverse_prefetch_sectors", 32)
+    assert r.status == "fail" and "coalesced" in r.feedback, r.feedback

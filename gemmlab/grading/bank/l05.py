@@ -2,13 +2,30 @@
 shared-memory and thread budgets of one tile; and the two kernel labs (naive, tiled)."""
 from ...labs.kernel_lab import NAIVE, TILED
 from ...labs.solutions import solution
+from ...perfmodel import gemm_traffic
 from ...perfmodel.hardware import MAX_STATIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK
+from ...perfmodel.warps import WARP_SIZE, conflict_ways
 from ._choices import options_text
 from ...judging import Choice, Exact, Number, Question, Wrong
 
 N_EX, T_EX = 64, 16                       # the seed's exercise: 64 x 64 matrices, T = 16
 ROW, COL, ALPHA, BETA, C_IN = (1, 2, 3), (4, 5, 6), 2.0, 0.5, 10.0
 T_SMEM = 32
+N_MODEL, T_MODEL = 128, 32                # section 3's cell and section 4's picture
+TRANSPOSE_TILE = 32                       # the worked transpose's tile on a GPU
+
+
+def traffic_ratio(n, T):
+    """Bytes of the no-reuse model over bytes of the tiled one (inputs and the write of C), as
+    ``gl.perfmodel.gemm_traffic`` counts them."""
+    return gemm_traffic(n, n, n, model="no_reuse") / gemm_traffic(n, n, n, model="tiled", tile=T)
+
+
+def transpose_read_ways(tile, row_stride):
+    """Bank-conflict ways of step (3) of the worked transpose, ``tile[tx, ty]``: one warp is the
+    32 lanes tx = 0..31 of one row ty of the block, and lane tx reads word tx * row_stride + ty."""
+    ty = 0
+    return conflict_ways({tx: tx * row_stride + ty for tx in range(min(tile, WARP_SIZE))})
 
 
 def input_reads(n, T):
@@ -157,5 +174,43 @@ QUESTIONS = [
             Wrong("c", "shared memory sits on the chip, next to the SMs' arithmetic units; that is "
                        "why a tile loaded into it can be reused cheaply by the whole block."),
         ],
+    ),
+    Question(
+        id="05.traffic_ratio",
+        prompt=f"gl.perfmodel.gemm_traffic counts the bytes of an N x N GEMM with no reuse and "
+               f"with T x T tiles (inputs, plus C written once). For N = {N_MODEL} and "
+               f"T = {T_MODEL}, by what factor does tiling cut the total bytes (3 significant "
+               f"digits)?",
+        answer=lambda: traffic_ratio(N_MODEL, T_MODEL),
+        kind=Number(rtol=5e-3, unit="x"),
+        wrong=[
+            Wrong(T_MODEL, f"{T_MODEL} is the saving on the input reads alone. O(N^3/T) is an "
+                           "order of growth, not an exact byte count: it drops the write of C "
+                           "(the same in both models, so it dilutes the ratio), and real traffic "
+                           "also depends on edges and caches."),
+            Wrong(T_MODEL**2, "T^2 is the size of a tile, not how often a loaded element is "
+                              "reused (T times)."),
+        ],
+        hint="naive = (2N^3 + N^2) x 4 bytes; tiled = (2N^3/T + N^2) x 4 bytes.",
+        explain="The input reads shrink exactly T times in this model; the total a little less.",
+    ),
+    Question(
+        id="05.transpose_conflict_ways",
+        prompt=f"The worked transpose with TILE = {TRANSPOSE_TILE} but without the padding column "
+               f"(a shared tile of shape ({TRANSPOSE_TILE}, {TRANSPOSE_TILE}), float32): in step "
+               "(3) one warp's 32 lanes (tx = 0..31, one ty) read tile[tx, ty]. How many ways is "
+               "that shared-memory bank conflict (1 = conflict-free)?",
+        answer=lambda: transpose_read_ways(TRANSPOSE_TILE, TRANSPOSE_TILE),
+        kind=Exact(int),
+        wrong=[
+            Wrong(lambda: transpose_read_ways(TRANSPOSE_TILE, TRANSPOSE_TILE + 1),
+                  "conflict-free is the padded tile (row stride 33: lane tx's word lands in bank "
+                  "(tx + ty) mod 32, all different). Without padding the row stride is 32 words, "
+                  "so every lane's word lies in bank ty: the same bank for the whole warp."),
+            Wrong(0, "a warp access needs at least one pass: 1 means conflict-free."),
+        ],
+        hint="Bank = word index mod 32; the word of lane tx is tx * 32 + ty.",
+        explain="The store in step (1), tile[ty, tx], is conflict-free either way (consecutive "
+                "words); one padding float per row fixes the column read.",
     ),
 ]

@@ -4,6 +4,7 @@ kernel lab."""
 from ...labs.kernel_lab import PINGPONG
 from ...labs.solutions import solution
 from ...perfmodel import pipeline_time
+from ...perfmodel.warps import WARP_SIZE, sectors
 from ._choices import options_text
 from ...judging import Choice, Exact, Number, Question, Wrong
 
@@ -11,6 +12,20 @@ T_L, T_C, N_TILES = 8.0, 12.0, 4          # the seed's exercise, microseconds
 BM = BN = 128
 BK = 8
 BUFFER_OPTIONS = ("input tiles", "output accumulators", "both")
+REVERSE_N = 32 * 3 + 7                    # the worked chunk reversal's vector: 4 chunks
+REVERSE_CHUNK = 32                        # one block of 32 threads, one element each per chunk
+
+
+def reverse_barriers(n, chunk=REVERSE_CHUNK, per_chunk=1):
+    """Barriers one block passes in the worked chunk reversal: the prologue's, then
+    ``per_chunk`` per chunk of the vector."""
+    return 1 + per_chunk * -(-n // chunk)
+
+
+def prefetch_sectors(chunk=REVERSE_CHUNK):
+    """32-byte sectors one warp's prefetch ``a[(c + 1) * 32 + t]`` fetches (float32, lanes on
+    consecutive elements)."""
+    return len(sectors({t: chunk + t for t in range(WARP_SIZE)}))
 
 
 def pingpong_smem_bytes(bm, bn, bk, buffers=2):
@@ -178,5 +193,41 @@ QUESTIONS = [
         ],
         explain="Two guards: the reader must finish before the writer reuses a slot, and the "
                 "writer must finish before the reader uses the other.",
+    ),
+    Question(
+        id="08.reverse_barriers",
+        prompt=f"The worked chunk reversal runs one block of {REVERSE_CHUNK} threads on a vector "
+               f"of {REVERSE_N} float32 values, two shared slots. How many barriers "
+               "(cuda.syncthreads) does the block pass in all?",
+        answer=lambda: reverse_barriers(REVERSE_N),
+        kind=Exact(int),
+        wrong=[
+            Wrong(lambda: reverse_barriers(REVERSE_N, per_chunk=2),
+                  "that is two barriers per chunk, what one buffer needs (wait before the "
+                  "overwrite, wait before the read). With two slots, one barrier per chunk "
+                  "suffices: the store goes into the slot nobody reads, and after the barrier it "
+                  "is complete and the old one is free."),
+            Wrong(lambda: reverse_barriers(REVERSE_N) - 1,
+                  "you left out the prologue's barrier: chunk 0 must be in shared memory before "
+                  "the first read."),
+        ],
+        hint="The prologue's barrier, then one per chunk: ceil(103 / 32) chunks.",
+        explain="The simulator's picture of the worked kernel shows the same count, one interval "
+                "per chunk.",
+    ),
+    Question(
+        id="08.reverse_prefetch_sectors",
+        prompt="In the same kernel the block is one warp; its prefetch a[(c + 1) * 32 + t] has "
+               "lane t read element (c + 1) * 32 + t (float32). How many 32-byte sectors of "
+               "global memory does that one warp load fetch for a whole chunk?",
+        answer=prefetch_sectors,
+        kind=Exact(int),
+        wrong=[
+            Wrong(WARP_SIZE, "one sector per lane is what scattered lanes cost. These 32 lanes "
+                             "read 32 neighbouring floats, 128 bytes: the load is coalesced into "
+                             "4 sectors."),
+            Wrong(1, "a sector is 32 bytes, 8 floats; 32 floats need 4 of them."),
+        ],
+        hint="32 lanes x 4 bytes, in 32-byte sectors (lesson 03, section 10).",
     ),
 ]

@@ -2,9 +2,18 @@
 mean, the scalar register slots of an m x n micro-tile; and the outer-product kernel lab."""
 from ...labs.kernel_lab import OUTER
 from ...labs.solutions import solution
+from ...perfmodel import HOPPER, blocks_per_sm
+from ...perfmodel.warps import WARP_SIZE
 from ...judging import Exact, Function, Number, Question, Wrong
 
 K_STEPS, M_T, N_T = 32, 4, 4
+L1_REGISTERS, L1_THREADS = 40, 256        # a register count ptxas might report for l1_blocked
+
+
+def resident_warps(regs, threads, sm=HOPPER):
+    """Warps resident on one SM for blocks of ``threads`` threads using ``regs`` registers each
+    (no shared memory): whole blocks, as ``gl.perfmodel.blocks_per_sm`` counts them."""
+    return blocks_per_sm(regs, threads, 0, sm)[0] * (threads // WARP_SIZE)
 
 
 def reads(k, m, n):
@@ -153,5 +162,39 @@ QUESTIONS = [
                                           "gets one multiply-add per step."),
             Wrong(64, "that counts FLOPs (2 per FMA); the question counts multiply-adds."),
         ],
+    ),
+    Question(
+        id="10.l1_slots_are_registers",
+        prompt=f"The slot model gives {slots(4, 4)} for the worked l1_blocked (16 accumulators, 4 "
+               "values of x, 4 of y). True or False: ptxas then reports exactly that many "
+               "registers per thread for it.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, f"{slots(4, 4)} (like the {3 * 4 * 4} of the direct scheme) is a count "
+                           "of live scalar values in a model, not a physical register count: the "
+                           "compiler also keeps 64-bit addresses, indices and loop counters in "
+                           "registers, so even l1_one, with no register arrays, reports dozens.")],
+    ),
+    Question(
+        id="10.l1_resident_warps",
+        prompt=f"Suppose ptxas reports {L1_REGISTERS} registers per thread for l1_blocked, launched "
+               f"in blocks of {L1_THREADS} threads with no shared memory. How many warps can be "
+               f"resident on one H200 SM ({HOPPER.registers} registers, allocated per warp in "
+               f"units of {HOPPER.register_unit}; at most {HOPPER.max_threads // WARP_SIZE} warps)?",
+        answer=lambda: resident_warps(L1_REGISTERS, L1_THREADS),
+        kind=Exact(int),
+        wrong=[
+            Wrong(HOPPER.max_threads // WARP_SIZE,
+                  "that is the SM's limit on warps; registers bind first here. Registers per "
+                  "thread set the occupancy: a block needs all its warps' registers at once."),
+            Wrong(lambda: blocks_per_sm(L1_REGISTERS, L1_THREADS, 0)[0],
+                  "that is blocks per SM; each block has 8 warps."),
+            Wrong(HOPPER.registers // (L1_REGISTERS * WARP_SIZE),
+                  "warps are resident in whole blocks: the registers left over after the last "
+                  "whole block hold no warp."),
+        ],
+        hint="Registers per block = 40 x 256; whole blocks in 65536; 8 warps per block.",
+        explain="More registers per thread (a bigger micro-tile) means fewer resident warps to "
+                "hide each other's waits (lesson 03, section 10).",
     ),
 ]

@@ -15,6 +15,15 @@ def slots(m, n, input_sets=2):
     return m * n + input_sets * (m + n)
 
 
+WORKED_K, WORKED_BK = 9, 4              # the worked l1_two_level: K = 9, K tiles of 4
+
+
+def two_level_barriers(k, bk, per_tile=1):
+    """Barriers one block of the worked two-level kernel passes: the prologue's, then
+    ``per_tile`` per K tile. The register level adds none: a thread's fragments are its own."""
+    return 1 + per_tile * -(-k // bk)
+
+
 def k_steps(tile_k):
     return tile_k
 
@@ -120,5 +129,38 @@ QUESTIONS = [
              "then do the FMAs of k.",
         explain="Each level hides the latency of the one above it: the shared buffers hide "
                 "DRAM, the register sets hide shared memory.",
+    ),
+    Question(
+        id="11.slots_are_allocation",
+        prompt=f"The register budget of twolevel's 8 x 8 micro-tile is {slots(8, 8)} live scalars. "
+               "True or False: that is what the compiler must allocate per thread.",
+        answer=False,
+        kind=Exact(bool),
+        wrong=[Wrong(True, f"{slots(8, 8)} is a budget of live values, not what the compiler "
+                           "allocates: addresses, indices, loop counters and the registers that "
+                           "stage the next tile's global loads come on top (the recorded H200 run "
+                           "reports 150 for twolevel at BK = 8), and the compiler may reuse a "
+                           "register whose value is dead, or spill.")],
+    ),
+    Question(
+        id="11.worked_barriers",
+        prompt=f"The worked l1_two_level runs with K = {WORKED_K} and K tiles of "
+               f"BK = {WORKED_BK}: two shared slots, and two register slots of fragments switched "
+               "at every k. How many barriers (cuda.syncthreads) does one block pass?",
+        answer=lambda: two_level_barriers(WORKED_K, WORKED_BK),
+        kind=Exact(int),
+        wrong=[
+            Wrong(lambda: two_level_barriers(WORKED_K, WORKED_BK) + WORKED_K,
+                  "the register level needs no barrier: a thread's fragments are its own "
+                  "registers, which no other thread reads. Only the shared level synchronises, "
+                  "once per K tile."),
+            Wrong(lambda: two_level_barriers(WORKED_K, WORKED_BK, per_tile=2),
+                  "two per K tile is what one shared buffer needs; with two slots one barrier "
+                  "per tile suffices."),
+            Wrong(lambda: two_level_barriers(WORKED_K, WORKED_BK) - 1,
+                  "you left out the prologue's barrier, after K tile 0 is stored."),
+        ],
+        hint="The prologue's barrier, then one per K tile: ceil(9 / 4) tiles.",
+        explain="The kernel's picture on the simulator shows the same count.",
     ),
 ]
