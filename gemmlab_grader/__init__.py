@@ -12,7 +12,7 @@ Untrusted notebooks run only inside bubblewrap (:mod:`.sandbox`, the one trust b
   :mod:`.answers`: collecting the answers in the kernel.
 - :mod:`.isolate`: ``judge_code``, a student's code alone in a sandboxed worker
   (:mod:`gemmlab.judging.worker`), judged from here (:mod:`gemmlab.judging.cell`).
-- :mod:`.confine` (limits, ending a tree), :mod:`.folders` (reading and removing folders of any
+- :mod:`.confine` (limits, ending a tree), :mod:`.folders` (reading and snapshotting folders of any
   depth), :mod:`.integrity` (the package copy), :mod:`.withheld_bank` (the bank as a graded
   notebook sees it), :mod:`.report` and :mod:`.publish` (the reports).
 """

@@ -96,7 +96,7 @@ def read_at(dir_fd, name, limit):
         return f.read(limit + 1)
 
 
-# --- snapshot and restore ---------------------------------------------------------------------------
+# --- snapshot -------------------------------------------------------------------------------------
 
 Saved = namedtuple("Saved", "kind mode data target state")    # data: bytes or None (not kept)
 State = namedtuple("State", "size mtime_ns ctime_ns ino")

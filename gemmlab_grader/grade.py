@@ -328,9 +328,8 @@ def grade_notebook(path, student="student", settings=Settings()):
 
 def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mib=8192,
          use_sandbox=True, seed=None, lesson=None, jobs=None, shard=None, cell_cpu=None):
-    """The ``gemmlab grade`` command; returns the exit status (0; 2 for a usage problem; 3 when
-    the run could not be trusted to the end; 130 when interrupted, with the reports of what was
-    graded)."""
+    """The ``gemmlab grade`` command; returns the exit status (0; 2 for a usage problem or a
+    sandbox that cannot be had; 130 when interrupted, with the reports of what was graded)."""
     root, out_path = Path(submissions).resolve(), Path(out).resolve()
 
     def refuse(message):
@@ -361,7 +360,7 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
     settings = Settings(timeout, notebook_timeout, memory_mib, use_sandbox, seed, lesson, jobs,
                         cell_cpu)
     bytecode = sys.dont_write_bytecode
-    sys.dont_write_bytecode = True      # so that nothing legitimate changes the environment
+    sys.dont_write_bytecode = True      # the grader writes no bytecode into the shared Python
     started = time.monotonic()
     grader = Grader(settings, snapshot, out_path, progress=lambda m: print(m, file=sys.stderr))
     print(f"gemmlab grade: {len(found)} notebook(s); the bank, the packages"

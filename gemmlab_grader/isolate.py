@@ -63,8 +63,8 @@ def python_argv(package_root, module, *args):
     ``package_root`` ("" = the ones this process imports), on this process's module search
     path."""
     search = "\n".join(p for p in sys.path if p)
-    # -B: -I also ignores PYTHONDONTWRITEBYTECODE, and bytecode written into site-packages by an
-    # untrusted process would change the environment the grader watches
+    # -B: -I also ignores PYTHONDONTWRITEBYTECODE; a confined process writes no bytecode into the
+    # Python it shares with the grader (outside the sandbox, with --trusted, it could)
     return [sys.executable, "-I", "-B", "-c", BOOT, str(package_root or ""), search, module,
             *map(str, args)]
 
