@@ -70,7 +70,7 @@ def grade(subs, out, jobs, timeout):
     # to 3 to one): split into SHARDS_PER_JOB times more shards than jobs and keep ``jobs`` graders
     # running, each taking the next shard when it ends (what a scheduler with more tasks than
     # slots does), the largest shards first, so that no core waits for the busiest shard.
-    unsafe = ["--no-sandbox"] * (2 if os.geteuid() == 0 else 1)
+    unsafe = ["--trusted"]          # copies of solutions/: trusted notebooks
     n = jobs * SHARDS_PER_JOB
     sizes = Counter(shard_of(student.name, n) for student in subs.iterdir())
     largest_first = sorted(range(1, n + 1), key=lambda i: -sizes[i])

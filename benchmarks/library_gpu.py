@@ -176,8 +176,7 @@ def host_overhead_us(dA, dB, calls=300):
         return host
 
     def uncached():
-        gemm_launch.launch_configuration.cache_clear()
-        gemm_launch._planned.cache_clear()
+        gemm_launch.clear_launch_cache()
         gl.gemm(dA, dB, kernel="unrolled")
     return {"gl.gemm (cached configuration)": per_call(lambda: gl.gemm(dA, dB, kernel="unrolled")),
             "gl.gemm (configuration made each call, as before)": per_call(uncached),

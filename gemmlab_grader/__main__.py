@@ -66,7 +66,7 @@ def build_parser():
                    help="MiB of address space per process of a notebook, and the size of each "
                         "of its two writable memory file systems in the sandbox")
     p.add_argument("--jobs", type=_positive,
-                   help="notebooks graded at once (default: the cores; 1 without the sandbox)")
+                   help="notebooks graded at once (default: the cores)")
     p.add_argument("--shard", type=_shard, metavar="I/N",
                    help="grade only the students of shard I of N (fixed by each student's name, "
                         "counted from 1); join the shards' outputs with `gemmlab-grade merge`")

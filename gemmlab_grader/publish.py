@@ -100,10 +100,6 @@ def page(grades, run_info):
         facts.append(f"merged from {len(run_info['shards'])} shards")
     warnings = "".join(f'<p class="warn">{_e(w, 1000)}</p>'
                        for w in run_info.get("warnings", []))
-    restored = run_info.get("restored") or []
-    if restored:
-        warnings += ('<p class="warn">Restored after a notebook changed them: '
-                     + ", ".join(_e(r, 300) for r in restored[:50]) + "</p>")
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>gemmlab grades</title><style>{_STYLE}</style></head><body>\n"
             f"<h1>Grades</h1><p>{' &middot; '.join(facts)} &middot; written "

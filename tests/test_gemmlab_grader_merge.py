@@ -14,12 +14,12 @@ from gemmlab_grader.grade import NotebookGrade
 from test_gemmlab_grader_sandbox import WHERE_IT_WORKS
 
 
-def _shard(folder, i, n, students, jobs=2, untrusted=False):
+def _shard(folder, i, n, students, jobs=2, trusted=False):
     grades = [NotebookGrade(s, f"{s}/01_x.ipynb", "01", {"01.weights_gib": "pass"},
                             {"01.weights_gib": "ok"}) for s in students]
     publish.write_all(grades, folder, {"jobs": jobs, "sandbox": True, "shard": [i, n],
-                                       "warnings": [f"a warning of {i}"], "restored": [],
-                                       "untrusted": untrusted, "interrupted": False})
+                                       "warnings": [f"a warning of {i}"],
+                                       "trusted": trusted, "interrupted": False})
     return folder
 
 
@@ -75,9 +75,12 @@ def test_malformed_shard_outputs_are_refused_with_the_reason(tmp_path, content, 
         merge.load(tmp_path / "a")
 
 
-def test_an_untrusted_shard_makes_the_merge_untrusted(tmp_path):
-    a = _shard(tmp_path / "a", 1, 1, ["alice"], untrusted=True)
-    assert _merge(a, "--out", tmp_path / "all").returncode == 3
+def test_a_shard_graded_trusted_makes_the_merge_say_so(tmp_path):
+    a = _shard(tmp_path / "a", 1, 2, ["alice"], trusted=True)
+    b = _shard(tmp_path / "b", 2, 2, ["bob"])
+    assert _merge(a, b, "--out", tmp_path / "all").returncode == 0
+    info = json.loads((tmp_path / "all" / "grades.json").read_text())
+    assert info["trusted"] is True and [s["trusted"] for s in info["shards"]] == [True, False]
 
 
 @pytest.mark.slow

@@ -96,6 +96,12 @@ def launch_configuration(name, tiles, M, N, backend):
     return kern[plan.grid(M, N), plan.block]
 
 
+def clear_launch_cache():
+    """Forget every cached plan and configured launch (what a first call of a shape costs)."""
+    launch_configuration.cache_clear()
+    _planned.cache_clear()
+
+
 def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
     """C_out = alpha A B + beta C_in with the rung ``kernel`` (see ``gl.kernels.names()``).
 
