@@ -258,11 +258,15 @@ def test_what_a_notebook_leaves_in_dev_shm_is_gone(run):
     assert not [n for n in os.listdir("/dev/shm") if n.startswith("gemmlab-hostile-shm")]
 
 
-def test_3000_nested_folders_are_removed_and_judged_like_any_notebook(run):
+def test_3000_nested_folders_leave_the_run_whole_and_a_code_answer_cannot_make_them(run):
+    """The notebook's own cells make the tree (its lesson 01 is judged as usual); the code
+    answer that would make it in the grader's worker is refused before it runs: naive_matmul's
+    question grants no import (gemmlab.judging.allow)."""
     rows = {r["notebook"]: r for r in run.info["notebooks"]}
     assert rows[f"attack_deep_tree/{L01}"]["results"]["01.weights_gib"] == "pass"
     row = rows[f"attack_deep_tree/{L02}"]
-    assert row["results"]["02.naive_matmul"] == "pass", row["feedback"]["02.naive_matmul"]
+    assert row["results"]["02.naive_matmul"] == "fail"
+    assert "imports os" in row["feedback"]["02.naive_matmul"], row["feedback"]["02.naive_matmul"]
 
 
 def test_the_sandbox_gives_no_room_past_its_limits(full):
