@@ -2,7 +2,7 @@
 by question id, with the reason for each thing handed out.
 
 It lives beside the bank, not in it, because a graded run's code worker sees a bank without
-references (``gemmlab_grader.withheld_bank``) and must still build the question's namespace: the
+references (the grader's withheld bank) and must still build the question's namespace: the
 bank applies these declarations when it loads (their sentence goes into each prompt), and
 :mod:`gemmlab.grading.answer` reads them wherever an answer is loaded.
 """
