@@ -168,7 +168,7 @@ WRONG = ("        for k in range(TILE):\n            acc += sA[ty, k] * sB[k, tx
 
 
 @pytest.mark.parametrize("patch, words", [
-    (VERDICT_PATCH, "gl.labs.feedback"), (HIDDEN_PATCH, "uses exec"), (SYS_PATCH, "elements are wrong")])
+    (VERDICT_PATCH, "imports gemmlab.labs.feedback"), (HIDDEN_PATCH, "imports base64"), (SYS_PATCH, "imports sys")])
 def test_a_cell_that_replaces_the_labs_verdict_fails_its_grade(patch, words):
     """Graded: the patch is refused on the source, or (hidden from that check) never runs where
     the kernel runs, and the verdict is made in the grader's process anyway. (In check() the
@@ -183,7 +183,7 @@ def test_reading_the_simulators_raw_buffers_fails_before_anything_runs():
                           ("b = B[k0 + ty, col]", "b = B._flat_data[0]"))
     checked, graded = both_paths("05.lab_tiled", source, name, "raw")
     for result in (checked, graded):
-        assert result.status == "fail" and "no attribute `_flat_data`" in result.feedback
+        assert result.status == "fail" and "._flat_data" in result.feedback
 
 
 def test_a_kernel_using_a_constant_of_another_cell_fails_both_and_check_says_why():
@@ -255,7 +255,7 @@ def verdict(qid, *edits):
 def test_race_and_out_of_bounds_name_the_line_of_the_cell():
     status, text = verdict("05.lab_tiled", ("        cuda.syncthreads()              # the tiles are "
                                             "complete before anyone reads them\n", ""))
-    assert status == "fail" and "(at line 21 (`sA[ty, tx] = a`))" in text, text
+    assert status == "fail" and "wrote it at line 21 (`sA[ty, tx] = a`)" in text, text
     status, text = verdict("05.lab_naive", ("if row < M and col < N:", "if True:"))
     assert status == "fail" and " at line " in text and "acc += A[row, k] * B[k, col]" in text
 
