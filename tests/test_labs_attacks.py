@@ -1,7 +1,8 @@
 """Attacks on the simulator's old blind spots (issue 35, items 2 and 3), each through check() and
 through the grader (judge_code): two shared arrays on one line are two arrays; a scan through
 global memory without a barrier is a race naming both threads and lines; a kernel ptxas refuses
-fails however well it simulates. Then the simulator's own behaviour: fresh shared memory is
+fails however well it simulates; one thread summing a dot product from global memory is a serial
+loop (issue 35, item 4). Then the simulator's own behaviour: fresh shared memory is
 garbage (NaN), and a racy kernel's answer changes with the schedule while a race-free one's
 does not."""
 import numpy as np
@@ -51,6 +52,18 @@ def puzzle_prefix(a, out):
 # shared memory per block where a block may declare 48 KiB.
 HUGE_TILES, HUGE_NAME = tiled((SHARED, "cuda.shared.array((256, 256), float32)"))
 
+# (d) thread 0 computing the whole dot product from global memory: few reads of each input in
+# all, no shared memory to count, but n steps of one thread where a tree takes log n.
+SERIAL_DOT = '''@cuda.jit
+def puzzle_dot(a, b, out):
+    """out[0] = sum a[i] b[i], n <= 256, one block of 256 threads."""
+    if cuda.threadIdx.x == 0:
+        acc = float32(0)
+        for k in range(a.shape[0]):
+            acc += a[k] * b[k]
+        out[0] = acc
+'''
+
 ATTACKS = [
     ("two shared arrays on one line", "05.lab_tiled", ONE_LINE, ONE_LINE_NAME,
      ["thread (0,0) of block (0,0) read sT[0, 0] at line 28 (`acc += sT[ty, k] * sB[k, tx]`)",
@@ -60,6 +73,9 @@ ATTACKS = [
       "in the same barrier interval in which thread 0 wrote it at line 6 (`out[0] = a[0]`)"]),
     ("2 x 256 KiB of static shared memory", "05.lab_tiled", HUGE_TILES, HUGE_NAME,
      ["512 KiB of static shared memory", "at most 48 KiB", "sA = cuda.shared.array((256, 256)"]),
+    ("thread 0 sums the dot product from global memory", "03.puzzle_dot", SERIAL_DOT,
+     "puzzle_dot", ["a serial loop", "thread 0 of block 0 read", "A parallel version takes log n "
+                    "steps"]),
 ]
 
 
