@@ -55,7 +55,7 @@ BROKEN = [
     ("A and B swapped", "05.lab_naive", [("acc += A[row, k] * B[k, col]", "acc += B[row, k] * A[k, col]")],
      ["equals B @ A", "multiplied in the wrong order"]),
     ("accumulating into C", "05.lab_naive", [("C[row, col] = acc", "C[row, col] += acc")],
-     ["read C[0, 0] before writing it", "the old C plus A B", "C += A B"]),
+     ["read C[0, 0] at line 16 (`C[row, col] += acc`) before writing it", "the old C plus A B", "C += A B"]),
     ("guard too strict", "05.lab_naive", [("if row < M and col < N:", "if row < M - M % TILE and col < N:")],
      ["C[16, 0] was never written", "thread (0,0) of block (0,1) owns it",
       "all in the blocks on the edge of C"]),
@@ -92,8 +92,8 @@ BROKEN = [
       "Give every element of the tile one writer"]),
     ("missing barrier before the compute", "05.lab_tiled",
      [("        cuda.syncthreads()              # the tiles are complete before anyone reads them\n", "")],
-     ["thread (0,0) of block (0,0) read sA[0, 1] in the same barrier interval in which "
-      "thread (1,0) wrote it", "between the loads into shared memory and the loop"]),
+     ["thread (0,0) of block (0,0) read sA[0, 1] at line 27 (`acc += sA[ty, k] * sB[k, tx]`) "
+      "in the same barrier interval in which thread (1,0) wrote it at line 21", "between the loads into shared memory and the loop"]),
     ("missing barrier after the compute", "05.lab_tiled",
      [("        cuda.syncthreads()              # nobody reads them any more before they are overwritten\n", "")],
      ["in the same barrier interval in which", "after the compute loop, before the next load"]),

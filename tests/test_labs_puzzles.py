@@ -98,7 +98,7 @@ BROKEN = [
      ["the wrong axis broadcast"]),
     ("broadcast's guard on the wrong arrays", "03.puzzle_broadcast",
      [("if i < a.shape[0] and j < b.shape[0]:", "if i < b.shape[0] and j < a.shape[0]:")],
-     ["no guard", "thread (0,3) of block (0,1) read a[19]"]),
+     ["no guard", "outside the 19 array a"]),  # which thread meets it first: the schedule's
     ("missing barrier", "03.puzzle_shared",
      [("    cuda.syncthreads()              # every slot is written before anyone reads a neighbour's\n", "")],
      ["a missing barrier", "thread 0 of block 0 read s[1]"]),
@@ -142,14 +142,15 @@ BROKEN = [
        "        if t < stride:\n            s[t] += s[t + stride]\n        cuda.syncthreads()\n        stride //= 2\n"
        "    if t == 0:\n        out[0] = s[0]",
        "    if t == 0:\n        acc = float32(0)\n        for k in range(a.shape[0]):\n            acc += s[k]\n        out[0] = acc")],
-     ["a serial loop", "thread 0 of block 0 read 200 values"]),
-    ("no shared memory", "03.puzzle_dot",
+     ["a serial loop", "thread 0 of block 0 read 202 values"]),
+    ("thread 0 sums from global memory", "03.puzzle_dot",
      [("    if t < a.shape[0]:\n        s[t] = a[t] * b[t]\n    else:\n        s[t] = 0\n    cuda.syncthreads()\n"
        "    stride = 128\n    while stride > 0:               # 128 additions, then 64, ..., then 1: the tree's 8 levels\n"
        "        if t < stride:\n            s[t] += s[t + stride]\n        cuda.syncthreads()\n        stride //= 2\n"
        "    if t == 0:\n        out[0] = s[0]",
        "    if t == 0:\n        acc = float32(0)\n        for k in range(a.shape[0]):\n            acc += a[k] * b[k]\n        out[0] = acc")],
-     ["no shared memory"]),
+     ["a serial loop", "thread 0 of block 0 read 400 values (global and shared memory together)",
+      "A parallel version takes log n steps"]),
     ("in-place scan race", "03.puzzle_prefix",
      [("        x = s[t]\n        if t >= d:\n            x += s[t - d]\n        cuda.syncthreads()          # every thread has read this step's values ...\n"
        "        s[t] = x\n",

@@ -202,6 +202,9 @@ def refusal(reply, kept=""):
         return f"{message}" if message.endswith(".") else f"{message}."
     arch = reply.get("arch", "")
     where = _line_text(kept, reply.get("line"))
+    if stage == "ptxas":
+        return (f"your kernel compiles but cannot launch on a GPU ({arch}){where}: {message}. "
+                f"ptxas, NVIDIA's assembler, refuses it or reports it beyond what the GPU allows.")
     return (f"your kernel does not compile for a GPU ({arch}){where}: "
             f"{_plain(reply.get('kind', ''), message, kept)}. A lab kernel must be a CUDA "
             f"kernel: the lab compiles it with Numba's CUDA compiler before running it.")

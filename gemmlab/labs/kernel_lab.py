@@ -167,7 +167,8 @@ class KernelLab:
         for number, case in enumerate(cases):
             doing.step(f"case {number + 1} of {len(cases)} on the simulator")
             left = min(CASE_LIMIT, deadline - time.monotonic())
-            arrays, trace = self.run_case(kernel, case, arguments, left)
+            arrays, trace = self.run_case(kernel, case, arguments, left,
+                                          schedule_of(number, rng))
             if number == 0 and self.untouched(trace):
                 return Examination(NOT_ATTEMPTED, self.not_attempted)
             problem = self.first_problem(case, arrays, trace)
@@ -185,17 +186,19 @@ class KernelLab:
             return None
         return dict(trace.picture, lab=self.name, case=case.label)
 
-    def run_case(self, kernel, case, arguments=None, time_limit=None):
-        """Run ``kernel`` on one case where it lives: (the arrays after the run, by parameter
-        name, and what the run did, read back from plain data). The arrays sent are copies; the
-        ones after the run come back as observations."""
+    def run_case(self, kernel, case, arguments=None, time_limit=None, schedule=None):
+        """Run ``kernel`` on one case where it lives, its threads taking turns in the order
+        ``schedule`` says (:func:`schedule_of`): (the arrays after the run, by parameter name,
+        and what the run did, read back from plain data). The arrays sent are copies; the ones
+        after the run come back as observations."""
         arrays = self.arrays(case)
         named = [[str(name), value] for name, value in
                  (arguments or self.named)(*arrays.values())]
         grid, block = self.launch_of(case)
         picture = kernel.wants_picture if isinstance(kernel, CellFunction) else True
         data = where_it_lives(kernel, run_observed, named, _plain_dims(grid), _plain_dims(block),
-                              max(time_limit or self.time_limit, 1.0), self.observers(), picture)
+                              max(time_limit or self.time_limit, 1.0), self.observers(), picture,
+                              schedule)
         trace = Observed(data)
         after = {name: np.asarray(trace.outputs[name], dtype=value.dtype)
                  if name in trace.outputs else value for name, value in arrays.items()}
@@ -208,6 +211,20 @@ class KernelLab:
     def observers(self):
         """The names of the observers that watch a run (:data:`gemmlab.labs.overlap.BUILDERS`)."""
         return []
+
+
+SCHEDULES = ("forward", "reversed", "shuffled")
+
+
+def schedule_of(number, rng=None):
+    """The schedule of case ``number``: forward, reversed, shuffled, in turn, so a kernel whose
+    answer hangs on the order of its threads (a race, a read of memory nobody wrote) meets
+    another order on the next case; a shuffle is seeded by the case's number on the public
+    cases, by ``rng`` on hidden ones (a grade's order cannot be known in advance)."""
+    order = SCHEDULES[number % len(SCHEDULES)]
+    if order != "shuffled":
+        return order
+    return [order, number if rng is None else int(rng.integers(1 << 31))]
 
 
 def _plain_dims(d):

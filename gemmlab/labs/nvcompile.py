@@ -13,7 +13,10 @@ runs the source after the course's preamble (without gemmlab), compiles the kern
 with ``numba.cuda.compile_ptx`` for each architecture, runs ``ptxas -v`` on each PTX, and writes
 one JSON reply: ``{"ok": true, "archs": {"sm_75": {"registers", "spill_stores", "spill_loads",
 "shared_bytes", "stack_bytes"} | {"ptxas": why not}}}`` or ``{"ok": false, "stage",
-"message", "line"}``.
+"message", "line"}``. ptxas decides too: a kernel it refuses (nonzero exit), or one declaring
+more static shared memory than a block may (48 KiB) or using more registers per thread than the
+architecture has (255), is ``{"ok": false, "stage": "ptxas", "arch", "message", "line"}``: such a
+kernel would not launch on that GPU, whatever the simulator makes of it.
 
 ``python -m gemmlab.labs.nvcompile --serve DEADLINE`` is the same compiler kept warm, for a
 grading run (the grader starts it once, confined, through its compiler module):
@@ -36,6 +39,9 @@ import traceback
 PREAMBLE = ("import math\nimport numpy as np\nfrom numba import cuda, float32, int32\n")
 PTXAS_LINE = re.compile(r"Used (\d+) registers(?:.*?(\d+) bytes smem)?")
 SPILL_LINE = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+TOO_MUCH_SHARED = re.compile(r"too much shared data \((0x[0-9a-fA-F]+) bytes, (0x[0-9a-fA-F]+) max\)")
+STATIC_SHARED_LIMIT = 48 * 1024     # static shared memory per block, on every architecture
+REGISTER_LIMIT = 255                # registers per thread, sm_75 to sm_90
 
 
 def _signature(arguments):
@@ -77,7 +83,7 @@ def _ptxas(ptx, arch):
                               capture_output=True, text=True, timeout=120)
     text = done.stdout + done.stderr
     if done.returncode != 0:
-        return {"ptxas": text.strip()[-400:] or f"ptxas exit status {done.returncode}"}
+        return {"refused": _refused_words(text, done.returncode), "ptxas": text.strip()[-400:]}
     used, spill = PTXAS_LINE.search(text), SPILL_LINE.search(text)
     if not used:
         return {"ptxas": "no resource line in ptxas's output"}
@@ -85,6 +91,46 @@ def _ptxas(ptx, arch):
             "stack_bytes": int(spill.group(1)) if spill else 0,
             "spill_stores": int(spill.group(2)) if spill else 0,
             "spill_loads": int(spill.group(3)) if spill else 0}
+
+
+def _kib(size):
+    return f"{size / 1024:g} KiB"
+
+
+def _shared_words(size, limit=STATIC_SHARED_LIMIT):
+    return (f"it needs {_kib(size)} of static shared memory; a block may declare at most "
+            f"{_kib(limit)} (cuda.shared.array sizes add up per block)")
+
+
+def _refused_words(text, status):
+    """Why ptxas refused a kernel, in plain words."""
+    shared = TOO_MUCH_SHARED.search(text)
+    if shared:
+        return _shared_words(int(shared.group(1), 16), int(shared.group(2), 16))
+    errors = [line.split(":", 1)[-1].strip() for line in text.splitlines() if "error" in line]
+    return f"ptxas refused it ({'; '.join(errors)[:300] or f'exit status {status}'})"
+
+
+def _beyond_limits(figures):
+    """Why ``figures`` (one architecture's ptxas reply) describe a kernel that cannot launch, or
+    None."""
+    if "refused" in figures:
+        return figures["refused"]
+    if figures.get("shared_bytes", 0) > STATIC_SHARED_LIMIT:
+        return _shared_words(figures["shared_bytes"])
+    if figures.get("registers", 0) > REGISTER_LIMIT:
+        return (f"it uses {figures['registers']} registers per thread; a thread may have at most "
+                f"{REGISTER_LIMIT}")
+    return None
+
+
+def _shared_line(source):
+    """The line of the cell's first shared-array declaration (what a shared-memory refusal
+    points at), or None."""
+    for number, line in enumerate(source.splitlines(), 1):
+        if "cuda.shared.array" in line:
+            return number
+    return None
 
 
 class _Target:
@@ -133,6 +179,10 @@ def compile_request(request):
             return {"ok": False, "stage": "compile", "arch": arch, "kind": type(exc).__name__,
                     "message": str(exc)[:3000], "line": _cell_line(exc, cell)}
         archs[arch] = _ptxas(ptx, arch)
+        why = _beyond_limits(archs[arch])
+        if why:
+            line = _shared_line(source) if "shared memory" in why else None
+            return {"ok": False, "stage": "ptxas", "arch": arch, "message": why, "line": line}
     return {"ok": True, "archs": archs}
 
 

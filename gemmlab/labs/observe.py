@@ -17,12 +17,15 @@ import numpy as np
 from .. import device
 
 
-def run_observed(kernel, arguments, grid, block, time_limit, observers=(), picture=True):
+def run_observed(kernel, arguments, grid, block, time_limit, observers=(), picture=True,
+                 schedule=None):
     """Run helper (it runs where the kernel lives): launch ``kernel[grid, block]`` on the
     instrumented simulator with ``arguments`` ((name, value) pairs: arrays are the worker's own
-    copies), watched by the ``observers`` named (:data:`gemmlab.labs.overlap.BUILDERS`); the
-    launch's plain data (:func:`gemmlab.labs.observations.as_data`), with the picture of the
-    run only if ``picture`` (a grade draws none, and one block's accesses are most of the data)."""
+    copies), watched by the ``observers`` named (:data:`gemmlab.labs.overlap.BUILDERS`), its
+    threads and blocks taking turns in the order ``schedule`` says (plain data, see
+    :func:`gemmlab.labs.simulator.simulate`); the launch's plain data
+    (:func:`gemmlab.labs.observations.as_data`), with the picture of the run only if
+    ``picture`` (a grade draws none, and one block's accesses are most of the data)."""
     from .observations import as_data
     from .overlap import build
     from .simulator import simulate
@@ -33,7 +36,7 @@ def run_observed(kernel, arguments, grid, block, time_limit, observers=(), pictu
             arrays.setdefault(name, value)
     observer = build(list(observers), arrays.get("A"), arrays.get("B"))
     trace = simulate(kernel, tuple(grid), tuple(block), named, time_limit=float(time_limit),
-                     observer=observer)
+                     observer=observer, schedule=schedule)
     return as_data(trace, arrays, picture=bool(picture))
 
 

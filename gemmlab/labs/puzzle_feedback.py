@@ -15,7 +15,8 @@ import numpy as np
 
 from .puzzle_cases import GRID, LINE, WARP
 
-SPAN_LIMIT = 64             # shared reads one thread may make in a one-block reduction or scan
+SPAN_LIMIT = 64             # reads (global and shared) one thread may make in a one-block
+                            # reduction or scan: a tree's log n levels fit, a serial loop does not
 
 
 def first_problem(puzzle, case, out, trace):
@@ -281,20 +282,32 @@ def _traffic(puzzle, case, out, trace):
                     f"{puzzle.reads_rule}.")
 
 
+def thread_reads(trace):
+    """Each thread's reads, global and shared together (by global thread id): the length of its
+    chain, whatever memory it reads the terms from."""
+    work = list(trace.shared_reads)
+    for array in trace.arrays.values():
+        for gid, count in array.thread_reads.items():
+            work[gid] += count
+    return work
+
+
 def _reduction(puzzle, case, out, trace):
     if not puzzle.reduction:
         return None
+    work = thread_reads(trace)
+    longest = max(work)
+    if longest > SPAN_LIMIT:
+        gid = work.index(longest)
+        levels = math.ceil(math.log2(256))
+        return (f"a serial loop: {trace.who(gid)} read {longest} values (global and shared "
+                f"memory together), one after another: O(n) steps for one thread. A parallel "
+                f"version takes log n steps: let the threads work together, level by level, as "
+                f"the reduction tree of lesson 03: {levels} levels for 256 slots, each thread at "
+                f"most {SPAN_LIMIT} reads, with cuda.syncthreads() between the levels.")
     if not trace.shared:
         return ("no shared memory: the work is to be done by the block's threads together in a "
                 "cuda.shared.array of 256 float32, each thread one slot.")
-    longest = max(trace.shared_reads)
-    if longest > SPAN_LIMIT:
-        gid = trace.shared_reads.index(longest)
-        levels = math.ceil(math.log2(256))
-        return (f"a serial loop: {trace.who(gid)} read {longest} values from shared memory, one "
-                f"after another (span n). Let the threads work in parallel, level by level, as "
-                f"the reduction tree of lesson 03: {levels} levels for 256 slots, with "
-                f"cuda.syncthreads() between them.")
 
 
 CHECKS = (_fault, _inputs_written, _shared_hazard, _result, _writes_once, _ownership, _traffic,
@@ -311,6 +324,6 @@ def summary(puzzle, runs):
         parts.append(f"at {case.label} {name} was read {total} times from global memory "
                      f"(budget {budget})")
     if puzzle.reduction:
-        parts.append(f"the longest chain of shared reads in one thread was "
-                     f"{max(trace.shared_reads)} (a serial loop: {case.n})")
+        parts.append(f"the longest chain of reads in one thread was "
+                     f"{max(thread_reads(trace))} (a serial loop: {case.n})")
     return "; ".join(parts) + "."
