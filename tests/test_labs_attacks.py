@@ -138,3 +138,13 @@ def test_cases_rotate_forward_reversed_shuffled_and_a_grades_shuffle_comes_from_
                                                   "forward"]
     drawn = {schedule_of(2, np.random.default_rng(seed))[1] for seed in range(5)}
     assert len(drawn) == 5
+
+
+def test_a_kernel_cell_may_import_what_the_preamble_hands_out_and_nothing_more():
+    """``from numba import cuda, float32`` and ``import math`` are the kernel language (granted);
+    ``import numba`` whole is not: the grader's worker loads the cell as check() does."""
+    source, name, _ = cell("05.lab_naive")
+    imports = "from numba import cuda, float32\nimport math\n"
+    assert judge_code("05.lab_naive", imports + source, name, seed=3).status == "pass"
+    refused = judge_code("05.lab_naive", "import numba\n" + source, name, seed=3)
+    assert refused.status == "fail" and "imports numba:" in refused.feedback, refused.feedback

@@ -114,7 +114,15 @@ def course_map():
     as the home page is to the site's root)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     found = re.search(r"^## The course map\n.*?(?=^## |\Z)", readme, re.M | re.S)
-    return found.group(0) if found else ""
+    return on_the_site(found.group(0)) if found else ""
+
+
+def on_the_site(markdown):
+    """``markdown`` with its links to the repository's .md pages that the site does not render
+    (all but the glossary) written as text naming the file, so that no link on the site breaks."""
+    return re.sub(r"\[([^\]]+)\]\(((?!docs/glossary\.md)[^)#]+\.md)(#[^)]*)?\)",
+                  lambda m: (f"`{m.group(2)}`" if m.group(1) == m.group(2)
+                             else f"{m.group(1)} (`{m.group(2)}`)"), markdown)
 
 
 def home_page(lesson_titles, exercise_titles):

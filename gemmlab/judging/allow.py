@@ -373,5 +373,10 @@ KERNEL_LANGUAGE = {"cuda": ((_cuda), "the kernel language"),
                    "float32": ((lambda: _numba_type("float32")), "the kernel's float type"),
                    "int32": ((lambda: _numba_type("int32")), "the kernel's int type"),
                    "math": MATH}
-KERNEL = Allows(gives=KERNEL_LANGUAGE)
+# A kernel cell may import what the preamble hands out (``from numba import cuda, float32``,
+# ``import math``): the same objects, nothing more of numba.
+KERNEL_IMPORTS = {"math": (lambda: math), "numba.cuda": _cuda,
+                  **{f"numba.{t}": (lambda t=t: _numba_type(t))
+                     for t in ("float32", "float64", "int32", "uint32", "int64")}}
+KERNEL = Allows(gives=KERNEL_LANGUAGE, imports=KERNEL_IMPORTS)
 PLAIN = Allows()
