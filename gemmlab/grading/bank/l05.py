@@ -180,9 +180,9 @@ QUESTIONS = [
         prompt=f"gl.perfmodel.gemm_traffic counts the bytes of an N x N GEMM with no reuse and "
                f"with T x T tiles (inputs, plus C written once). For N = {N_MODEL} and "
                f"T = {T_MODEL}, by what factor does tiling cut the total bytes (3 significant "
-               f"digits)?",
+               f"figures)?",
         answer=lambda: traffic_ratio(N_MODEL, T_MODEL),
-        kind=Number(rtol=5e-3, unit="x"),
+        kind=Number(sig=3, rtol=5e-3, unit="x"),
         wrong=[
             Wrong(T_MODEL, f"{T_MODEL} is the saving on the input reads alone. O(N^3/T) is an "
                            "order of growth, not an exact byte count: it drops the write of C "

@@ -1,7 +1,7 @@
 """ptxas decides (issue 35, item 1): a kernel NVIDIA's assembler refuses, or one beyond what a
 block may declare, fails its lab with the reason in plain words. The whole path (the tiled
 kernel with 2 x 256 KiB of shared memory failing check() and the grader, naming 48 KiB and its
-line) is one of tests/test_labs_attacks.py's attacks; here, the limits themselves."""
+line) is one of tests/test_labs_simulator_attacks.py's attacks; here, the limits themselves."""
 from gemmlab.labs import nvcompile
 
 
