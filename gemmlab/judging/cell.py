@@ -223,8 +223,8 @@ def _judge_cell(question, source, name, rng, channel, picture):
         if problem:
             return FAIL, problem
     source = under_declaration(question, source, name)
-    loaded, failure = _ask(channel, {"op": "load", "source": str(source), "name": str(name),
-                                     "rules": rules.as_data() if rules else None}, "your cell")
+    loaded, failure = _ask(channel, {"op": "load", "source": str(source), "name": str(name)},
+                           "your cell")
     if failure is not None:
         return failure
     state = loaded.get("state")

@@ -10,8 +10,7 @@ by role (``gemmlab.collectives.allreduce_mpi_rank``, ``gemmlab.parallel.tp_rank`
 Protocol, on the process's stdin/stdout (then pointed at /dev/null, so that the student's prints
 cannot mix with it): frames of an 8-byte big-endian length and a JSON object.
 
-* ``{"op": "load", "source": cell text, "name": name, "rules": Rules data}`` puts the rules'
-  forbidden objects out of reach (:func:`gemmlab.judging.rules.out_of_reach`), runs the course's
+* ``{"op": "load", "source": cell text, "name": name}`` runs the course's
   preamble (:data:`gemmlab.judging.source.PREAMBLE`), then the cell with ``check`` a no-op;
   replies ``{"ok": true, "state": "missing"|"none"|"ellipsis"|"value", "callable": bool, "type":
   name, "repr": text}``, or ``{"ok": false, "error": {...}}`` when the cell raised before
@@ -29,7 +28,6 @@ import os
 import struct
 import sys
 
-from .rules import Rules, out_of_reach
 from .source import PREAMBLE
 from .where import package_object
 
@@ -136,7 +134,6 @@ def serve(inp, out, quiet):
     """Load the cell of the first request, then answer calls until another op or the end."""
     request = read_frame(inp)
     from . import values
-    out_of_reach(Rules.from_data(request.get("rules")))
     namespace = {"__name__": "__main__"}
     exec(compile(PREAMBLE, "<preamble>", "exec"), namespace)
     namespace["check"] = lambda *args, **kwargs: None

@@ -34,7 +34,6 @@ import numpy as np
 from .. import device, doing
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, where_it_lives
 from ..judging.cell import CellFunction
-from ..judging.rules import Rules
 from . import cases as cases_
 from . import feedback
 from .compile import argument_types, compile_kernel, refusal, resources
@@ -42,9 +41,6 @@ from .kernel_source import kernel_cell
 from .observations import Observed
 from .observe import run_observed
 
-# What every kernel lab's answer may not use: the course's own GEMM kernels (the kernel that
-# runs is the cell's own @cuda.jit code, compiled for a GPU first).
-KERNEL_RULES = Rules(names=("gemmlab.kernels",))
 # Seconds one case may run on the simulator: a kernel that never ends is a FAIL by then.
 CASE_LIMIT = 10.0
 
