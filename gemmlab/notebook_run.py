@@ -16,7 +16,12 @@ fresh local kernel, cell by cell, under a per-cell time limit, and failing loudl
   socket after every send, which makes pyzmq look again and hand the reply to the waiting task.
 * **Quiet kernels.** Before a kernel is shut down, a kernel_info round trip lets it finish the
   widget updates nbclient sent it: jupyter_client interrupts every kernel it shuts down, and
-  one still inside such a handler logged "ERROR | KeyboardInterrupt caught in kernel".
+  one still inside such a handler logged "ERROR | KeyboardInterrupt caught in kernel". A kernel
+  that answered it, idle with nothing left to do, is then stopped at once (nbclient's
+  "immediate" shutdown), not sent a shutdown_request: ipykernel 7.4 flushes stdout after
+  handling that request, racing its own closing of the IOPub pipe, and now and then printed
+  "ERROR:tornado.general ... ZMQError: Socket operation on non-socket" to the builder's stderr
+  (CI, stop 42). No lesson registers exit hooks that this would skip.
 * **A stall is a failure.** A cell whose reply or outputs do not arrive within the limit, or
   whose reply was only found when the limit ran out, raises :class:`NotebookFailure`, naming
   the notebook and the cell; so does a cell that raises, and a kernel that dies.
@@ -166,8 +171,8 @@ class _DrainingClient(NotebookClient):
         super().set_widgets_metadata()
 
     async def _async_cleanup_kernel(self):
-        if self.ran_every_cell and self.kc is not None:
-            await _round_trip(self.kc, DRAIN_TIMEOUT)
+        if self.ran_every_cell and self.kc is not None and await _round_trip(self.kc, DRAIN_TIMEOUT):
+            self.shutdown_kernel = "immediate"
         await super()._async_cleanup_kernel()
 
 

@@ -162,6 +162,19 @@ def test_the_kernel_finishes_its_widget_updates_before_it_is_shut_down(tmp_path,
     assert "KeyboardInterrupt" not in logged and "ERROR" not in logged, logged
 
 
+def test_an_idle_kernel_is_stopped_without_a_shutdown_request(tmp_path):
+    # ipykernel 7.4, handling shutdown_request, flushes stdout while it closes its IOPub pipe and
+    # now and then printed "ERROR:tornado.general ... ZMQError" (CI, the site build): a kernel
+    # that answered the drain's round trip is stopped at once, never sent that request.
+    marks_the_request = (
+        "import pathlib\nkernel = get_ipython().kernel\n"
+        "handle = kernel.control_handlers['shutdown_request']\n"
+        "def marked(*args):\n    pathlib.Path('asked').touch()\n    return handle(*args)\n"
+        "kernel.control_handlers['shutdown_request'] = marked")
+    notebook_run.execute(notebook(tmp_path, marks_the_request), timeout=30)
+    assert not (tmp_path / "asked").exists()
+
+
 def test_the_counting_client_counts_output_keeps_none_and_interrupts_a_late_cell(tmp_path):
     """The grader's form (CountingClient): 1 MB printed is counted and not kept; a cell past its
     limit is interrupted, flagged, and the next cell runs in the same kernel; one that ignores
