@@ -142,8 +142,9 @@ _TABLE = {
          "kernel is bandwidth-bound, right of it it can be compute-bound (H200: 13.96 FLOP/B on "
          "FP32 CUDA cores, about 206 on FP16 Tensor Cores)", "04"),
         ("decode", NOT_IN_MATERIAL, "a language model's generation step: one new token per request, "
-         "so a layer's GEMM has M = the number of requests in the batch; at M = 1 to 64 it sits far "
-         "left of the Tensor Core ridge, memory-bound, its time set by reading the weights", "04"),
+         "so a layer's GEMM has M = the number of requests in the batch; at M = 1 to 64 (FP16, "
+         "K = N = 4096: at most 62 FLOP/B) it sits far left of the H200's Tensor Core ridge, "
+         "memory-bound, its time set by reading the weights", "04"),
         ("compute-bound", "计算受限", "limited by arithmetic: F / P is the larger time"),
         ("bandwidth-bound", "带宽受限", "limited by how fast memory delivers bytes: Q / B is the "
          "larger of the two roofline times"),

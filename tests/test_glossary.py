@@ -123,6 +123,11 @@ def test_meanings_give_the_figures_the_modules_compute():
     ridge = glossary.lookup("ridge point").meaning
     assert f"{h200.ridge_point('fp32'):.2f} FLOP/B" in ridge
     assert f"about {h200.ridge_point('fp16'):.0f} on FP16 Tensor Cores" in ridge
+    # decode, M = 1..64 rows of an FP16 4096 x 4096 layer, stays far left of that ridge
+    from gemmlab.perfmodel import linear_intensity
+    decode = [linear_intensity(m, 4096, 4096, itemsize=2) for m in range(1, 65)]
+    assert f"at most {max(decode):.0f} FLOP/B" in glossary.lookup("decode").meaning
+    assert max(decode) < h200.ridge_point("fp16") / 3
     # the bubble is (p-1)/(m+p-1) for both schedules, as the simulator runs them
     assert "(p-1)/(m+p-1)" in glossary.lookup("pipeline bubble").meaning
     for p, m in ((4, 8), (2, 3), (8, 32)):
