@@ -207,6 +207,16 @@ _TABLE = {
         ("warp specialisation", NOT_IN_MATERIAL, "giving the warpgroups of one block different jobs: "
          "a producer that only issues copies and consumers that only compute, handing buffer "
          "slots back and forth through mbarriers", "12b"),
+        ("swizzle", NOT_IN_MATERIAL, "a permutation of the 16-byte chunks of each row of a tile in "
+         "shared memory (in the 128-byte pattern, chunk c of row r goes to c XOR (r mod 8)) so "
+         "that the rows of one column of chunks fall in different banks; the TMA writes it, "
+         "wgmma reads it", "12b"),
+        ("setmaxnreg", NOT_IN_MATERIAL, "Hopper's PTX instruction that changes, while the kernel "
+         "runs, how many registers each thread of a warpgroup may hold: a producer gives registers "
+         "up (.dec), consumers take them (.inc)", "12b"),
+        ("stall reason", "stall", "what a warp that could not issue an instruction was waiting "
+         "for, as a profiler samples it (Nsight Compute: short_scoreboard, long_scoreboard, "
+         "barrier, wait, math_pipe_throttle; kept in English in the material)", "12b"),
     ],
     "Distributed parallelism": [
         ("shard", "分片", "the part of a tensor one rank holds"),
@@ -249,6 +259,12 @@ _TABLE = {
          "filled, alternates one forward and one backward micro-batch on every stage: GPipe's "
          "bubble, but stage s (from 0) holds the activations of at most p - s micro-batches, not "
          "all m", "13"),
+        ("GPipe", NOT_IN_MATERIAL, "the pipeline schedule that runs all m forward micro-batches, "
+         "then all backwards: the bubble (p-1)/(m+p-1), and every stage holds the activations of "
+         "all m micro-batches at once", "13"),
+        ("ring attention", NOT_IN_MATERIAL, "attention under context parallelism: each rank keeps its "
+         "queries and passes its K/V block around the CP ring, cp - 1 times, computing against "
+         "each block that arrives", "13"),
         ("ZeRO (Zero Redundancy Optimizer)", "ZeRO", "data parallelism that shards the model state "
          "over the DP ranks instead of copying it: stage 1 the optimizer state, stage 2 the "
          "gradients too, stage 3 the weights too (kept in English in the material)", "13"),

@@ -51,12 +51,17 @@ TERMS = {
     "wgmma (warpgroup MMA)": (r"\bwgmmas?\b", r"`?wgmma(\.mma_async)?`?s?"),
     "mbarrier": (r"\bmbarriers?\b", r"mbarriers?"),
     "warp specialisation": (r"\b[Ww]arp speciali[sz]", r"warp speciali[sz]ation"),
+    "swizzle": (r"\b[Ss]wizzl", r"swizzl\w*"),
+    "setmaxnreg": (r"setmaxnreg", r"`?setmaxnreg`?"),
+    "stall reason": (r"\b[Ss]tall reasons?\b", r"stall reasons?"),
     # lesson 07: the trees of all-reduce
     "binomial tree": (r"\b[Bb]inomial\b", r"binomial trees?"),
     "double binary tree": (r"\b[Dd]ouble[- ]binary trees?\b", r"double[- ]binary trees?"),
     # lesson 13: what pipeline and data parallelism cost
     "pipeline bubble": (r"\b[Bb]ubbles?\b", r"(pipeline )?bubbles?"),
     "1F1B (one forward, one backward)": (r"\b1F1B\b", r"1F1B"),
+    "GPipe": (r"\bGPipe\b", r"GPipe"),
+    "ring attention": (r"\b[Rr]ing attention\b", r"ring attention"),
     "ZeRO (Zero Redundancy Optimizer)": (r"\bZeRO\b", r"ZeRO"),
 }
 
