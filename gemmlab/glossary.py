@@ -178,7 +178,7 @@ _TABLE = {
         ("prefetch", "预取", "loading data before it is needed"),
         ("Tensor Memory Accelerator (TMA)", NOT_IN_MATERIAL, "Hopper's copy engine in each SM: one "
          "thread issues a bulk copy of a tile box of a global matrix, and the engine moves the whole "
-         "tile into shared memory (swizzled if asked) while the threads go on", "08"),
+         "tile into shared memory (swizzled if asked), or back out, while the threads go on", "08"),
         ("double buffering", "双缓冲",
          "two buffers: compute from one while the other is filled"),
         ("buffer slot", "槽位", "one of the places a tile can be loaded into; double buffering "
