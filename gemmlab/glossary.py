@@ -3,7 +3,10 @@
 The lessons are in English and the material they follow is in Chinese; a student who reads both
 needs the pairs. Each Chinese term is spelled exactly as in the material (a test checks that it
 occurs there); a few terms the material keeps in English (All-Reduce, warp, SRAM) are listed with
-that spelling.
+that spelling, and a term the material does not have at all (the lessons add it: FP8 scaling, the
+Hopper features, pipeline schedules) has :data:`NOT_IN_MATERIAL` in place of a Chinese term (a test
+checks that the material really does not name it). A term a lesson defines in bold also names
+that lesson (``lesson``); a test checks the definition is there, before any use.
 
     >>> import gemmlab as gl
     >>> gl.glossary.lookup("tile").chinese
@@ -18,12 +21,16 @@ import sys
 from dataclasses import dataclass
 
 
+NOT_IN_MATERIAL = "—"     # in place of a Chinese term: the course material has none for it
+
+
 @dataclass(frozen=True)
 class Term:
     english: str
     chinese: str
     meaning: str
     topic: str
+    lesson: str = ""        # the lesson that defines it in bold ("03", "12b"), where one does
 
     def __str__(self):
         return f"{self.english} · {self.chinese}: {self.meaning}"
@@ -44,6 +51,17 @@ _TABLE = {
         ("overflow", "溢出", "a result too large for the format: inf in FP32, FP16, BF16 and FP8 "
          "E5M2; FP8 E4M3 has no inf, so a non-saturating cast (ml_dtypes, PyTorch) gives NaN in FP8 "
          "E4M3, while CUDA's saturating conversion (__NV_SATFINITE) clamps to ±448"),
+        ("saturating conversion", NOT_IN_MATERIAL, "a conversion that clamps a value beyond the "
+         "format's largest finite number to that number: CUDA's __NV_SATFINITE turns an FP8 E4M3 "
+         "overflow, and ±inf, into ±448; NaN stays NaN", "01"),
+        ("non-saturating conversion", NOT_IN_MATERIAL, "a conversion that rounds to nearest even and "
+         "lets a value past the largest finite number overflow: NaN in FP8 E4M3, which has no inf "
+         "(ml_dtypes' and PyTorch's casts), inf in E5M2", "01"),
+        ("amax", NOT_IN_MATERIAL, "a tensor's largest absolute value (FP8 training usually takes it "
+         "over recent steps); the tensor's FP8 scale is computed from it", "01"),
+        ("per-tensor scale", NOT_IN_MATERIAL, "one factor s for a whole tensor, s = 448 / amax for "
+         "E4M3, multiplied in before the FP8 cast so that the largest value lands on the largest "
+         "finite number, and divided out after the GEMM", "01"),
         ("mixed precision", "混合精度", "low-precision inputs with a higher-precision accumulator"),
         ("accumulator", "累加器", "the variable a sum is built in; its precision bounds the error"),
         ("out of memory (OOM)", "显存不足", "weights, activations and optimizer state do not fit "
@@ -87,32 +105,32 @@ _TABLE = {
     "The GPU's execution model": [
         ("bank conflict", "存储冲突", "lanes of one warp instruction asking one shared-memory bank "
          "for different words: the access takes as many passes as the busiest bank has words "
-         "(lane t reading s[t, c] of rows of 32 floats: 32-way; of 33: conflict-free)"),
+         "(lane t reading s[t, c] of rows of 32 floats: 32-way; of 33: conflict-free)", "03"),
         ("coalescing", "访存合并", "the lanes of one warp instruction reading neighbouring "
          "addresses, merged into few 32-byte sectors (32 neighbouring floats: 4 sectors; a row "
-         "apart: 32)"),
+         "apart: 32)", "03"),
         ("lane", "lane", "one thread's slot in an SM's arithmetic units, and a thread's place "
-         "(0-31) in its warp (kept in English in the material)"),
+         "(0-31) in its warp (kept in English in the material)", "03"),
         ("latency hiding", "隐藏搬运延迟", "covering one operation's wait (a load) with other "
          "work: other resident warps' instructions, or the same warp's independent ones (double "
-         "buffering)"),
+         "buffering)", "03"),
         ("local memory", "local memory", "a thread's private part of device memory, where values "
          "that do not fit in registers go (kept in English in the material)"),
         ("occupancy", "占用率", "the warps an SM holds at once, of its maximum; the registers and "
-         "shared memory each block needs set it"),
+         "shared memory each block needs set it", "03"),
         ("register spill", "spill", "values the compiler moves from registers to local memory "
          "when a thread needs more registers than it may have; ptxas reports the bytes"),
         ("shared-memory bank", "bank", "one of the 32 parts shared memory is split into, 4 bytes "
-         "wide: word w lives in bank w mod 32, and a bank delivers one word per pass"),
+         "wide: word w lives in bank w mod 32, and a bank delivers one word per pass", "03"),
         ("streaming multiprocessor (SM)", "SM", "one of the GPU's independent processors, with "
          "its own registers, shared memory, warp schedulers and lanes; a block runs on one SM "
-         "(the H200 has 132)"),
+         "(the H200 has 132)", "03"),
         ("warp", "warp", "32 threads of consecutive ids scheduled together, one instruction at a "
          "time for the lanes that are active; since Volta each thread has its own program "
          "counter and may diverge, so code must not assume lockstep (kept in English in the "
-         "material)"),
+         "material)", "03"),
         ("warp scheduler", "调度", "the unit of an SM that issues, each clock, an instruction of "
-         "one of its resident warps that is ready; switching warps costs nothing"),
+         "one of its resident warps that is ready; switching warps costs nothing", "03"),
     ],
     "Roofline and data movement": [
         ("bandwidth", "带宽", "bytes moved per second between two levels of memory"),
@@ -120,6 +138,13 @@ _TABLE = {
         ("arithmetic intensity", "计算强度", "FLOPs per byte moved: I = F / Q"),
         ("roofline model", "屋顶线模型",
          "attainable FLOP/s = min(peak, I x bandwidth): which of the two limits bites"),
+        ("ridge point", "转折点", "I* = P / B, the intensity where the two roofs meet: left of it a "
+         "kernel is bandwidth-bound, right of it it can be compute-bound (H200: 13.96 FLOP/B on "
+         "FP32 CUDA cores, about 206 on FP16 Tensor Cores)", "04"),
+        ("decode", NOT_IN_MATERIAL, "a language model's generation step: one new token per request, "
+         "so a layer's GEMM has M = the number of requests in the batch; at M = 1 to 64 (FP16, "
+         "K = N = 4096: at most 62 FLOP/B) it sits far left of the H200's Tensor Core ridge, "
+         "memory-bound, its time set by reading the weights", "04"),
         ("compute-bound", "计算受限", "limited by arithmetic: F / P is the larger time"),
         ("bandwidth-bound", "带宽受限", "limited by how fast memory delivers bytes: Q / B is the "
          "larger of the two roofline times"),
@@ -151,6 +176,9 @@ _TABLE = {
     "Pipelines and micro-kernels": [
         ("pipeline", "流水线", "stages that overlap: loading the next piece while computing this one"),
         ("prefetch", "预取", "loading data before it is needed"),
+        ("Tensor Memory Accelerator (TMA)", NOT_IN_MATERIAL, "Hopper's copy engine in each SM: one "
+         "thread issues a bulk copy of a tile box of a global matrix, and the engine moves the whole "
+         "tile into shared memory (swizzled if asked), or back out, while the threads go on", "08"),
         ("double buffering", "双缓冲",
          "two buffers: compute from one while the other is filled"),
         ("buffer slot", "槽位", "one of the places a tile can be loaded into; double buffering "
@@ -166,6 +194,29 @@ _TABLE = {
         ("Tensor Core", "张量核心", "a unit that multiplies small matrices: one warp's D = A B + C "
          "on a fragment per step (a 16 x 16 x 16 WMMA step runs as two HMMA instructions on the "
          "H200)"),
+        ("warpgroup", NOT_IN_MATERIAL, "four consecutive warps of a block (128 threads, the first "
+         "warp's index a multiple of 4) that issue Hopper's wgmma instructions together", "12"),
+        ("wgmma (warpgroup MMA)", NOT_IN_MATERIAL, "Hopper's (sm_90a) asynchronous MMA instruction: "
+         "a warpgroup computes D = A B + D on a 64 x N x 16 block (FP16/BF16, N up to 256) with B, "
+         "and A or not, read straight from shared memory, and waits for a group of them only when "
+         "it needs the results", "12"),
+        ("mbarrier", NOT_IN_MATERIAL, "a barrier object in shared memory that counts arrivals and, for "
+         "a TMA copy, bytes; it completes a phase when both reach what was expected, a waiter "
+         "names the phase by its parity (0 or 1), and only the threads that wait on it wait",
+         "12b"),
+        ("warp specialisation", NOT_IN_MATERIAL, "giving the warpgroups of one block different jobs: "
+         "a producer that only issues copies and consumers that only compute, handing buffer "
+         "slots back and forth through mbarriers", "12b"),
+        ("swizzle", NOT_IN_MATERIAL, "a permutation of the 16-byte chunks of each row of a tile in "
+         "shared memory (in the 128-byte pattern, chunk c of row r goes to c XOR (r mod 8)) so "
+         "that the rows of one column of chunks fall in different banks; the TMA writes it, "
+         "wgmma reads it", "12b"),
+        ("setmaxnreg", NOT_IN_MATERIAL, "Hopper's PTX instruction that changes, while the kernel "
+         "runs, how many registers each thread of a warpgroup may hold: a producer gives registers "
+         "up (.dec), consumers take them (.inc)", "12b"),
+        ("stall reason", "stall", "what a warp that could not issue an instruction was waiting "
+         "for, as a profiler samples it (Nsight Compute: short_scoreboard, long_scoreboard, "
+         "barrier, wait, math_pipe_throttle; kept in English in the material)", "12b"),
     ],
     "Distributed parallelism": [
         ("shard", "分片", "the part of a tensor one rank holds"),
@@ -186,12 +237,37 @@ _TABLE = {
         ("Reduce-Scatter", "Reduce-Scatter", "every rank ends with one summed chunk"),
         ("All-Gather", "All-Gather", "every rank ends with every rank's chunk"),
         ("logical ring", "逻辑环", "ranks ordered in a cycle; each sends only to the next"),
+        ("binomial tree", NOT_IN_MATERIAL, "a reduce (or broadcast) in ceil(log2 N) rounds, ranks "
+         "pairing at distances 1, 2, 4, ...; not pipelined, so each round sends the whole "
+         "message: an all-reduce (reduce, then broadcast) puts 2 ceil(log2 N) S bytes on its "
+         "critical path", "07"),
+        ("double binary tree", NOT_IN_MATERIAL, "NCCL's tree all-reduce: two binary trees each carry "
+         "half the data, every rank is an inner node of at most one of them, and the message "
+         "moves in k chunks so that all levels work at once: about 2S bytes, like the ring, with a "
+         "latency that grows with log2 N, not N", "07"),
         ("tensor parallelism (TP)", "张量并行", "splitting the weights within each layer"),
         ("context parallelism (CP)", "上下文并行", "splitting one long sequence's tokens"),
         ("data parallelism (DP)", "数据并行", "splitting the batch (samples, microbatches) over "
          "replicas of the model; plain DP copies all weights to each, ZeRO/FSDP shard weights, "
          "gradients and optimizer state among them"),
         ("pipeline parallelism (PP)", "流水线并行", "splitting the layers into stages"),
+        ("pipeline bubble", "pipeline bubble", "the share of a pipeline-parallel step in which a stage "
+         "sits idle, waiting for the first micro-batch to reach it or the last to come back: "
+         "(p-1)/(m+p-1) for p stages and m micro-batches, for GPipe and 1F1B alike (kept in "
+         "English in the material)", "13"),
+        ("1F1B (one forward, one backward)", NOT_IN_MATERIAL, "the pipeline schedule that, once "
+         "filled, alternates one forward and one backward micro-batch on every stage: GPipe's "
+         "bubble, but stage s (from 0) holds the activations of at most p - s micro-batches, not "
+         "all m", "13"),
+        ("GPipe", NOT_IN_MATERIAL, "the pipeline schedule that runs all m forward micro-batches, "
+         "then all backwards: the bubble (p-1)/(m+p-1), and every stage holds the activations of "
+         "all m micro-batches at once", "13"),
+        ("ring attention", NOT_IN_MATERIAL, "attention under context parallelism: each rank keeps its "
+         "queries and passes its K/V block around the CP ring, cp - 1 times, computing against "
+         "each block that arrives", "13"),
+        ("ZeRO (Zero Redundancy Optimizer)", "ZeRO", "data parallelism that shards the model state "
+         "over the DP ranks instead of copying it: stage 1 the optimizer state, stage 2 the "
+         "gradients too, stage 3 the weights too (kept in English in the material)", "13"),
         ("orthogonal", "正交", "separate axes of the grid: a rank has one coordinate on each, "
          "chosen separately; the costs along them still interact at run time"),
         ("up projection", "上投影", "the FFN's first matrix, D to 4D (column parallel)"),
@@ -200,8 +276,7 @@ _TABLE = {
     ],
 }
 
-TERMS = tuple(Term(english, chinese, meaning, topic)
-              for topic, rows in _TABLE.items() for english, chinese, meaning in rows)
+TERMS = tuple(Term(*row[:3], topic, *row[3:]) for topic, rows in _TABLE.items() for row in rows)
 
 
 def _key(text):
@@ -213,7 +288,7 @@ def _index():
     for term in TERMS:
         short, _, abbreviation = term.english.partition(" (")
         for name in (term.english, term.chinese, short, abbreviation.rstrip(")")):
-            if name:
+            if name and name != NOT_IN_MATERIAL:
                 index.setdefault(_key(name), term)
     return index
 
@@ -239,13 +314,16 @@ def markdown():
     lines = ["# Glossary · 术语表", "",
              "The key terms of the course, with the Chinese term exactly as the course material "
              "writes it. Look one up in a notebook with `gl.glossary.lookup(\"tile\")` or "
-             "`gl.glossary.lookup(\"分块\")`.", "",
+             "`gl.glossary.lookup(\"分块\")`. " + NOT_IN_MATERIAL + " in place of the Chinese term: "
+             "the material has none (the lessons add the term). *(lesson NN)*: the lesson that "
+             "defines it.", "",
              "<!-- Generated from gemmlab/glossary.py by `python -m gemmlab.glossary "
              "docs/glossary.md`; edit the table there, not this page. -->"]
     for topic in _TABLE:
         lines += ["", f"## {topic}", "", "| English | 中文 | meaning |", "|---|---|---|"]
         lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in
-                                 (t.english, t.chinese, t.meaning)) + " |"
+                                 (t.english, t.chinese, t.meaning
+                                  + (f" *(lesson {t.lesson})*" if t.lesson else ""))) + " |"
                   for t in TERMS if t.topic == topic]
     return "\n".join(lines) + "\n"
 

@@ -1,6 +1,7 @@
 """The glossary: lookups in both languages, Chinese terms spelled as the course material spells
 them, the generated page up to date, and a link to it in every lesson's header."""
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -31,14 +32,36 @@ def test_every_term_is_found_by_both_of_its_names():
     assert len(glossary.TERMS) >= 40
     for term in glossary.TERMS:
         assert glossary.lookup(term.english) is term
-        assert glossary.lookup(term.chinese) is term
+        if term.chinese != glossary.NOT_IN_MATERIAL:
+            assert glossary.lookup(term.chinese) is term
+
+
+def test_the_mark_for_no_chinese_term_is_no_name():
+    assert sum(t.chinese == glossary.NOT_IN_MATERIAL for t in glossary.TERMS) >= 10
+    with pytest.raises(KeyError):
+        glossary.lookup(glossary.NOT_IN_MATERIAL)
 
 
 @pytest.mark.skipif(not SEEDS.is_dir(), reason=f"the course material is not at {SEEDS}")
 def test_every_chinese_term_is_spelled_as_in_the_course_material():
     material = "".join(p.read_text(encoding="utf-8") for p in SEEDS.glob("*.txt"))
-    missing = [t.chinese for t in glossary.TERMS if t.chinese not in material]
+    missing = [t.chinese for t in glossary.TERMS
+               if t.chinese != glossary.NOT_IN_MATERIAL and t.chinese not in material]
     assert not missing, f"not in the course material: {missing}"
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason=f"the course material is not at {SEEDS}")
+def test_terms_marked_not_in_the_material_really_are_not_there():
+    # a term the material has (even in English) must be listed with its spelling, not the mark
+    material = "".join(p.read_text(encoding="utf-8") for p in SEEDS.glob("*.txt"))
+    marked = [t for t in glossary.TERMS if t.chinese == glossary.NOT_IN_MATERIAL]
+    for term in marked:
+        short, _, abbreviation = term.english.partition(" (")
+        for name in {term.english, short, abbreviation.rstrip(")")} - {""}:
+            found = re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", material, re.IGNORECASE)
+            assert not found, f"{term.english!r} is marked as not in the material, yet it has {name!r}"
+    # and the check does find a term the material keeps in English
+    assert re.search(r"(?<!\w)ZeRO(?!\w)", material) and glossary.lookup("ZeRO").chinese == "ZeRO"
 
 
 def test_glossary_page_is_up_to_date():
@@ -89,3 +112,49 @@ def test_overflow_says_what_each_format_does_as_the_precision_module_computes_it
     # a Tensor Core step is not one instruction: on the H200 a WMMA step is two HMMA
     tensor_core = glossary.lookup("张量核心").meaning
     assert "one instruction" not in tensor_core and "two HMMA instructions" in tensor_core
+
+
+def test_meanings_give_the_figures_the_modules_compute():
+    from gemmlab.collectives import allreduce_cost, double_binary_tree_cost
+    from gemmlab.parallel.memory_per_rank import memory_per_rank
+    from gemmlab.parallel.pipeline_schedule import bubble_formula, simulate
+    from gemmlab.perfmodel import chip
+    h200 = chip("H200 SXM")
+    ridge = glossary.lookup("ridge point").meaning
+    assert f"{h200.ridge_point('fp32'):.2f} FLOP/B" in ridge
+    assert f"about {h200.ridge_point('fp16'):.0f} on FP16 Tensor Cores" in ridge
+    # decode, M = 1..64 rows of an FP16 4096 x 4096 layer, stays far left of that ridge
+    from gemmlab.perfmodel import linear_intensity
+    decode = [linear_intensity(m, 4096, 4096, itemsize=2) for m in range(1, 65)]
+    assert f"at most {max(decode):.0f} FLOP/B" in glossary.lookup("decode").meaning
+    assert max(decode) < h200.ridge_point("fp16") / 3
+    # the bubble is (p-1)/(m+p-1) for both schedules, as the simulator runs them
+    assert "(p-1)/(m+p-1)" in glossary.lookup("pipeline bubble").meaning
+    for p, m in ((4, 8), (2, 3), (8, 32)):
+        for name in ("gpipe", "1f1b"):
+            assert abs(simulate(name, p, m).bubble_fraction() - bubble_formula(p, m)) < 1e-12
+        assert simulate("1f1b", p, m).peak_in_flight(0) == p and simulate("gpipe", p, m).peak_in_flight(0) == m
+    assert "at most p - s micro-batches" in glossary.lookup("1F1B").meaning
+    # ZeRO's stages shard optimizer state, then gradients, then weights: 16 B -> 4 + 12/n, 2 + 14/n, 16/n
+    zero = glossary.lookup("ZeRO").meaning
+    assert zero.index("optimizer state") < zero.index("gradients") < zero.index("weights")
+    n, params = 8, 1.0
+    dp, zero1, zero2, zero3 = (memory_per_rank(a, params, n)[0] for a in ("dp", "zero1", "zero2", "zero3"))
+    assert (dp, zero1, zero2, zero3) == (16, 4 + 12 / n, 2 + 14 / n, 16 / n)
+    # the binomial tree sends the whole message each round; the double binary tree about 2S
+    assert allreduce_cost("tree", 64, 1.0).bytes == 2 * 6 and "2 ceil(log2 N) S" in glossary.lookup(
+        "binomial tree").meaning
+    assert abs(double_binary_tree_cost(64, 1.0, 10**6).bytes - 2) < 1e-4
+    assert "about 2S" in glossary.lookup("double binary tree").meaning
+
+
+def test_fp8_conversion_terms_say_what_each_rule_gives():
+    import numpy as np
+    from gemmlab import precision
+    assert np.isnan(precision.round_to(500.0, "fp8_e4m3")) and np.isinf(precision.round_to(1e6, "fp8_e5m2"))
+    non_saturating = glossary.lookup("non-saturating conversion").meaning
+    assert "NaN in FP8 E4M3" in non_saturating and "inf in E5M2" in non_saturating
+    saturating = glossary.lookup("saturating conversion").meaning
+    e4m3_max = float(precision.get_format("fp8_e4m3").max)
+    assert e4m3_max == 448 and f"±{e4m3_max:.0f}" in saturating and "__NV_SATFINITE" in saturating
+    assert "448 / amax" in glossary.lookup("per-tensor scale").meaning

@@ -1,5 +1,7 @@
-"""Define before use: every term of the GPU's execution model is in the glossary and is defined in
-a lesson before any lesson, exercise or feedback text uses it.
+"""Define before use: every term of the GPU's execution model, and every other term issue 37 adds
+(FP8 scaling, the Tensor Core roofline, the Hopper ladder, the trees of all-reduce, the costs of
+pipeline and data parallelism), is in the glossary and is defined in a lesson before any lesson,
+exercise or feedback text uses it, in the lesson the glossary names.
 
 The course is read in order 00..15, and for each number: the lesson's markdown, then the
 exercise notebook's markdown, then the texts of that lesson's questions in the bank (prompts,
@@ -19,7 +21,8 @@ from gemmlab.grading.bank import get_question, lesson_questions
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# glossary entry: (pattern of a use, pattern of the words a definition sets in bold)
+# glossary entry: (pattern of a use, pattern of the words a definition sets in bold). A use
+# pattern is case-sensitive, so it spells a capital where a sentence may start with the term.
 TERMS = {
     "streaming multiprocessor (SM)": (r"\bSMs?\b|streaming multiprocessor",
                                       r"streaming multiprocessors?( \(SMs?\))?|SMs?"),
@@ -32,6 +35,34 @@ TERMS = {
     "shared-memory bank": (r"\bbanks?\b(?! conflict)", r"banks?"),
     "bank conflict": (r"\bbank conflicts?\b", r"bank conflicts?"),
     "occupancy": (r"\boccupancy\b", r"occupancy"),
+    # lesson 01: FP8 conversion and scaling ("saturated" elsewhere means a busy unit, not this)
+    "saturating conversion": (r"(?<!non-)\b[Ss]aturat(e|es|ing)\b|__NV_SATFINITE",
+                              r"saturating( conversions?)?"),
+    "non-saturating conversion": (r"\b[Nn]on-saturating\b", r"non-saturating( conversions?| casts?)?"),
+    "amax": (r"\bamax\b", r"amax"),
+    "per-tensor scale": (r"\b[Pp]er-tensor scal|\bscales? per tensor", r"per-tensor scales?"),
+    # lesson 04: the roofline's ridge and decode (`decode` in backticks is lesson 01's function)
+    "ridge point": (r"\bridge\b", r"ridge points?"),
+    "decode": (r"(?<!`)\b[Dd]ecod(e|es|ing)\b(?!`)", r"decode|decoding"),
+    # lessons 08, 12 and 12b: Hopper's copy engine, warpgroup MMAs and their synchronisation
+    "Tensor Memory Accelerator (TMA)": (r"\bTMA\b|Tensor Memory Accelerator",
+                                        r"TMA|Tensor Memory Accelerator( \(TMA\))?"),
+    "warpgroup": (r"\b[Ww]arp[- ]?groups?\b", r"warp[- ]?groups?"),
+    "wgmma (warpgroup MMA)": (r"\bwgmmas?\b", r"`?wgmma(\.mma_async)?`?s?"),
+    "mbarrier": (r"\bmbarriers?\b", r"mbarriers?"),
+    "warp specialisation": (r"\b[Ww]arp speciali[sz]", r"warp speciali[sz]ation"),
+    "swizzle": (r"\b[Ss]wizzl", r"swizzl\w*"),
+    "setmaxnreg": (r"setmaxnreg", r"`?setmaxnreg`?"),
+    "stall reason": (r"\b[Ss]tall reasons?\b", r"stall reasons?"),
+    # lesson 07: the trees of all-reduce
+    "binomial tree": (r"\b[Bb]inomial\b", r"binomial trees?"),
+    "double binary tree": (r"\b[Dd]ouble[- ]binary trees?\b", r"double[- ]binary trees?"),
+    # lesson 13: what pipeline and data parallelism cost
+    "pipeline bubble": (r"\b[Bb]ubbles?\b", r"(pipeline )?bubbles?"),
+    "1F1B (one forward, one backward)": (r"\b1F1B\b", r"1F1B"),
+    "GPipe": (r"\bGPipe\b", r"GPipe"),
+    "ring attention": (r"\b[Rr]ing attention\b", r"ring attention"),
+    "ZeRO (Zero Redundancy Optimizer)": (r"\bZeRO\b", r"ZeRO"),
 }
 
 
@@ -98,6 +129,16 @@ def test_term_is_defined_in_a_lesson_before_its_first_use(term, texts):
             f"{term!r} is used in {use[2]} before it is defined in {definition[2]}")
 
 
+@pytest.mark.parametrize("term", sorted(TERMS))
+def test_the_glossary_names_the_lesson_that_defines_the_term(term, texts):
+    lesson = glossary.lookup(term).lesson
+    definition = first_use_and_definition(term, texts)[1]
+    assert lesson and definition is not None
+    assert definition[2].startswith(f"notebooks/{lesson}_"), (
+        f"the glossary says lesson {lesson} defines {term!r}; the first definition is in "
+        f"{definition[2]}")
+
+
 def test_the_scan_sees_a_use_before_a_definition():
     # the attack: a term used in an exercise before any lesson defines it is caught
     texts = [("exercises/04 cell 1", "a block runs on one SM", False),
@@ -107,3 +148,14 @@ def test_the_scan_sees_a_use_before_a_definition():
     # bold in an exercise or in feedback is not a definition
     texts = [("exercises/03 cell 1", "**warps** of 32", False)]
     assert first_use_and_definition("warp", texts)[1] is None
+
+
+def test_patterns_tell_a_term_from_its_neighbours():
+    def uses(term, text):
+        return bool(re.search(TERMS[term][0], text))
+    assert uses("saturating conversion", "CUDA's saturating conversion")
+    assert not uses("saturating conversion", "a non-saturating cast")
+    assert not uses("saturating conversion", "DRAM bandwidth saturated")
+    assert not uses("decode", "`decode` splits a float into its fields") and uses("decode", "Decode is")
+    assert uses("warpgroup", "a warp group of 4 warps") and uses("warpgroup", "warp-group MMAs")
+    assert not uses("ZeRO (Zero Redundancy Optimizer)", "rounds to zero") and not uses("ridge point", "a bridge")
