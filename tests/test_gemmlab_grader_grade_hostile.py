@@ -157,8 +157,6 @@ def full(tmp_path_factory):
     return _grade(tmp_path_factory.mktemp("full"), students, special=True)
 
 
-run = full
-
 
 @pytest.fixture(scope="module", params=["--no-sandbox", "no bwrap", "a broken bwrap"])
 def refused(request, tmp_path_factory):
@@ -180,43 +178,43 @@ def _passed(row):
     return row["passed"], row["total"]
 
 
-def test_the_run_finishes_and_writes_its_reports(run):
-    assert run.status == 0, run.stderr[-3000:]
-    assert "seed" not in run.info and run.info["sandbox"] == run.sandboxed
-    print(f"graded {len(run.rows)} submissions in {run.seconds:.0f} s "
-          f"({'sandbox' if run.sandboxed else 'no sandbox'})")
+def test_the_run_finishes_and_writes_its_reports(full):
+    assert full.status == 0, full.stderr[-3000:]
+    assert "seed" not in full.info and full.info["sandbox"] == full.sandboxed
+    print(f"graded {len(full.rows)} submissions in {full.seconds:.0f} s "
+          f"({'sandbox' if full.sandboxed else 'no sandbox'})")
 
 
-def test_a_notebook_with_a_byte_order_mark_is_graded_like_any_other(run):
-    assert _passed(run.rows["bom01"]) == (N01, N01), run.rows["bom01"]["notes"]
+def test_a_notebook_with_a_byte_order_mark_is_graded_like_any_other(full):
+    assert _passed(full.rows["bom01"]) == (N01, N01), full.rows["bom01"]["notes"]
 
 
-def test_honest_and_blank_students_are_untouched_by_the_attacks(run):
-    assert _passed(run.rows["honest01"]) == (N01, N01), run.rows["honest01"]["feedback"]
-    assert not run.rows["honest01"]["notes"]
-    assert _passed(run.rows["blank"]) == (0, N01)
-    assert set(run.rows["blank"]["results"].values()) == {"not attempted"}
-    assert _passed(run.rows["honest02"]) == (N02, N02), run.rows["honest02"]["feedback"]
+def test_honest_and_blank_students_are_untouched_by_the_attacks(full):
+    assert _passed(full.rows["honest01"]) == (N01, N01), full.rows["honest01"]["feedback"]
+    assert not full.rows["honest01"]["notes"]
+    assert _passed(full.rows["blank"]) == (0, N01)
+    assert set(full.rows["blank"]["results"].values()) == {"not attempted"}
+    assert _passed(full.rows["honest02"]) == (N02, N02), full.rows["honest02"]["feedback"]
 
 
-def test_submissions_and_package_are_unchanged_afterwards(run):
-    assert run.after == run.before             # in the sandbox the folder is not even mounted
-    assert run.package_after == run.package_before
+def test_submissions_and_package_are_unchanged_afterwards(full):
+    assert full.after == full.before             # in the sandbox the folder is not even mounted
+    assert full.package_after == full.package_before
 
 
-def test_no_process_and_no_temporary_file_is_left_and_the_reports_stay_as_written(run):
+def test_no_process_and_no_temporary_file_is_left_and_the_reports_stay_as_written(full):
     assert not any(processes_with(marker) for marker in MARKERS)
     # this run's processes name its run folder (gemmlab-grade-* under its TMPDIR); other tests
     # grading at the same time on other workers have their own
-    assert not processes_with(str(run.tmpdir))
-    assert run.reports_later == run.reports_at_exit
-    assert os.listdir(run.tmpdir) == []
+    assert not processes_with(str(full.tmpdir))
+    assert full.reports_later == full.reports_at_exit
+    assert os.listdir(full.tmpdir) == []
 
 
-def test_every_report_is_written(run):
+def test_every_report_is_written(full):
     for name in ("summary.txt", "grades.html", "grades-lms.csv", "grades.csv", "grades.json"):
-        assert name in run.reports_at_exit, name
-    assert len(run.stdout.splitlines()[0]) <= 100          # the summary comes first
+        assert name in full.reports_at_exit, name
+    assert len(full.stdout.splitlines()[0]) <= 100          # the summary comes first
 
 
 def test_a_notebook_cannot_forge_verdicts_by_logging_or_printing(full):
@@ -254,15 +252,15 @@ def test_the_reaching_attacks_are_refused_without_the_sandbox_before_any_runs(re
     assert not [n for n in os.listdir("/dev/shm") if n.startswith("gemmlab-hostile-shm")]
 
 
-def test_what_a_notebook_leaves_in_dev_shm_is_gone(run):
+def test_what_a_notebook_leaves_in_dev_shm_is_gone(full):
     assert not [n for n in os.listdir("/dev/shm") if n.startswith("gemmlab-hostile-shm")]
 
 
-def test_3000_nested_folders_leave_the_run_whole_and_a_code_answer_cannot_make_them(run):
+def test_3000_nested_folders_leave_the_run_whole_and_a_code_answer_cannot_make_them(full):
     """The notebook's own cells make the tree (its lesson 01 is judged as usual); the code
     answer that would make it in the grader's worker is refused before it runs: naive_matmul's
     question grants no import (gemmlab.judging.allow)."""
-    rows = {r["notebook"]: r for r in run.info["notebooks"]}
+    rows = {r["notebook"]: r for r in full.info["notebooks"]}
     assert rows[f"attack_deep_tree/{L01}"]["results"]["01.weights_gib"] == "pass"
     row = rows[f"attack_deep_tree/{L02}"]
     assert row["results"]["02.naive_matmul"] == "fail"
@@ -275,21 +273,21 @@ def test_the_sandbox_gives_no_room_past_its_limits(full):
     assert row["results"]["01.weights_fp32_gib"] == "fail"
 
 
-def test_a_120_mib_answers_file_is_refused_and_the_grader_stays_small(run):
-    row = run.rows["attack_huge_answers"]
+def test_a_120_mib_answers_file_is_refused_and_the_grader_stays_small(full):
+    row = full.rows["attack_huge_answers"]
     assert row["results"]["01.weights_gib"] == "fail"
     assert "could not be read back" in row["feedback"]["01.weights_gib"]
     # 3.2 GB when it parsed them itself; about 0.3 GB on the simulator, 1.2 GB with a GPU's
     # libraries loaded (an H200 machine)
-    assert run.info["grader_peak_rss_mib"] < 2048
+    assert full.info["grader_peak_rss_mib"] < 2048
 
 
-def test_killing_the_parent_or_the_kernel_fails_only_that_notebook(run):
-    row = run.rows["attack_kill_parent"]
+def test_killing_the_parent_or_the_kernel_fails_only_that_notebook(full):
+    row = full.rows["attack_kill_parent"]
     assert "kill its parent process" in row["notes"][0] and _passed(row) == (0, N01)
     assert all(f.startswith("not graded") for f in row["feedback"].values())
-    if "attack_kernel_dies" in run.rows:
-        row = run.rows["attack_kernel_dies"]
+    if "attack_kernel_dies" in full.rows:
+        row = full.rows["attack_kernel_dies"]
         assert "the kernel died during cell 2" in row["notes"][0] and _passed(row) == (0, N01)
 
 
