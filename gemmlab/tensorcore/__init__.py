@@ -42,13 +42,17 @@ def hopper_gemm(A, B, C=None, alpha=1.0, beta=0.0, stage=None, **options):
     accumulation and output. On the simulator backend it computes the same numbers with the NumPy
     emulation of the Tensor Core arithmetic (exact products, FP32 sums in steps of 16 along K, as
     wgmma adds), like ``kernel="wmma"`` does; on a GPU that is not an sm_90 (H100/H200) it
-    raises, saying so."""
+    raises, saying so. FP8 (E4M3) inputs, the FP8 rung, run on an sm_90 GPU only: how FP8 wgmma
+    adds its products is not documented, so there is no emulation to stand in for it."""
     from . import hopper
     stage = stage or hopper.DEFAULT_STAGE
     if stage != hopper.AUTO:
         hopper.get_stage(stage)
     if hopper.available()[0] or device.backend() == "gpu":
         return hopper.gemm(A, B, C, alpha, beta, stage, **options)
+    if any("float8" in str(x.dtype) for x in (A, B)):
+        raise RuntimeError(f"FP8 inputs run on an sm_90 GPU only ({hopper.available()[1]}); the "
+                           f"simulator's emulation covers FP16 and BF16")
     return emulate_steps(A, B, C, alpha, beta)
 
 

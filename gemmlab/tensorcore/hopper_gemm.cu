@@ -5,6 +5,10 @@
 //   format is fixed at compile time: -DHOPPER_BF16=1 builds the BF16 kernels); C_in: M x N
 //   float32; C_out: float32, or the inputs' 16-bit format (the "_o16" kernels). FP32 accumulation.
 //   K and N are multiples of 8 (16-byte rows, which the TMA needs); hopper/run.py pads other shapes.
+//   The FP8 rung (-DHOPPER_FP8=1 -DHOPPER_BF16=1: the persistent kernels only, names ending
+//   "_e4m3"): A M x K and B given transposed, N x K, both row-major E4M3 bytes (FP8 wgmma reads
+//   both operands K-major); K a multiple of 16; a K slice is 128 values, still 128-byte rows; the
+//   "_o16" kernels write BF16. Per-tensor scales come in through alpha (alpha = s_a s_b).
 //
 // The steps (128-row output tiles, 64-deep K slices):
 //   "wgmma"       2 warpgroups copy A and B tiles into shared memory with ordinary loads and
@@ -33,6 +37,9 @@
 #ifndef HOPPER_BF16
 #define HOPPER_BF16 0
 #endif
+#ifndef HOPPER_FP8
+#define HOPPER_FP8 0
+#endif
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
@@ -43,31 +50,42 @@ struct __align__(64) TensorMap { u64 opaque[16]; };
 
 namespace hopper {
 
+constexpr int ELEM = HOPPER_FP8 ? 1 : 2;      // bytes per input value
 constexpr int BM = 128;                        // output rows per tile
-constexpr int BK = 64;                         // K slice per stage: one 128-byte swizzled row
+constexpr int BK = 128 / ELEM;                 // K slice per stage: one 128-byte swizzled row
+constexpr int KSTEP = 32 / ELEM;               // K of one wgmma: 32 bytes of each row
 constexpr int B_BOX = 64;                      // columns of B per TMA box (128-byte swizzle)
-constexpr int A_TILE_BYTES = BM * BK * 2;      // 16 KiB
-constexpr int B_BOX_BYTES = BK * B_BOX * 2;    //  8 KiB
+constexpr int A_TILE_BYTES = BM * BK * ELEM;   // 16 KiB
+constexpr int B_BOX_BYTES = BK * B_BOX * ELEM; //  8 KiB (16-bit B, N-major)
 
 // The shape of one kernel's work: BN output columns per tile; PINGPONG: each consumer warpgroup
-// owns whole tiles (else the two split a tile's rows); STAGES buffers in the ring.
-template <int BN_, bool PINGPONG_, int STAGES_>
+// owns whole tiles (else the two split a tile's rows); STAGES buffers in the ring; PROMOTE (FP8):
+// each K slice's wgmmas sum into fresh accumulators, which FP32 adds then add to the tile's own.
+template <int BN_, bool PINGPONG_, int STAGES_, bool PROMOTE_ = false>
 struct Tiles {
     static constexpr int BN = BN_;
     static constexpr bool PINGPONG = PINGPONG_;
     static constexpr int STAGES = STAGES_;
-    static constexpr int B_TILE_BYTES = BK * BN * 2;
+    static constexpr bool PROMOTE = PROMOTE_;
+    static constexpr int B_TILE_BYTES = BK * BN * ELEM;
     static constexpr int STAGE_BYTES = A_TILE_BYTES + B_TILE_BYTES;
     static constexpr int MMA_M = PINGPONG ? 2 : 1;      // m64 wgmmas per k16 step per warpgroup
     static constexpr int NACC = BN / 2;                 // FP32 accumulators of one m64nBN wgmma
     static constexpr int PARTS = PINGPONG ? 1 : 2;      // consumer warpgroups sharing one tile
-    static_assert(MMA_M * NACC <= 128, "at most 128 accumulators per thread");
+    static_assert(MMA_M * NACC * (PROMOTE ? 2 : 1) <= 128, "at most 128 accumulators per thread");
 };
 
 using Wide = Tiles<256, false, 4>;             // 128 x 256 tiles, 48 KiB per stage
 using Narrow = Tiles<128, false, 6>;           // 128 x 128 tiles, 32 KiB per stage
 using Slim = Tiles<64, false, 8>;              // 128 x 64 tiles, 24 KiB per stage
 using PingPong = Tiles<128, true, 6>;
+// FP8 wgmma adds its products, and the accumulators it is given, with fewer bits than FP32 (the
+// error grows with K: tests/test_tensorcore_hopper.py measures it). Promotion keeps the sums of
+// one 128-deep slice in the Tensor Core and the running total in FP32 registers (cuBLASLt's FP8
+// GEMM without CUBLASLT_MATMUL_DESC_FAST_ACCUM does the same). Twice the accumulators: 128 x 128
+// and 128 x 64 tiles only.
+using NarrowPromoted = Tiles<128, false, 6, true>;
+using SlimPromoted = Tiles<64, false, 8, true>;
 
 // ---- addresses, barriers, copies -----------------------------------------------------------
 
@@ -157,19 +175,31 @@ template <int N> __device__ __forceinline__ void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
 }
 
-// d += A (64 x 16, K-major, from descriptor da) B (16 x N, N-major, from db) for one warpgroup:
-// wgmma.mma_async m64nNk16 with FP32 accumulators, N / 2 of them per thread, each an operand of
-// the instruction. Operands: the N/2 accumulators, da, db, then the scale-d flag (1: add to d);
-// then the immediates scale-a = 1, scale-b = 1, transpose-a = 0 (K-major), transpose-b = 1
-// (N-major: row-major K x N).
-template <int N, bool BF16> struct Wgmma;
+// d += A (64 x KSTEP, K-major, from descriptor da) B (KSTEP x N, from db) for one warpgroup:
+// wgmma.mma_async m64nNk16 (16-bit inputs) or m64nNk32 (FP8) with FP32 accumulators, N / 2 of
+// them per thread, each an operand of the instruction. Operands: the N/2 accumulators, da, db,
+// then the scale-d flag (`add`: 1 adds to d, 0 overwrites it); then the immediates scale-a = 1, scale-b = 1 and, for
+// 16-bit inputs only, transpose-a = 0 (K-major) and transpose-b = 1 (N-major: row-major K x N).
+// FP8 wgmma reads both operands K-major and has no transpose immediates: B is given as N x K.
+#if HOPPER_FP8
+#define WGMMA_OP(N) "wgmma.mma_async.sync.aligned.m64n" N "k32.f32.e4m3.e4m3 "
+#define WGMMA_IMMEDIATES "1, 1"
+#elif HOPPER_BF16
+#define WGMMA_OP(N) "wgmma.mma_async.sync.aligned.m64n" N "k16.f32.bf16.bf16 "
+#define WGMMA_IMMEDIATES "1, 1, 0, 1"
+#else
+#define WGMMA_OP(N) "wgmma.mma_async.sync.aligned.m64n" N "k16.f32.f16.f16 "
+#define WGMMA_IMMEDIATES "1, 1, 0, 1"
+#endif
 
-template <> struct Wgmma<256, false> {
-    static __device__ __forceinline__ void mma(float (&d)[128], u64 da, u64 db) {
+template <int N> struct Wgmma;
+
+template <> struct Wgmma<256> {
+    static __device__ __forceinline__ void mma(float (&d)[128], u64 da, u64 db, int add) {
         asm volatile(
             "{\n.reg .pred acc;\n"
             "setp.ne.b32 acc, %130, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+            WGMMA_OP("256")
             "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
             "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
             "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
@@ -178,7 +208,7 @@ template <> struct Wgmma<256, false> {
             "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
             "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
             "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-            "%128, %129, acc, 1, 1, 0, 1;\n}\n"
+            "%128, %129, acc, " WGMMA_IMMEDIATES ";\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
               "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
               "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -195,56 +225,21 @@ template <> struct Wgmma<256, false> {
               "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
               "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
               "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-            : "l"(da), "l"(db), "r"(1));
+            : "l"(da), "l"(db), "r"(add));
     }
 };
 
-template <> struct Wgmma<256, true> {
-    static __device__ __forceinline__ void mma(float (&d)[128], u64 da, u64 db) {
-        asm volatile(
-            "{\n.reg .pred acc;\n"
-            "setp.ne.b32 acc, %130, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
-            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-            "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-            "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-            "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-            "%128, %129, acc, 1, 1, 0, 1;\n}\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-              "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-              "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-              "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-              "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-              "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-              "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-              "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-            : "l"(da), "l"(db), "r"(1));
-    }
-};
-
-template <> struct Wgmma<128, false> {
-    static __device__ __forceinline__ void mma(float (&d)[64], u64 da, u64 db) {
+template <> struct Wgmma<128> {
+    static __device__ __forceinline__ void mma(float (&d)[64], u64 da, u64 db, int add) {
         asm volatile(
             "{\n.reg .pred acc;\n"
             "setp.ne.b32 acc, %66, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+            WGMMA_OP("128")
             "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
             "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
             "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
             "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-            "%64, %65, acc, 1, 1, 0, 1;\n}\n"
+            "%64, %65, acc, " WGMMA_IMMEDIATES ";\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
               "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
               "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -253,65 +248,24 @@ template <> struct Wgmma<128, false> {
               "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
               "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
               "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-            : "l"(da), "l"(db), "r"(1));
+            : "l"(da), "l"(db), "r"(add));
     }
 };
 
-template <> struct Wgmma<128, true> {
-    static __device__ __forceinline__ void mma(float (&d)[64], u64 da, u64 db) {
-        asm volatile(
-            "{\n.reg .pred acc;\n"
-            "setp.ne.b32 acc, %66, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-            "%64, %65, acc, 1, 1, 0, 1;\n}\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-            : "l"(da), "l"(db), "r"(1));
-    }
-};
-
-
-template <> struct Wgmma<64, false> {
-    static __device__ __forceinline__ void mma(float (&d)[32], u64 da, u64 db) {
+template <> struct Wgmma<64> {
+    static __device__ __forceinline__ void mma(float (&d)[32], u64 da, u64 db, int add) {
         asm volatile(
             "{\n.reg .pred acc;\n"
             "setp.ne.b32 acc, %34, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+            WGMMA_OP("64")
             "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
             "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-            "%32, %33, acc, 1, 1, 0, 1;\n}\n"
+            "%32, %33, acc, " WGMMA_IMMEDIATES ";\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
               "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
               "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
               "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-            : "l"(da), "l"(db), "r"(1));
-    }
-};
-
-template <> struct Wgmma<64, true> {
-    static __device__ __forceinline__ void mma(float (&d)[32], u64 da, u64 db) {
-        asm volatile(
-            "{\n.reg .pred acc;\n"
-            "setp.ne.b32 acc, %34, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-            "%32, %33, acc, 1, 1, 0, 1;\n}\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-            : "l"(da), "l"(db), "r"(1));
+            : "l"(da), "l"(db), "r"(add));
     }
 };
 
@@ -325,6 +279,14 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[M][N]) {
 }
 
 template <int M, int N>
+__device__ __forceinline__ void add_into(float (&d)[M][N], const float (&part)[M][N]) {
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int i = 0; i < N; ++i) d[m][i] += part[m][i];
+}
+
+template <int M, int N>
 __device__ __forceinline__ void zero(float (&d)[M][N]) {
 #pragma unroll
     for (int m = 0; m < M; ++m)
@@ -332,18 +294,21 @@ __device__ __forceinline__ void zero(float (&d)[M][N]) {
         for (int i = 0; i < N; ++i) d[m][i] = 0.f;
 }
 
-// One 64-deep K slice for a consumer warpgroup: four k16 steps, each of MMA_M wgmmas (64 rows
-// each). In the A tile a k16 step moves 32 bytes along the swizzled row and 64 rows are 8 KiB;
-// in a B box a k16 step moves 16 rows of 128 bytes.
+// One K slice (128 bytes of each row) for a consumer warpgroup: four K steps, each of MMA_M
+// wgmmas (64 rows each). In the A tile a step moves 32 bytes along the swizzled row and 64 rows
+// are 8 KiB. A 16-bit B box is N-major: a k16 step moves 16 rows of 128 bytes. An FP8 B tile is
+// K-major like A (BN rows of 128 bytes): a k32 step moves 32 bytes along its rows too.
+// `add` 0: the slice's first step overwrites d (a promoted kernel's fresh slice sums).
 template <class T>
-__device__ __forceinline__ void mma_slice(float (&d)[T::MMA_M][T::NACC], u32 a_rows, u32 b_tile) {
-    const u64 db = desc_b(b_tile);
+__device__ __forceinline__ void mma_slice(float (&d)[T::MMA_M][T::NACC], u32 a_rows, u32 b_tile,
+                                          int add = 1) {
+    const u64 db = HOPPER_FP8 ? desc_a(b_tile) : desc_b(b_tile);
 #pragma unroll
-    for (int k = 0; k < BK / 16; ++k)
+    for (int k = 0; k < BK / KSTEP; ++k)
 #pragma unroll
         for (int m = 0; m < T::MMA_M; ++m)
-            Wgmma<T::BN, HOPPER_BF16>::mma(d[m], desc_a(a_rows + m * 64 * 128) + ((k * 32) >> 4),
-                                           db + ((k * 16 * 128) >> 4));
+            Wgmma<T::BN>::mma(d[m], desc_a(a_rows + m * 64 * 128) + ((k * 32) >> 4),
+                              db + ((HOPPER_FP8 ? k * 32 : k * 16 * 128) >> 4), k > 0 || add);
 }
 
 // ---- tiles, work units and the epilogue ------------------------------------------------------
@@ -486,10 +451,14 @@ __device__ __forceinline__ void load_stage(u32 stage, u32 full, const TensorMap*
                                            const TensorMap* map_b, int tm, int tn, int k_tile) {
     mbar_arrive_expect_tx(full, T::STAGE_BYTES);
     tma_load(stage, map_a, full, k_tile * BK, tm * BM);
+#if HOPPER_FP8                                 // B is N x K: one box of BN rows of 128 bytes
+    tma_load(stage + A_TILE_BYTES, map_b, full, k_tile * BK, tn * T::BN);
+#else
 #pragma unroll
     for (int box = 0; box < T::BN / B_BOX; ++box)
         tma_load(stage + A_TILE_BYTES + box * B_BOX_BYTES, map_b, full, tn * T::BN + box * B_BOX,
                  k_tile * BK);
+#endif
 }
 
 // ---- split-K: the last of a tile's splits adds the partial sums -------------------------------
@@ -542,6 +511,9 @@ __device__ __forceinline__ bool add_splits(float (&d)[T::MMA_M][T::NACC], float*
 }
 
 // ---- stage "wgmma": plain copies, one buffer -----------------------------------------------
+// The first two steps of the ladder are built for the 16-bit formats only: the FP8 rung is the
+// last kernels' (persistent, pingpong) with FP8 inputs.
+#if !HOPPER_FP8
 
 // Copy one K slice with 16-byte loads into the swizzled layout; zeros outside the matrices.
 // All of a thread's loads are issued before its first store, so their latencies overlap (a
@@ -648,6 +620,8 @@ __device__ __forceinline__ void kernel_tma(const TensorMap* map_a, const TensorM
                threadIdx.x % 128);
 }
 
+#endif  // !HOPPER_FP8
+
 // ---- stages "ws", "persistent", "pingpong": producer and consumer warpgroups ---------------
 
 // Where a block walks its units: `first`, `first + step`, ... below tiles x splits.
@@ -694,6 +668,8 @@ __device__ __forceinline__ void consume(u32 base, u64* full, u64* empty, u64* tu
     const u32 a_rows = T::PINGPONG ? 0 : consumer * 64 * 128;
     int it = 0, local = 0, mine = 0;                   // slices, units walked, own units
     float d[T::MMA_M][T::NACC];
+    float slice[T::PROMOTE ? T::MMA_M : 1][T::PROMOTE ? T::NACC : 1];   // PROMOTE only
+    zero(slice);
     for (int u = walk.first; u < walk.units(); u += walk.step, ++local) {
         const Unit w = walk.at(u);
         const int slices = w.k1 - w.k0;
@@ -707,6 +683,18 @@ __device__ __forceinline__ void consume(u32 base, u64* full, u64* empty, u64* tu
         for (int kt = 0; kt < slices; ++kt, ++it) {
             const int s = it % T::STAGES;
             mbar_wait(smem_addr(&full[s]), (it / T::STAGES) & 1);
+            if constexpr (T::PROMOTE) {        // this slice's sums, then FP32 adds into d
+                wgmma_fence();
+                fence_accumulators(slice);
+                mma_slice<T>(slice, base + s * T::STAGE_BYTES + a_rows,
+                             base + s * T::STAGE_BYTES + A_TILE_BYTES, 0);
+                wgmma_commit();
+                wgmma_wait<0>();
+                fence_accumulators(slice);
+                if (signals) mbar_arrive(smem_addr(&empty[s]));
+                add_into(d, slice);
+                continue;
+            }
             wgmma_fence();
             fence_accumulators(d);
             mma_slice<T>(d, base + s * T::STAGE_BYTES + a_rows,
@@ -720,7 +708,8 @@ __device__ __forceinline__ void consume(u32 base, u64* full, u64* empty, u64* tu
         ++mine;
         wgmma_wait<0>();
         fence_accumulators(d);
-        if (slices > 0 && signals) mbar_arrive(smem_addr(&empty[(it - 1) % T::STAGES]));
+        if (!T::PROMOTE && slices > 0 && signals)
+            mbar_arrive(smem_addr(&empty[(it - 1) % T::STAGES]));
         if (walk.splits > 1 &&
             !add_splits<T>(d, partials, counters, w, walk.splits, part, consumer, thread_in_wg,
                            last + consumer))
@@ -785,7 +774,9 @@ __device__ __forceinline__ Walk make_walk(int first, int step, int M, int N, int
 
 // ---- entry points, one per kernel; the names end in the input format of this build ------------
 
-#if HOPPER_BF16
+#if HOPPER_FP8
+#define HOPPER_NAME(x) x##_e4m3
+#elif HOPPER_BF16
 #define HOPPER_NAME(x) x##_bf16
 #else
 #define HOPPER_NAME(x) x##_fp16
@@ -793,6 +784,7 @@ __device__ __forceinline__ Walk make_walk(int first, int step, int M, int N, int
 
 #define HOPPER_MAPS const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b
 
+#if !HOPPER_FP8
 extern "C" __global__ void __launch_bounds__(hopper::PLAIN_THREADS, 1)
 HOPPER_NAME(hopper_wgmma)(const u16* A, const u16* B, const float* C_in, float* C_out, int M,
                           int N, int Np, int Kp, float alpha, float beta) {
@@ -814,6 +806,7 @@ HOPPER_NAME(hopper_ws)(HOPPER_MAPS, const float* C_in, float* C_out, int M, int 
     hopper::kernel_specialised<hopper::Wide>(&map_a, &map_b, C_in, C_out, M, N, Kp, alpha, beta,
                                              walk, nullptr, nullptr);
 }
+#endif  // !HOPPER_FP8
 
 // The persistent kernels: one block per SM walks units blockIdx.x, + gridDim.x, ...; `splits`
 // parts of K per tile (partials: tiles x splits x 128 x BN floats, counters: 2 ints per tile,
@@ -836,3 +829,9 @@ HOPPER_PERSISTENT(hopper_persistent_o16, hopper::Wide, u16)
 HOPPER_PERSISTENT(hopper_persistent_n128_o16, hopper::Narrow, u16)
 HOPPER_PERSISTENT(hopper_persistent_n64_o16, hopper::Slim, u16)
 HOPPER_PERSISTENT(hopper_pingpong_o16, hopper::PingPong, u16)
+#if HOPPER_FP8
+HOPPER_PERSISTENT(hopper_persistent_n128_promoted, hopper::NarrowPromoted, float)
+HOPPER_PERSISTENT(hopper_persistent_n64_promoted, hopper::SlimPromoted, float)
+HOPPER_PERSISTENT(hopper_persistent_n128_promoted_o16, hopper::NarrowPromoted, u16)
+HOPPER_PERSISTENT(hopper_persistent_n64_promoted_o16, hopper::SlimPromoted, u16)
+#endif

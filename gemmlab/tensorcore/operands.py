@@ -4,6 +4,7 @@ zero-padded to multiples of 8 columns (16-byte rows, as cp.async and the TMA nee
 import numpy as np
 
 FORMATS = ("fp16", "bf16")
+FP8 = "e4m3"                  # the Hopper ladder's FP8 rung only
 ROW_ELEMS = 8                 # 16 bytes of 16-bit values
 
 
@@ -11,9 +12,10 @@ def round_up(n, m):
     return -(-n // m) * m
 
 
-def input_format(x, name, bits_as=None):
+def input_format(x, name, bits_as=None, fp8=False):
     """"fp16" or "bf16" from x's dtype (uint16 bit patterns count as ``bits_as``, since CuPy has
-    no bfloat16); a TypeError that says how to convert otherwise."""
+    no bfloat16), and with ``fp8`` also "e4m3" (ml_dtypes.float8_e4m3fn, or uint8 bytes with
+    ``bits_as="e4m3"``); a TypeError that says how to convert otherwise."""
     dt = np.dtype(x.dtype)
     if dt == np.float16:
         return "fp16"
@@ -21,16 +23,20 @@ def input_format(x, name, bits_as=None):
         return "bf16"
     if dt == np.uint16 and bits_as in FORMATS:
         return bits_as
-    raise TypeError(f"{name} has dtype {dt}; the Tensor Core kernels take FP16 or BF16 inputs: "
-                    f"convert with {name}.astype(np.float16) (or ml_dtypes.bfloat16) and decide "
-                    f"knowingly what that rounding costs")
+    if fp8 and (str(dt) == "float8_e4m3fn" or (dt == np.uint8 and bits_as == FP8)):
+        return FP8
+    also = " (or FP8 E4M3: ml_dtypes.float8_e4m3fn)" if fp8 else ""
+    raise TypeError(f"{name} has dtype {dt}; the Tensor Core kernels take FP16 or BF16 inputs"
+                    f"{also}: convert with {name}.astype(np.float16) (or ml_dtypes.bfloat16) and "
+                    f"decide knowingly what that rounding costs")
 
 
-def check(A, B, C=None, beta=0.0, bits_as=None):
+def check(A, B, C=None, beta=0.0, bits_as=None, fp8=False):
     """(format, M, N, K) of ``C = alpha A B + beta C``, or a TypeError/ValueError naming what is
-    wrong: A (M x K) and B (K x N) of one 16-bit format, C (M x N) when beta is not 0."""
-    fmt = input_format(A, "A", bits_as)
-    if input_format(B, "B", bits_as) != fmt:
+    wrong: A (M x K) and B (K x N) of one 16-bit format (or, with ``fp8``, both E4M3), C (M x N)
+    when beta is not 0."""
+    fmt = input_format(A, "A", bits_as, fp8)
+    if input_format(B, "B", bits_as, fp8) != fmt:
         raise TypeError(f"A and B must have the same format, got A {A.dtype} and B {B.dtype}")
     if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
         raise ValueError(f"expected A (M x K) and B (K x N), got shapes {tuple(A.shape)} and "
@@ -43,16 +49,16 @@ def check(A, B, C=None, beta=0.0, bits_as=None):
     return fmt, M, N, K
 
 
-def device_bits(cupy, x, shape):
-    """x as a C-contiguous uint16 device array (the raw 16-bit patterns), zero-padded to
-    ``shape``; copied also when its start is not 16-byte aligned."""
+def device_bits(cupy, x, shape, bits_type=np.uint16):
+    """x as a C-contiguous device array of its raw bit patterns (uint16; uint8 for FP8),
+    zero-padded to ``shape``; copied also when its start is not 16-byte aligned."""
     if isinstance(x, np.ndarray):
-        bits = cupy.asarray(np.ascontiguousarray(x).view(np.uint16))
+        bits = cupy.asarray(np.ascontiguousarray(x).view(bits_type))
     else:
-        bits = cupy.ascontiguousarray(x).view(cupy.uint16)
+        bits = cupy.ascontiguousarray(x).view(bits_type)
     if tuple(bits.shape) == tuple(shape) and bits.data.ptr % 16 == 0:
         return bits
-    padded = cupy.zeros(shape, dtype=cupy.uint16)
+    padded = cupy.zeros(shape, dtype=bits_type)
     padded[:bits.shape[0], :bits.shape[1]] = bits
     return padded
 

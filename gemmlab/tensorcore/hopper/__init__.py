@@ -17,6 +17,10 @@ pingpong   the two consumer warpgroups own alternate 128 x 128 tiles: one stores
            computes (options ``split_k``, ``out``)
 ========== ==================================================================================
 
+The FP8 rung: the persistent and pingpong kernels built for E4M3 inputs (``fmt="e4m3"`` in
+:func:`plan`; ml_dtypes.float8_e4m3fn arrays in :func:`gemm`), FP32 or BF16 output, per-tensor
+scales through ``alpha``. B is copied transposed (N x K) when the operands go to the device.
+
 ``stage="auto"`` (the default of :func:`gemm`) picks the stage and options from the problem's
 shape by the rule of :func:`choose`.
 
@@ -33,7 +37,8 @@ from .. import operands
 from .build import compile_format, kernel_name, kernel_source, resources, runs_on, source_of
 from .pipeline import SlotEvent, ring_events
 from .run import Problem, attributes, available, compiled, gemm, kernel_attributes, prepare, result
-from .stages import (AUTO, B_BOX, BK, BM, ELEM_BYTES, FORMATS, GROUP_M, OUTPUTS, PIPELINE_STAGES,
+from .stages import (AUTO, B_BOX, BK, BM, ELEM_BYTES, FORMATS, FP8, FP8_BK, GROUP_M, OUTPUTS,
+                     PIPELINE_STAGES,
                      SHAPES, STAGES, Plan, Shape, Stage, ceil_div, choose, get_stage, plan,
                      split_range, tile_coords)
 
@@ -41,7 +46,8 @@ BN = SHAPES["wide"].bn               # the ladder's first steps' tile width
 DEFAULT_STAGE = AUTO
 
 __all__ = [
-    "AUTO", "BK", "BM", "BN", "B_BOX", "DEFAULT_STAGE", "ELEM_BYTES", "FORMATS", "GROUP_M",
+    "AUTO", "BK", "BM", "BN", "B_BOX", "DEFAULT_STAGE", "ELEM_BYTES", "FORMATS", "FP8", "FP8_BK",
+    "GROUP_M",
     "OUTPUTS", "PIPELINE_STAGES", "SHAPES", "STAGES", "Plan", "Problem", "Shape", "SlotEvent",
     "Stage", "attributes", "available", "ceil_div", "choose", "compile_format", "compiled", "gemm", "get_stage",
     "kernel_attributes", "kernel_name", "kernel_source", "operands", "plan", "prepare",

@@ -1,23 +1,25 @@
 """The Hopper kernels' source and its compilation: hopper_gemm.cu, built by NVRTC
-(``gl.cudacompile``) for sm_90a, one cubin per input format (``-DHOPPER_BF16=1`` for BF16), cached
-on disk. Works without a GPU, so the build and its register report can be checked anywhere."""
+(``gl.cudacompile``) for sm_90a, one cubin per input format (``-DHOPPER_BF16=1`` for BF16;
+``-DHOPPER_FP8=1`` for the FP8 rung, whose 16-bit output is BF16), cached on disk. Works without a GPU, so the build and its register report can be checked anywhere."""
 from pathlib import Path
 
 from ... import cudacompile
-from .stages import FORMATS
+from .stages import FP8, MAP_TYPES
 
 ARCH = "sm_90a"                     # wgmma and setmaxnreg need the architecture-specific target
 SOURCE = Path(__file__).resolve().parent.parent / "hopper_gemm.cu"
 
 
 def kernel_source():
-    """The CUDA C++ source of every Hopper kernel (both formats: see :func:`options`)."""
+    """The CUDA C++ source of every Hopper kernel (every format: see :func:`options`)."""
     return SOURCE.read_text(encoding="utf-8")
 
 
 def options(fmt):
-    if fmt not in FORMATS:
-        raise ValueError(f"input format {fmt!r} is not supported; use one of {', '.join(FORMATS)}")
+    if fmt not in MAP_TYPES:
+        raise ValueError(f"input format {fmt!r} is not supported; use one of {', '.join(MAP_TYPES)}")
+    if fmt == FP8:
+        return ("-DHOPPER_FP8=1", "-DHOPPER_BF16=1")
     return (f"-DHOPPER_BF16={int(fmt == 'bf16')}",)
 
 

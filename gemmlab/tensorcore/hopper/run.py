@@ -10,7 +10,7 @@ import numpy as np
 from ... import cudacompile, cudadriver, device
 from .. import operands
 from . import build
-from .stages import FORMATS, GROUP_M, plan
+from .stages import FP8, FP8_OUTPUTS, GROUP_M, MAP_TYPES, plan
 
 _MAX_DYNAMIC_SHARED = 8              # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 _NUM_REGS, _LOCAL_BYTES = 4, 3       # CU_FUNC_ATTRIBUTE_NUM_REGS, _LOCAL_SIZE_BYTES
@@ -47,7 +47,7 @@ class _Driver:
         tmap = (ctypes.c_ubyte * 128)()
         rank = len(dims)
         self.check(self.lib.cuTensorMapEncodeTiled(
-            tmap, FORMATS[fmt], rank, ctypes.c_void_p(address),
+            tmap, MAP_TYPES[fmt], rank, ctypes.c_void_p(address),
             (ctypes.c_uint64 * rank)(*dims), (ctypes.c_uint64 * (rank - 1))(*strides),
             (ctypes.c_uint32 * rank)(*box), (ctypes.c_uint32 * rank)(*([1] * rank)),
             0, 3, 3, 0),                      # no interleave, 128-byte swizzle, L2 256 B, zeros
@@ -123,8 +123,8 @@ class Problem:
     kernel's parameters are built once, so a launch is one driver call."""
     plan: object
     fmt: str
-    A: object                        # uint16 bit patterns, (M, Kp)
-    B: object                        # (Kp, Np)
+    A: object                        # uint16 bit patterns, (M, Kp); FP8: uint8 bytes
+    B: object                        # (Kp, Np); FP8: B transposed, (N, Kp)
     C_in: object
     C_out: object
     alpha: float
@@ -169,14 +169,18 @@ def prepare(A, B, C=None, alpha=1.0, beta=0.0, stage=None, group_m=GROUP_M, bits
             **options):
     """Check the operands, copy (and if needed pad) them to the GPU: a :class:`Problem`.
     ``stage`` None or "auto": the rule of ``stages.choose``; ``options``: tile_n, split_k, out.
-    uint16 arrays count as raw bit patterns of ``bits_as`` ("bf16": CuPy has no bfloat16)."""
+    uint16 arrays count as raw bit patterns of ``bits_as`` ("bf16": CuPy has no bfloat16), uint8
+    arrays as E4M3 bytes with ``bits_as="e4m3"``. FP8 inputs (the FP8 rung): B is copied
+    transposed (N x K, as FP8 wgmma reads it), and per-tensor scales go in through ``alpha``."""
     _require()
     import cupy
-    fmt, M, N, K = operands.check(A, B, C, beta, bits_as)
+    fmt, M, N, K = operands.check(A, B, C, beta, bits_as, fp8=True)
     out = options.get("out", "fp32")
-    if out not in ("fp32", fmt):
-        raise ValueError(f"out={out!r}: the output is FP32 or the inputs' own format ({fmt})")
-    p = plan(stage, M, N, K, cupy.cuda.Device().attributes["MultiProcessorCount"], **options)
+    allowed = FP8_OUTPUTS if fmt == FP8 else ("fp32", fmt)
+    if out not in allowed:
+        raise ValueError(f"out={out!r}: {fmt} inputs give {' or '.join(allowed)} output")
+    p = plan(stage, M, N, K, cupy.cuda.Device().attributes["MultiProcessorCount"], fmt=fmt,
+             **options)
     c_in, c_out = operands.output(cupy, M, N, C)
     if p.out != "fp32":
         c_out = cupy.full((M, N), 0x7FFF, dtype=cupy.uint16)        # NaN in FP16 and BF16
@@ -184,9 +188,15 @@ def prepare(A, B, C=None, alpha=1.0, beta=0.0, stage=None, group_m=GROUP_M, bits
     if p.split_k > 1:
         partials = cupy.empty(p.partial_floats, dtype=cupy.float32)
         counters = cupy.zeros(p.counters, dtype=cupy.int32)
-    return Problem(p, fmt, operands.device_bits(cupy, A, (M, p.Kp)),
-                   operands.device_bits(cupy, B, (p.Kp, p.Np)), c_in, c_out, float(alpha),
-                   float(beta), int(group_m), partials, counters)
+    if fmt == FP8:
+        a = operands.device_bits(cupy, A, (M, p.Kp), np.uint8)
+        b = operands.device_bits(cupy, operands.device_bits(cupy, B, (K, N), np.uint8).T,
+                                 (N, p.Kp), np.uint8)
+    else:
+        a = operands.device_bits(cupy, A, (M, p.Kp))
+        b = operands.device_bits(cupy, B, (p.Kp, p.Np))
+    return Problem(p, fmt, a, b, c_in, c_out, float(alpha), float(beta), int(group_m), partials,
+                   counters)
 
 
 def result(problem, host):

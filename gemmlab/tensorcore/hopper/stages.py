@@ -6,6 +6,12 @@ A *stage* is one step of the ladder (one kernel). A *shape* is how a kernel cuts
 ``pingpong`` 128 x 128 tiles that each consumer warpgroup owns whole, alternating with the other.
 The persistent kernels take two more options: ``split_k`` (several blocks share one tile's K
 range; the last to finish adds the partial sums) and ``out`` (FP32 or the inputs' 16-bit format).
+
+The FP8 rung (``fmt="e4m3"``) is the persistent and ping-pong kernels with E4M3 inputs: a K slice
+is 128 values (still one 128-byte swizzled row), B is loaded transposed (N x K, K-major: FP8 wgmma
+reads both operands that way) in one box per slice, and the output is FP32 or BF16. FP8 wgmma
+adds with fewer bits than FP32; ``promote=True`` (128 x 128 and 128 x 64 tiles) sums each slice
+in the Tensor Core and the running total in FP32 registers, as cuBLASLt does by default.
 """
 from dataclasses import dataclass
 
@@ -17,8 +23,13 @@ BM, BK = 128, 64                     # output rows per tile; K slice per stage
 B_BOX = 64                           # columns of B per TMA box (a 128-byte swizzled row)
 ELEM_BYTES = 2                       # FP16 / BF16
 ALIGN_ELEMS = operands.ROW_ELEMS     # 16-byte row strides for the TMA
+FP8 = "e4m3"                         # the FP8 rung's input format
+FP8_BK = 128                         # its K slice: 128 one-byte values, a 128-byte row
+FP8_ALIGN = 16                       # 16-byte rows of one-byte values
+FP8_OUTPUTS = ("fp32", "bf16")
 GROUP_M = 8                          # tile rows walked together by the persistent kernels (L2)
 FORMATS = {"fp16": 6, "bf16": 9}     # -> CUtensorMapDataType (FLOAT16, BFLOAT16)
+MAP_TYPES = {**FORMATS, FP8: 0}      # ... and UINT8 for the FP8 bytes
 OUTPUTS = ("fp32", "fp16", "bf16")   # 16-bit outputs: the inputs' own format only
 SMEM_PER_BLOCK = 227 * 1024          # what an sm_90 block may opt in to
 
@@ -136,6 +147,13 @@ class Plan:
     sms: int                         # SMs on the device (the persistent grid)
     split_k: int = 1
     out: str = "fp32"
+    fmt: str = "fp16"                # the inputs' format: fp16, bf16 or e4m3 (the FP8 rung)
+    promote: bool = False            # FP8: each slice's sums added in FP32 (see the module)
+
+    @property
+    def bk(self):
+        """Values of K per slice: 64 16-bit values or 128 FP8 ones (a 128-byte row either way)."""
+        return FP8_BK if self.fmt == FP8 else BK
 
     @property
     def padded(self):
@@ -160,7 +178,7 @@ class Plan:
 
     @property
     def k_slices(self):
-        return ceil_div(self.Kp, BK)
+        return ceil_div(self.Kp, self.bk)
 
     @property
     def smem_bytes(self):
@@ -173,7 +191,7 @@ class Plan:
             return f"hopper_{self.stage.name}"
         base = {"wide": "hopper_persistent", "narrow": "hopper_persistent_n128",
                 "slim": "hopper_persistent_n64", "pingpong": "hopper_pingpong"}[self.shape.name]
-        return base + ("" if self.out == "fp32" else "_o16")
+        return base + ("_promoted" if self.promote else "") + ("" if self.out == "fp32" else "_o16")
 
     @property
     def partial_floats(self):
@@ -188,7 +206,12 @@ class Plan:
 
     def tensor_maps(self):
         """cuTensorMapEncodeTiled arguments (dims innermost first, byte strides, box) for A
-        (M x Kp, K-major) and B (Kp x Np, N-major), both with the 128-byte swizzle."""
+        (M x Kp, K-major) and B (Kp x Np, N-major; FP8: N x Kp, K-major, one box of bn rows),
+        all with the 128-byte swizzle."""
+        if self.fmt == FP8:
+            return {"A": {"dims": (self.Kp, self.M), "strides": (self.Kp,), "box": (FP8_BK, BM)},
+                    "B": {"dims": (self.Kp, self.N), "strides": (self.Kp,),
+                          "box": (FP8_BK, self.shape.bn)}}
         return {"A": {"dims": (self.Kp, self.M), "strides": (self.Kp * ELEM_BYTES,),
                       "box": (BK, BM)},
                 "B": {"dims": (self.Np, self.Kp), "strides": (self.Np * ELEM_BYTES,),
@@ -200,6 +223,8 @@ class Plan:
             extra.append(f"split_k={self.split_k}")
         if self.out != "fp32":
             extra.append(f"{self.out} out")
+        if self.fmt == FP8:
+            extra.append("E4M3 in" + (", FP32-promoted sums" if self.promote else ""))
         return f"{self.stage.name} ({', '.join(extra)})"
 
 
@@ -210,14 +235,18 @@ def _whole(name, value, minimum=0):
     return int(value)
 
 
-def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32"):
+def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16", promote=False):
     """The :class:`Plan` of ``stage`` for an M x N x K problem (``sms``: the device's SMs).
     ``tile_n`` (persistent: 256, 128 or 64), ``split_k`` and ``out`` are the persistent
-    kernels' options; ``stage="auto"`` lets :func:`choose` set all three."""
+    kernels' options; ``stage="auto"`` lets :func:`choose` set all three. ``fmt`` "e4m3": the
+    FP8 rung (persistent and pingpong only; out FP32 or BF16; ``promote``: FP32 running sums,
+    128 x 128 or 128 x 64 tiles of the persistent stage)."""
     M, N, K = (_whole(n, v) for n, v in (("M", M), ("N", N), ("K", K)))
     sms = _whole("sms", sms, 1)
+    if fmt not in MAP_TYPES:
+        raise ValueError(f"input format {fmt!r} is not supported; use one of {', '.join(MAP_TYPES)}")
     if stage in (None, AUTO):
-        picked = choose(M, N, K, sms)
+        picked = choose(M, N, K, sms, fmt, promote)
         stage, tile_n, split_k = picked["stage"], picked["tile_n"], picked["split_k"]
     st = get_stage(stage)
     split_k = _whole("split_k", split_k, 1)
@@ -232,11 +261,23 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32"):
             raise ValueError(f"tile_n={tile_n!r}: the persistent stage takes 256, 128 or 64 "
                              f"(pingpong's tiles are 128 wide)")
         shape = SHAPES[TILE_N[tile_n]]
-    Kp = operands.round_up(K, ALIGN_ELEMS)
-    if split_k > max(1, ceil_div(Kp, BK)):
+    if fmt == FP8:
+        if not st.persistent:
+            raise ValueError(f"stage {st.name!r} has no FP8 build: the FP8 rung is the persistent "
+                             f"and pingpong kernels")
+        if out not in FP8_OUTPUTS:
+            raise ValueError(f"out={out!r}: FP8 inputs give FP32 or BF16 output")
+    if promote:
+        if fmt != FP8 or st.name != "persistent" or shape.bn not in (128, 64):
+            raise ValueError("promote=True is the FP8 persistent kernels' option, with "
+                             "tile_n=128 or 64 (twice the accumulators do not fit 128 x 256 tiles)")
+    bk = FP8_BK if fmt == FP8 else BK
+    Kp = operands.round_up(K, FP8_ALIGN if fmt == FP8 else ALIGN_ELEMS)
+    Np = N if fmt == FP8 else operands.round_up(N, ALIGN_ELEMS)     # FP8's B rows are N x Kp
+    if split_k > max(1, ceil_div(Kp, bk)):
         raise ValueError(f"split_k={split_k} leaves splits without work: K={K} is "
-                         f"{ceil_div(Kp, BK)} slice(s) of {BK}")
-    return Plan(st, shape, M, N, K, operands.round_up(N, ALIGN_ELEMS), Kp, sms, split_k, out)
+                         f"{ceil_div(Kp, bk)} slice(s) of {bk}")
+    return Plan(st, shape, M, N, K, Np, Kp, sms, split_k, out, fmt, bool(promote))
 
 
 # ---- the rule --------------------------------------------------------------------------------
@@ -244,7 +285,7 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32"):
 MIN_SPLIT_SLICES = 32    # split K only while each split keeps 32 slices (K = 2048) or more
 
 
-def choose(M, N, K, sms=132):
+def choose(M, N, K, sms=132, fmt="fp16", promote=False):
     """The plan a problem's shape calls for, and why: a dict with stage, tile_n, split_k, reason.
 
     1. The widest tiles (128 x 256, else 128 x 128, else 128 x 64) of which there are enough to
@@ -252,13 +293,16 @@ def choose(M, N, K, sms=132):
        SM busy.
     2. Not even the 128 x 64 tiles fill the SMs (few rows, as in LLM decoding, or a small
        problem): take those and split K as many ways as fit on the SMs, as long as each split
-       keeps 32 slices (K = 2048); shorter splits spend more on adding partial sums than they save.
+       keeps 32 slices (K = 2048; FP8's slices are twice as deep, so 16 of them); shorter splits
+       spend more on adding partial sums than they save.
 
     Measured on the H200 (benchmarks/RESULTS.md): ping-pong ties with the wide persistent tiles
     at the short-K shape once the output is 16-bit, so the rule does not pick it.
     """
-    k_slices = ceil_div(operands.round_up(K, ALIGN_ELEMS), BK)
-    for name in ("wide", "narrow", "slim"):
+    bk = FP8_BK if fmt == FP8 else BK
+    k_slices = ceil_div(operands.round_up(K, FP8_ALIGN if fmt == FP8 else ALIGN_ELEMS), bk)
+    min_slices = MIN_SPLIT_SLICES * BK // bk
+    for name in ("narrow", "slim") if promote else ("wide", "narrow", "slim"):
         tiles_m, tiles_n = SHAPES[name].tiles(M, N)
         if tiles_m * tiles_n >= sms:
             bn = SHAPES[name].bn
@@ -266,7 +310,7 @@ def choose(M, N, K, sms=132):
                     "reason": f"{tiles_m * tiles_n} tiles of 128 x {bn} fill the {sms} SMs"}
     tiles_m, tiles_n = SHAPES["slim"].tiles(M, N)
     tiles = max(tiles_m * tiles_n, 1)
-    split = max(1, min(sms // tiles, k_slices // MIN_SPLIT_SLICES))
+    split = max(1, min(sms // tiles, k_slices // min_slices))
     return {"stage": "persistent", "tile_n": 64, "split_k": split,
             "reason": f"only {tiles} tiles of 128 x 64 for {sms} SMs: K split {split} way(s) "
                       f"-> {tiles * split} blocks"}
