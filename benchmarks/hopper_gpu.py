@@ -363,6 +363,10 @@ def machine():
 
 # ---- sanitizer, profile, record -----------------------------------------------------------------
 
+FP8_SANITIZED = [("persistent", {}), ("persistent", {"tile_n": 128}), ("persistent", {"tile_n": 64}),
+                 ("pingpong", {"split_k": 2})]
+
+
 def sanitize_launches():
     """Every kernel and option once per format: FP16 on the fast path, BF16 padded (odd N)."""
     for fmt, shape in zip(hopper.FORMATS, SANITIZE_SHAPES, strict=True):
@@ -371,6 +375,14 @@ def sanitize_launches():
             hopper.gemm(A, B, C, alpha=1.0, beta=0.5, stage=stage, **fit_split(options, shape[2]))
         for copies in kernel.COPIES:
             kernel.prepare(A, B, C, 1.0, 0.5, copies=copies).launch()
+    import ml_dtypes
+    rng = np.random.default_rng(3)
+    M, N, K = 131, 251, 300                          # K: 3 slices of 128 (split-K), padded
+    A8, B8 = (rng.standard_normal(s).astype(ml_dtypes.float8_e4m3fn) for s in ((M, K), (K, N)))
+    C = rng.standard_normal((M, N)).astype(np.float32)
+    for stage, options in FP8_SANITIZED:              # the FP8 rung: every kernel once, K padded
+        for out in ("fp32", "bf16"):
+            hopper.gemm(A8, B8, C, alpha=1.0, beta=0.5, stage=stage, out=out, **options)
     import cupy
     cupy.cuda.Device().synchronize()
     print("sanitize launches done")

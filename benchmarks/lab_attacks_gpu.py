@@ -129,7 +129,10 @@ def sanitized(index, tool):
     if tool == "racecheck":
         argv[3:3] = ["--racecheck-report", "all"]
     code, text = child(argv, "gpu")
-    summary = re.search(r"ERROR SUMMARY: (\d+) error", text)
+    # memcheck and initcheck end "ERROR SUMMARY: N errors"; racecheck ends
+    # "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)"
+    summary = (re.search(r"ERROR SUMMARY: (\d+) error", text)
+               or re.search(r"RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) error", text))
     hazards = re.search(r"RACECHECK SUMMARY: (\d+) hazard", text)
     return dict(errors=int(summary.group(1)) if summary else None,
                 hazards=int(hazards.group(1)) if hazards else None,

@@ -15,7 +15,11 @@ the record.
   (FP32 out); achieved bytes per second beside each row (the decode shapes are memory-bound);
 - fp32: ``unrolled`` at 2048^3, 4096^3 and 8192^3 against the best FP32 SGEMM (TF32 off), and
   ``gl.gemm``'s host overhead per call, with and without its cached launch configuration;
-- fp8: torch._scaled_mm (E4M3 in, per-tensor scales, BF16 out), the bar of a future FP8 rung;
+- fp8: the FP8 rung (the Hopper persistent kernels built for E4M3 inputs, BF16 out) against
+  torch._scaled_mm (E4M3 in, per-tensor scales, BF16 out: cuBLASLt's FP8 GEMM) on the same bytes,
+  each accumulation mode against the library's same mode (fast: the Tensor Core's own sums;
+  promoted: FP32 running sums, use_fast_accum=False), with BF16 torch.matmul beside them; each
+  row's error against float64 of the FP8 inputs;
 - nvrtc: the NVRTC log of one WMMA build per architecture (why a resource report is empty).
 """
 import argparse
@@ -234,20 +238,78 @@ def part_fp32(record):
     print("gl.gemm host us per call (256^3):", record["gl_gemm_host_us_per_call_256"], flush=True)
 
 
+def fp8_configs(shape):
+    """The FP8 rung's plans at one shape, BF16 out: auto and the alternatives it chose between,
+    with the Tensor Core's own sums (fast) and with FP32-promoted ones."""
+    M, N, K = shape
+    o, p = {"out": "bf16"}, {"out": "bf16", "promote": True}
+    found = [("auto", o), ("persistent", o), ("pingpong", o), ("persistent", {"tile_n": 128, **o}),
+             ("auto", p), ("persistent", {"tile_n": 128, **p}), ("persistent", {"tile_n": 64, **p})]
+    if M <= 128:
+        slices = hopper.ceil_div(K, hopper.FP8_BK)
+        found += [("persistent", {"tile_n": 64, "split_k": s, **mode})
+                  for mode in (o, p) for s in (2, 4) if s <= slices]
+    return found
+
+
+def fp8_corner_err(out, a, b_nk):
+    """Relative error of a BF16 output's first 256 x 256 against float64 of the FP8 inputs."""
+    import torch
+    ref = a[:256].to(torch.float64) @ b_nk[:256].to(torch.float64).T
+    got = torch.as_tensor(np.asarray(out[:256, :256], dtype=np.float64), device=ref.device)
+    return float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))
+
+
 def fp8_shape(shape):
-    """torch._scaled_mm (E4M3, unit per-tensor scales, BF16 out) beside BF16 torch.matmul."""
+    """Our FP8 rung and torch._scaled_mm (E4M3, unit per-tensor scales, BF16 out) on the same
+    device bytes, and BF16 torch.matmul of the same values."""
+    import cupy
     import torch
     M, N, K = shape
     a = torch.randn(M, K, device="cuda").to(torch.float8_e4m3fn)
-    b = torch.randn(N, K, device="cuda").to(torch.float8_e4m3fn).t()     # column-major B
+    b_nk = torch.randn(N, K, device="cuda").to(torch.float8_e4m3fn)
+    b = b_nk.t()                                                         # column-major B
     sa, sb = torch.tensor(1.0, device="cuda"), torch.tensor(1.0, device="cuda")
     a16, b16 = a.to(torch.bfloat16), b.to(torch.bfloat16)
-    t8 = ms_of(lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16))
+
+    def scaled_mm(fast):
+        return torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
+                                use_fast_accum=fast)
+    library = {}
+    for mode, fast in (("fast", True), ("promoted", False)):
+        library[mode] = {**rate(shape, ms_of(lambda fast=fast: scaled_mm(fast))),
+                         "corner_rel_err": fp8_corner_err(scaled_mm(fast).float().cpu().numpy(),
+                                                          a, b_nk)}
+    scaled = scaled_mm(False)
     t16 = ms_of(lambda: torch.matmul(a16, b16))
-    print(f"fp8 {'x'.join(map(str, shape))}: _scaled_mm {rate(shape, t8)['tflops']:.0f}, "
-          f"bf16 matmul {rate(shape, t16)['tflops']:.0f} TFLOP/s", flush=True)
-    return {"shape": list(shape), "torch._scaled_mm_e4m3_bf16_out": rate(shape, t8),
-            "torch.matmul_bf16": rate(shape, t16)}
+    A = cupy.from_dlpack(a.view(torch.uint8))
+    B = cupy.from_dlpack(b_nk.view(torch.uint8)).T                       # K x N, as gemm takes it
+    ours = []
+    for stage, options in fp8_configs(shape):
+        try:
+            problem = hopper.prepare(A, B, stage=stage, bits_as="e4m3", **options)
+        except ValueError as exc:
+            ours.append({"kernel": f"hopper:{stage}", "options": options, "skipped": str(exc)})
+            continue
+        problem.launch()
+        out = hopper.result(problem, host=True).astype(np.float32)
+        t = ms_of(problem.launch)
+        mode = "promoted" if problem.plan.promote else "fast"
+        ours.append({"kernel": f"hopper:{stage}", "options": options, "accumulation": mode,
+                     "plan": problem.plan.describe(), **rate(shape, t),
+                     "pct_of_scaled_mm": 100 * library[mode]["ms"] / t,
+                     "corner_rel_err": fp8_corner_err(out, a, b_nk),
+                     "max_abs_diff_vs_scaled_mm_corner": float(np.abs(
+                         out[:256, :256] - scaled[:256, :256].float().cpu().numpy()).max())})
+        del problem
+    for mode in library:
+        best = max((r for r in ours if r.get("accumulation") == mode), key=lambda r: r["tflops"])
+        print(f"fp8 {'x'.join(map(str, shape))} {mode}: _scaled_mm "
+              f"{library[mode]['tflops']:.0f}, ours best {best['tflops']:.0f} TFLOP/s "
+              f"({best['pct_of_scaled_mm']:.0f}%, {best['plan']}); bf16 matmul "
+              f"{rate(shape, t16)['tflops']:.0f}", flush=True)
+    return {"shape": list(shape), "torch._scaled_mm_e4m3_bf16_out": library,
+            "torch.matmul_bf16": rate(shape, t16), "ours": ours}
 
 
 def part_fp8(record):
