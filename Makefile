@@ -73,7 +73,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 gpu-test:
-	GEMMLAB_BACKEND=gpu $(GPU_PYTHON) -m pytest -n 0
+	GEMMLAB_BACKEND=gpu $(GPU_PYTHON) -m pytest -n 0 tests notebooks solutions exercises
 
 # For instructors: regenerate exercises/ from solutions/. It never overwrites an exercise notebook
 # changed since it wrote it (--force in `gemmlab assign` does); students work in their student folder, work/.
