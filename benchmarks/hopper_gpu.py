@@ -381,7 +381,7 @@ def sanitize_launches():
     A8, B8 = (rng.standard_normal(s).astype(ml_dtypes.float8_e4m3fn) for s in ((M, K), (K, N)))
     C = rng.standard_normal((M, N)).astype(np.float32)
     for stage, options in FP8_SANITIZED:              # the FP8 rung: every kernel once, K padded
-        for out in ("fp32", "bf16"):
+        for out in hopper.OUTPUTS:
             hopper.gemm(A8, B8, C, alpha=1.0, beta=0.5, stage=stage, out=out, **options)
     import cupy
     cupy.cuda.Device().synchronize()

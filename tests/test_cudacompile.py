@@ -79,11 +79,12 @@ def test_the_fp8_rung_builds_for_sm90a_without_spills():
         ("persistent", n, True) for n in (128, 64)]
     names = {hopper.kernel_name(hopper.plan(stage, 8, 8, 8, tile_n=n, out=o, fmt="e4m3",
                                             promote=promote).kernel, "e4m3")
-             for stage, n, promote in plans for o in ("fp32", "bf16")}
+             for stage, n, promote in plans for o in ("fp32", "bf16", "fp16")}
     found = _no_spills(built, names)
-    assert set(found) == names and len(names) == 12   # only the plans' kernels are built
+    assert set(found) == names and len(names) == 18   # only the plans' kernels are built
     assert all(r["regs"] * 384 <= 65536 for r in found.values())
-    assert "k32.f32.e4m3.e4m3" in built.ptx and "cvt.rn.bf16x2.f32" in built.ptx
+    for instruction in ("k32.f32.e4m3.e4m3", "cvt.rn.bf16x2.f32", "cvt.rn.f16x2.f32"):
+        assert instruction in built.ptx
 
 
 def test_the_recorded_gpu_run_built_both_formats_without_spills():

@@ -5,10 +5,11 @@
 //   format is fixed at compile time: -DHOPPER_BF16=1 builds the BF16 kernels); C_in: M x N
 //   float32; C_out: float32, or the inputs' 16-bit format (the "_o16" kernels). FP32 accumulation.
 //   K and N are multiples of 8 (16-byte rows, which the TMA needs); hopper/run.py pads other shapes.
-//   The FP8 rung (-DHOPPER_FP8=1 -DHOPPER_BF16=1: the persistent kernels only, names ending
+//   The FP8 rung (-DHOPPER_FP8=1: the persistent kernels only, names ending
 //   "_e4m3"): A M x K and B given transposed, N x K, both row-major E4M3 bytes (FP8 wgmma reads
 //   both operands K-major); K a multiple of 16; a K slice is 128 values, still 128-byte rows; the
-//   "_o16" kernels write BF16. Per-tensor scales come in through alpha (alpha = s_a s_b).
+//   "_o16" kernels write BF16, the "_ofp16" ones FP16. Per-tensor scales come in through alpha
+//   (alpha = s_a s_b).
 //
 // The steps (128-row output tiles, 64-deep K slices):
 //   "wgmma"       2 warpgroups copy A and B tiles into shared memory with ordinary loads and
@@ -343,7 +344,10 @@ __device__ __forceinline__ Unit unit_at(int u, int tiles_m, int tiles_n, int gro
     return w;
 }
 
-// The output element types: FP32, or the inputs' 16-bit format (round to nearest even).
+// The output element types: FP32, FP16 or BF16 (round to nearest even); the 16-bit ones are
+// tags for the same 16-bit patterns, which pick the conversion.
+struct Half { u16 bits; };
+struct BFloat { u16 bits; };
 __device__ __forceinline__ void put1(float* p, float v) { *p = v; }
 __device__ __forceinline__ void put2(float* p, float v0, float v1) {
     float2 pair;
@@ -351,13 +355,15 @@ __device__ __forceinline__ void put2(float* p, float v0, float v1) {
     pair.y = v1;
     *reinterpret_cast<float2*>(p) = pair;
 }
-__device__ __forceinline__ u32 pack2(float v0, float v1) {           // v0 in the low half
+template <typename H> __device__ __forceinline__ u32 pack2(float v0, float v1);  // v0: low half
+template <> __device__ __forceinline__ u32 pack2<Half>(float v0, float v1) {
     u32 packed;
-#if HOPPER_BF16
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(v1), "f"(v0));
-#else
     asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(v1), "f"(v0));
-#endif
+    return packed;
+}
+template <> __device__ __forceinline__ u32 pack2<BFloat>(float v0, float v1) {
+    u32 packed;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(v1), "f"(v0));
     return packed;
 }
 
@@ -366,10 +372,11 @@ __device__ __forceinline__ u32 pack2(float v0, float v1) {           // v0 in th
 // sector per row. So the 4 lanes of a quad swap their packed pairs (shuffles): for each 16
 // columns, lane q ends up with columns 4q..4q+3 and stores them as one 8-byte value, and a quad
 // writes whole 32-byte sectors.
-template <int NACC>
-__device__ __forceinline__ void store_rows(const float (&d)[NACC], const float* C_in, u16* C_out,
+template <int NACC, typename H>
+__device__ __forceinline__ void store_rows(const float (&d)[NACC], const float* C_in, H* C_out16,
                                            int M, int N, float alpha, float beta, int row0,
                                            int col0, int thread_in_wg) {
+    u16* C_out = reinterpret_cast<u16*>(C_out16);
     const int warp = thread_in_wg / 32, lane = thread_in_wg % 32, q = lane % 4;
     const int r_base = row0 + 16 * warp + lane / 4;
     const int src0 = (lane & ~3) | ((2 * q) & 3), src1 = (lane & ~3) | ((2 * q + 1) & 3);
@@ -389,7 +396,7 @@ __device__ __forceinline__ void store_rows(const float (&d)[NACC], const float* 
                     if (c < N) v0 += beta * C_in[row + c];
                     if (c + 1 < N) v1 += beta * C_in[row + c + 1];
                 }
-                pk[j] = pack2(v0, v1);
+                pk[j] = pack2<H>(v0, v1);
             }
             const u32 a0 = __shfl_sync(0xffffffffu, pk[0], src0);
             const u32 a1 = __shfl_sync(0xffffffffu, pk[1], src0);
@@ -821,17 +828,26 @@ HOPPER_NAME(NAME)(HOPPER_MAPS, const float* C_in, OUT* C_out, int M, int N, int 
                                       partials, counters);                                        \
 }
 
-HOPPER_PERSISTENT(hopper_persistent, hopper::Wide, float)
-HOPPER_PERSISTENT(hopper_persistent_n128, hopper::Narrow, float)
-HOPPER_PERSISTENT(hopper_persistent_n64, hopper::Slim, float)
-HOPPER_PERSISTENT(hopper_pingpong, hopper::PingPong, float)
-HOPPER_PERSISTENT(hopper_persistent_o16, hopper::Wide, u16)
-HOPPER_PERSISTENT(hopper_persistent_n128_o16, hopper::Narrow, u16)
-HOPPER_PERSISTENT(hopper_persistent_n64_o16, hopper::Slim, u16)
-HOPPER_PERSISTENT(hopper_pingpong_o16, hopper::PingPong, u16)
+// Every tile shape with one output type; the names end in SUFFIX: "" (FP32), "_o16" (the
+// 16-bit build's own format; BF16 in the FP8 build), "_ofp16" (FP16, FP8 build only).
+#define HOPPER_SHAPES(SUFFIX, OUT)                                                                \
+HOPPER_PERSISTENT(hopper_persistent##SUFFIX, hopper::Wide, OUT)                                   \
+HOPPER_PERSISTENT(hopper_persistent_n128##SUFFIX, hopper::Narrow, OUT)                            \
+HOPPER_PERSISTENT(hopper_persistent_n64##SUFFIX, hopper::Slim, OUT)                               \
+HOPPER_PERSISTENT(hopper_pingpong##SUFFIX, hopper::PingPong, OUT)
+#define HOPPER_PROMOTED(SUFFIX, OUT)                                                              \
+HOPPER_PERSISTENT(hopper_persistent_n128_promoted##SUFFIX, hopper::NarrowPromoted, OUT)           \
+HOPPER_PERSISTENT(hopper_persistent_n64_promoted##SUFFIX, hopper::SlimPromoted, OUT)
+
+HOPPER_SHAPES(, float)
 #if HOPPER_FP8
-HOPPER_PERSISTENT(hopper_persistent_n128_promoted, hopper::NarrowPromoted, float)
-HOPPER_PERSISTENT(hopper_persistent_n64_promoted, hopper::SlimPromoted, float)
-HOPPER_PERSISTENT(hopper_persistent_n128_promoted_o16, hopper::NarrowPromoted, u16)
-HOPPER_PERSISTENT(hopper_persistent_n64_promoted_o16, hopper::SlimPromoted, u16)
+HOPPER_SHAPES(_o16, hopper::BFloat)
+HOPPER_SHAPES(_ofp16, hopper::Half)
+HOPPER_PROMOTED(, float)
+HOPPER_PROMOTED(_o16, hopper::BFloat)
+HOPPER_PROMOTED(_ofp16, hopper::Half)
+#elif HOPPER_BF16
+HOPPER_SHAPES(_o16, hopper::BFloat)
+#else
+HOPPER_SHAPES(_o16, hopper::Half)
 #endif

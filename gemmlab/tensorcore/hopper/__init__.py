@@ -18,7 +18,7 @@ pingpong   the two consumer warpgroups own alternate 128 x 128 tiles: one stores
 ========== ==================================================================================
 
 The FP8 rung: the persistent and pingpong kernels built for E4M3 inputs (``fmt="e4m3"`` in
-:func:`plan`; ml_dtypes.float8_e4m3fn arrays in :func:`gemm`), FP32 or BF16 output, per-tensor
+:func:`plan`; ml_dtypes.float8_e4m3fn arrays in :func:`gemm`), FP32, BF16 or FP16 output, per-tensor
 scales through ``alpha``. B is copied transposed (N x K) when the operands go to the device.
 
 ``stage="auto"`` (the default of :func:`gemm`) picks the stage and options from the problem's

@@ -9,7 +9,7 @@ range; the last to finish adds the partial sums) and ``out`` (FP32 or the inputs
 
 The FP8 rung (``fmt="e4m3"``) is the persistent and ping-pong kernels with E4M3 inputs: a K slice
 is 128 values (still one 128-byte swizzled row), B is loaded transposed (N x K, K-major: FP8 wgmma
-reads both operands that way) in one box per slice, and the output is FP32 or BF16. FP8 wgmma
+reads both operands that way) in one box per slice, and the output is FP32, BF16 or FP16. FP8 wgmma
 adds with fewer bits than FP32; ``promote=True`` (128 x 128 and 128 x 64 tiles) sums each slice
 in the Tensor Core and the running total in FP32 registers, as cuBLASLt does by default.
 """
@@ -26,7 +26,7 @@ ALIGN_ELEMS = operands.ROW_ELEMS     # 16-byte row strides for the TMA
 FP8 = "e4m3"                         # the FP8 rung's input format
 FP8_BK = 128                         # its K slice: 128 one-byte values, a 128-byte row
 FP8_ALIGN = 16                       # 16-byte rows of one-byte values
-FP8_OUTPUTS = ("fp32", "bf16")
+FP8_OUTPUTS = ("fp32", "bf16", "fp16")
 GROUP_M = 8                          # tile rows walked together by the persistent kernels (L2)
 FORMATS = {"fp16": 6, "bf16": 9}     # -> CUtensorMapDataType (FLOAT16, BFLOAT16)
 MAP_TYPES = {**FORMATS, FP8: 0}      # ... and UINT8 for the FP8 bytes
@@ -191,7 +191,8 @@ class Plan:
             return f"hopper_{self.stage.name}"
         base = {"wide": "hopper_persistent", "narrow": "hopper_persistent_n128",
                 "slim": "hopper_persistent_n64", "pingpong": "hopper_pingpong"}[self.shape.name]
-        return base + ("_promoted" if self.promote else "") + ("" if self.out == "fp32" else "_o16")
+        out = {"fp32": "", "fp16": "_ofp16" if self.fmt == FP8 else "_o16", "bf16": "_o16"}[self.out]
+        return base + ("_promoted" if self.promote else "") + out
 
     @property
     def partial_floats(self):
@@ -239,7 +240,7 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16"
     """The :class:`Plan` of ``stage`` for an M x N x K problem (``sms``: the device's SMs).
     ``tile_n`` (persistent: 256, 128 or 64), ``split_k`` and ``out`` are the persistent
     kernels' options; ``stage="auto"`` lets :func:`choose` set all three. ``fmt`` "e4m3": the
-    FP8 rung (persistent and pingpong only; out FP32 or BF16; ``promote``: FP32 running sums,
+    FP8 rung (persistent and pingpong only; out FP32, BF16 or FP16; ``promote``: FP32 running sums,
     128 x 128 or 128 x 64 tiles of the persistent stage)."""
     M, N, K = (_whole(n, v) for n, v in (("M", M), ("N", N), ("K", K)))
     sms = _whole("sms", sms, 1)
@@ -266,7 +267,7 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16"
             raise ValueError(f"stage {st.name!r} has no FP8 build: the FP8 rung is the persistent "
                              f"and pingpong kernels")
         if out not in FP8_OUTPUTS:
-            raise ValueError(f"out={out!r}: FP8 inputs give FP32 or BF16 output")
+            raise ValueError(f"out={out!r}: FP8 inputs give FP32, BF16 or FP16 output")
     if promote:
         if fmt != FP8 or st.name != "persistent" or shape.bn not in (128, 64):
             raise ValueError("promote=True is the FP8 persistent kernels' option, with "
