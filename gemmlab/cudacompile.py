@@ -16,6 +16,12 @@ builds them.
 
 A cubin made by NVRTC of CUDA major version X loads only on a driver of major version >= X:
 :func:`check_driver` says so before a load fails with a cryptic error.
+
+Where a CUDA driver is installed, NVRTC 13 assembles through the driver's compute cache
+(``~/.nv/ComputeCache``): PTX assembled once before comes back without ptxas' report, so
+:meth:`Built.resources` finds no kernels. ``CUDA_CACHE_DISABLE=1`` in the environment before CUDA
+starts keeps the report (measured on the H200, driver 580.159.04, NVRTC 13.0; the test suite sets
+it). Machines without a driver always get the report.
 """
 import functools
 import hashlib

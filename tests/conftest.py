@@ -14,6 +14,11 @@ from pathlib import Path
 
 os.environ.setdefault("GEMMLAB_BACKEND", "sim")
 os.environ.setdefault("MPLBACKEND", "Agg")
+# On a machine with a CUDA driver, NVRTC 13 assembles through the driver's compute cache
+# (~/.nv/ComputeCache): PTX it has assembled before comes back with no ptxas report, and the
+# resource checks of tests/test_cudacompile.py found no kernels (the H200 suite, issue 39). The
+# driver reads this when CUDA starts, so it is set here, before anything does.
+os.environ.setdefault("CUDA_CACHE_DISABLE", "1")
 os.environ.setdefault("NUMBA_CACHE_DIR", str(Path(tempfile.gettempdir())
                                              / f"gemmlab-test-numba-{os.getuid()}"))
 for package in ("gemmlab", "gemmlab_grader"):
