@@ -17,7 +17,8 @@ def _cli(tmp_path, *args, path=None):
     sub.mkdir(parents=True, exist_ok=True)
     nbformat.write(new_notebook(cells=[new_code_cell("import os; os.system('touch pwned')")]),
                    sub / "01_x.ipynb")
-    env = dict(os.environ, GEMMLAB_BACKEND="sim", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, GEMMLAB_BACKEND="sim",      # the checkout first, then what was there
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     if path is not None:
         env["PATH"] = path
     return subprocess.run([sys.executable, "-m", "gemmlab_grader", "subs", "--out", "out", *args],
