@@ -23,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 
 import numpy as np
 
@@ -73,6 +74,25 @@ def compile_kernel(kernel, arguments, archs=ARCHS, timeout=TIMEOUT, compiler=Non
     if not reply.get("ok"):
         reply["kept"] = kept            # the lines the complaint's line number refers to
     return reply
+
+
+def compile_meanwhile(kernel, arguments, archs=ARCHS):
+    """Start :func:`compile_kernel` and return a function that waits for its reply. A kernel of
+    this process compiles in a child while the caller goes on (the simulator's run of the cases
+    takes one core, the compiler child the other); a worker's stand-in compiles now, since its
+    channel carries one request at a time."""
+    if isinstance(kernel, CellFunction):
+        reply = compile_kernel(kernel, arguments, archs)
+        return lambda: reply
+    replies = []
+    thread = threading.Thread(target=lambda: replies.append(compile_kernel(kernel, arguments, archs)),
+                              name="gemmlab-compile", daemon=True)
+    thread.start()
+
+    def wait():
+        thread.join()
+        return replies[0] if replies else failure("the compiler did not reply")
+    return wait
 
 
 def failure(message):

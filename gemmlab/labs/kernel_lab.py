@@ -36,7 +36,7 @@ from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, where_it_lives
 from ..judging.cell import CellFunction
 from . import cases as cases_
 from . import feedback
-from .compile import argument_types, compile_kernel, refusal, resources
+from .compile import argument_types, compile_meanwhile, refusal, resources
 from .kernel_source import kernel_cell
 from .observations import Observed
 from .observe import run_observed
@@ -121,8 +121,9 @@ class KernelLab:
         return kernel_cell(source, name)
 
     def judge(self, question, kernel, rng=None):
-        """(status, feedback, picture) for ``kernel``, wherever it lives: described, compiled
-        for GPUs, then run on the simulator on cases drawn here; the picture is plain data (see
+        """(status, feedback, picture) for ``kernel``, wherever it lives: described, then
+        compiled for GPUs while it runs on the simulator on cases drawn here (a kernel ptxas
+        refuses fails with ptxas' reason, whatever the run found); the picture is plain data (see
         :mod:`gemmlab.labs.observed`). On a GPU backend a kernel of this process goes to a
         worker on the simulator first (:mod:`gemmlab.labs.gpu`)."""
         if device.backend() != "sim" and not callable(getattr(type(kernel), "call_helper", None)):
@@ -134,10 +135,11 @@ class KernelLab:
             return FAIL, f"{exc}.", None
         cases = self.cases(rng)
         first = list(self.arrays(cases[0]).values())
-        compiled = compile_kernel(kernel, argument_types(self.named(*first)), self.archs)
+        compiled = compile_meanwhile(kernel, argument_types(self.named(*first)), self.archs)
+        status, text, picture = self.examine(kernel, rng, cases=cases)
+        compiled = compiled()                  # what ptxas refuses fails, whatever the run said
         if not compiled.get("ok"):
             return FAIL, refusal(compiled, compiled.get("kept", "")), None
-        status, text, picture = self.examine(kernel, rng, cases=cases)
         if status == PASS:
             text += f" {question.explain}" if question.explain else ""
             if rng is None and self.rung is not None:
