@@ -148,3 +148,27 @@ def test_a_kernel_cell_may_import_what_the_preamble_hands_out_and_nothing_more()
     assert judge_code("05.lab_naive", imports + source, name, seed=3).status == "pass"
     refused = judge_code("05.lab_naive", "import numba\n" + source, name, seed=3)
     assert refused.status == "fail" and "imports numba:" in refused.feedback, refused.feedback
+
+
+HUGE_LOCAL = '''@cuda.jit
+def lab_naive(A, B, C):
+    t = cuda.local.array(1 << 30, float32)
+    i, j = cuda.grid(2)
+    if i < C.shape[0] and j < C.shape[1]:
+        acc = 0.0
+        for k in range(A.shape[1]):
+            acc += A[i, k] * B[k, j]
+        t[0] = acc
+        C[i, j] = t[0]
+'''
+
+
+def test_an_array_no_gpu_could_hold_is_refused_before_it_is_made():
+    # A check compiles while it simulates, so the simulator meets such a kernel before ptxas has
+    # spoken: 4 GiB of NaN per thread would have taken the notebook (or the grader's worker) down.
+    checked = check("05.lab_naive", kernel_of(HUGE_LOCAL, "lab_naive"))
+    graded = judge_code("05.lab_naive", HUGE_LOCAL, "lab_naive", seed=3)
+    for result in (checked, graded):
+        assert result.status == "fail", result.feedback
+        assert "an array of 4294967296 bytes: more than a GPU gives" in result.feedback
+        assert "line 3 (`t = cuda.local.array(1 << 30, float32)`)" in result.feedback

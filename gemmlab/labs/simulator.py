@@ -61,6 +61,7 @@ from numba.cuda.simulator import kernel as _sim_kernel  # noqa: E402
 from numba.cuda.simulator.kernelapi import Dim3, FakeCUDAModule, swapped_cuda_module  # noqa: E402
 
 MAX_RACES = 20          # races kept per run (the first one is what feedback quotes)
+MAX_ARRAY_BYTES = 512 * 1024    # a thread's local memory at most; a block's shared memory: 227 KiB
 DEFAULT_TIME_LIMIT = 60.0
 EPOCH = 1 << 24         # block number * EPOCH + barrier interval: when in the launch an access was
 SCHEDULES = ("forward", "reversed", "shuffled")
@@ -515,8 +516,15 @@ class Launch:
 
     def garbage(self, shape, dtype):
         """A fresh array of what memory holds before anyone writes it: NaN for floats, random
-        bits for integers (and booleans)."""
+        bits for integers (and booleans). One larger than any GPU gives (a block's shared memory,
+        a thread's local memory) is refused before it is made: ptxas refuses such a kernel too,
+        and a check compiles while it simulates."""
         dtype = np.dtype(dtype)
+        wanted = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if wanted > MAX_ARRAY_BYTES:
+            raise MemoryError(f"an array of {wanted} bytes: more than a GPU gives one block's "
+                              f"shared memory or one thread's local memory (at most "
+                              f"{MAX_ARRAY_BYTES // 1024} KiB)")
         if dtype.kind in "fc":
             return np.full(shape, np.nan, dtype=dtype)
         size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
