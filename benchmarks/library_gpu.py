@@ -96,14 +96,21 @@ def hopper_configs(shape):
     return found
 
 
-def time_ours(A, B, shape, base_ms, nbytes, configs):
-    rows = []
+def prepared(A, B, configs, bits_as, rows):
+    """(stage, options, its Problem) for each (stage, options) that plans at this shape; for one
+    that does not, a row in ``rows`` saying why."""
     for stage, options in configs:
         try:
-            problem = hopper.prepare(A, B, stage=stage, bits_as="fp16", **options)
+            problem = hopper.prepare(A, B, stage=stage, bits_as=bits_as, **options)
         except ValueError as exc:
             rows.append({"kernel": f"hopper:{stage}", "options": options, "skipped": str(exc)})
             continue
+        yield stage, options, problem
+
+
+def time_ours(A, B, shape, base_ms, nbytes, configs):
+    rows = []
+    for stage, options, problem in prepared(A, B, configs, "fp16", rows):
         problem.launch()
         err = _corner_err(problem, A, B, "fp16")
         t = ms_of(problem.launch)
@@ -285,12 +292,7 @@ def fp8_shape(shape):
     A = cupy.from_dlpack(a.view(torch.uint8))
     B = cupy.from_dlpack(b_nk.view(torch.uint8)).T                       # K x N, as gemm takes it
     ours = []
-    for stage, options in fp8_configs(shape):
-        try:
-            problem = hopper.prepare(A, B, stage=stage, bits_as="e4m3", **options)
-        except ValueError as exc:
-            ours.append({"kernel": f"hopper:{stage}", "options": options, "skipped": str(exc)})
-            continue
+    for stage, options, problem in prepared(A, B, fp8_configs(shape), "e4m3", ours):
         problem.launch()
         out = hopper.result(problem, host=True).astype(np.float32)
         t = ms_of(problem.launch)
