@@ -47,10 +47,6 @@ class PackageSnapshot:
             for rel in walk(root):
                 yield f"{package}/{rel}", root / rel
 
-    def _path(self, name):
-        package, rel = name.split("/", 1)
-        return self.roots[package] / rel
-
     def write_copy(self, dest, public_questions=None):
         """Write the packages under ``dest`` (``dest/gemmlab``, ``dest/gemmlab_grader``); with
         ``public_questions`` ([{"id", "prompt", "answer_name"}]) the bank's lesson modules are

@@ -139,10 +139,3 @@ def kernel_cell(source, name):
                f"your cell defines no function {name}")
         return "", f"{why}: the lab runs only {KEPT} of the cell."
     return text + "\n", ""
-
-
-def dropped(source, kept):
-    """{line number: text} of the cell's non-blank lines that :func:`kernel_cell` left out."""
-    kept_lines = kept.splitlines()
-    return {number: line.strip() for number, line in enumerate(source.splitlines(), 1)
-            if line.strip() and not (number <= len(kept_lines) and kept_lines[number - 1])}
