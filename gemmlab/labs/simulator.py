@@ -527,8 +527,7 @@ class Launch:
                               f"{MAX_ARRAY_BYTES // 1024} KiB)")
         if dtype.kind in "fc":
             return np.full(shape, np.nan, dtype=dtype)
-        size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        data = np.frombuffer(self.rng.bytes(size), dtype=np.uint8).copy()
+        data = np.frombuffer(self.rng.bytes(wanted), dtype=np.uint8).copy()
         if dtype.kind == "b":
             data &= 1
         return data.view(dtype).reshape(shape)

@@ -179,8 +179,9 @@ template <int N> __device__ __forceinline__ void wgmma_wait() {
 // d += A (64 x KSTEP, K-major, from descriptor da) B (KSTEP x N, from db) for one warpgroup:
 // wgmma.mma_async m64nNk16 (16-bit inputs) or m64nNk32 (FP8) with FP32 accumulators, N / 2 of
 // them per thread, each an operand of the instruction. Operands: the N/2 accumulators, da, db,
-// then the scale-d flag (`add`: 1 adds to d, 0 overwrites it); then the immediates scale-a = 1, scale-b = 1 and, for
-// 16-bit inputs only, transpose-a = 0 (K-major) and transpose-b = 1 (N-major: row-major K x N).
+// then the scale-d flag (`add`: 1 adds to d, 0 overwrites it); then the immediates scale-a = 1,
+// scale-b = 1 and, for 16-bit inputs only, transpose-a = 0 (K-major) and transpose-b = 1
+// (N-major: row-major K x N).
 // FP8 wgmma reads both operands K-major and has no transpose immediates: B is given as N x K.
 #if HOPPER_FP8
 #define WGMMA_OP(N) "wgmma.mma_async.sync.aligned.m64n" N "k32.f32.e4m3.e4m3 "

@@ -38,17 +38,15 @@ from .build import compile_format, kernel_name, kernel_source, resources, runs_o
 from .pipeline import SlotEvent, ring_events
 from .run import Problem, attributes, available, compiled, gemm, kernel_attributes, prepare, result
 from .stages import (AUTO, B_BOX, BK, BM, ELEM_BYTES, FORMATS, FP8, FP8_BK, GROUP_M, OUTPUTS,
-                     PIPELINE_STAGES,
-                     SHAPES, STAGES, Plan, Shape, Stage, ceil_div, choose, get_stage, plan,
-                     split_range, tile_coords)
+                     PIPELINE_STAGES, SHAPES, STAGES, Plan, Shape, Stage, ceil_div, choose,
+                     get_stage, plan, split_range, tile_coords)
 
 BN = SHAPES["wide"].bn               # the ladder's first steps' tile width
 DEFAULT_STAGE = AUTO
 
 __all__ = [
     "AUTO", "BK", "BM", "BN", "B_BOX", "DEFAULT_STAGE", "ELEM_BYTES", "FORMATS", "FP8", "FP8_BK",
-    "GROUP_M",
-    "OUTPUTS", "PIPELINE_STAGES", "SHAPES", "STAGES", "Plan", "Problem", "Shape", "SlotEvent",
+    "GROUP_M", "OUTPUTS", "PIPELINE_STAGES", "SHAPES", "STAGES", "Plan", "Problem", "Shape", "SlotEvent",
     "Stage", "attributes", "available", "ceil_div", "choose", "compile_format", "compiled", "gemm", "get_stage",
     "kernel_attributes", "kernel_name", "kernel_source", "operands", "plan", "prepare",
     "resources", "result", "ring_events", "runs_on", "source_of", "split_range", "tile_coords",

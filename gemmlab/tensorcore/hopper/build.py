@@ -1,6 +1,7 @@
 """The Hopper kernels' source and its compilation: hopper_gemm.cu, built by NVRTC
 (``gl.cudacompile``) for sm_90a, one cubin per input format (``-DHOPPER_BF16=1`` for BF16;
-``-DHOPPER_FP8=1`` for the FP8 rung, which writes FP32, BF16 or FP16), cached on disk. Works without a GPU, so the build and its register report can be checked anywhere."""
+``-DHOPPER_FP8=1`` for the FP8 rung, which writes FP32, BF16 or FP16), cached on disk. Works
+without a GPU, so the build and its register report can be checked anywhere."""
 from pathlib import Path
 
 from ... import cudacompile

@@ -23,7 +23,7 @@ BM, BK = 128, 64                     # output rows per tile; K slice per stage
 B_BOX = 64                           # columns of B per TMA box (a 128-byte swizzled row)
 ELEM_BYTES = 2                       # FP16 / BF16
 ALIGN_ELEMS = operands.ROW_ELEMS     # 16-byte row strides for the TMA
-FP8 = "e4m3"                         # the FP8 rung's input format
+FP8 = operands.FP8                   # the FP8 rung's input format, "e4m3"
 FP8_BK = 128                         # its K slice: 128 one-byte values, a 128-byte row
 FP8_ALIGN = 16                       # 16-byte rows of one-byte values
 FP8_OUTPUTS = ("fp32", "bf16", "fp16")
@@ -32,6 +32,16 @@ FORMATS = {"fp16": 6, "bf16": 9}     # -> CUtensorMapDataType (FLOAT16, BFLOAT16
 MAP_TYPES = {**FORMATS, FP8: 0}      # ... and UINT8 for the FP8 bytes
 OUTPUTS = ("fp32", "fp16", "bf16")   # 16-bit outputs: the inputs' own format only
 SMEM_PER_BLOCK = 227 * 1024          # what an sm_90 block may opt in to
+
+
+def slice_depth(fmt):
+    """Values of K per slice: 64 16-bit values or 128 FP8 ones (one 128-byte row either way)."""
+    return FP8_BK if fmt == FP8 else BK
+
+
+def padded_k(K, fmt):
+    """K rounded up to whole 16-byte rows of the format's values, as the TMA needs."""
+    return operands.round_up(K, FP8_ALIGN if fmt == FP8 else ALIGN_ELEMS)
 
 
 @dataclass(frozen=True)
@@ -152,8 +162,7 @@ class Plan:
 
     @property
     def bk(self):
-        """Values of K per slice: 64 16-bit values or 128 FP8 ones (a 128-byte row either way)."""
-        return FP8_BK if self.fmt == FP8 else BK
+        return slice_depth(self.fmt)
 
     @property
     def padded(self):
@@ -272,8 +281,7 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16"
         if fmt != FP8 or st.name != "persistent" or shape.bn not in (128, 64):
             raise ValueError("promote=True is the FP8 persistent kernels' option, with "
                              "tile_n=128 or 64 (twice the accumulators do not fit 128 x 256 tiles)")
-    bk = FP8_BK if fmt == FP8 else BK
-    Kp = operands.round_up(K, FP8_ALIGN if fmt == FP8 else ALIGN_ELEMS)
+    bk, Kp = slice_depth(fmt), padded_k(K, fmt)
     Np = N if fmt == FP8 else operands.round_up(N, ALIGN_ELEMS)     # FP8's B rows are N x Kp
     if split_k > max(1, ceil_div(Kp, bk)):
         raise ValueError(f"split_k={split_k} leaves splits without work: K={K} is "
@@ -300,9 +308,8 @@ def choose(M, N, K, sms=132, fmt="fp16", promote=False):
     Measured on the H200 (benchmarks/RESULTS.md): ping-pong ties with the wide persistent tiles
     at the short-K shape once the output is 16-bit, so the rule does not pick it.
     """
-    bk = FP8_BK if fmt == FP8 else BK
-    k_slices = ceil_div(operands.round_up(K, FP8_ALIGN if fmt == FP8 else ALIGN_ELEMS), bk)
-    min_slices = MIN_SPLIT_SLICES * BK // bk
+    k_slices = ceil_div(padded_k(K, fmt), slice_depth(fmt))
+    min_slices = MIN_SPLIT_SLICES * BK // slice_depth(fmt)
     for name in ("narrow", "slim") if promote else ("wide", "narrow", "slim"):
         tiles_m, tiles_n = SHAPES[name].tiles(M, N)
         if tiles_m * tiles_n >= sms:
