@@ -340,3 +340,11 @@ def test_gemm_kernel_hopper_on_the_simulator_emulates_the_tensor_core_sums():
         gl.gemm(A, B, kernel="hopper", stage="fast")
     with pytest.raises(TypeError, match="FP16 or BF16"):
         gl.gemm(A.astype(np.float32), B, kernel="hopper")
+
+
+@pytest.mark.skipif(gl.device.backend() == "gpu", reason="the simulator backend's refusal")
+def test_fp8_inputs_off_an_sm90_gpu_are_refused_not_emulated():
+    import ml_dtypes
+    A = np.zeros((8, 16), ml_dtypes.float8_e4m3fn)
+    with pytest.raises(RuntimeError, match="FP8 inputs run on an sm_90 GPU only"):
+        gl.tensorcore.hopper_gemm(A, A.T.copy())
