@@ -309,7 +309,20 @@ def test_in_the_sandbox_a_detached_process_dies_with_its_tree(tmp_path):
     deadline = time.monotonic() + 30          # the PID namespace goes with bubblewrap (a busy machine is slow to reap)
     while processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not processes_with(marker)
+    left = processes_with(marker)
+    assert not left, [_state_of(pid) for pid in left]      # which ones, in what state (rare: CI)
+
+
+def _state_of(pid):
+    """'pid state ppid: command' of a live process, to say what outlived a kill."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state, ppid = f.read().rsplit(")", 1)[1].split()[:2]
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            command = f.read().replace(b"\0", b" ")[:80].decode(errors="replace")
+    except OSError:
+        return f"{pid} gone"
+    return f"{pid} {state} {ppid}: {command}"
 
 
 @pytest.mark.parametrize("field", ["cpu_seconds", "memory_bytes", "file_bytes", "processes"])
