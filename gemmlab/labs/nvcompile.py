@@ -17,23 +17,14 @@ one JSON reply: ``{"ok": true, "archs": {"sm_75": {"registers", "spill_stores", 
 more static shared memory than a block may (48 KiB) or using more registers per thread than the
 architecture has (255), is ``{"ok": false, "stage": "ptxas", "arch", "message", "line"}``: such a
 kernel would not launch on that GPU, whatever the simulator makes of it.
-
-``python -m gemmlab.labs.nvcompile --serve DEADLINE`` is the same compiler kept warm, for a
-grading run (the grader starts it once, confined, through its compiler module):
-:func:`serve`. Starting Python, importing Numba's CUDA target and the first compile's NVVM and
-libdevice set-up cost about 2 s; done once there, each request then costs its own compile.
 """
 import json
 import linecache
 import os
 import re
-import resource
-import selectors
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 import traceback
 
 PREAMBLE = ("import math\nimport numpy as np\nfrom numba import cuda, float32, int32\n")
@@ -186,153 +177,7 @@ def compile_request(request):
     return {"ok": True, "archs": archs}
 
 
-# -- serve mode: the warm compiler of a grading run --------------------------------------------
-
-WARM_UP = "@cuda.jit\ndef warm_up(a):\n    a[cuda.grid(1)] = 1.0\n"
-MAX_REPLY = 1 << 20
-
-
-def serve(deadline, archs):
-    """Warm up, then compile each request in a fresh fork of this warm process.
-
-    On stdin/stdout, frames of an 8-byte big-endian length and a JSON object (those of
-    :mod:`gemmlab.judging.worker`). First this sends ``{"ready": true}`` once Numba's real CUDA
-    target is loaded and a trivial kernel compiled for each of ``archs`` (NVVM and libdevice set
-    up), or ``{"ready": false, "message"}``. Then, for each ``{"id", "request"}`` read (a request
-    of :func:`compile_request`), it forks: the child, in a process group of its own with
-    RLIMIT_CPU of ``deadline`` seconds and nothing open but its reply pipe, compiles and writes
-    its reply; this process forwards it as ``{"id", "reply"}``. Several requests are in flight
-    at once (``selectors``). A child that ends without a reply or passes the ``deadline`` (wall
-    clock, killed with its group) gets a ``stage: "setup"`` reply saying so. Each request runs in
-    a fork of the state after warm-up: nothing one does reaches another. Ends at end of input,
-    killing the children left."""
-    from gemmlab.judging.worker import frame, private_channel, read_frame
-    inp, out, _ = private_channel()     # Numba's or NVVM's prints cannot reach the frames
-    out.write(frame(_warm_up(archs)))
-    selector = selectors.DefaultSelector()
-    selector.register(inp, selectors.EVENT_READ, None)
-    children = {}                   # reply pipe's fd -> [id, pid, deadline, bytes read]
-    while True:
-        now = time.monotonic()
-        for fd in [fd for fd, child in children.items() if child[2] <= now]:
-            selector.unregister(fd)
-            number, pid, _, _ = children.pop(fd)
-            _finish(fd, pid)
-            out.write(frame({"id": number, "reply": _failure(
-                f"the compiler did not finish within {deadline:g} s")}))
-        wait = min((c[2] for c in children.values()), default=now + 60) - now
-        for key, _ in selector.select(max(wait, 0.0)):
-            if key.data is None:
-                message = read_frame(inp)
-                if message is None:             # the grader is done
-                    for fd, (_, pid, _, _) in children.items():
-                        _finish(fd, pid)
-                    return
-                fd, pid = _fork_compile(message.get("request"), deadline, inp, out)
-                children[fd] = [message.get("id"), pid, time.monotonic() + deadline, b""]
-                selector.register(fd, selectors.EVENT_READ, fd)
-                continue
-            fd = key.data
-            chunk = os.read(fd, 1 << 16)
-            children[fd][3] += chunk
-            if chunk and len(children[fd][3]) <= MAX_REPLY:
-                continue
-            selector.unregister(fd)
-            number, pid, _, data = children.pop(fd)
-            out.write(frame({"id": number, "reply": _reply(data, _finish(fd, pid))}))
-
-
-def _warm_up(archs):
-    """Load Numba's real CUDA target and compile a trivial kernel for each arch: the ready
-    frame."""
-    os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
-    try:
-        from numba import cuda
-        if cuda.jit.__module__.startswith("numba.cuda.simulator"):
-            return {"ready": False, "message": "Numba's CUDA simulator was loaded, not its "
-                                               "compiler (numba.cuda imported before the switch)"}
-        reply = compile_request({"source": WARM_UP, "name": "warm_up", "cell": "<warm-up>",
-                                 "arguments": [["array", "float32", 1]], "archs": archs})
-    except Exception as exc:  # the compiler's packages are missing or broken
-        reply = {"ok": False, "message": f"{type(exc).__name__}: {exc}"}
-    if not reply.get("ok"):
-        return {"ready": False, "message": str(reply.get("message"))[:600]}
-    return {"ready": True}
-
-
-def _fork_compile(request, deadline, *frames):
-    """(the read end of the reply pipe, the pid) of a child compiling ``request``."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:                    # the child: never returns
-        try:
-            os.setpgid(0, 0)
-            for stream in frames:   # the frame channel: a child writes only its own reply
-                stream.close()
-            os.dup2(write_end, 3)
-            os.closerange(4, os.sysconf("SC_OPEN_MAX"))
-            cpu, hard = int(deadline) + 1, resource.getrlimit(resource.RLIMIT_CPU)[1]
-            if hard != resource.RLIM_INFINITY:
-                cpu = min(cpu, hard)
-            resource.setrlimit(resource.RLIMIT_CPU, (cpu, hard))
-            try:
-                reply = compile_request(request)
-            except Exception as exc:  # anything else: reported, so the lab says what went wrong
-                reply = _failure(f"{type(exc).__name__}: {exc}"[:600])
-            data = json.dumps(reply).encode()
-            while data:
-                data = data[os.write(3, data):]
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    try:
-        os.setpgid(pid, pid)        # both sides, so the group exists before either goes on
-    except OSError:
-        pass
-    return read_end, pid
-
-
-def _finish(fd, pid):
-    """Close a child's reply pipe, kill its process group (the child, a ptxas it started) and
-    reap it: its wait status."""
-    os.close(fd)
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:                 # already gone
-        pass
-    return os.waitpid(pid, 0)[1]
-
-
-def _failure(message):
-    return {"ok": False, "stage": "setup", "message": message}
-
-
-def _reply(data, status):
-    """The reply a child wrote (``data``), or why there is none (its wait ``status``)."""
-    if len(data) > MAX_REPLY:
-        return _failure(f"the compiler's reply was larger than {MAX_REPLY} bytes")
-    try:
-        reply = json.loads(data)
-        if isinstance(reply, dict) and isinstance(reply.get("ok"), bool):
-            return reply
-    except ValueError:
-        pass
-    return _failure(f"the compiler ended without a reply ({_exit_words(status)})")
-
-
-def _exit_words(status):
-    if os.WIFSIGNALED(status):
-        signal_number = os.WTERMSIG(status)
-        name = signal.Signals(signal_number).name if signal_number in signal.valid_signals() \
-            else str(signal_number)
-        return f"signal {name}"
-    return f"exit status {os.WEXITSTATUS(status)}"
-
-
 def main():
-    if sys.argv[1:2] == ["--serve"]:
-        from gemmlab.labs.compile import ARCHS
-        return serve(float(sys.argv[2]), [list(a) for a in ARCHS])
     request = json.loads(sys.stdin.read())
     sys.path[:] = [p for p in request.get("path", []) if isinstance(p, str)] + sys.path
     reply_to = os.fdopen(os.dup(1), "w")
