@@ -10,8 +10,9 @@ import json
 import os
 
 from gemmlab.judging import code_of, is_missing
-from gemmlab.judging.values import (MAX_ARRAY_BYTES, MAX_TOTAL_BYTES, DecodeError,  # noqa: F401
-                                    StandIn, opaque, decode, encode)
+from gemmlab.judging.values import Budget, encode, opaque
+
+from .collect import ANSWER_BYTES
 
 # --- in the student's kernel ------------------------------------------------------------------
 
@@ -28,13 +29,13 @@ def _defines(source, name):
     return False
 
 
-def _collect(request, namespace):
+def _collect(request, namespace, budget):
     name = request["answer_name"]
     if name not in namespace:
         return {"missing": True}
     value = namespace[name]
     if not request.get("code") or is_missing(value):
-        return {"value": encode(value)}
+        return {"value": encode(value, budget)}
     try:
         source, defined_as = code_of(value)
     except (TypeError, ValueError) as exc:
@@ -49,10 +50,10 @@ def extract(requests, path, namespace):
     {"missing": true}, {"value": encoded} or {"source": cell text, "name": name} (code questions),
     possibly with an "error" that says why the code could not be collected.
     """
-    answers = {}
+    answers, budget = {}, Budget(ANSWER_BYTES)      # what the grader reads, for all of them
     for request in requests:
         try:
-            answers[request["id"]] = _collect(request, namespace)
+            answers[request["id"]] = _collect(request, namespace, budget)
         except Exception as exc:  # a student's object can raise anywhere (e.g. in __eq__)
             answers[request["id"]] = {"error": f"could not be collected: {type(exc).__name__}"}
     text = json.dumps({"answers": answers})

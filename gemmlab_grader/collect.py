@@ -1,25 +1,23 @@
-"""What a notebook's runner hands back, read in a confined process of its own:
-``python -m gemmlab_grader.collect < RUNNER_OUTPUT > CHECKED``.
+"""What a notebook's runner hands back, read in the grader's own process (:func:`check`).
 
-The runner (:mod:`gemmlab_grader.runner`) is on the student's side: its output may be forged, huge,
-or shaped to make a parser use a hundred times its size in memory (120 MiB of ``[[[...`` or of
-small numbers). So the grader checks its size, then this process, under its own memory and CPU
-limits, reads it: two frames (:func:`pack`), the run report (at most :data:`MAX_REPORT` bytes)
-and the answers file as the kernel wrote it, which must decode (:func:`gemmlab.judging.values.
-decode`) within one budget for all the answers together. It writes back the same in a checked
-form: only the known fields, texts cut to their length, every value decoded and encoded again.
-If it fails or runs out of memory, only that notebook's answers are refused, with the reason.
+The runner (:mod:`gemmlab_grader.runner`) is on the student's side: its output may be forged.
+So it is size-checked first (:data:`MAX_OUTPUT`, 5 MiB: the most costly JSON of that size
+found, 200,000 encoded numbers, takes 94 MiB to read), then read: two frames (:func:`pack`),
+the run report and the answers file, which must decode (:func:`gemmlab.judging.values.decode`)
+within one budget for all the answers together. What comes out is a checked form: only the known
+fields, texts cut to their length, every value decoded and encoded again.
 """
 import json
 import struct
-import sys
 
 from gemmlab.judging import values
 
 MAX_REPORT = 1 << 20
-MAX_ANSWERS = values.MAX_TOTAL_BYTES * 2          # base64 and JSON around 64 MiB of values
-MAX_OUTPUT = MAX_REPORT + MAX_ANSWERS + 16          # what the runner may send in all
+ANSWER_BYTES = 1 << 20            # the values of one notebook's answers together (the bank's
+                                  # largest reference answer encodes to 102 bytes)
 MAX_SOURCE = 1 << 20
+MAX_ANSWERS = 4 << 20             # the answers file: the values in base64, code sources, JSON
+MAX_OUTPUT = MAX_REPORT + MAX_ANSWERS + 16          # what the runner may send in all
 MAX_ENTRIES = 1000
 
 
@@ -93,7 +91,7 @@ def _answers(raw):
         raise ValueError("not an object of answers")
     if len(collected["answers"]) > MAX_ENTRIES:
         raise ValueError(f"more than {MAX_ENTRIES} answers")
-    budget = values.Budget()                     # one for all the answers together
+    budget = values.Budget(ANSWER_BYTES)         # one for all the answers together
     return {str(q)[:100]: _entry(e, budget) for q, e in collected["answers"].items()}
 
 
@@ -113,19 +111,3 @@ def check(stream):
     except (ValueError, UnicodeDecodeError, RecursionError, values.DecodeError) as exc:
         return {"run": run, "answers": None,
                 "problem": f"its answers could not be read back ({str(exc)[:150]})"}
-
-
-def main():
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    try:
-        result = check(stdin)
-    except MemoryError:
-        result = {"run": None, "answers": None,
-                  "problem": "its answers could not be read back: reading them took more memory "
-                             "than the grader allows"}
-    stdout.write(json.dumps(result).encode("utf-8"))
-    stdout.flush()
-
-
-if __name__ == "__main__":
-    main()

@@ -1,15 +1,15 @@
 """Running one notebook in its confinement and reading back what it handed in.
 
-The grader's side of :mod:`gemmlab_grader.runner` (the student's side) and of
-:mod:`gemmlab_grader.collect` (the confined reader):
+The grader's side of :mod:`gemmlab_grader.runner` (the student's side):
 
 1. the request and the notebook's bytes go into a file whose name is removed as soon as it is
    open, given to the runner as its standard input; its standard output is another such file:
    no working copy of a notebook, no result file has a name another process could find;
 2. the runner runs under the notebook's limits (the sandbox unless told otherwise) until it ends,
    its total time runs out, or the run is interrupted; then its whole process tree is killed;
-3. what it wrote is size-checked, then read by ``collect`` in a confined process of its own.
+3. what it wrote is size-checked, then read (:mod:`gemmlab_grader.collect`).
 """
+import io
 import json
 import os
 import subprocess
@@ -17,10 +17,6 @@ import time
 
 from . import collect, confine
 from .isolate import start_confined
-
-COLLECT_LIMITS = confine.Limits(cpu_seconds=120, memory_bytes=2 << 30,
-                                file_bytes=collect.MAX_OUTPUT * 2)
-
 
 def unnamed_file(path, data=b""):
     """A descriptor of a new file holding ``data``, open for reading and writing, at offset 0,
@@ -101,40 +97,15 @@ class NotebookRun:
                     f"parent process?)")
         return ""
 
-    def collect(self, isolation, folder):
-        """{"run", "answers", "problem"} (see :func:`gemmlab_grader.collect.check`), read by a
-        confined process started as ``isolation`` says (with its package copy and limits), in a
-        fresh ``folder`` of the grader's (the notebook's own may be gone: without the sandbox it
-        could remove it)."""
-        size = os.fstat(self.output).st_size
-        if size > collect.MAX_OUTPUT:
+    def collect(self):
+        """{"run", "answers", "problem"} (see :func:`gemmlab_grader.collect.check`) of what the
+        runner wrote, once its tree is dead."""
+        data = read_fd(self.output, collect.MAX_OUTPUT)
+        if len(data) > collect.MAX_OUTPUT:
             return {"run": None, "answers": None,
-                    "problem": f"its runner sent {size >> 20} MiB, more than the "
-                               f"{collect.MAX_OUTPUT >> 20} MiB the grader reads"}
-        os.lseek(self.output, 0, os.SEEK_SET)
-        checked = unnamed_file(folder / "checked")
-        workdir = folder / "collect"
-        workdir.mkdir()
-        try:
-            tree = start_confined(isolation, workdir, "gemmlab_grader.collect",
-                                  stdin=self.output, stdout=checked, stderr=subprocess.DEVNULL)
-            why = wait(tree, COLLECT_LIMITS.cpu_seconds, self.stop)
-            if why or tree.popen.returncode != 0:
-                ended = why or confine.describe_exit(tree.popen.returncode)
-                return {"run": None, "answers": None,
-                        "problem": f"its answers could not be read back (the reading process "
-                                   f"ended: {ended})"}
-            data = read_fd(checked, collect.MAX_OUTPUT * 2)
-        finally:
-            os.close(checked)
-        try:
-            result = json.loads(data)
-        except (ValueError, RecursionError):
-            result = None
-        if not isinstance(result, dict) or not isinstance(result.get("problem"), str):
-            return {"run": None, "answers": None,
-                    "problem": "its answers could not be read back (a malformed reading)"}
-        return result
+                    "problem": f"its runner sent more than the {collect.MAX_OUTPUT >> 20} MiB "
+                               f"the grader reads"}
+        return collect.check(io.BytesIO(data))
 
     def close(self):
         if self.output is not None:

@@ -10,9 +10,8 @@ grading goes on. For each notebook (see :mod:`gemmlab_grader.submissions`):
    in bubblewrap (:mod:`~gemmlab_grader.sandbox`, under :mod:`~gemmlab_grader.confine`'s limits),
    on a copy of gemmlab whose bank has no reference answers; the questions are those of its
    lesson in the grader's bank. Ending it ends every process it started.
-2. What the runner sent is read back by a confined process (:mod:`gemmlab_grader.collect`: a
-   forged answers file may be shaped to use a hundred times its size in memory), and the answers
-   are judged here: values with the bank's references, code by
+2. What the runner sent is read back, size-checked (:mod:`gemmlab_grader.collect`), and the
+   answers are judged here: values with the bank's references, code by
    :func:`~gemmlab_grader.isolate.judge_code` in a sandboxed worker on hidden cases drawn here
    from a seed of the student's own (:func:`case_seed`; the secret is in no report, environment
    or worker).
@@ -39,7 +38,7 @@ from gemmlab.grading.checker import Result, judge_question
 from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS, values
 
 from . import confine, integrity, publish, report, sandbox
-from .execute import COLLECT_LIMITS, NotebookRun
+from .execute import NotebookRun
 from .folders import FolderSnapshot
 from .isolate import Isolation, judge_code
 from .submissions import Submission, find_submissions, in_shard, lesson_of
@@ -206,22 +205,15 @@ class Grader:
     def _run(self, sub, wanted, grade):
         """Run the notebook; (answers by question id, '') or (None, why there are none)."""
         folder = self._notebook_dir()
-        run = NotebookRun(folder, None, self.stop)
+        run = NotebookRun(folder, self._isolation(self.shared), self.stop)
         try:
-            run.isolation = self._isolation(self.shared)
             request = {"timeout": self.settings.timeout, "cpu": self.settings.cell_cpu,
                        "requests": [{"id": q.id, "answer_name": q.answer_name, "code": q.is_code}
                                     for q in wanted]}
             ended = run.execute(sub.data, request, self.settings.notebook_timeout)
             if ended:
                 return None, ended
-            reader = Isolation(package_root=str(self.shared), limits=COLLECT_LIMITS,
-                               sandbox=self.settings.sandbox, hidden_paths=self.hidden)
-            reading = self._notebook_dir()
-            try:
-                checked = run.collect(reader, reading)
-            finally:
-                self._remove(reading, grade)
+            checked = run.collect()
         finally:
             run.close()
             self._remove(folder, grade)

@@ -47,9 +47,12 @@ class Budget:
         self.nbytes, self.items = nbytes, items
 
     def spend(self, nbytes=0, items=1):
+        """Take ``nbytes`` and ``items`` if what is left covers them; whether it did."""
+        if nbytes > self.nbytes or items > self.items:
+            return False
         self.nbytes -= nbytes
         self.items -= items
-        return self.nbytes >= 0 and self.items >= 0
+        return True
 
 
 def opaque(value, why=""):
