@@ -6,9 +6,8 @@ PATH_MAX, a folder replaced by a file or a link are ordinary cases, not a crash.
 
 - :class:`Scan`: the entries under a folder, to a bounded depth and count (``truncated`` says
   whether it stopped early).
-- :class:`FolderSnapshot`: a folder's files (their bytes), folders and links, read before any
-  notebook runs (the submissions: in the sandbox no notebook can reach the folder, so nothing is
-  ever put back).
+- :class:`FolderSnapshot`: the notebooks of the submissions folder, read before any notebook
+  runs.
 """
 import os
 import stat
@@ -72,15 +71,6 @@ class Scan:
                 os.close(fd)
 
 
-def listing(root, max_depth=MAX_DEPTH):
-    """{relative path: kind} of everything under ``root`` ('dir', 'file', 'link', 'other'), or {}
-    if it is no folder."""
-    try:
-        return {e.rel: kind_of(e.stat.st_mode) for e in Scan(root, max_depth)}
-    except OSError:
-        return {}
-
-
 def kind_of(mode):
     return ("dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode)
             else "link" if stat.S_ISLNK(mode) else "other")
@@ -96,51 +86,25 @@ def read_at(dir_fd, name, limit):
         return f.read(limit + 1)
 
 
-# --- snapshot -------------------------------------------------------------------------------------
-
-Saved = namedtuple("Saved", "kind mode data target state")    # data: bytes or None (not kept)
-State = namedtuple("State", "size mtime_ns ctime_ns ino")
-
-
-def state_of(info):
-    return State(info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+Saved = namedtuple("Saved", "kind size data")     # data: the bytes of a regular file, or None
 
 
 class FolderSnapshot:
-    """What ``root`` holds now: folders, links, and regular files with their bytes (each up to
-    ``max_file`` bytes, ``max_total`` in all but those ``always(relative path)`` wants kept
-    whatever the total (the notebooks); the others only by their stat, listed in ``unsaved``).
-    ``entries``: {relative path: :class:`Saved`}."""
+    """The entries under ``root`` that ``wanted(relative path)`` accepts (the notebooks), read
+    once, before any notebook runs: ``entries`` is {relative path: :class:`Saved`}, whose data
+    is None for anything but a regular file of at most ``max_file`` bytes."""
 
-    def __init__(self, root, max_file=32 << 20, max_total=2 << 30, max_depth=MAX_DEPTH,
-                 always=lambda rel: False):
-        self.root, self.unsaved, self.entries = Path(root), [], {}
-        self.max_depth = max_depth
-        try:
-            self.is_folder = stat.S_ISDIR(os.lstat(root).st_mode)
-        except OSError:
-            self.is_folder = False
-        self.truncated = False
-        if not self.is_folder:
-            return
-        budget = max_total
-        scan = Scan(root, max_depth)
-        for e in scan:
-            kind, data, target = kind_of(e.stat.st_mode), None, None
-            kept = always(e.rel)
-            if kind == "file" and e.stat.st_size <= (max_file if kept else min(max_file, budget)):
+    def __init__(self, root, max_file=32 << 20, max_depth=MAX_DEPTH,
+                 wanted=lambda rel: rel.endswith(".ipynb")):
+        self.root, self.entries = Path(root), {}
+        for e in Scan(root, max_depth):
+            if not wanted(e.rel):
+                continue
+            kind, data = kind_of(e.stat.st_mode), None
+            if kind == "file" and e.stat.st_size <= max_file:
                 try:
                     data = read_at(e.dir_fd, e.name, max_file)
                 except OSError:
-                    data = None
-                if data is not None and len(data) <= max_file:
-                    budget -= 0 if kept else len(data)
-                else:
-                    data = None
-            if kind == "file" and data is None:
-                self.unsaved.append(e.rel)
-            if kind == "link":
-                target = os.readlink(e.name, dir_fd=e.dir_fd)
-            self.entries[e.rel] = Saved(kind, stat.S_IMODE(e.stat.st_mode), data, target,
-                                        state_of(e.stat))
-        self.truncated = scan.truncated
+                    pass
+                data = data if data is not None and len(data) <= max_file else None
+            self.entries[e.rel] = Saved(kind, e.stat.st_size, data)

@@ -306,7 +306,7 @@ def _error_note(error):
 def grade_notebook(path, student="student", settings=Settings()):
     """Grade the one notebook at ``path`` as :class:`Grader` does (for tests and scripts)."""
     path = Path(path).absolute()
-    snapshot = FolderSnapshot(path.parent, max_depth=0, always=lambda rel: rel == path.name)
+    snapshot = FolderSnapshot(path.parent, max_depth=0, wanted=lambda rel: rel == path.name)
     sub = next((s for s in find_submissions(snapshot) if s.notebook == path.name),
                Submission(student, path.name, path, None, "not found"))
     sub.student = student
@@ -343,7 +343,7 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
             raise NotADirectoryError("not a folder this user can write")
     except OSError as exc:
         return refuse(f"--out {out}: {exc.strerror or exc}")
-    snapshot = FolderSnapshot(root, always=lambda rel: rel.endswith(".ipynb"))
+    snapshot = FolderSnapshot(root)
     everyone = find_submissions(snapshot)
     if not everyone:
         return refuse(f"no .ipynb files under {root}")

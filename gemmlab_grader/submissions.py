@@ -40,7 +40,7 @@ def find_submissions(snapshot):
         problem, data = _WHAT.get(saved.kind, ""), saved.data
         if saved.kind == "file" and data is None:
             problem = (f"larger than {MAX_NOTEBOOK_BYTES >> 20} MiB"
-                       if saved.state.size > MAX_NOTEBOOK_BYTES else "could not be read")
+                       if saved.size > MAX_NOTEBOOK_BYTES else "could not be read")
         found.append(Submission(student, rel, snapshot.root / rel, None if problem else data,
                                 problem))
     return sorted(found, key=lambda s: s.notebook)

@@ -4,7 +4,6 @@ import os
 
 import pytest
 
-from gemmlab_grader import folders
 from gemmlab_grader.folders import FolderSnapshot, Scan
 
 
@@ -49,10 +48,11 @@ def class_folder(tmp_path):
     return root
 
 
-def test_the_total_budget_spares_the_files_always_kept(class_folder):
-    snap = FolderSnapshot(class_folder, max_total=10, always=lambda rel: rel.endswith(".ipynb"))
-    assert snap.entries["alice/01_x.ipynb"].data == b"alice's work"
-    assert snap.unsaved == ["alice/data/big.bin"]
+def test_only_the_notebooks_are_read_and_a_file_too_large_is_named_not_read(class_folder):
+    snap = FolderSnapshot(class_folder, max_file=11)
+    assert set(snap.entries) == {"alice/01_x.ipynb", "bob/01_x.ipynb", "bob/latest.ipynb"}
+    assert snap.entries["bob/01_x.ipynb"].data == b"bob's work"
+    assert snap.entries["alice/01_x.ipynb"] == ("file", 12, None)
 
 
 def test_fifos_and_links_are_recorded_never_opened(class_folder):
@@ -60,4 +60,3 @@ def test_fifos_and_links_are_recorded_never_opened(class_folder):
     snap = FolderSnapshot(class_folder)               # would block on opening the FIFO
     assert snap.entries["alice/pipe.ipynb"].kind == "other"
     assert snap.entries["bob/latest.ipynb"].kind == "link"
-    assert folders.listing(class_folder)["bob/latest.ipynb"] == "link"
