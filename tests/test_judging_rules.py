@@ -1,12 +1,11 @@
-"""The refusal of a cell's source (gemmlab.judging.rules.broken, what the judging of a cell
+"""The refusal of a cell's source (gemmlab.judging.allow.refused, what the judging of a cell
 calls before it loads anything) and the graded run: an answer loaded under its question's
 declaration in the grader's worker, so that what the allow-list cannot see on the source (a
 vectorised expression on the stand-ins) still fails there, naming the rule."""
 import pytest
 
 from gemmlab.grading.bank import questions
-from gemmlab.judging.allow import AllowError
-from gemmlab.judging.rules import broken
+from gemmlab.judging.allow import AllowError, refused
 from gemmlab.judging.source import load_function
 from gemmlab.labs.solutions import cell
 from gemmlab_grader.isolate import judge_code
@@ -30,7 +29,7 @@ def test_every_code_question_states_what_it_allows_in_its_prompt(qid):
     ("def naive_matmul(A, B):\n    return A.__matmul__(B)\n", "reaches .__matmul__"),
 ])
 def test_a_broken_rule_is_named_with_its_line(source, words):
-    message = broken(questions()["02.naive_matmul"].rules, source)
+    message = refused(questions()["02.naive_matmul"].rules, source)
     assert message is not None and words in message and "line " in message, message
 
 
@@ -43,7 +42,7 @@ def test_graded_naive_matmul_refuses_what_the_source_check_cannot_see():
     for body, words in (("return getattr(A, 'do' + 't')(B)", "getattr() is not allowed"),
                         ("return (A[:, :, None] * B[None]).sum(1)", "one element at a time")):
         sneaky = f"def naive_matmul(A, B):\n{loops}    {body}\n"
-        assert broken(questions()["02.naive_matmul"].rules, sneaky) is None
+        assert refused(questions()["02.naive_matmul"].rules, sneaky) is None
         result = judge_code("02.naive_matmul", sneaky, "naive_matmul", seed=2, timeout=240)
         assert result.status == "fail" and words in result.feedback, result.feedback
     honest = ("def naive_matmul(A, B):\n    n, m, K = len(A), B.shape[1], len(B)\n"

@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 
 from .. import device, doing
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, code_of, evaluate, is_missing
-from ..judging.cell import judge_alone, under_declaration
-from ..judging.rules import broken
+from ..judging.cell import judge_alone, prepared
 from ..judging.source import from_other_cells, load_function
 from ..judging.worker import CELL_FILE
 from . import hints, judged_cell
@@ -127,15 +126,9 @@ def judge_cell_here(q, source, name):
 
 
 def _judge_cell_here(q, source, name):
-    problem = broken(getattr(q, "rules", None), source)
+    source, problem = prepared(q, source, name)
     if problem:
         return FAIL, problem, None
-    prepare = getattr(q.kind, "worker_source", None)
-    if prepare is not None:                 # a kind that runs only part of the cell
-        source, problem = prepare(source, name)
-        if problem:
-            return FAIL, problem, None
-    source = under_declaration(q, source, name)
     try:
         fn = load_function(source, name, filename=CELL_FILE)
     except Exception as exc:  # the student's cell, run alone as the grader runs it

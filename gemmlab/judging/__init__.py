@@ -10,8 +10,8 @@
   function that may live in another process (the grader's proxy has a ``call_helper`` method),
   and how the package's helpers and kinds are named across processes.
 - :mod:`.allow`: what a code answer may do (``Allows``): the namespace its cell runs in
-  (granted builtins, facades, stand-in arguments) and the allow-list on its source;
-  :mod:`.rules`: the refusal of a cell's source, as the judging of a cell calls it.
+  (granted builtins, facades, stand-in arguments) and the allow-list on its source
+  (``refused``).
 - :mod:`.worker` and :mod:`.cell`: the grader runs a cell's code alone in a sandboxed worker
   process and judges it from outside (``judge_cell``); :mod:`.values` carries values between the
   two without pickle. A notebook's ``check()`` calls the same kinds in its own process.

@@ -211,18 +211,10 @@ def judge_cell(question, source, name, rng, channel, picture=False):
 
 
 def _judge_cell(question, source, name, rng, channel, picture):
-    from .rules import broken
     from .verdict import is_missing
-    rules = getattr(question, "rules", None)
-    problem = broken(rules, source)
+    source, problem = prepared(question, source, name)
     if problem:
         return FAIL, problem
-    prepare = getattr(question.kind, "worker_source", None)
-    if prepare is not None:                 # a kind that runs only part of the cell
-        source, problem = prepare(source, name)
-        if problem:
-            return FAIL, problem
-    source = under_declaration(question, source, name)
     loaded, failure = _ask(channel, {"op": "load", "source": str(source), "name": str(name)},
                            "your cell")
     if failure is not None:
@@ -256,12 +248,22 @@ def judge_alone(question, source, name, rng=None, timeout=120.0, picture=False):
         channel.close()
 
 
-def under_declaration(question, source, name):
-    """``source`` loaded under the question's declaration (the rank labs' cells), unless its
-    kind prepares the cell itself (a Function's cell is loaded under it already; a kernel lab
-    keeps only the cell's kernels, constants and imports of math, numpy and numba, and compiles
-    that source as it is) or the question declares nothing (a withheld bank's stand-in)."""
+def prepared(question, source, name):
+    """(what of the cell ``source`` to load for ``question``, '') or (None, why nothing): the
+    cell refused if it breaks what the question allows (:func:`gemmlab.judging.allow.refused`);
+    else the part its kind runs (a kernel lab keeps the cell's kernels, constants and imports of
+    math, numpy and numba, and compiles that source as it is), or the cell under the question's
+    declaration (the rank labs' cells), or the cell as it is (a question that declares nothing:
+    a withheld bank's stand-in)."""
+    from .allow import refused
     from .kinds import declared_cell
-    if getattr(question, "allows", None) is None or hasattr(question.kind, "worker_source"):
-        return source
-    return declared_cell(question.id, source, name)
+    allows = getattr(question, "rules", None)
+    problem = None if allows is None else refused(allows, source)
+    if problem:
+        return None, problem
+    prepare = getattr(question.kind, "worker_source", None)
+    if prepare is not None:
+        return prepare(source, name)
+    if getattr(question, "allows", None) is None:
+        return source, ""
+    return declared_cell(question.id, source, name), ""
