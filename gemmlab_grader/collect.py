@@ -8,9 +8,9 @@ within one budget for all the answers together. What comes out is a checked form
 fields, texts cut to their length, every value decoded and encoded again.
 """
 import json
-import struct
 
 from gemmlab.judging import values
+from gemmlab.judging.worker import pack, unpack  # noqa: F401 (the runner's frames)
 
 MAX_REPORT = 1 << 20
 ANSWER_BYTES = 1 << 20            # the values of one notebook's answers together (the bank's
@@ -19,26 +19,6 @@ MAX_SOURCE = 1 << 20
 MAX_ANSWERS = 4 << 20             # the answers file: the values in base64, code sources, JSON
 MAX_OUTPUT = MAX_REPORT + MAX_ANSWERS + 16          # what the runner may send in all
 MAX_ENTRIES = 1000
-
-
-def pack(data):
-    """One frame: an 8-byte big-endian length, then ``data`` (bytes)."""
-    return struct.pack(">Q", len(data)) + data
-
-
-def unpack(stream, limit):
-    """The bytes of the next frame of ``stream``; ValueError if it is cut, or longer than
-    ``limit``."""
-    head = stream.read(8)
-    if len(head) != 8:
-        raise ValueError("the runner's output ended early")
-    (size,) = struct.unpack(">Q", head)
-    if size > limit:
-        raise ValueError(f"a part of {size} bytes, more than the {limit} allowed")
-    body = stream.read(size)
-    if len(body) != size:
-        raise ValueError("the runner's output ended inside a part")
-    return body
 
 
 def _text(value, limit):
@@ -99,7 +79,7 @@ def check(stream):
     """{"run": report, "answers": {...} or None, "problem": why there are none} read from the
     runner's output ``stream``."""
     try:
-        run = _report(unpack(stream, MAX_REPORT))
+        run = _report(unpack(stream, MAX_REPORT) or b"")
         raw = unpack(stream, MAX_ANSWERS)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         return {"run": None, "answers": None, "problem": f"the runner's report could not be read "

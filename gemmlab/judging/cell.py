@@ -3,18 +3,14 @@
 
     status, feedback = judge_cell(question, source, name, rng, channel)
 
-loads the cell ``source`` in the worker behind ``channel`` (with the question's rules out of
-reach there) and judges the function ``name`` it defines with the question's kind, *here*: the
-kind gets a :class:`CellFunction`, a stand-in that forwards each call (or each run helper,
-:func:`gemmlab.judging.where.where_it_lives`) to the worker and brings back plain data. Cases,
-hidden or public, references and comparisons never enter the worker; what the code writes into
-its arguments stays there.
-
-Two channels speak to a worker: the grader's (its isolate module: confined, sandboxed,
-limited) and :func:`plain_channel`, what a notebook's ``check()`` uses: a plain child process
-of the student's own, so that ``check()`` runs the cell alone as the grade does and says what
-the grade will say.
+loads the cell in the worker behind ``channel`` and judges the function ``name`` with the
+question's kind *here*: the kind gets a :class:`CellFunction`, a stand-in that forwards each call
+(or run helper, :func:`gemmlab.judging.where.where_it_lives`) to the worker and brings back plain
+data. Cases, references and comparisons never enter the worker; what the code writes into its
+arguments stays there. The grader's channel is confined (its isolate module);
+:func:`plain_channel` is a plain child, for ``check()`` on a GPU backend.
 """
+import builtins
 import os
 import select
 import signal
@@ -36,9 +32,9 @@ class CodeError(Exception):
 
 class Channel:
     """Frames to and from a worker process (``popen`` with pipes), with one deadline for
-    everything; ``on_close`` ends the process and whatever it started. ``compiler``: who
-    compiles the worker's kernels for GPUs (an object with ``compile(request) -> reply``, see
-    :func:`gemmlab.labs.compile.compile_kernel`), None for the default."""
+    everything; ``on_close`` ends the process and all it started. ``compiler``: who compiles the
+    worker's kernels (``compile(request) -> reply``, :func:`gemmlab.labs.compile.compile_kernel`),
+    None for the default."""
 
     def __init__(self, popen, timeout, on_close, log_tail=lambda: ""):
         self.popen, self.timeout, self.on_close, self.log_tail = popen, timeout, on_close, log_tail
@@ -109,8 +105,8 @@ class _DeadlineReader:
 
 
 def plain_channel(timeout=120.0):
-    """A worker as a plain child process on the simulator backend (a notebook's ``check()``):
-    the student's own code, run alone, in a session of its own that closing ends."""
+    """A worker as a plain child on the simulator backend, in a session of its own that closing
+    ends."""
     env = dict(os.environ, GEMMLAB_BACKEND="sim",
                PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     popen = subprocess.Popen([sys.executable, "-m", WORKER], stdin=subprocess.PIPE,
@@ -128,12 +124,10 @@ def plain_channel(timeout=120.0):
 
 class CellFunction:
     """The student's function, living in a worker: call it, or hand it to a run helper
-    (``call_helper``, the protocol of :func:`gemmlab.judging.where.where_it_lives`); its repr is
-    the one it has there. Arguments travel as copies; results come back as plain data. ``cell``:
-    the (source, name) the worker was loaded with, for what the judging side does with the code
-    itself (a kernel lab compiles it, :func:`gemmlab.labs.compile.compile_kernel`).
-    ``wants_picture``: whether the judge is asked for a picture of the run (a notebook's check
-    draws one; a grade does not, so a kernel lab's runs bring none back)."""
+    (``call_helper``); its repr is the one it has there. Arguments travel as copies, results as
+    plain data. ``cell``: the (source, name) it was loaded with (a kernel lab compiles it).
+    ``wants_picture``: whether the judge should bring back a picture of the run (check() draws
+    one; a grade does not)."""
 
     def __init__(self, channel, text, cell=None, wants_picture=True):
         self._channel, self._text, self.cell = channel, text, cell
@@ -170,9 +164,8 @@ class CellFunction:
 
 
 def exception_from(error):
-    """An exception to raise here for one the student's code raised there: the builtin class of
-    that name if there is one (TypeError, IndexError, ...), otherwise a CodeError named so."""
-    import builtins
+    """The exception to raise here for one the student's code raised there: the builtin class
+    of that name (TypeError, IndexError, ...), else a CodeError named so."""
     name = str(error.get("type", "Exception"))[:60]
     message = str(error.get("message", ""))[:500]
     cls = getattr(builtins, name, None)
@@ -185,62 +178,49 @@ def exception_from(error):
         return CodeError(f"{name}: {message}")
 
 
-def _ask(channel, message, doing):
-    """(reply, None), or (None, (FAIL, how ``doing`` went wrong in the worker))."""
-    try:
-        reply = channel.request(message)
-    except TimeoutError as exc:
-        return None, (FAIL, f"{doing} did not finish: {exc}.")
-    except CodeError as exc:
-        return None, (FAIL, f"{doing} could not be run: {exc}")
-    if not reply["ok"]:
-        error = reply.get("error") or {}
-        return None, (FAIL, f"{doing} raised {str(error.get('type'))[:60]}: "
-                            f"{str(error.get('message'))[:300]}")
-    return reply, None
-
-
 def judge_cell(question, source, name, rng, channel, picture=False):
-    """(status, feedback) of ``question``'s kind on the function ``name`` that the cell
-    ``source`` defines, loaded in the worker behind ``channel``: public cases when ``rng`` is
-    None, else hidden cases drawn from it, here. A broken rule, a cell that raises, a worker
-    that dies or hangs: a FAIL with the reason. The caller closes the channel. With
-    ``picture``, a third item: a kernel lab's picture of the run (plain data), else None."""
+    """(status, feedback) of ``question``'s kind on the function ``name`` of the cell ``source``,
+    loaded in the worker behind ``channel``: public cases when ``rng`` is None, else hidden
+    cases drawn from it, here. A broken rule, a cell that raises, a worker that dies or hangs: a
+    FAIL with the reason. The caller closes the channel. With ``picture``, a third item: a
+    kernel lab's picture of the run, or None."""
     verdict = tuple(_judge_cell(question, source, name, rng, channel, picture))
     return (verdict + (None,))[:3] if picture else verdict[:2]
 
 
 def _judge_cell(question, source, name, rng, channel, picture):
-    from .verdict import is_missing
     source, problem = prepared(question, source, name)
     if problem:
         return FAIL, problem
-    loaded, failure = _ask(channel, {"op": "load", "source": str(source), "name": str(name)},
-                           "your cell")
-    if failure is not None:
-        return failure
+    try:
+        loaded = channel.request({"op": "load", "source": str(source), "name": str(name)})
+    except TimeoutError as exc:
+        return FAIL, f"your cell did not finish: {exc}."
+    except CodeError as exc:
+        return FAIL, f"your cell could not be run: {exc}"
+    if not loaded["ok"]:
+        error = loaded.get("error") or {}
+        return FAIL, (f"your cell raised {str(error.get('type'))[:60]}: "
+                      f"{str(error.get('message'))[:300]}")
     state = loaded.get("state")
     if state in ("missing", "none", "ellipsis"):
         missing = "no " + name if state == "missing" else f"{name} is {state}"
         return NOT_ATTEMPTED, f"{missing} yet. {question.prompt}"
     text = str(loaded.get("repr", ""))[:200]
-    if loaded.get("callable"):
-        answer = CellFunction(channel, text, (str(source), str(name)), wants_picture=picture)
-    else:
-        answer = values.decode({"t": "opaque", "type": loaded.get("type"), "repr": text})
-    if is_missing(answer):
-        return NOT_ATTEMPTED, f"no answer yet. {question.prompt}"
     try:
-        kind = question.kind
-        value = kind.coerce(answer) if not isinstance(answer, CellFunction) else answer
-        return kind.judge(question, value, rng)
+        if loaded.get("callable"):
+            answer = CellFunction(channel, text, (str(source), str(name)), wants_picture=picture)
+        else:       # a value that is not a function: its kind refuses the stand-in, naming it
+            answer = question.kind.coerce(values.decode({"t": "opaque", "type": loaded.get("type"),
+                                                         "repr": text}))
+        return question.kind.judge(question, answer, rng)
     except AnswerTypeError as exc:
         return FAIL, f"{exc}."
 
 
 def judge_alone(question, source, name, rng=None, timeout=120.0, picture=False):
-    """:func:`judge_cell` with a fresh :func:`plain_channel` (closed after): the cell judged as
-    the grader judges it, run alone in a process of its own, on the simulator backend."""
+    """:func:`judge_cell` on a fresh :func:`plain_channel` (closed after): the cell judged as the
+    grader judges it, alone in a process of its own, on the simulator backend."""
     channel = plain_channel(timeout)
     try:
         return judge_cell(question, source, name, rng, channel, picture)
@@ -251,10 +231,9 @@ def judge_alone(question, source, name, rng=None, timeout=120.0, picture=False):
 def prepared(question, source, name):
     """(what of the cell ``source`` to load for ``question``, '') or (None, why nothing): the
     cell refused if it breaks what the question allows (:func:`gemmlab.judging.allow.refused`);
-    else the part its kind runs (a kernel lab keeps the cell's kernels, constants and imports of
-    math, numpy and numba, and compiles that source as it is), or the cell under the question's
-    declaration (the rank labs' cells), or the cell as it is (a question that declares nothing:
-    a withheld bank's stand-in)."""
+    else the part its kind runs (a kernel lab: the cell's kernels, constants and imports), the
+    cell under the question's declaration (the rank labs'), or the cell as it is (a question
+    that declares nothing: a withheld bank's stand-in)."""
     from .allow import refused
     from .kinds import declared_cell
     allows = getattr(question, "rules", None)
