@@ -1,20 +1,11 @@
 """The part of a kernel lab's cell that is the kernel: what a graded run executes.
 
-A kernel lab judges a CUDA kernel, so the process that runs it holds only the kernel's source:
-:func:`kernel_cell` keeps, from the student's cell,
-
-* the functions decorated with ``@cuda.jit`` (the kernel and its device functions), whose
-  decorators take only constants and whose parameters have no defaults or annotations (those
-  would run at definition time);
-* constants: assignments of numbers and arithmetic on them (``TILE = 16``, ``BM = BN = 32``,
-  ``THREADS = (BM // TM) * (BN // TN)``, ``float32(0)``, ``math.ceil(...)``);
-* imports of ``math``, ``numpy`` and ``numba`` (the course's preamble already gives ``math``,
-  ``np``, ``cuda``, ``float32`` and ``int32``);
-
-and blanks every other line (a ``check(...)``, a test launch, a ``print``, and anything that
-would reach the checking machinery), so that line numbers still match the cell. The kernel is then
-compiled for a GPU (:mod:`gemmlab.labs.compile`) before it runs on the simulator: what compiles is
-CUDA, with no way to reach the simulator's Python objects.
+:func:`kernel_cell` keeps the ``@cuda.jit`` functions (decorator arguments constant, parameters
+without defaults or annotations: nothing runs at definition time), constants computed from
+numbers (``TILE = 16``, ``BM = BN = 32``, ``float32(0)``, ``math.ceil(...)``) and imports of
+math, numpy and numba, and blanks every other line (a ``check(...)``, a test launch, a ``print``)
+so that line numbers still match the cell. What it keeps is compiled for a GPU
+(:mod:`gemmlab.labs.compile`) before the simulator runs it: CUDA, with no way to reach Python.
 """
 import ast
 
@@ -22,6 +13,7 @@ ALLOWED_IMPORTS = ("math", "numpy", "numba")
 CONSTANT_CALLS = ("int", "float", "min", "max", "abs", "round", "float16", "float32", "float64",
                   "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 CONSTANT_MODULES = ("math", "np", "numpy", "numba")
+PREAMBLE_NAMES = {"math", "np", "cuda", "float32", "int32"}     # what nvcompile.PREAMBLE defines
 KEPT = ("the @cuda.jit functions, constants computed from numbers and imports of math, numpy "
         "and numba")
 
@@ -46,7 +38,7 @@ def _is_jit(decorator):
 def _constant(node, names):
     """Whether ``node`` is arithmetic on numbers and on the constants ``names``."""
     if isinstance(node, ast.Constant):
-        return isinstance(node.value, (int, float, bool)) or node.value is None
+        return isinstance(node.value, (int, float)) or node.value is None    # bool is an int
     if isinstance(node, ast.Name):
         return node.id in names
     if isinstance(node, ast.Attribute):
@@ -84,53 +76,37 @@ def _kept(node, names):
     return False
 
 
-def _defined(node):
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return [(a.asname or a.name.split(".")[0]) for a in node.names]
+def defined(node):
+    """The names a kept statement (see :func:`_kept`) defines."""
     if isinstance(node, ast.FunctionDef):
         return [node.name]
     if isinstance(node, ast.Assign):
         return [t.id for t in node.targets]
-    return []
-
-
-PREAMBLE_NAMES = {"math", "np", "cuda", "float32", "int32"}
+    return [(a.asname or a.name.split(".")[0]) for a in node.names]
 
 
 def kernel_cell(source, name):
-    """(the cell with only the kernel's parts kept, other lines blank; a problem or "").
-
-    The problem says why there is no kernel to run: a cell that does not parse, or no
-    ``@cuda.jit`` function ``name`` among the kept parts."""
+    """(the cell with only the kernel's parts kept, other lines blank; "") or ("", why there is
+    no kernel to run: the cell does not parse, or no kept ``@cuda.jit`` function ``name``)."""
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
         return "", f"your cell does not parse: {exc.msg} (line {exc.lineno})"
     except (ValueError, RecursionError, MemoryError):
         return "", "your cell could not be read as Python"
-    lines = source.splitlines()
-    keep = [False] * (len(lines) + 2)
-    names = set(PREAMBLE_NAMES)
-    dropped_lines = set()
-    spans = []
+    names, spans = set(PREAMBLE_NAMES), []
     for node in tree.body:
         first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        last = node.end_lineno or node.lineno
         kept = _kept(node, names)
         if kept:
-            names.update(_defined(node))
-        else:
-            dropped_lines.update(range(first, last + 1))
-        spans.append((first, last, kept))
-    for first, last, kept in spans:
-        if kept and not dropped_lines.intersection(range(first, last + 1)):
-            for number in range(first, last + 1):
-                keep[number] = True
-    text = "\n".join(line if keep[number] else "" for number, line in enumerate(lines, 1))
-    defined = any(isinstance(n, ast.FunctionDef) and n.name == name and keep[n.lineno]
-                  for n in tree.body)
-    if not defined:
-        found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
+            names.update(defined(node))
+        spans.append((range(first, node.end_lineno + 1), kept))
+    dropped = {number for span, kept in spans if not kept for number in span}
+    keep = {number for span, kept in spans if kept and dropped.isdisjoint(span) for number in span}
+    text = "\n".join(line if number in keep else ""
+                     for number, line in enumerate(source.splitlines(), 1))
+    found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
+    if not any(n.lineno in keep for n in found):
         if found and not found[-1].decorator_list:
             return "", ("expected a @cuda.jit kernel, got a plain Python function: put @cuda.jit "
                         "on the line above `def`")

@@ -1,22 +1,18 @@
 """Compile a kernel for real GPUs: the child process :mod:`gemmlab.labs.compile` starts.
 
-Run as a script (``python -I -B nvcompile.py``), never imported as part of gemmlab: importing
-gemmlab chooses the simulator backend on a machine without a GPU, and the compiler needs Numba's
-real CUDA target, which works without a GPU or a driver (NVVM and ptxas come from NVIDIA's
-wheels). It reads one JSON request on stdin::
+Run as a script (``python -I -B nvcompile.py``), never imported with gemmlab, which would choose
+the simulator backend: Numba's real CUDA target needs no GPU or driver (NVVM and ptxas come from
+NVIDIA's wheels). It reads one JSON request on stdin::
 
     {"path": [module search path], "source": the kernel's part of the cell, "name": "lab_tiled",
-     "arguments": [["array", "float32", 2] | ["scalar", "float32"], ...],
-     "archs": [[7, 5], [9, 0]], "cell": "<your cell>"}
+     "arguments": [["array", "float32", 2] | ["scalar", "float32"], ...], "archs": [[7, 5], ...]}
 
-runs the source after the course's preamble (without gemmlab), compiles the kernel ``name``
-with ``numba.cuda.compile_ptx`` for each architecture, runs ``ptxas -v`` on each PTX, and writes
-one JSON reply: ``{"ok": true, "archs": {"sm_75": {"registers", "spill_stores", "spill_loads",
-"shared_bytes", "stack_bytes"} | {"ptxas": why not}}}`` or ``{"ok": false, "stage",
-"message", "line"}``. ptxas decides too: a kernel it refuses (nonzero exit), or one declaring
-more static shared memory than a block may (48 KiB) or using more registers per thread than the
-architecture has (255), is ``{"ok": false, "stage": "ptxas", "arch", "message", "line"}``: such a
-kernel would not launch on that GPU, whatever the simulator makes of it.
+runs the source after :data:`PREAMBLE`, compiles ``name`` with ``numba.cuda.compile_ptx`` and
+runs ``ptxas -v`` for each architecture, and writes one JSON reply: ``{"ok": true, "archs":
+{"sm_75": {"registers", "spill_stores", "spill_loads", "shared_bytes", "stack_bytes"} | {"ptxas":
+why not}}}`` or ``{"ok": false, "stage", "message", "line", "arch"}``. Stage "ptxas": ptxas
+refused the kernel (nonzero exit), or it declares more static shared memory than a block may
+(48 KiB) or uses more registers than a thread has (255): it would not launch on that GPU.
 """
 import json
 import linecache
@@ -26,39 +22,38 @@ import subprocess
 import sys
 import tempfile
 import traceback
+from types import SimpleNamespace
 
 PREAMBLE = ("import math\nimport numpy as np\nfrom numba import cuda, float32, int32\n")
+CELL = "<your cell>"                # the file name the compiler's complaints give the cell
 PTXAS_LINE = re.compile(r"Used (\d+) registers(?:.*?(\d+) bytes smem)?")
-SPILL_LINE = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-TOO_MUCH_SHARED = re.compile(r"too much shared data \((0x[0-9a-fA-F]+) bytes, (0x[0-9a-fA-F]+) max\)")
+SPILL_LINE = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill "
+                        r"loads")
+TOO_MUCH_SHARED = re.compile(r"too much shared data \((0x[0-9a-fA-F]+) bytes, (0x[0-9a-fA-F]+) "
+                             r"max\)")
 STATIC_SHARED_LIMIT = 48 * 1024     # static shared memory per block, on every architecture
 REGISTER_LIMIT = 255                # registers per thread, sm_75 to sm_90
 
 
 def _signature(arguments):
+    import numpy as np
     from numba import types
     from numba.np.numpy_support import from_dtype
-    import numpy as np
-    out = []
-    for argument in arguments:
-        if argument[0] == "array":
-            out.append(types.Array(from_dtype(np.dtype(argument[1])), int(argument[2]), "C"))
-        else:
-            out.append(from_dtype(np.dtype(argument[1])))
-    return tuple(out)
+    return tuple(types.Array(from_dtype(np.dtype(a[1])), int(a[2]), "C") if a[0] == "array"
+                 else from_dtype(np.dtype(a[1])) for a in arguments)
 
 
-def _cell_line(exc, cell):
+def _cell_line(exc):
     """The line of the cell a compiler error points at (its traceback or its message)."""
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if frame.filename == cell:
+        if frame.filename == CELL:
             return frame.lineno
-    found = re.findall(r'File "' + re.escape(cell) + r'", line (\d+)', str(exc))
+    found = re.findall(r'File "' + re.escape(CELL) + r'", line (\d+)', str(exc))
     return int(found[-1]) if found else None
 
 
 def _ptxas(ptx, arch):
-    """ptxas -v's figures for one PTX, or {"ptxas": why not}."""
+    """ptxas -v's figures for one PTX, or {"ptxas": why not} (and "refused": why, in words)."""
     try:
         from cuda.pathfinder import find_nvidia_binary_utility
         ptxas = find_nvidia_binary_utility("ptxas")
@@ -78,19 +73,14 @@ def _ptxas(ptx, arch):
     used, spill = PTXAS_LINE.search(text), SPILL_LINE.search(text)
     if not used:
         return {"ptxas": "no resource line in ptxas's output"}
+    stack, stores, loads = map(int, spill.groups()) if spill else (0, 0, 0)
     return {"registers": int(used.group(1)), "shared_bytes": int(used.group(2) or 0),
-            "stack_bytes": int(spill.group(1)) if spill else 0,
-            "spill_stores": int(spill.group(2)) if spill else 0,
-            "spill_loads": int(spill.group(3)) if spill else 0}
-
-
-def _kib(size):
-    return f"{size / 1024:g} KiB"
+            "stack_bytes": stack, "spill_stores": stores, "spill_loads": loads}
 
 
 def _shared_words(size, limit=STATIC_SHARED_LIMIT):
-    return (f"it needs {_kib(size)} of static shared memory; a block may declare at most "
-            f"{_kib(limit)} (cuda.shared.array sizes add up per block)")
+    return (f"it needs {size / 1024:g} KiB of static shared memory; a block may declare at most "
+            f"{limit / 1024:g} KiB (cuda.shared.array sizes add up per block)")
 
 
 def _refused_words(text, status):
@@ -103,8 +93,7 @@ def _refused_words(text, status):
 
 
 def _beyond_limits(figures):
-    """Why ``figures`` (one architecture's ptxas reply) describe a kernel that cannot launch, or
-    None."""
+    """Why one architecture's ptxas figures describe a kernel that cannot launch, or None."""
     if "refused" in figures:
         return figures["refused"]
     if figures.get("shared_bytes", 0) > STATIC_SHARED_LIMIT:
@@ -115,65 +104,46 @@ def _beyond_limits(figures):
     return None
 
 
-def _shared_line(source):
-    """The line of the cell's first shared-array declaration (what a shared-memory refusal
-    points at), or None."""
-    for number, line in enumerate(source.splitlines(), 1):
-        if "cuda.shared.array" in line:
-            return number
-    return None
-
-
-class _Target:
-    """The GPU being compiled for, where Numba asks for the current device's."""
-
-    def __init__(self, cc):
-        self.compute_capability = cc
-
-
-def _target(major, minor):
-    """Numba compiles a device function for the current device: with no GPU here, for the
-    architecture being compiled (the only thing it asks of the device)."""
-    from numba.cuda import dispatcher
-    dispatcher.get_current_device = lambda: _Target((major, minor))
+def _failed(stage, exc_or_message, **more):
+    message = exc_or_message if isinstance(exc_or_message, str) else (
+        f"{type(exc_or_message).__name__}: {exc_or_message}")
+    return {"ok": False, "stage": stage, "message": message[:3000], **more}
 
 
 def compile_request(request):
     os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
-    cell, source = str(request.get("cell", "<your cell>")), str(request["source"])
-    linecache.cache[cell] = (len(source), None, source.splitlines(True), cell)
+    source = str(request["source"])
+    linecache.cache[CELL] = (len(source), None, source.splitlines(True), CELL)
     namespace = {"__name__": "__gemmlab_kernel__"}
     try:
         exec(compile(PREAMBLE, "<preamble>", "exec"), namespace)
     except Exception as exc:  # the compiler's own packages are missing
-        return {"ok": False, "stage": "setup", "message": f"{type(exc).__name__}: {exc}"}
+        return _failed("setup", exc)
     try:
-        exec(compile(source, cell, "exec"), namespace)
+        exec(compile(source, CELL, "exec"), namespace)
     except Exception as exc:  # the student's kept lines
-        return {"ok": False, "stage": "cell", "message": f"{type(exc).__name__}: {exc}",
-                "line": _cell_line(exc, cell)}
-    kernel = namespace.get(str(request["name"]))
-    function = getattr(kernel, "py_func", None)
+        return _failed("cell", exc, line=_cell_line(exc))
+    function = getattr(namespace.get(str(request["name"])), "py_func", None)
     if function is None:
-        return {"ok": False, "stage": "cell", "message": f"{request['name']} is not a kernel"}
-    from numba.cuda import compile_ptx
-    signature = _signature(request["arguments"])
-    archs = {}
+        return _failed("cell", f"{request['name']} is not a kernel")
+    from numba.cuda import compile_ptx, dispatcher
+    signature, archs = _signature(request["arguments"]), {}
     for major, minor in request["archs"]:
-        arch = f"sm_{major}{minor}"
-        _target(int(major), int(minor))
+        arch, cc = f"sm_{major}{minor}", (int(major), int(minor))
+        # Numba compiles device functions for the current device: with no GPU, this architecture
+        dispatcher.get_current_device = lambda cc=cc: SimpleNamespace(compute_capability=cc)
         try:
-            ptx, _ = compile_ptx(function, signature, cc=(int(major), int(minor)))
+            ptx, _ = compile_ptx(function, signature, cc=cc)
         except Exception as exc:  # the compiler's verdict on the student's kernel
             if "libnvvm" in str(exc) or "NVVM" in type(exc).__name__ and "not found" in str(exc):
-                return {"ok": False, "stage": "setup", "message": str(exc)[:600]}
-            return {"ok": False, "stage": "compile", "arch": arch, "kind": type(exc).__name__,
-                    "message": str(exc)[:3000], "line": _cell_line(exc, cell)}
+                return _failed("setup", str(exc)[:600])
+            return _failed("compile", str(exc), arch=arch, line=_cell_line(exc))
         archs[arch] = _ptxas(ptx, arch)
         why = _beyond_limits(archs[arch])
-        if why:
-            line = _shared_line(source) if "shared memory" in why else None
-            return {"ok": False, "stage": "ptxas", "arch": arch, "message": why, "line": line}
+        if why:     # a shared-memory refusal points at the cell's first shared array
+            shared = [n for n, text in enumerate(source.splitlines(), 1)
+                      if "cuda.shared.array" in text and "shared memory" in why]
+            return _failed("ptxas", why, arch=arch, line=shared[0] if shared else None)
     return {"ok": True, "archs": archs}
 
 
@@ -181,12 +151,11 @@ def main():
     request = json.loads(sys.stdin.read())
     sys.path[:] = [p for p in request.get("path", []) if isinstance(p, str)] + sys.path
     reply_to = os.fdopen(os.dup(1), "w")
-    quiet = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(quiet, 1)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     try:
         reply = compile_request(request)
     except Exception as exc:  # anything else: reported, so the lab says what went wrong
-        reply = {"ok": False, "stage": "setup", "message": f"{type(exc).__name__}: {exc}"[:600]}
+        reply = _failed("setup", f"{type(exc).__name__}: {exc}"[:600])
     reply_to.write(json.dumps(reply))
     reply_to.flush()
 
