@@ -2,12 +2,10 @@
 
 A :class:`Tree` starts one command (the notebook runner, a code worker, a kernel's compile),
 normally bubblewrap around it (:mod:`.sandbox`), as the leader of a new session, with resource
-limits set in the child before it executes anything, inherited by all it starts: CPU seconds,
-address space, file size, no core files and, for a user other than root, the number of
-processes. Ending it kills the session's process group; in the sandbox that kills bubblewrap,
-whose PID namespace (``--die-with-parent``) takes every process the notebook started with it,
-detached ones included: nothing inside can leave it. With ``--trusted`` there is no sandbox and
-nothing is chased: a trusted notebook does not hide processes.
+limits set in the child before it runs anything and inherited by all it starts. Ending it kills
+the session's process group; in the sandbox that kills bubblewrap, whose PID namespace takes
+every process the notebook started with it, detached ones included. With ``--trusted`` nothing
+is chased: a trusted notebook does not hide processes.
 """
 import os
 import resource
@@ -15,8 +13,6 @@ import signal
 import subprocess
 import threading
 from dataclasses import dataclass
-
-from gemmlab.judging.cell import describe_exit  # noqa: F401 (the grader's name for it)
 
 _lock = threading.Lock()
 _live_trees = set()
@@ -38,8 +34,8 @@ class Limits:
 
 
 def proc_stat(pid):
-    """The fields of ``/proc/<pid>/stat`` after the command name (the state first; the name is
-    cut at its last ')': it may hold spaces and parentheses). OSError, IndexError if unreadable."""
+    """The fields of ``/proc/<pid>/stat`` after the command name (the state first); OSError,
+    IndexError if unreadable."""
     with open(f"/proc/{pid}/stat", "rb") as f:
         return f.read().rsplit(b")", 1)[1].split()
 
@@ -100,11 +96,3 @@ def kill_all():
         trees = list(_live_trees)
     for tree in trees:
         tree.kill()
-
-
-def protections(limits):
-    """Lines saying what limits a :class:`Tree` gets."""
-    count = "NOT limited (root)" if os.geteuid() == 0 else f"at most {limits.processes} more"
-    return [f"limits per process: {limits.cpu_seconds} s of CPU, {limits.memory_bytes >> 20} MiB "
-            f"of address space, files up to {limits.file_bytes >> 20} MiB, no core files; "
-            f"processes: {count}"]

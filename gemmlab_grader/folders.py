@@ -25,13 +25,11 @@ Entry = namedtuple("Entry", "rel stat dir_fd name")   # dir_fd: valid during the
 class Scan:
     """``for entry in Scan(root): ...`` yields an :class:`Entry` for everything under ``root``
     (folders before their contents, names sorted), at most ``max_depth`` folders down and
-    ``max_entries`` in all; ``truncated`` is then True. A folder whose name ``skip(name)`` accepts
-    is yielded but not entered. OSError if ``root`` is not a folder (a link to one is not
-    followed)."""
+    ``max_entries`` in all; ``truncated`` is then True. OSError if ``root`` is not a folder (a
+    link to one is not followed)."""
 
-    def __init__(self, root, max_depth=MAX_DEPTH, max_entries=MAX_ENTRIES, skip=None):
+    def __init__(self, root, max_depth=MAX_DEPTH, max_entries=MAX_ENTRIES):
         self.root, self.max_depth, self.max_entries = root, max_depth, max_entries
-        self.skip = skip or (lambda name: False)
         self.truncated = False
 
     def __iter__(self):
@@ -55,7 +53,7 @@ class Scan:
                     self.truncated = True
                     return
                 yield Entry(prefix + name, info, fd, name)
-                if stat.S_ISDIR(info.st_mode) and not self.skip(name):
+                if stat.S_ISDIR(info.st_mode):
                     if len(stack) > self.max_depth:
                         self.truncated = True
                         continue

@@ -1,24 +1,16 @@
 """``gemmlab grade SUBMISSIONS``: run every student notebook in the sandbox, collect its answers,
-and judge them here, with the grader's own bank.
+and judge them here, with the grader's own bank (:func:`main`).
 
-The submissions are read into memory first (:class:`~gemmlab_grader.folders.FolderSnapshot`),
-then ``--jobs`` notebooks are graded at a time (threads; each notebook's work is in processes of
-its own), each inside a boundary: whatever fails while grading it becomes a note on it and
-grading goes on. For each notebook (see :mod:`gemmlab_grader.submissions`):
-
-1. :class:`~gemmlab_grader.execute.NotebookRun` runs it through :mod:`gemmlab_grader.runner`
-   in bubblewrap (:mod:`~gemmlab_grader.sandbox`, under :mod:`~gemmlab_grader.confine`'s limits),
-   on a copy of gemmlab whose bank has no reference answers; the questions are those of its
-   lesson in the grader's bank. Ending it ends every process it started.
-2. What the runner sent is read back, size-checked (:mod:`gemmlab_grader.collect`), and the
-   answers are judged here: values with the bank's references, code by
-   :func:`~gemmlab_grader.isolate.judge_code` in a sandboxed worker on hidden cases drawn here
-   from a seed of the student's own (:func:`case_seed`; the secret is in no report, environment
-   or worker).
-
-``--trusted`` (``Settings.sandbox`` False) does the same with no sandbox and guards nothing.
-Nothing the notebook prints, logs or calls (``check()`` included) decides a verdict. The
-command line is :func:`main`.
+The notebooks are read into memory first (:class:`~gemmlab_grader.folders.FolderSnapshot`), then
+graded ``--jobs`` at a time (threads; each notebook's work runs in processes of its own), each
+inside a boundary: whatever fails while grading it becomes a note on it. For each notebook,
+:class:`~gemmlab_grader.execute.NotebookRun` runs it in bubblewrap (:mod:`.sandbox`, under
+:mod:`.confine`'s limits) on a copy of gemmlab whose bank has no references; its answers are read
+back and judged here: values against the bank, code by :func:`~gemmlab_grader.isolate.judge_code`
+in a sandboxed worker on hidden cases drawn from a seed of the student's own (:func:`case_seed`;
+the run's secret is in no report, environment or worker). ``--trusted`` (``Settings.sandbox``
+False) does the same with no sandbox and guards nothing. Nothing the notebook prints, logs or
+calls (``check()`` included) decides a verdict.
 """
 import hashlib
 import hmac
@@ -105,20 +97,14 @@ class Grader:
         self._secret = (secrets.token_bytes(32) if settings.seed is None
                         else settings.seed.to_bytes(8, "big"))
         self.bank = questions()                     # loaded before any student code runs
-        self.public = [{"id": q.id, "prompt": q.prompt, "answer_name": q.answer_name}
-                       for q in self.bank.values()]
-        self.snapshot = integrity.PackageSnapshot()
+        public = [{"id": q.id, "prompt": q.prompt, "answer_name": q.answer_name}
+                  for q in self.bank.values()]
         self.hidden = (str(self.root), str(self.out))
         self.warnings, self.interrupted = [], False
         self.stop = threading.Event()
         self.run_dir = Path(tempfile.mkdtemp(prefix="gemmlab-grade-"))
         # every notebook and code worker reads this one copy (in the sandbox, mounted read-only)
-        self.shared = self.snapshot.write_copy(self.run_dir / "pkg", self.public)
-
-    # --- the run folder (the grader's own temporary files) ----------------------------------------
-
-    def _notebook_dir(self):
-        return Path(tempfile.mkdtemp(dir=self.run_dir, prefix="nb-"))
+        self.shared = integrity.PackageSnapshot().write_copy(self.run_dir / "pkg", public)
 
     def close(self):
         """Remove the run folder (no notebook can reach it: it is the grader's own)."""
@@ -127,8 +113,6 @@ class Grader:
         except OSError as exc:
             self.warnings.append(f"the grader's run folder {self.run_dir} could not be removed "
                                  f"({exc})")
-
-    # --- grading ----------------------------------------------------------------------------------
 
     def grade(self, submissions):
         """The NotebookGrade of each submission, in their order."""
@@ -204,8 +188,8 @@ class Grader:
 
     def _run(self, sub, wanted, grade):
         """Run the notebook; (answers by question id, '') or (None, why there are none)."""
-        folder = self._notebook_dir()
-        run = NotebookRun(folder, self._isolation(self.shared), self.stop)
+        folder = Path(tempfile.mkdtemp(dir=self.run_dir, prefix="nb-"))
+        run = NotebookRun(folder, self._isolation(), self.stop)
         try:
             request = {"timeout": self.settings.timeout, "cpu": self.settings.cell_cpu,
                        "requests": [{"id": q.id, "answer_name": q.answer_name, "code": q.is_code}
@@ -236,8 +220,6 @@ class Grader:
             grade.notes.append(f"its work folder could not be removed ({exc})")
             self.warnings.append(f"{folder} could not be removed ({exc})")
 
-    # --- judging ----------------------------------------------------------------------------------
-
     def _judge(self, q, entry, student):
         """The verdict on one collected answer entry (see answers.extract) of ``student``; a code
         answer runs in a worker of its own, in the sandbox (:func:`judge_code`)."""
@@ -251,40 +233,38 @@ class Grader:
                 return judge_code(q.id, str(entry["source"]), str(entry.get("name")),
                                   seed=case_seed(self._secret, student, q.id),
                                   timeout=self.settings.timeout,
-                                  isolation=self._isolation(self.shared))
+                                  isolation=self._isolation())
             return judge_question(q, values.decode(entry.get("value")))
-        except values.DecodeError as exc:
-            return Result(q.id, FAIL, f"{q.answer_name} could not be read back: {exc}")
         except Exception as exc:  # a bug of ours must not stop the others' grading
             return Result(q.id, FAIL, f"the grader could not judge this answer "
                                       f"({type(exc).__name__}: {str(exc)[:200]})")
 
-    def _isolation(self, package_root):
-        """How this run confines a student's process that imports the copy at ``package_root``."""
-        return Isolation(package_root=str(package_root), limits=self.settings.limits(),
+    def _isolation(self):
+        """How this run confines a student's process (it imports the package copy)."""
+        return Isolation(package_root=str(self.shared), limits=self.settings.limits(),
                          sandbox=self.settings.sandbox, hidden_paths=self.hidden)
 
     def protections(self):
-        lines = ["verdicts: the grader collects each question's answer after the notebook ran "
-                 "and judges it itself; nothing the notebook prints, logs or calls counts",
-                 "code answers: each run in a process of its own, confined as a notebook is "
-                 "(kernels compiled in one too); hidden cases drawn per student from this run's "
-                 "secret (never recorded)",
+        limits, settings = self.settings.limits(), self.settings
+        processes = "NOT limited (root)" if os.geteuid() == 0 else f"at most {limits.processes} more"
+        lines = ["verdicts: each answer is collected after the notebook ran and judged here; "
+                 "nothing the notebook prints, logs or calls counts",
+                 "code answers: each run in a sandboxed process of its own (kernels compiled in "
+                 "one too), on hidden cases drawn per student from this run's secret",
                  "notebooks import a copy of gemmlab without the bank's reference answers",
-                 f"each cell: {self.settings.timeout} s (wall clock and CPU); each notebook: "
-                 f"{self.settings.notebook_timeout} s",
-                 *confine.protections(self.settings.limits()),
-                 "each notebook is graded inside a boundary: a failure becomes a note on it"]
-        if self.settings.sandbox:
-            lines.append(f"sandbox (bubblewrap): read-only file system, no network, no other "
-                         f"processes visible; writable only its own work folder and /dev/shm, "
-                         f"empty memory file systems of {self.settings.memory_mib} MiB each, gone "
-                         f"when it ends; the repository, the submissions and the output folder are "
-                         f"not mounted; {self.settings.jobs} notebook(s) at a time")
-        else:
-            lines.append("NO sandbox (--trusted): the notebooks run as you, unguarded: they "
-                         "can read and change whatever you can. For trusted notebooks only")
-        return lines
+                 f"each cell: {settings.timeout} s (wall clock and CPU); each notebook: "
+                 f"{settings.notebook_timeout} s",
+                 f"limits per process: {limits.cpu_seconds} s of CPU, "
+                 f"{limits.memory_bytes >> 20} MiB of address space, files up to "
+                 f"{limits.file_bytes >> 20} MiB, no core files; processes: {processes}"]
+        if settings.sandbox:
+            return lines + [
+                f"sandbox (bubblewrap): read-only file system, no network, no other processes "
+                f"visible; writable only its work folder and /dev/shm, empty memory file systems "
+                f"of {settings.memory_mib} MiB each; the repository, the submissions and the "
+                f"output folder not mounted; {settings.jobs} notebook(s) at a time"]
+        return lines + ["NO sandbox (--trusted): the notebooks run as you, unguarded: they can "
+                        "read and change whatever you can. For trusted notebooks only"]
 
 
 def case_seed(secret, student, question_id):

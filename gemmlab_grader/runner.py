@@ -1,20 +1,15 @@
-"""Run one submitted notebook and collect its answers; the grader starts this inside the
-submission's confinement (:mod:`gemmlab_grader.confine`, and the sandbox unless told not to), so
-that everything here is on the student's side: ``python -m gemmlab_grader.runner WORKDIR``.
+"""Run one submitted notebook and collect its answers, on the student's side: the grader starts
+``python -m gemmlab_grader.runner WORKDIR`` inside the submission's sandbox.
 
-Its standard input holds two frames (:func:`gemmlab_grader.collect.pack`): the request (seconds
-allowed per cell, wall clock and CPU, and the answers to collect) and the notebook's bytes. The
-notebook's code cells run one by one in a fresh IPython kernel (this Python, this copy of gemmlab
-and the grader) in WORKDIR, through the course's one notebook runner
-(:class:`gemmlab.notebook_run.CountingClient`, on nbclient). Their output is counted, never
-kept; an error is noted (its name and first line, from the execute reply). A cell past its time
-(wall clock; CPU through the kernel's RLIMIT_CPU) is interrupted and the next one runs; a cell
-that ignores the interrupt, or whose kernel went idle but whose reply never came, stops the run,
-and so does a kernel that dies. Then, if the kernel is alive,
-:func:`gemmlab_grader.answers.extract` runs in it and writes ``WORKDIR/answers.json``. At the end
-two frames go to standard output: what happened (a JSON report) and that answers file, up to
-:data:`~gemmlab_grader.collect.MAX_ANSWERS` bytes (nothing if there is none or it is larger).
-The kernel gets /dev/null as its standard streams, never this channel.
+Its stdin holds two frames (:func:`gemmlab.judging.worker.pack`): the request (seconds per cell,
+wall clock and CPU; the answers to collect) and the notebook's bytes. The code cells run one by
+one in a fresh IPython kernel in WORKDIR through the course's notebook runner
+(:class:`gemmlab.notebook_run.CountingClient`): output counted, never kept; an error noted; a
+cell past its time interrupted and the next one run; a cell that ignores the interrupt, or a
+kernel that dies, stops the run. Then :func:`gemmlab_grader.answers.extract` writes
+``WORKDIR/answers.json`` in the kernel, and two frames go to stdout: a JSON report, and that
+file (up to :data:`~gemmlab_grader.collect.MAX_ANSWERS` bytes). The kernel's standard streams are
+/dev/null, never this channel.
 """
 import asyncio
 import json
@@ -65,18 +60,13 @@ def _cpu_seconds(pid):
 
 
 class Run:
-    """The notebook's cells on one :class:`~gemmlab.notebook_run.CountingClient`: each under its
-    limits, its errors noted."""
+    """The notebook's cells on one CountingClient, each under its limits, its errors noted."""
 
     def __init__(self, client):
         self.client = client
         self.errors = []
         self.index = None
         client.on_cell_error = self._on_error
-
-    @property
-    def output_bytes(self):
-        return self.client.output_bytes
 
     def _kernel_pid(self):
         return self.client.km.provisioner.process.pid
@@ -129,8 +119,8 @@ class Run:
 
 
 def code_cells(data):
-    """The sources of a notebook's code cells (nbformat 4 JSON); ValueError if it is not one.
-    (Read directly: importing nbformat costs seconds, and its validation adds nothing here.)"""
+    """The sources of a notebook's code cells (nbformat 4 JSON, read directly: nbformat's
+    validation adds nothing here); ValueError if it is not one."""
     nb = json.loads(data.decode("utf-8-sig"))       # a byte-order mark is allowed
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list) \
             or not isinstance(nb.get("nbformat"), int) or nb["nbformat"] < 4:
@@ -180,7 +170,7 @@ async def _run_cells(client, workdir, request, numbers):
                     report["stopped"] = f"the answers could not be collected: {why}"
     except RuntimeError as exc:      # the kernel did not start
         report["stopped"] = report["stopped"] or f"the kernel did not start ({str(exc)[:150]})"
-    report["errors"], report["output_bytes"] = state.errors, state.output_bytes
+    report["errors"], report["output_bytes"] = state.errors, client.output_bytes
     return report
 
 

@@ -11,7 +11,7 @@ import pytest
 from gemmlab.judging import values
 from gemmlab_grader import collect
 from gemmlab_grader.collect import check, pack
-from gemmlab_grader.execute import NotebookRun, unnamed_file
+from gemmlab_grader.execute import NotebookRun
 
 
 def _output(report, answers_json):
@@ -66,7 +66,7 @@ def test_the_largest_output_read_of_the_worst_shape_stays_small_in_the_grader(tm
     forged = body + b",".join([item] * count) + b"]}}}}"
     assert len(forged) <= collect.MAX_ANSWERS
     run = NotebookRun(tmp_path, None)
-    run.output = unnamed_file(tmp_path / "out", pack(b'{"stopped": ""}') + pack(forged))
+    run.output.write(pack(b'{"stopped": ""}') + pack(forged))
     del forged
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     checked = run.collect()
@@ -78,7 +78,7 @@ def test_the_largest_output_read_of_the_worst_shape_stays_small_in_the_grader(tm
 
 def test_an_output_larger_than_the_grader_reads_is_refused_unread(tmp_path):
     run = NotebookRun(tmp_path, None)
-    run.output = unnamed_file(tmp_path / "out", b"[" * (collect.MAX_OUTPUT + 1))
+    run.output.write(b"[" * (collect.MAX_OUTPUT + 1))
     checked = run.collect()
     run.close()
     assert checked["answers"] is None and "more than the" in checked["problem"]
