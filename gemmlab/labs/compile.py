@@ -4,8 +4,9 @@
 to a compiler: a child Python (:mod:`gemmlab.labs.nvcompile`: Numba's ``compile_ptx`` with
 NVIDIA's NVVM, then ``ptxas -v``, no GPU needed) whose replies are cached by request, so a second
 check of an unchanged kernel compiles nothing (:data:`COMPILES` counts the misses), or the
-grader's own (``compile(request) -> reply``, a sandboxed child), whose reply is final. :func:`refusal` words a kernel that does not compile
-(with the line of the cell), :func:`resources` the figures of one that does.
+grader's own (``compile(request) -> reply``, a sandboxed child), whose reply is final.
+:func:`refusal` words a kernel that does not compile (with the line of the cell),
+:func:`resources` the figures of one that does.
 """
 import ast
 import json
