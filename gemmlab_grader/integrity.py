@@ -14,38 +14,18 @@ from .sandbox import PACKAGES
 WITHHELD_BANK = "gemmlab/grading/bank"
 
 
-def _is_cache(rel):
-    return "__pycache__" in Path(rel).parts or rel.endswith((".pyc", ".pyo"))
-
-
-def walk(root, folders=False, max_depth=64, max_entries=1_000_000):
-    """Relative paths of the regular files and symlinks under ``root`` (links are not followed),
-    and of its folders too with ``folders``; nothing if ``root`` is no folder."""
-    try:
-        for entry in Scan(root, max_depth, max_entries):
-            if folders or not stat.S_ISDIR(entry.stat.st_mode):
-                yield entry.rel
-    except OSError:
-        return
-
-
 class PackageSnapshot:
     """The source files of the packages at ``roots`` (gemmlab and the grader), byte for byte
-    (bytecode caches left out). A file is named by its package folder's name and its path
-    inside it: ``gemmlab/grading/checker.py``."""
+    (links and bytecode caches left out), each named by its package folder and its path inside
+    it: ``gemmlab/grading/checker.py``."""
 
     def __init__(self, roots=PACKAGES):
-        self.roots = {Path(root).name: Path(root) for root in roots}
         self.files = {}
-        for name, path in self._present():
-            if not _is_cache(name) and not path.is_symlink():
-                self.files[name] = path.read_bytes()
-
-    def _present(self):
-        """(name, path) of every file and link now in the packages."""
-        for package, root in self.roots.items():
-            for rel in walk(root):
-                yield f"{package}/{rel}", root / rel
+        for root in map(Path, roots):
+            for entry in Scan(root, max_depth=64, max_entries=1_000_000):
+                cache = "__pycache__" in entry.rel.split("/") or entry.rel.endswith(".pyc")
+                if stat.S_ISREG(entry.stat.st_mode) and not cache:
+                    self.files[f"{root.name}/{entry.rel}"] = (root / entry.rel).read_bytes()
 
     def write_copy(self, dest, public_questions=None):
         """Write the packages under ``dest`` (``dest/gemmlab``, ``dest/gemmlab_grader``); with

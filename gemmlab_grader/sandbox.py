@@ -1,18 +1,12 @@
 """The grader's sandbox, its one trust boundary: untrusted notebooks run inside bubblewrap
-(``bwrap``) or not at all (:func:`missing` says why and how to get it; ``--trusted`` grades the
-instructor's own notebooks with no sandbox and guards nothing).
+(``bwrap``) or not at all (:func:`missing` says why and how to get it).
 
-Inside, a process sees a read-only file system made of the system directories, this Python and
-its packages, and the withheld copy of gemmlab and the grader (the root itself and /dev are
-read-only too). Two places are writable, both fresh, empty memory file systems (tmpfs) capped at
-the notebook's memory limit, gone when it ends: its work folder and its own /dev/shm. Nothing it
-writes reaches the machine's disk or outlives it.
-It has no network (a new, empty network namespace), no view of other processes (a new PID
-namespace: it cannot signal the grader or read its command line), no capabilities, and dies with
-the grader. The repository (``solutions/``, the bank's source), the submissions folder and the
-output folder are not mounted, nor are the installed gemmlab and grader packages; where one of
-them lies inside a mounted directory (a package installed into site-packages), an empty tmpfs is
-mounted over it.
+Inside, a process sees a read-only file system: the system directories, this Python and its
+packages, and the withheld copy of gemmlab and the grader. Its work folder and its /dev/shm are
+fresh, empty tmpfs capped at the notebook's memory limit, gone when it ends. It has no network,
+no view of other processes (a PID namespace of its own), no capabilities, and dies with the
+grader. The repository, the submissions, the output folder and the installed packages are not
+mounted; where one lies inside a mounted directory (site-packages), an empty tmpfs covers it.
 """
 import functools
 import os
@@ -79,13 +73,6 @@ def python_dirs():
     return {os.path.realpath(d) for d in dirs if os.path.isdir(d)}
 
 
-def _package_sources():
-    """The installed gemmlab and grader packages and, for an editable install, their repository
-    (always hidden)."""
-    checkouts = {p.parent for p in PACKAGES if (p.parent / "pyproject.toml").exists()}
-    return [*PACKAGES, *sorted(checkouts)]
-
-
 def _holds_the_course(entry):
     """Whether a module search path entry holds a course package or its solutions (another
     checkout on PYTHONPATH): never mounted, the sandbox imports the copy."""
@@ -107,7 +94,9 @@ def command(argv, workdir, readable=(), hidden=(), memory_bytes=1 << 30):
     path = bwrap()
     if path is None:
         raise RuntimeError(missing())
-    hidden = [os.path.realpath(h) for h in [*hidden, *_package_sources()]]
+    # the installed packages and, for an editable install, their repository: always hidden
+    checkouts = sorted({p.parent for p in PACKAGES if (p.parent / "pyproject.toml").exists()})
+    hidden = [os.path.realpath(h) for h in [*hidden, *PACKAGES, *checkouts]]
     mounts = sorted(python_dirs())
     entries = [os.path.realpath(p) for p in sys.path if p and os.path.exists(p)]
     mounts += [p for p in entries if not any(is_inside(h, p) or is_inside(p, h) for h in hidden)

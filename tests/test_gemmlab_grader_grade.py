@@ -282,7 +282,8 @@ def test_reports_replace_a_planted_link_instead_of_writing_through_it(tmp_path):
 
 def test_the_copy_holds_gemmlab_without_references_and_the_grader(tmp_path):
     snap = integrity.PackageSnapshot()
-    assert sorted(snap.roots) == ["gemmlab", "gemmlab_grader"]
+    assert {name.split("/")[0] for name in snap.files} == {"gemmlab", "gemmlab_grader"}
+    assert not any("__pycache__" in name for name in snap.files)
     public = [{"id": "01.weights_gib", "prompt": "p", "answer_name": "weights_gib"}]
     copy = snap.write_copy(tmp_path, public)
     assert (copy / "gemmlab_grader" / "runner.py").read_bytes() == \

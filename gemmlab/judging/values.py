@@ -13,7 +13,7 @@ import base64
 import numpy as np
 
 MAX_ARRAY_BYTES = 16 << 20        # one array (or string) larger than this is not collected
-MAX_TOTAL_BYTES = 64 << 20        # all the answers of one notebook together
+MAX_TOTAL_BYTES = 64 << 20        # one value in all (a call's argument or result)
 MAX_DEPTH = 32
 MAX_ITEMS = 1_000_000             # elements of all containers of one value together
 _NUMERIC = set("biufc")           # bool, signed/unsigned int, float, complex dtypes
