@@ -1,49 +1,37 @@
 """The grader's command: ``gemmlab-grade SUBMISSIONS [options]`` (also ``python -m
-gemmlab_grader`` and ``gemmlab grade``, which runs this), and ``gemmlab-grade merge --out DIR
-SHARD_OUTPUT...``, which joins the outputs of a class graded in shards (``--shard i/n``) into one
-report. Bad options are a one-line error with exit status 2; see
-:func:`gemmlab_grader.grade.main` and :func:`gemmlab_grader.merge.main` for the others."""
+gemmlab_grader`` and ``gemmlab grade``), ``gemmlab-grade merge`` (:mod:`~gemmlab_grader.merge`)
+and ``gemmlab-grade progress`` (:mod:`~gemmlab_grader.progress`). Bad options are a one-line error
+with exit status 2; :func:`gemmlab_grader.grade.main` and the merge's ``main`` give the others."""
 import argparse
 import sys
 
-NO_SANDBOX = ("--no-sandbox is gone: untrusted notebooks are graded only in the sandbox. To grade "
-              "your own trusted notebooks (solutions/) without it, give --trusted: nothing is "
-              "guarded then")
+
+def _option(convert, expected):
+    """An option's type: ``convert(text)``, a one-line usage error if that is None or raises
+    ValueError."""
+    def parse(text):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+    return parse
 
 
-def _positive(text):
-    """A whole number > 0 (``--timeout 0`` must not switch the limit off)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number greater than 0, got {text!r}")
-    return value
+def _parse_shard(text):
+    from .submissions import parse_shard        # imported when needed: it imports the bank
+    return parse_shard(text)
 
 
-def _seed(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value < 2**32:
-        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 2**32-1, got {text!r}")
-    return value
-
-
-def _lesson(text):
-    if not (len(text) <= 2 and text.isdigit()):
-        raise argparse.ArgumentTypeError(f"expected a lesson number like 07, got {text!r}")
-    return f"{int(text):02d}"
-
-
-def _shard(text):
-    from .submissions import parse_shard
-    try:
-        return parse_shard(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+# --timeout 0 must not switch the limit off
+_positive = _option(lambda t: int(t) if int(t) > 0 else None, "a whole number greater than 0")
+_seed = _option(lambda t: int(t) if 0 <= int(t) < 2**32 else None,
+                "a whole number from 0 to 2**32-1")
+_lesson = _option(lambda t: f"{int(t):02d}" if len(t) <= 2 and t.isdigit() else None,
+                  "a lesson number like 07")
+_shard = _option(_parse_shard, "a shard like 2/8 (the 2nd of 8, counted from 1)")
 
 
 def build_parser():
@@ -52,12 +40,12 @@ def build_parser():
         "judge their answers. `gemmlab-grade merge --out DIR SHARD_OUTPUT...` joins the outputs "
         "of --shard runs into one report.")
     p.add_argument("submissions", help="a folder of one folder per student (holding NN_*.ipynb "
-                                       "notebooks), or of one notebook per student (with --lesson)")
+                   "notebooks), or of one notebook per student (with --lesson)")
     p.add_argument("--out", default="grades", help="where the reports go (outside the "
-                                                   "submissions): summary.txt, grades.html, "
-                                                   "grades.csv, grades-lms.csv, grades.json")
+                   "submissions): summary.txt, grades.html, grades.csv, grades-lms.csv, "
+                   "grades.json")
     p.add_argument("--lesson", type=_lesson, help="the lesson every notebook answers (default: "
-                                                  "the NN_ that starts each file name)")
+                   "the NN_ that starts each file name)")
     p.add_argument("--timeout", type=_positive, default=120,
                    help="seconds allowed per cell, wall clock and CPU (also per code answer)")
     p.add_argument("--notebook-timeout", type=_positive, default=900,
@@ -65,8 +53,7 @@ def build_parser():
     p.add_argument("--memory", type=_positive, default=8192,
                    help="MiB of address space per process of a notebook, and the size of each "
                         "of its two writable memory file systems in the sandbox")
-    p.add_argument("--jobs", type=_positive,
-                   help="notebooks graded at once (default: the cores)")
+    p.add_argument("--jobs", type=_positive, help="notebooks graded at once (default: the cores)")
     p.add_argument("--shard", type=_shard, metavar="I/N",
                    help="grade only the students of shard I of N (fixed by each student's name, "
                         "counted from 1); join the shards' outputs with `gemmlab-grade merge`")
@@ -76,17 +63,9 @@ def build_parser():
                    help="grade TRUSTED notebooks (the instructor's own solutions) with no sandbox: "
                         "they run as you and nothing is guarded. Never for students' notebooks")
     p.add_argument("--no-sandbox", action="count", default=0, help=argparse.SUPPRESS)
-    p.add_argument("--seed", type=_seed, help="the secret each student's hidden cases derive "
-                                              "from, with the student's folder name (default: "
-                                              "random; never written anywhere): to repeat a run")
-    return p
-
-
-def build_merge_parser():
-    p = argparse.ArgumentParser(prog="gemmlab-grade merge", description="Join the outputs of a "
-                                "class graded in shards (--shard i/n) into one report.")
-    p.add_argument("shards", nargs="+", help="the --out folders of the shards")
-    p.add_argument("--out", required=True, help="where the joined reports go")
+    p.add_argument("--seed", type=_seed, help="the secret each student's hidden cases derive from, "
+                   "with the student's folder name (default: random; never written anywhere): to "
+                   "repeat a run")
     return p
 
 
@@ -96,13 +75,19 @@ def main(argv=None):
         from .progress import main as progress
         return progress(argv[1:])
     if argv[:1] == ["merge"]:
-        args = build_merge_parser().parse_args(argv[1:])
+        p = argparse.ArgumentParser(prog="gemmlab-grade merge", description="Join the outputs "
+                                    "of a class graded in shards (--shard i/n) into one report.")
+        p.add_argument("shards", nargs="+", help="the --out folders of the shards")
+        p.add_argument("--out", required=True, help="where the joined reports go")
+        args = p.parse_args(argv[1:])
         from .merge import main as merge
         return merge(args.shards, args.out)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.no_sandbox:
-        parser.error(NO_SANDBOX)
+        parser.error("--no-sandbox is gone: untrusted notebooks are graded only in the sandbox. "
+                     "To grade your own trusted notebooks (solutions/) without it, give "
+                     "--trusted: nothing is guarded then")
     if args.sandbox and args.trusted:
         parser.error("--sandbox and --trusted contradict each other")
     if args.trusted:

@@ -1,15 +1,12 @@
 """``gemmlab-grade merge --out DIR SHARD_OUTPUT...``: one report for a class graded in shards.
 
 A scheduler (a SLURM array, GNU parallel, a Kubernetes Job) runs ``gemmlab-grade SUBMISSIONS
---shard i/n --out grades-i`` for i = 1..n, anywhere the submissions are; each writes its reports.
-This reads each shard's ``grades.json`` (size-checked, every field checked for its kind), refuses
-shards that do not fit together (two of one number, different n, one notebook in two shards),
-names the shards missing, and writes the reports of the whole class (:mod:`~gemmlab_grader.
-publish`) with each shard's run information (sandbox or --trusted, warnings).
-Exit status 0, 2 for shards that cannot be merged.
+--shard i/n --out grades-i`` for i = 1..n. This reads each shard's ``grades.json`` (size-checked,
+every field checked for its kind), refuses shards that do not fit together (two of one number,
+different n, one notebook in two shards; exit status 2), names the shards missing, and writes the
+whole class's reports with each shard's run information (sandbox or --trusted, warnings).
 """
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -27,11 +24,11 @@ class ShardError(ValueError):
     """A shard output that cannot be merged; the message says which and why."""
 
 
-def _texts(value, what, limit=10_000):
+def _texts(value, what):
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                               for k, v in value.items()):
         raise ShardError(f"{what} is not a table of texts")
-    return {k[:200]: v[:limit] for k, v in value.items()}
+    return {k[:200]: v[:10_000] for k, v in value.items()}
 
 
 def _grade(row):
@@ -54,15 +51,9 @@ def _grade(row):
 
 
 def load(folder):
-    """(run information, [NotebookGrade]) of one shard's output folder; ShardError if it cannot
-    be read or is malformed."""
-    folder = Path(folder)
+    """(run information, [NotebookGrade]) of one shard's output folder, or ShardError."""
     try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            data = read_at(fd, "grades.json", MAX_JSON)
-        finally:
-            os.close(fd)
+        data = read_at(None, Path(folder) / "grades.json", MAX_JSON)     # None: no dir_fd
     except OSError as exc:
         raise ShardError(f"{folder}: no readable grades.json ({exc.strerror or exc})") from None
     if data is None or len(data) > MAX_JSON:
@@ -93,7 +84,7 @@ def _shard(info, folder):
 
 def merge(outputs):
     """(run information, [NotebookGrade]) of the whole class from the shards' (folder, info,
-    grades); ShardError if they do not fit together."""
+    grades), or ShardError if they do not fit together."""
     numbers, seen, grades, runs, warnings = {}, {}, [], [], []
     for folder, info, mine in outputs:
         shard = _shard(info, folder)
@@ -107,8 +98,8 @@ def merge(outputs):
                                  f"{folder}")
             seen[g.notebook] = folder
         grades += mine
-        texts = [str(w)[:1000] for w in info.get("warnings") or [] if isinstance(w, str)]
-        warnings += [f"{label}: {w}" for w in texts]
+        texts = info.get("warnings") if isinstance(info.get("warnings"), list) else []
+        warnings += [f"{label}: {w[:1000]}" for w in texts if isinstance(w, str)]
         runs.append({"shard": list(shard) if shard else None, "folder": str(folder),
                      **{k: info.get(k) for k in ("sandbox", "jobs", "students",
                                                  "interrupted", "trusted")}})

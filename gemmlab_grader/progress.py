@@ -1,12 +1,10 @@
-"""``gemmlab-grade progress DIR``: the verdicts on a student's own exercise notebooks, judged on
-their own machine (``gemmlab progress`` and ``gl.progress()`` show them).
+"""``gemmlab-grade progress DIR [NN...]``: the verdicts on a student's own exercise notebooks,
+judged on their own machine, printed as JSON {lesson: {question id: status}} (``gemmlab
+progress`` and ``gl.progress()`` show them).
 
-Trusted, by construction: the notebooks are the student's own work on the student's machine, so
-each one runs through the grader's runner (:func:`gemmlab_grader.runner.run`: a fresh kernel,
-every code cell, then the answers collected) with no sandbox and no confinement, and the answers
-are judged here with the grader's functions (values with the bank's references, code by the
-cell judged alone, as ``check()`` does). A notebook still exactly as handed out is not run: all
-of its questions are "not attempted". Prints JSON: {lesson: {question id: status}}.
+Trusted by construction (the student's own work on the student's machine): each notebook runs
+through :func:`gemmlab_grader.runner.run` with no sandbox, and its answers are judged as
+``check()`` judges them. A notebook still exactly as handed out is not run: "not attempted".
 """
 import json
 import sys
@@ -20,16 +18,6 @@ from gemmlab.judging import FAIL, NOT_ATTEMPTED, values
 from gemmlab.judging.cell import judge_alone
 
 from . import runner
-
-CELL_TIMEOUT = 300
-
-
-def _pristine(name):
-    try:
-        return (course.path("exercises") / name).read_bytes()
-    except OSError:
-        return None
-
 
 def _judge(q, entry):
     if entry is None or entry.get("missing"):
@@ -48,14 +36,14 @@ def judge_notebook(path):
     """{question id: status} for the exercise notebook ``path`` (its lesson from its name)."""
     ids = lesson_questions(path.name[:2])
     data = path.read_bytes()
-    if data == _pristine(path.name):
+    handed_out = course.path("exercises") / path.name
+    if handed_out.is_file() and data == handed_out.read_bytes():
         return {qid: NOT_ATTEMPTED for qid in ids}
     bank = questions()
     requests = [{"id": qid, "answer_name": bank[qid].answer_name, "code": bank[qid].is_code}
                 for qid in ids]
     with tempfile.TemporaryDirectory(prefix="gemmlab-progress-") as workdir:
-        report, answers_path = runner.run(workdir, {"timeout": CELL_TIMEOUT,
-                                                    "requests": requests}, data)
+        _report, answers_path = runner.run(workdir, {"timeout": 300, "requests": requests}, data)
         answers = json.loads(Path(answers_path).read_text())["answers"] if answers_path else {}
     return {qid: _judge(bank[qid], answers.get(qid)) for qid in ids}
 

@@ -1,12 +1,12 @@
-"""Writing a run's reports into the output folder: the text summary and lesson tables, both CSVs,
-the JSON (:mod:`gemmlab_grader.report`) and one HTML page made here: the summary, each question's
-pass rate as a bar chart, and each student's feedback, question by question, with the notes on
-each notebook. The page is one file with no script and nothing fetched from elsewhere; every text
-from a submission in it is escaped (``<script>`` in a student's name shows as text). Each file
-is written whole, through a new file renamed into place, never through a link.
+"""Writing a run's reports into the output folder: those of :mod:`gemmlab_grader.report` and an
+HTML page made here: the summary, each question's pass rate as a bar chart, and each student's
+feedback and notes. The page is one file with no script and nothing fetched from elsewhere; every
+text from a submission in it is escaped (``<script>`` in a student's name shows as text). Each
+file is written whole, through a new file renamed into place, never through a link.
 """
 import html
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,17 +37,14 @@ def _e(text, width=None):
 
 
 def _summary(grades):
-    sizes, rows, sums = report.lessons(grades), report.by_student(grades), report.totals(grades)
-    possible = sum(sizes.values())
+    sizes = report.lessons(grades)
     out = ["<table><tr><th>student</th>"
            + "".join(f"<th>{_e(l)}<br><small>/{n}</small></th>" for l, n in sizes.items())
-           + f"<th>passed<br><small>/{possible}</small></th><th>%</th></tr>"]
-    for student, row in rows.items():
-        passed = sums[student][0]
-        cells = "".join(f'<td class="n">{row[l].passed if l in row else "-"}</td>' for l in sizes)
-        out.append(f'<tr><td><a href="#{_anchor(student)}">{_e(student, 60)}</a></td>{cells}'
-                   f'<td class="n">{passed}</td>'
-                   f'<td class="n">{report.percent_text(passed, possible)}</td></tr>')
+           + f"<th>passed<br><small>/{sum(sizes.values())}</small></th><th>%</th></tr>"]
+    for s in report.students(grades):
+        cells = "".join(f'<td class="n">{s.lessons.get(l, "-")}</td>' for l in sizes)
+        out.append(f'<tr><td><a href="#{_anchor(s.name)}">{_e(s.name, 60)}</a></td>{cells}'
+                   f'<td class="n">{s.passed}</td><td class="n">{s.percent}</td></tr>')
     return "\n".join(out) + "</table>"
 
 
@@ -60,11 +57,10 @@ def _pass_rates(grades):
     out = []
     for lesson in report.lessons(grades):
         mine = [g for g in grades if g.lesson == lesson]
-        questions = list(dict.fromkeys(q for g in mine for q in g.results))
         out.append(f"<h3>Lesson {_e(lesson)} ({len(mine)} notebooks)</h3><table>")
-        for q in questions:
+        for q in dict.fromkeys(q for g in mine for q in g.results):
             passed = sum(g.results.get(q) == PASS for g in mine)
-            share = passed / len(mine) if mine else 0
+            share = passed / len(mine)
             out.append(f'<tr><td>{_e(q)}</td><td><span class="bar" title="{share:.0%}">'
                        f'<span style="width: {100 * share:.1f}%"></span></span></td>'
                        f'<td class="n">{passed}/{len(mine)}</td><td class="n">{share:.0%}</td></tr>')
@@ -74,12 +70,11 @@ def _pass_rates(grades):
 
 def _feedback(grades):
     """Per student, each notebook: its notes, then each question's verdict and feedback."""
-    out, sums = [], report.totals(grades)
-    for student in report.by_student(grades):
-        passed, possible, _ = sums[student]
-        out.append(f'<details id="{_anchor(student)}"><summary><b>{_e(student, 80)}</b>: '
-                   f'{passed}/{possible}</summary>')
-        for g in sorted((g for g in grades if g.student == student), key=lambda g: g.notebook):
+    out, possible = [], sum(report.lessons(grades).values())
+    for s in report.students(grades):
+        out.append(f'<details id="{_anchor(s.name)}"><summary><b>{_e(s.name, 80)}</b>: '
+                   f'{s.passed}/{possible}</summary>')
+        for g in sorted((g for g in grades if g.student == s.name), key=lambda g: g.notebook):
             out.append(f"<h4>{_e(g.notebook, 120)}: {g.passed}/{len(g.results)}</h4>")
             if g.notes:
                 out.append('<ul class="notes">' + "".join(f"<li>{_e(n, 600)}</li>"
@@ -95,7 +90,7 @@ def _feedback(grades):
 def page(grades, run_info):
     """The HTML page of a run (see the module's docstring)."""
     facts = ["sandbox" if run_info.get("sandbox") else "NO sandbox",
-             f"{len(grades)} notebooks", f"{len(report.by_student(grades))} students"]
+             f"{len(grades)} notebooks", f"{len(report.students(grades))} students"]
     if run_info.get("shards"):
         facts.append(f"merged from {len(run_info['shards'])} shards")
     warnings = "".join(f'<p class="warn">{_e(w, 1000)}</p>'
@@ -110,8 +105,7 @@ def page(grades, run_info):
 
 
 def _folder(out):
-    """(``out``, '') if it is (or can be made) a plain folder, else (a fresh folder beside it,
-    why)."""
+    """(``out``, '') if it is (or can be made) a plain folder, else (a fresh one beside it, why)."""
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -119,23 +113,16 @@ def _folder(out):
             return out, ""
     except OSError:
         pass
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    for n in range(100):
-        other = out.with_name(f"{out.name}-{stamp}{f'-{n}' if n else ''}")
-        try:
-            other.mkdir(parents=True)
-            return other, f"{out} is not a folder this run can write: the reports went to {other}"
-        except FileExistsError:
-            continue
-    raise OSError(f"no folder to write the reports to beside {out}")
+    other = Path(tempfile.mkdtemp(prefix=f"{out.name}-{time.strftime('%Y%m%d-%H%M%S')}-",
+                                  dir=out.parent))
+    other.chmod(0o755)
+    return other, f"{out} is not a folder this run can write: the reports went to {other}"
 
 
 def write_all(grades, out, run_info, warn=None):
-    """Every report (:data:`FILES`) into ``out``, or, if it is not a usable folder (something
-    replaced it with a file), into a fresh folder beside it, which the reports' warnings name.
-    Each is made and written on its own: one that fails is named through ``warn`` (default:
-    standard error) and in the warnings of the reports made after it (the JSON and the page
-    come last). Returns the paths written."""
+    """Every report (:data:`FILES`) into ``out``, or into the folder :func:`_folder` finds, each
+    on its own: one that fails is named through ``warn`` (default: standard error) and in the
+    warnings of those made after it (the JSON and the page come last). Returns the paths written."""
     warn = warn or (lambda text: print(f"gemmlab grade: {text}", file=sys.stderr))
     folder, moved = _folder(out)
     warnings = list(run_info.get("warnings", [])) + ([moved] if moved else [])

@@ -1,27 +1,25 @@
 """The grades as people read them: a summary of students x lessons (within 100 columns for the
 16 lessons), a table of questions per lesson, a CSV of every notebook's questions, a CSV an LMS
-imports (a row per student, a column per lesson, a total), and the JSON with everything;
-:mod:`gemmlab_grader.publish` adds the HTML page and writes them all.
+imports (a row per student, a column per lesson), and the JSON; :mod:`gemmlab_grader.publish`
+adds the HTML page and writes them all.
 
-Everything that comes from a submission (names, error texts, feedback) is untrusted text. In
-every report but the JSON, each character that is not plainly visible is shown escaped
-(``\\x1b``, ``\\r``, ``\\u202e``, ``\\u200b``): control and format characters (carriage
-returns, ANSI escapes, bidi overrides, zero-width spaces), other invisible ones (variation
-selectors, Hangul fillers), spaces other than U+0020, and the lone surrogates that stand for a
-file name's undecodable bytes (``\\udce9``), which no UTF-8 file can hold. So nothing can redraw
-the terminal, no writer meets a character it cannot encode, and two names differ visibly when
-they differ. In the CSVs a cell that a spreadsheet would read as a formula (``=``, ``+``, ``-``,
-``@``) gets a leading ``'``; the HTML page escapes markup too; the JSON is ASCII (``\\u`` escapes),
-so that :mod:`~gemmlab_grader.merge` reads every name back exactly.
-
-Two students whose names are equal once the invisible characters are dropped and NFKC is applied
-(``honest01`` and ``honest01`` + U+200B) are flagged on both rows (:func:`flag_lookalikes`).
-"""
+Names, error texts and feedback come from submissions: untrusted. Every report but the JSON shows
+escaped (``\\x1b``, ``\\r``, ``\\u202e``, ``\\u200b``, ``\\udce9``) each character that is not
+plainly visible: control and format characters (carriage returns, ANSI escapes, bidi overrides,
+zero-width spaces), other invisible ones (variation selectors, Hangul fillers), spaces other than
+U+0020, and the lone surrogates that stand for a file name's undecodable bytes, which no UTF-8
+file can hold. So nothing can redraw the terminal, no writer meets a character it cannot encode,
+and two names differ visibly when they differ. A CSV cell that a spreadsheet would read as a
+formula (``=``, ``+``, ``-``, ``@``) gets a leading ``'``; the HTML page escapes markup too; the
+JSON is ASCII (``\\u`` escapes), so that :mod:`~gemmlab_grader.merge` reads every name back
+exactly. Names equal once the invisible characters are dropped and NFKC is applied are flagged
+(:func:`lookalikes`)."""
 import csv
 import io
 import json
 import resource
 import unicodedata
+from collections import namedtuple
 
 from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS
 
@@ -31,7 +29,6 @@ _UNSAFE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}
 _IGNORABLE = ({0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0}
               | set(range(0x180B, 0x1810)) | set(range(0xFE00, 0xFE10))
               | set(range(0xE0100, 0xE01F0)))
-NAME_WIDTH = 24
 
 
 def invisible(c):
@@ -40,8 +37,7 @@ def invisible(c):
 
 
 def printable(text, width=None):
-    """``text`` with every character that is not plainly visible escaped, cut to ``width``
-    characters."""
+    """``text`` with every character that is not plainly visible escaped, cut to ``width``."""
     out = "".join(c.encode("unicode_escape").decode("ascii") if invisible(c) else c
                   for c in str(text))
     return out if width is None or len(out) <= width else out[:width - 3] + "..."
@@ -55,29 +51,23 @@ def lookalike_key(name):
 
 
 def lookalikes(grades):
-    """{student: the other students whose names look the same (:func:`lookalike_key`)}, for the
-    students who have such a twin."""
+    """{student: a note naming the others whose names look the same}, for the students who have
+    such a twin (``honest01`` and ``honest01`` + U+200B)."""
     groups = {}
     for student in dict.fromkeys(g.student for g in grades):
         groups.setdefault(lookalike_key(student), []).append(student)
-    return {s: [o for o in group if o != s] for group in groups.values() if len(group) > 1
-            for s in group}
-
-
-def lookalike_note(others):
-    return ("the student's name looks the same as " + ", ".join(repr(printable(o, 60)) for o in others)
-            + " once invisible characters are dropped: check which student is which")
+    return {s: "the student's name looks the same as "
+            + ", ".join(repr(printable(o, 60)) for o in group if o != s)
+            + " once invisible characters are dropped: check which student is which"
+            for group in groups.values() if len(group) > 1 for s in group}
 
 
 def flag_lookalikes(grades):
-    """Note on every notebook of a student with a lookalike name which names it resembles (once:
-    calling it again adds nothing)."""
-    twins = lookalikes(grades)
+    """Add its :func:`lookalikes` note to each notebook of a student with a twin, once."""
+    notes = lookalikes(grades)
     for g in grades:
-        if g.student in twins:
-            note = lookalike_note(twins[g.student])
-            if note not in g.notes:
-                g.notes.append(note)
+        if g.student in notes and notes[g.student] not in g.notes:
+            g.notes.append(notes[g.student])
 
 
 def peak_rss_mib():
@@ -86,6 +76,9 @@ def peak_rss_mib():
 
 
 # --- the class as a whole -----------------------------------------------------------------------
+
+Student = namedtuple("Student", "name lessons passed percent noted")
+
 
 def lessons(grades):
     """{lesson: its number of questions}, in lesson order, for the lessons graded."""
@@ -96,66 +89,50 @@ def lessons(grades):
     return dict(sorted(found.items()))
 
 
-def by_student(grades):
-    """{student: {lesson: the notebook with most passed, if several}} in student order."""
-    table = {}
-    for g in sorted(grades, key=lambda g: (g.student, g.notebook)):
-        row = table.setdefault(g.student, {})
-        if g.lesson and (g.lesson not in row or g.passed > row[g.lesson].passed):
-            row[g.lesson] = g
-    return table
-
-
-def totals(grades):
-    """{student: (passed, out of, notebooks with notes)}: out of every lesson graded in the run
-    (a lesson a student handed no notebook for counts 0)."""
+def students(grades):
+    """A :class:`Student` per student, in name order: {lesson: questions passed by its best
+    notebook}, passed in all, the percent of every lesson graded, notebooks with notes."""
     possible = sum(lessons(grades).values())
-    noted = {}
+    best, noted = {}, {}
     for g in grades:
+        mine = best.setdefault(g.student, {})
+        if g.lesson:
+            mine[g.lesson] = max(mine.get(g.lesson, 0), g.passed)
         noted[g.student] = noted.get(g.student, 0) + bool(g.notes)
-    return {student: (sum(g.passed for g in row.values()), possible, noted.get(student, 0))
-            for student, row in by_student(grades).items()}
+    rows = []
+    for name in sorted(best):
+        passed = sum(best[name].values())
+        percent = f"{100 * passed / possible:.1f}" if possible else "-"
+        rows.append(Student(name, best[name], passed, percent, noted[name]))
+    return rows
 
 
-def percent_text(passed, possible):
-    """'83.3' for 5 of 6, '-' when nothing could be passed."""
-    return f"{100 * passed / possible:.1f}" if possible else "-"
-
-
-def summary(grades, name_width=NAME_WIDTH):
+def summary(grades):
     """Students x lessons: questions passed per lesson ('-': no notebook), the total, the
     percentage, and how many of the student's notebooks have notes (see the lesson tables)."""
-    sizes, rows, sums = lessons(grades), by_student(grades), totals(grades)
-    width = max([len("(questions)")] + [len(printable(s, name_width)) for s in rows])
-    cols = {lesson: max(2, len(str(n))) for lesson, n in sizes.items()}
+    sizes = lessons(grades)
     possible = sum(sizes.values())
-    tail = max(len(f"{possible}/{possible}"), len("passed"))
-
-    def line(name, cells, total, percent, notes):
-        return (f"{name:<{width}} " + " ".join(f"{c:>{cols[l]}}" for l, c in zip(cols, cells, strict=True))
-                + f"  {total:>{tail}} {percent:>5} {notes:>5}").rstrip()
-
-    out = [line("student", list(cols), "passed", "%", "notes"),
-           line("(questions)", [str(n) for n in sizes.values()], f"/{possible}", "", "")]
-    for student, row in rows.items():
-        passed, _, noted = sums[student]
-        cells = [str(row[l].passed) if l in row else "-" for l in cols]
-        out.append(line(printable(student, name_width), cells, f"{passed}/{possible}",
-                        percent_text(passed, possible), str(noted or "")))
-    return "\n".join(out)
+    # the empty column puts two spaces before the totals
+    rows = [["student", *sizes, "", "passed", "%", "notes"],
+            ["(questions)", *map(str, sizes.values()), "", f"/{possible}", "", ""]]
+    rows += [[printable(s.name, 24), *(str(s.lessons.get(l, "-")) for l in sizes), "",
+              f"{s.passed}/{possible}", s.percent, str(s.noted or "")] for s in students(grades)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join(" ".join(c.rjust(w) if i else c.ljust(w)
+                              for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
+                     for row in rows)
 
 
-def table(grades, note_width=70):
-    """One row per notebook, one column per question (pass / FAIL / - not attempted; the
-    question's name without its lesson number when all are of one lesson), the total and a
-    note."""
+def table(grades):
+    """A row per notebook, a column per question (pass / FAIL / - not attempted; without the
+    lesson number when all are of one lesson), the total and a note."""
     cols = list(dict.fromkeys(q for g in grades for q in g.results))
     one_lesson = len({q[:2] for q in cols}) == 1
     header = (["student", "notebook"] + [q[3:] if one_lesson else q for q in cols]
               + ["passed", "note"])
     rows = [[printable(g.student, 40), printable(g.notebook, 40)]
             + [_SHORT.get(g.results.get(q), "") for q in cols]
-            + [f"{g.passed}/{len(g.results)}", printable(g.note, note_width)] for g in grades]
+            + [f"{g.passed}/{len(g.results)}", printable(g.note, 70)] for g in grades]
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
              for row in [header] + rows]
@@ -186,44 +163,33 @@ def text(grades):
 # --- files ----------------------------------------------------------------------------------------
 
 def _cell(text):
-    """A CSV cell: escaped (:func:`printable`), a would-be formula defused."""
     text = printable(text)
     return "'" + text if text[:1] in ("=", "+", "-", "@") and text != "-" else text
 
 
-def _row(cells):
-    return [_cell(c) for c in cells]
+def _csv(rows):
+    """``rows`` as CSV, each cell escaped (:func:`printable`) and a would-be formula defused."""
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows([_cell(c) for c in row] for row in rows)
+    return buffer.getvalue()
 
 
 def csv_text(grades):
     """A row per notebook: its questions' verdicts, passed, total, note."""
     cols = list(dict.fromkeys(q for g in grades for q in g.results))
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(_row(["student", "notebook", "lesson"] + cols + ["passed", "total", "note"]))
-    for g in grades:
-        writer.writerow(_row([g.student, g.notebook, g.lesson]
-                             + [g.results.get(q, "") for q in cols]
-                             + [g.passed, len(g.results), g.note]))
-    return buffer.getvalue()
+    return _csv([["student", "notebook", "lesson"] + cols + ["passed", "total", "note"]]
+                + [[g.student, g.notebook, g.lesson] + [g.results.get(q, "") for q in cols]
+                   + [g.passed, len(g.results), g.note] for g in grades])
 
 
 def lms_csv(grades):
-    """A row per student, a column per lesson (questions passed; 0 for a notebook not handed
-    in), the total and the percentage: the points an LMS gradebook imports; and, when some
-    students' names look alike, a last column that says so on each of their rows."""
-    sizes, rows, sums = lessons(grades), by_student(grades), totals(grades)
-    possible, twins = sum(sizes.values()), lookalikes(grades)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(_row(["student"] + [f"lesson {l} (of {n})" for l, n in sizes.items()]
-                         + [f"total (of {possible})", "percent"] + (["check"] if twins else [])))
-    for student, row in rows.items():
-        passed = sums[student][0]
-        flag = [lookalike_note(twins[student]) if student in twins else ""] if twins else []
-        writer.writerow(_row([student] + [row[l].passed if l in row else 0 for l in sizes]
-                             + [passed, percent_text(passed, possible)] + flag))
-    return buffer.getvalue()
+    """A row per student, a column per lesson (questions passed; 0 with no notebook), the total
+    and the percent, for an LMS gradebook; a last column flags :func:`lookalikes` if any."""
+    sizes, twins = lessons(grades), lookalikes(grades)
+    return _csv([["student"] + [f"lesson {l} (of {n})" for l, n in sizes.items()]
+                 + [f"total (of {sum(sizes.values())})", "percent"] + (["check"] if twins else [])]
+                + [[s.name] + [s.lessons.get(l, 0) for l in sizes] + [s.passed, s.percent]
+                   + ([twins.get(s.name, "")] if twins else []) for s in students(grades)])
 
 
 def json_text(grades, run_info):

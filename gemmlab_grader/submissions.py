@@ -28,8 +28,8 @@ class Submission:
 
 
 def find_submissions(snapshot):
-    """The submissions in a :class:`~gemmlab_grader.folders.FolderSnapshot` of the folder, in
-    a stable order, with the bytes it read."""
+    """The submissions in a :class:`~gemmlab_grader.folders.FolderSnapshot`, by path, with the
+    bytes it read."""
     found = []
     for rel, saved in snapshot.entries.items():
         parts = rel.split("/")
@@ -47,9 +47,8 @@ def find_submissions(snapshot):
 
 
 def lesson_of(sub, forced=None):
-    """The lesson whose questions a notebook answers, as two digits: ``forced`` (``--lesson``) or
-    the two digits starting its file name (``12b_...``, part 2 of lesson 12, gives "12"); None if
-    neither names a lesson of the bank."""
+    """The lesson a notebook answers, as two digits: ``forced`` (``--lesson``), else the digits
+    starting its file name ("12" for ``12b_...``); None if not a lesson of the bank."""
     lesson = forced if forced is not None else (_LESSON.match(Path(sub.notebook).name) or [0, None])[1]
     return f"{int(lesson):02d}" if lesson is not None and lesson_questions(lesson) else None
 
@@ -71,7 +70,4 @@ def shard_of(student, n):
 
 def in_shard(submissions, shard):
     """The submissions of the students of ``shard`` ((i, n), or None for all)."""
-    if shard is None:
-        return list(submissions)
-    i, n = shard
-    return [s for s in submissions if shard_of(s.student, n) == i]
+    return [s for s in submissions if shard is None or shard_of(s.student, shard[1]) == shard[0]]

@@ -1,10 +1,9 @@
 """The question bank as a notebook being graded sees it: prompts and answer names, no references.
 
-``gemmlab grade`` gives the notebooks it runs a copy of gemmlab whose ``grading/bank/lNN.py``
-modules are stubs calling :func:`questions_of` (written by
-:meth:`gemmlab_grader.integrity.PackageSnapshot.write_copy`), built from ``bank/public.json`` (id,
-prompt, answer name of each question). ``get_question(q).prompt`` still works; ``.answer`` raises, and
-``check()`` says that the grader judges the answer. The real bank stays in the grader's process.
+The copy of gemmlab that ``gemmlab grade`` gives the notebooks it runs has ``grading/bank/lNN.py``
+stubs calling :func:`questions_of` (:meth:`gemmlab_grader.integrity.PackageSnapshot.write_copy`),
+built from ``bank/public.json``. ``.prompt`` still works, ``.answer`` raises, and ``check()`` says
+that the grader judges the answer. The real bank stays in the grader's process.
 """
 import json
 from pathlib import Path

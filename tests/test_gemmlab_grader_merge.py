@@ -48,6 +48,14 @@ def test_a_missing_shard_is_named_in_the_report(tmp_path):
     assert info["warnings"][0].startswith("shards missing: 2/3, 3/3")
 
 
+def test_a_shard_whose_warnings_are_not_a_list_of_texts_still_merges(tmp_path):
+    a = _shard(tmp_path / "a", 1, 1, ["alice"])
+    info, grades = merge.load(a)
+    for planted in (5, {"x": 1}, None, [3, "kept"]):
+        merged, _ = merge.merge([(a, dict(info, warnings=planted), grades)])
+        assert merged["warnings"] == (["shard 1/1: kept"] if planted == [3, "kept"] else [])
+
+
 @pytest.mark.parametrize("second, message", [
     ((2, 3, ["alice"]), "graded in both"), ((1, 3, ["bob"]), "are both shard 1/3"),
     ((2, 4, ["bob"]), "not shards of one run"),
