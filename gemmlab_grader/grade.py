@@ -335,14 +335,11 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
     sys.dont_write_bytecode = True      # the grader writes no bytecode into the shared Python
     started = time.monotonic()
     grader = Grader(settings, snapshot, out_path, progress=lambda m: print(m, file=sys.stderr))
-    print(f"gemmlab grade: {len(found)} notebook(s); the bank, the packages"
-          f" snapshotted in "
-          f"{time.monotonic() - started:.1f} s", file=sys.stderr)
+    protections = grader.protections()
+    print(f"gemmlab grade: {len(found)} notebook(s); the bank, the packages snapshotted in "
+          f"{time.monotonic() - started:.1f} s; protections in this run:", file=sys.stderr)
+    print("\n".join(f"  - {line}" for line in protections), file=sys.stderr)
     try:
-        protections = grader.protections()
-        print("gemmlab grade: protections in this run:", file=sys.stderr)
-        for line in protections:
-            print(f"  - {line}", file=sys.stderr)
         grades = grader.grade(found)
     finally:
         grader.close()
@@ -353,12 +350,5 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
             "warnings": grader.warnings, "trusted": not settings.sandbox,
             "interrupted": grader.interrupted,
             "grader_peak_rss_mib": report.peak_rss_mib()}
-    print(report.text(grades))
-    written = publish.write_all(grades, out_path, info)
-    if written[0].parent != out_path:
-        grader.warnings.append(f"{out_path} was no longer a folder: the reports went to "
-                               f"{written[0].parent}")
-    for warning in grader.warnings:
-        print(f"WARNING: {report.printable(warning, 300)}", file=sys.stderr)
-    print("\nwritten: " + "\n         ".join(str(p) for p in written))
+    publish.finish(grades, out_path, info)
     return 130 if grader.interrupted else 0

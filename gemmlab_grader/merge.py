@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS
 
-from . import publish, report
+from . import publish
 from .folders import read_at
 from .grade import NotebookGrade
 
@@ -131,9 +131,5 @@ def main(shards, out):
         print("gemmlab-grade merge: --out must be a folder of its own, not one of the shards'",
               file=sys.stderr)
         return 2
-    print(report.text(grades))
-    written = publish.write_all(grades, out, info)
-    for warning in info["warnings"]:
-        print(f"WARNING: {report.printable(warning, 300)}", file=sys.stderr)
-    print("\nwritten: " + "\n         ".join(str(p) for p in written))
+    publish.finish(grades, out, info)
     return 0

@@ -126,6 +126,8 @@ def write_all(grades, out, run_info, warn=None):
     warn = warn or (lambda text: print(f"gemmlab grade: {text}", file=sys.stderr))
     folder, moved = _folder(out)
     warnings = list(run_info.get("warnings", [])) + ([moved] if moved else [])
+    if moved:
+        warn(moved)
     report.flag_lookalikes(grades)
     makers = {"summary.txt": lambda: report.text(grades) + "\n",
               "grades.csv": lambda: report.csv_text(grades),
@@ -143,3 +145,13 @@ def write_all(grades, out, run_info, warn=None):
             warnings.append(failure)
             warn(failure)
     return written
+
+
+def finish(grades, out, run_info):
+    """How a run ends (grading or merging): the summary printed, every report written
+    (:func:`write_all`), the run's warnings and the files written listed."""
+    print(report.text(grades))
+    written = write_all(grades, out, run_info)
+    for warning in run_info.get("warnings", []):
+        print(f"WARNING: {report.printable(warning, 300)}", file=sys.stderr)
+    print("\nwritten: " + "\n         ".join(str(p) for p in written))
