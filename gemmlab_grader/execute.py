@@ -3,7 +3,7 @@ of :mod:`gemmlab_grader.runner`. The request and the notebook's bytes reach the 
 standard input, and its standard output goes to a file, both unnamed temporary files of the
 grader's; the runner runs under the notebook's limits until it ends, its time runs out or the run
 is interrupted, then its whole tree is killed, and what it wrote is size-checked and read
-(:mod:`gemmlab_grader.collect`).
+(:func:`gemmlab_grader.answers.check`).
 """
 import io
 import json
@@ -13,7 +13,7 @@ import time
 
 from gemmlab.judging.cell import describe_exit
 
-from . import collect
+from . import answers
 from .isolate import start_confined
 
 
@@ -49,7 +49,7 @@ class NotebookRun:
         workdir = self.folder / "work"
         workdir.mkdir()
         with tempfile.TemporaryFile(dir=self.folder) as stdin:
-            stdin.write(collect.pack(json.dumps(request).encode()) + collect.pack(notebook))
+            stdin.write(answers.pack(json.dumps(request).encode()) + answers.pack(notebook))
             stdin.seek(0)
             tree = start_confined(self.isolation, workdir, "gemmlab_grader.runner", workdir,
                                   stdin=stdin, stdout=self.output, stderr=subprocess.DEVNULL)
@@ -64,15 +64,15 @@ class NotebookRun:
         return ""
 
     def collect(self):
-        """{"run", "answers", "problem"} (:func:`gemmlab_grader.collect.check`) of what the
+        """{"run", "answers", "problem"} (:func:`gemmlab_grader.answers.check`) of what the
         runner wrote, once its tree is dead."""
         self.output.seek(0)
-        data = self.output.read(collect.MAX_OUTPUT + 1)
-        if len(data) > collect.MAX_OUTPUT:
+        data = self.output.read(answers.MAX_OUTPUT + 1)
+        if len(data) > answers.MAX_OUTPUT:
             return {"run": None, "answers": None,
-                    "problem": f"its runner sent more than the {collect.MAX_OUTPUT >> 20} MiB "
+                    "problem": f"its runner sent more than the {answers.MAX_OUTPUT >> 20} MiB "
                                f"the grader reads"}
-        return collect.check(io.BytesIO(data))
+        return answers.check(io.BytesIO(data))
 
     def close(self):
         self.output.close()

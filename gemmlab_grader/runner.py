@@ -8,7 +8,7 @@ one in a fresh IPython kernel in WORKDIR through the course's notebook runner
 cell past its time interrupted and the next one run; a cell that ignores the interrupt, or a
 kernel that dies, stops the run. Then :func:`gemmlab_grader.answers.extract` writes
 ``WORKDIR/answers.json`` in the kernel, and two frames go to stdout: a JSON report, and that
-file (up to :data:`~gemmlab_grader.collect.MAX_ANSWERS` bytes). The kernel's standard streams are
+file (up to :data:`~gemmlab_grader.answers.MAX_ANSWERS` bytes). The kernel's standard streams are
 /dev/null, never this channel.
 """
 import asyncio
@@ -31,7 +31,7 @@ from nbclient.exceptions import DeadKernelError  # noqa: E402
 
 import gemmlab  # noqa: E402
 from gemmlab.notebook_run import CellStopped, CountingClient, LocalAsyncKernelManager  # noqa: E402
-from gemmlab_grader.collect import MAX_ANSWERS, MAX_REPORT, pack, unpack  # noqa: E402
+from gemmlab_grader.answers import MAX_ANSWERS, MAX_REPORT, pack, unpack  # noqa: E402
 from gemmlab_grader.confine import proc_stat  # noqa: E402
 from gemmlab_grader.isolate import python_argv  # noqa: E402
 

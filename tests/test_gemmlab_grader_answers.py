@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gemmlab.judging import values
-from gemmlab_grader import answers, collect
+from gemmlab_grader import answers
 
 
 def test_decode_refuses_forged_data():
@@ -24,7 +24,7 @@ def test_decode_refuses_forged_data():
 
 
 def test_the_answers_share_one_budget_and_a_too_large_one_is_named_not_collected(tmp_path):
-    big = np.zeros(collect.ANSWER_BYTES // 8 + 1)           # one element past the budget
+    big = np.zeros(answers.ANSWER_BYTES // 8 + 1)           # one element past the budget
     path = tmp_path / "answers.json"
     answers.extract([{"id": "01.a", "answer_name": "a"}, {"id": "01.b", "answer_name": "b"}],
                     path, {"a": big, "b": 2.5})
@@ -32,4 +32,4 @@ def test_the_answers_share_one_budget_and_a_too_large_one_is_named_not_collected
     assert collected["01.a"]["value"]["t"] == "opaque"
     assert "larger than" in collected["01.a"]["value"]["repr"]
     assert values.decode(collected["01.b"]["value"]) == 2.5
-    assert path.stat().st_size < collect.MAX_ANSWERS
+    assert path.stat().st_size < answers.MAX_ANSWERS

@@ -21,7 +21,7 @@ import pytest
 from gemmlab.grading import assign, handout
 from gemmlab.grading.bank import get_question, lesson_questions
 import gemmlab_grader
-from gemmlab_grader.collect import check, pack
+from gemmlab_grader.answers import check, pack
 from gemmlab_grader.isolate import clean_env, python_argv
 
 ROOT = Path(__file__).resolve().parent.parent

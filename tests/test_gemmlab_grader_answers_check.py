@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from gemmlab.judging import values
-from gemmlab_grader import collect
-from gemmlab_grader.collect import check, pack
+from gemmlab_grader import answers
+from gemmlab_grader.answers import check, pack
 from gemmlab_grader.execute import NotebookRun
 
 
@@ -40,7 +40,7 @@ def test_the_report_and_answers_come_back_checked():
     (b"", "the runner's report could not be read"),
     (pack(b"{not json") + pack(b""), "the runner's report could not be read"),
     (pack(b"[" * 100000) + pack(b""), "the runner's report could not be read"),
-    (pack(b"x" * (collect.MAX_REPORT + 1)), "more than the"),
+    (pack(b"x" * (answers.MAX_REPORT + 1)), "more than the"),
     (pack(b'{"stopped": ""}') + pack(b'{"answers": [1]}'), "not an object of answers"),
     (pack(b'{"stopped": ""}') + pack(b'{"answers": {"q": {"value": {"t": "list", "v": '
                                       + b"[" * 50000 + b"]" * 50000 + b"}}}}"), "could not be read back"),
@@ -51,7 +51,7 @@ def test_malformed_output_is_refused_with_the_reason(raw, problem):
 
 
 def test_one_budget_bounds_all_the_answers_together():
-    many = values.encode(np.zeros(collect.ANSWER_BYTES * 6 // 80))     # 0.6 of the budget
+    many = values.encode(np.zeros(answers.ANSWER_BYTES * 6 // 80))     # 0.6 of the budget
     got = check(_output({"stopped": ""}, {"answers": {"a": {"value": many}, "b": {"value": many}}}))
     assert "value" in got["answers"]["a"]
     assert "does not fit" in got["answers"]["b"]["error"]
@@ -62,9 +62,9 @@ def test_the_largest_output_read_of_the_worst_shape_stays_small_in_the_grader(tm
     """The grader reads a runner's output in its own process: the most it reads, made of the
     items that cost the most memory per byte, must not take a tenth of a GiB more."""
     body = b'{"answers": {"01.weights_gib": {"value": {"t": "list", "v": ['
-    count = (collect.MAX_ANSWERS - len(body) - 8) // (len(item) + 1)
+    count = (answers.MAX_ANSWERS - len(body) - 8) // (len(item) + 1)
     forged = body + b",".join([item] * count) + b"]}}}}"
-    assert len(forged) <= collect.MAX_ANSWERS
+    assert len(forged) <= answers.MAX_ANSWERS
     run = NotebookRun(tmp_path, None)
     run.output.write(pack(b'{"stopped": ""}') + pack(forged))
     del forged
@@ -78,7 +78,7 @@ def test_the_largest_output_read_of_the_worst_shape_stays_small_in_the_grader(tm
 
 def test_an_output_larger_than_the_grader_reads_is_refused_unread(tmp_path):
     run = NotebookRun(tmp_path, None)
-    run.output.write(b"[" * (collect.MAX_OUTPUT + 1))
+    run.output.write(b"[" * (answers.MAX_OUTPUT + 1))
     checked = run.collect()
     run.close()
     assert checked["answers"] is None and "more than the" in checked["problem"]
