@@ -5,7 +5,7 @@ The notebooks are read into memory first (:class:`~gemmlab_grader.folders.Folder
 graded ``--jobs`` at a time (threads; each notebook's work runs in processes of its own), each
 inside a boundary: whatever fails while grading it becomes a note on it. For each notebook,
 :class:`~gemmlab_grader.execute.NotebookRun` runs it in bubblewrap (:mod:`.sandbox`, under
-:mod:`.confine`'s limits) on a copy of gemmlab whose bank has no references; its answers are read
+:class:`~.sandbox.Limits`) on a copy of gemmlab whose bank has no references; its answers are read
 back and judged here: values against the bank, code by :func:`~gemmlab_grader.isolate.judge_code`
 in a sandboxed worker on hidden cases drawn from a seed of the student's own (:func:`case_seed`;
 the run's secret is in no report, environment or worker). ``--trusted`` (``Settings.sandbox``
@@ -29,7 +29,7 @@ from gemmlab.grading.bank import lesson_questions, questions
 from gemmlab.grading.checker import Result, judge_question
 from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS, values
 
-from . import confine, integrity, publish, report, sandbox
+from . import publish, report, sandbox, withheld_bank
 from .execute import NotebookRun
 from .folders import FolderSnapshot
 from .isolate import Isolation, judge_code
@@ -74,7 +74,7 @@ class Settings:
     cell_cpu: int = None                # CPU seconds per cell, if not ``timeout``
 
     def limits(self):
-        return confine.Limits(cpu_seconds=self.notebook_timeout,
+        return sandbox.Limits(cpu_seconds=self.notebook_timeout,
                               memory_bytes=self.memory_mib << 20)
 
 
@@ -104,7 +104,7 @@ class Grader:
         self.stop = threading.Event()
         self.run_dir = Path(tempfile.mkdtemp(prefix="gemmlab-grade-"))
         # every notebook and code worker reads this one copy (in the sandbox, mounted read-only)
-        self.shared = integrity.PackageSnapshot().write_copy(self.run_dir / "pkg", public)
+        self.shared = withheld_bank.PackageSnapshot().write_copy(self.run_dir / "pkg", public)
 
     def close(self):
         """Remove the run folder (no notebook can reach it: it is the grader's own)."""
@@ -133,7 +133,7 @@ class Grader:
             self.stop.set()
             for future in futures:
                 future.cancel()
-            confine.kill_all()
+            sandbox.kill_all()
         finally:
             pool.shutdown(wait=True)
         for future, (sub, grade) in futures.items():

@@ -24,7 +24,7 @@ from gemmlab.grading.checker import Result
 from gemmlab.judging.cell import WORKER, Channel, describe_exit, judge_cell
 from gemmlab.labs import compile as compile_
 
-from . import confine, sandbox
+from . import sandbox
 
 # Runs a module as __main__ on a given copy of gemmlab and the grader (both in one folder): -I
 # ignores PYTHONPATH and user site-packages, so the module search path is set to the grader's
@@ -77,7 +77,7 @@ class Isolation:
     packages), its limits, and whether in the sandbox (which needs a copy, and hides
     ``hidden_paths``). The grader passes the copy without references and the sandbox."""
     package_root: str = ""
-    limits: confine.Limits = field(default_factory=confine.Limits)
+    limits: sandbox.Limits = field(default_factory=sandbox.Limits)
     sandbox: bool = False
     hidden_paths: tuple = ()
 
@@ -90,7 +90,7 @@ class Isolation:
 def start_confined(isolation, workdir, module, *args, **streams):
     """Start ``python -m module args`` in ``workdir`` as ``isolation`` says, with
     :func:`clean_env`; ``streams``: Popen's stdin/stdout/stderr. Returns the
-    :class:`~gemmlab_grader.confine.Tree`. In the sandbox ``workdir`` is an empty tmpfs, so the
+    :class:`~gemmlab_grader.sandbox.Tree`. In the sandbox ``workdir`` is an empty tmpfs, so the
     package copy must lie outside it."""
     argv = python_argv(isolation.package_root, module, *args)
     if isolation.sandbox:
@@ -99,7 +99,7 @@ def start_confined(isolation, workdir, module, *args, **streams):
                              "outside it")
         argv = sandbox.command(argv, workdir, [isolation.package_root], isolation.hidden_paths,
                                memory_bytes=isolation.limits.memory_bytes)
-    return confine.Tree(argv, isolation.limits, cwd=workdir, env=clean_env(workdir), **streams)
+    return sandbox.Tree(argv, isolation.limits, cwd=workdir, env=clean_env(workdir), **streams)
 
 
 class _Folder:

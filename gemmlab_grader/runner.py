@@ -32,7 +32,7 @@ from nbclient.exceptions import DeadKernelError  # noqa: E402
 import gemmlab  # noqa: E402
 from gemmlab.notebook_run import CellStopped, CountingClient, LocalAsyncKernelManager  # noqa: E402
 from gemmlab_grader.answers import MAX_ANSWERS, MAX_REPORT, pack, unpack  # noqa: E402
-from gemmlab_grader.confine import proc_stat  # noqa: E402
+from gemmlab_grader.sandbox import proc_stat  # noqa: E402
 from gemmlab_grader.isolate import python_argv  # noqa: E402
 
 NOTED_ERRORS = 20

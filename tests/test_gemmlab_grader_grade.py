@@ -13,7 +13,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from gemmlab.grading.bank import lesson_questions
-from gemmlab_grader import confine, grade, integrity, publish, report, sandbox, submissions
+from gemmlab_grader import grade, publish, report, sandbox, submissions, withheld_bank
 from gemmlab_grader.answers import extract
 from gemmlab_grader.folders import FolderSnapshot
 from gemmlab_grader.grade import NotebookGrade, Settings, grade_notebook
@@ -281,7 +281,7 @@ def test_reports_replace_a_planted_link_instead_of_writing_through_it(tmp_path):
 # --- the grader's own files ---------------------------------------------------------------------
 
 def test_the_copy_holds_gemmlab_without_references_and_the_grader(tmp_path):
-    snap = integrity.PackageSnapshot()
+    snap = withheld_bank.PackageSnapshot()
     assert {name.split("/")[0] for name in snap.files} == {"gemmlab", "gemmlab_grader"}
     assert not any("__pycache__" in name for name in snap.files)
     public = [{"id": "01.weights_gib", "prompt": "p", "answer_name": "weights_gib"}]
@@ -301,7 +301,7 @@ def test_in_the_sandbox_a_detached_process_dies_with_its_tree(tmp_path):
             f"subprocess.Popen([sys.executable, '-c', child, {marker!r}], env={{}})\n"
             "time.sleep(30)\n")
     argv = sandbox.command([sys.executable, "-c", code], tmp_path)
-    tree = confine.Tree(argv, confine.Limits(), cwd=tmp_path)
+    tree = sandbox.Tree(argv, sandbox.Limits(), cwd=tmp_path)
     deadline = time.monotonic() + 20
     while not processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -329,7 +329,7 @@ def _state_of(pid):
 @pytest.mark.parametrize("field", ["cpu_seconds", "memory_bytes", "file_bytes", "processes"])
 def test_limits_must_be_positive_whole_numbers(field):
     with pytest.raises(ValueError, match=field):
-        confine.Limits(**{field: 0})
+        sandbox.Limits(**{field: 0})
 
 
 def test_each_students_hidden_cases_derive_from_the_run_secret_and_their_name():

@@ -11,8 +11,8 @@ import pytest
 from gemmlab.grading.bank import questions
 from gemmlab.judging import FAIL, PASS, Question, code_of, where_it_lives
 from gemmlab.judging.cell import CellFunction
-from gemmlab_grader import confine, isolate, sandbox
-from gemmlab_grader.integrity import PackageSnapshot
+from gemmlab_grader import isolate, sandbox
+from gemmlab_grader.withheld_bank import PackageSnapshot
 from gemmlab_grader.isolate import Isolation, judge_code
 
 QID = "02.naive_matmul"
@@ -176,7 +176,7 @@ def processes_with(text):
 
 def test_a_memory_hog_is_stopped_by_its_limit():
     hog = "def naive_matmul(A, B):\n    return np.ones((1 << 34,))\n"
-    result = _judge(hog, isolation=Isolation(limits=confine.Limits(memory_bytes=3 << 30)))
+    result = _judge(hog, isolation=Isolation(limits=sandbox.Limits(memory_bytes=3 << 30)))
     assert result.status == FAIL and "MemoryError" in result.feedback
 
 

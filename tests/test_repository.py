@@ -187,9 +187,6 @@ DYNAMIC = {
     ("gemmlab.viz", "importlib.import_module(f'.{name}', __name__)"):
         lambda: {f"gemmlab.viz.{p.stem}" for p in (ROOT / "gemmlab" / "viz").glob("[a-z]*.py")},
     ("gemmlab.labs.run_mpi_rank", "importlib.import_module(args.module)"): None,
-    # the environment watch locates the kernel's libraries (IPython, numpy, ...) without
-    # importing them: none of them is a module of the two packages
-    ("gemmlab_grader.integrity", "importlib.util.find_spec(name)"): None,
 }
 BY_NAME = ("importlib.import_module", "import_module", "__import__", "importlib.__import__",
            "runpy.run_module", "runpy.run_path", "importlib.util.find_spec", "find_spec",
