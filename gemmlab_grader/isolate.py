@@ -11,7 +11,6 @@ the reason. ``seed`` None judges the public cases, an integer hidden cases drawn
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -102,25 +101,15 @@ def start_confined(isolation, workdir, module, *args, **streams):
     return sandbox.Tree(argv, isolation.limits, cwd=workdir, env=clean_env(workdir), **streams)
 
 
-class _Folder:
-    """A temporary folder of the grader's, removed on close (in the sandbox the code wrote on a
-    tmpfs over it)."""
-
-    def __init__(self, prefix):
-        self.path = tempfile.mkdtemp(prefix=prefix)
-
-    def close(self):
-        shutil.rmtree(self.path, ignore_errors=True)
-
-
-class Worker(_Folder):
+class Worker:
     """One confined worker process and its frame channel, with one deadline for everything;
     its stderr goes to a log whose tail says why it died."""
 
     def __init__(self, isolation, timeout):
-        super().__init__("gemmlab-code-")
-        self.log = open(os.path.join(self.path, "worker.log"), "w+b")
-        tree = start_confined(isolation, self.path, WORKER, stdin=-1, stdout=-1, stderr=self.log)
+        self.folder = tempfile.TemporaryDirectory(prefix="gemmlab-code-", ignore_cleanup_errors=True)
+        self.log = open(os.path.join(self.folder.name, "worker.log"), "w+b")
+        tree = start_confined(isolation, self.folder.name, WORKER, stdin=-1, stdout=-1,
+                              stderr=self.log)
         self.channel = Channel(tree.popen, timeout, tree.kill, self._said)
 
     def _said(self):
@@ -135,7 +124,7 @@ class Worker(_Folder):
     def close(self):
         self.channel.close()
         self.log.close()
-        super().close()
+        self.folder.cleanup()
 
 
 class ConfinedCompiler:
@@ -146,9 +135,9 @@ class ConfinedCompiler:
         self.isolation, self.timeout = isolation, timeout
 
     def compile(self, request):
-        folder = _Folder("gemmlab-compile-")
-        try:
-            tree = start_confined(self.isolation, folder.path, "gemmlab.labs.nvcompile",
+        with tempfile.TemporaryDirectory(prefix="gemmlab-compile-",
+                                         ignore_cleanup_errors=True) as folder:
+            tree = start_confined(self.isolation, folder, "gemmlab.labs.nvcompile",
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL)
             try:
@@ -158,8 +147,6 @@ class ConfinedCompiler:
             finally:
                 tree.kill()
             return compile_.reply_of(out, describe_exit(tree.popen.returncode))
-        finally:
-            folder.close()
 
 
 def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation=None,
