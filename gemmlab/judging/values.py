@@ -106,7 +106,8 @@ def _encode_numpy(value, budget):
     if value.nbytes > MAX_ARRAY_BYTES or not budget.spend(value.nbytes, 0):
         return {"t": "opaque", "type": type(value).__name__,
                 "repr": f"array of shape {value.shape} and dtype {dtype} ({value.nbytes} bytes: "
-                        f"larger than the {MAX_ARRAY_BYTES >> 20} MiB the grader collects)"}
+                        f"larger than the {min(MAX_ARRAY_BYTES, budget.nbytes) >> 10} KiB left "
+                        f"to collect)"}
     data = np.ascontiguousarray(value)
     return {"t": "array" if isinstance(value, np.ndarray) else "scalar", "dtype": dtype.str,
             "shape": list(data.shape), "b64": base64.b64encode(data.tobytes()).decode("ascii")}
