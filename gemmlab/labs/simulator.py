@@ -45,6 +45,7 @@ import ast
 import contextlib
 import gc
 import linecache
+import math
 import operator
 import sys
 from dataclasses import dataclass, field
@@ -610,7 +611,13 @@ class Launch:
         a thread's local memory) is refused before it is made: ptxas refuses such a kernel too,
         and a check compiles while it simulates."""
         dtype = np.dtype(dtype)
-        wanted = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if type(shape) is int:                      # (np.prod costs 4 us, a local array per
+            count = shape                           # thread and per call of cuda.local.array)
+        elif type(shape) is tuple and all(type(n) is int for n in shape):
+            count = math.prod(shape)
+        else:
+            count = int(np.prod(shape, dtype=np.int64))
+        wanted = count * dtype.itemsize
         if wanted > MAX_ARRAY_BYTES:
             raise MemoryError(f"an array of {wanted} bytes: more than a GPU gives one block's "
                               f"shared memory or one thread's local memory (at most "
