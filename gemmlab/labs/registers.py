@@ -26,8 +26,8 @@ def depths(A, B):
     A, B = np.asarray(A), np.asarray(B)
     k_of_a = np.broadcast_to(np.arange(A.shape[1]), A.shape)      # A[i, k] is of depth k
     k_of_b = np.broadcast_to(np.arange(B.shape[0])[:, None], B.shape)
-    depth = dict(zip(A.astype(np.float64).ravel().tolist(), k_of_a.ravel().tolist()))
-    depth.update(zip(B.astype(np.float64).ravel().tolist(), k_of_b.ravel().tolist()))
+    depth = dict(zip(A.astype(np.float64).ravel().tolist(), k_of_a.ravel().tolist(), strict=True))
+    depth.update(zip(B.astype(np.float64).ravel().tolist(), k_of_b.ravel().tolist(), strict=True))
     return depth
 
 

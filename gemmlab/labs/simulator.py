@@ -108,7 +108,8 @@ class _Indexer:
         if type(index) is tuple:
             if len(index) == 2 == len(shape):
                 i, j = index
-                if type(i) is int and type(j) is int and 0 <= i < shape[0] and 0 <= j < shape[1]:
+                if (type(i) is int and type(j) is int and 0 <= i < shape[0]
+                        and 0 <= j < shape[1]):
                     return i * shape[1] + j
             elif len(index) == 3 == len(shape):
                 i, j, k = index
@@ -724,8 +725,9 @@ class Launch:
         module = _InstrumentedCuda(self, self.grid, self.block)
         try:
             with Watchdog(self.time_limit) as watchdog, \
-                    _sim_kernel._push_kernel_context(module), swapped_cuda_module(self.fn, module), \
-                    _direct_device_calls(self.fn), _collector_sees_only_the_run():
+                    _sim_kernel._push_kernel_context(module), \
+                    swapped_cuda_module(self.fn, module), _direct_device_calls(self.fn), \
+                    _collector_sees_only_the_run():
                 for linear, idx in self.in_order(list(enumerate(_thread_order(self.grid)))):
                     self._run_block(_BlockRun(self, idx, linear))
                     if self.trace.fault is not None:
