@@ -210,3 +210,44 @@ def test_grid_laneid_and_barrier_votes_work_on_the_instrumented_module():
 def test_simulate_refuses_what_is_not_a_kernel():
     with pytest.raises(TypeError, match="expected a @cuda.jit kernel"):
         simulate(lambda A, B, C: None, 1, 1, [])
+
+
+@cuda.jit(device=True)
+def _twice(x):
+    return x * 2
+
+
+@cuda.jit(device=True)
+def _twice_then_fail(x, fail):
+    if fail:
+        raise ValueError("asked to")
+    return _twice(x)
+
+
+def test_device_functions_run_unwrapped_during_a_launch_and_are_put_back_after_it():
+    """During a launch a device function of the kernel's module (a global, or closed over) is
+    called as its plain function; after the run, also one that raised, each name and cell holds
+    the @cuda.jit object again, and device calls still see the launch's cuda module."""
+    def make():
+        @cuda.jit(device=True)
+        def add_index(out, i):
+            out[i] = _twice_then_fail(float32(i), False) + cuda.threadIdx.x
+
+        @cuda.jit
+        def kernel(out, fail):
+            i = cuda.grid(1)
+            if i < out.shape[0]:
+                add_index(out, i)
+                _twice_then_fail(float32(i), fail)
+        return kernel, add_index
+
+    kernel, add_index = make()
+    out = np.zeros(40, np.float32)
+    assert simulate(kernel, 2, 32, [("out", out), ("fail", False)]).fault is None
+    assert out.tolist() == [2 * i + i % 32 for i in range(40)]
+    trace = simulate(kernel, 2, 32, [("out", np.zeros(40, np.float32)), ("fail", True)])
+    assert trace.fault.kind == "exception" and "asked to" in str(trace.fault)
+    assert isinstance(globals()["_twice"], type(kernel))
+    assert isinstance(globals()["_twice_then_fail"], type(kernel))
+    cells = [c.cell_contents for c in kernel.py_func.__closure__]
+    assert add_index in cells and all(not callable(c) or hasattr(c, "py_func") for c in cells)

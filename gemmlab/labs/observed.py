@@ -25,6 +25,7 @@ is None when no single thread is to blame (a timeout, a barrier).
 
 :func:`gemmlab.labs.observe.observe` runs a kernel and returns that plain data.
 """
+from operator import itemgetter
 
 MAX_ACCESSES = 200_000      # per block: beyond this the picture says it was cut short
 
@@ -73,14 +74,17 @@ class BlockRecorder:
         if truncated:
             accesses = accesses[:-1]
         number = {a["name"]: n for n, a in enumerate(arrays)}
-        threads, intervals, ops, names, elements = zip(*accesses, strict=True) if accesses else ([],) * 5
+        # one column at a time: zip(*accesses) would make an iterator per access, enough of them
+        # to set off a full collection of the heap
+        threads, intervals, ops, names, elements = (list(map(itemgetter(n), accesses))
+                                                    for n in range(5))
         return {"block": list(block_run.idx), "block_dims": list(launch.block),
                 "block_ndim": launch.block_ndim, "grid": list(launch.grid),
                 "grid_ndim": launch.grid_ndim, "arrays": arrays,
-                "accesses": {"thread": list(threads), "interval": list(intervals),
+                "accesses": {"thread": threads, "interval": intervals,
                              "write": [int(op == "w") for op in ops],
-                             "array": [number[name] for name in names],
-                             "element": list(elements)},
+                             "array": list(map(number.__getitem__, names)),
+                             "element": elements},
                 "barriers": list(barriers),
                 "fault": fault if rank == FAULT else None,
                 "race": highlight if rank in (RACE, UNWRITTEN) else None,

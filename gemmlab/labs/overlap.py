@@ -26,9 +26,13 @@ class TileOrderObserver:
     def __init__(self, A, B, depth=None):
         self.depth = depth if depth is not None else depths(A, B)
         self.clock = 0
-        self.reads = {}           # (gid, interval) -> [first clock, last clock, deepest k]
+        self.first = {}           # (gid, interval) -> clock of its first shared read
+        self.last = {}            # ... of its last one
+        self.deepest = {}         # ... the deepest k it read from shared memory
         self.loads = {}           # (gid, interval) -> [(clock, k)] of global reads
         self.stores = {}          # (gid, interval) -> [(clock, k)] of shared writes
+        # (numbers in dicts rather than a list per key: a run has thousands of keys, and lists
+        # are objects the cycle collector walks, numbers are not)
 
     def _tick(self):
         self.clock += 1
@@ -44,9 +48,15 @@ class TileOrderObserver:
         k = self.depth.get(float(value))
         if k is None:
             return
-        now = self._tick()
-        entry = self.reads.setdefault((thread.gid, interval), [now, now, k])
-        entry[1], entry[2] = now, max(entry[2], k)
+        self.clock = now = self.clock + 1
+        key = (thread.gid, interval)
+        if key in self.last:
+            self.last[key] = now
+            if k > self.deepest[key]:
+                self.deepest[key] = k
+        else:
+            self.first[key] = self.last[key] = now
+            self.deepest[key] = k
 
     def shared_write(self, thread, value, interval):
         k = self.depth.get(float(value))
@@ -58,7 +68,8 @@ class TileOrderObserver:
         first and last shared-read clock, first and last such load, first such store (-1 if
         none)."""
         rows = []
-        for key, (first, last, deepest) in self.reads.items():
+        for key, first in self.first.items():
+            last, deepest = self.last[key], self.deepest[key]
             loads = [c for c, k in self.loads.get(key, ()) if k > deepest]
             if not loads:
                 continue
@@ -86,23 +97,13 @@ class Observers:
     """Several observers as the simulator's one ``observer``: each event goes to those that
     take it; only the fragment observer builds local arrays."""
 
+    EVENTS = ("global_read", "shared_read", "shared_write")
+
     def __init__(self, observers):
         self.observers = list(observers)
-
-    def _each(self, method, *args):
-        for observer in self.observers:
-            handler = getattr(observer, method, None)
-            if handler is not None:
-                handler(*args)
-
-    def global_read(self, *args):
-        self._each("global_read", *args)
-
-    def shared_read(self, *args):
-        self._each("shared_read", *args)
-
-    def shared_write(self, *args):
-        self._each("shared_write", *args)
+        for event in self.EVENTS:       # bound once: the simulator sends an event per access
+            setattr(self, event, _fan_out([getattr(observer, event) for observer in
+                                           self.observers if hasattr(observer, event)]))
 
     def local_array(self, launch, data):
         for observer in self.observers:
@@ -112,6 +113,17 @@ class Observers:
 
     def as_data(self):
         return {observer.name: observer.as_data() for observer in self.observers}
+
+
+def _fan_out(handlers):
+    """One callable that calls each of ``handlers`` with its arguments."""
+    if len(handlers) == 1:
+        return handlers[0]
+
+    def each(*args):
+        for handler in handlers:
+            handler(*args)
+    return each
 
 
 BUILDERS = {"fragments": FragmentObserver, "tile_order": TileOrderObserver}

@@ -23,8 +23,11 @@ import numpy as np
 
 def depths(A, B):
     """{value: k} for every element of the distinct inputs A (M x K) and B (K x N)."""
-    depth = {float(v): k for (_, k), v in np.ndenumerate(A)}
-    depth.update({float(v): k for (k, _), v in np.ndenumerate(B)})
+    A, B = np.asarray(A), np.asarray(B)
+    k_of_a = np.broadcast_to(np.arange(A.shape[1]), A.shape)      # A[i, k] is of depth k
+    k_of_b = np.broadcast_to(np.arange(B.shape[0])[:, None], B.shape)
+    depth = dict(zip(A.astype(np.float64).ravel().tolist(), k_of_a.ravel().tolist(), strict=True))
+    depth.update(zip(B.astype(np.float64).ravel().tolist(), k_of_b.ravel().tolist(), strict=True))
     return depth
 
 
@@ -64,41 +67,65 @@ class FragmentObserver:
     def as_data(self):
         """The record, as plain data: first shared reads (gid, k, clock, interval), last uses
         (gid, k, clock) and the number of fragment uses."""
-        first = [(g, k, c, i) for (g, k), (c, i) in self.first_read.items()]
-        last = [(g, k, c) for (g, k), c in self.last_use.items()]
-        return {"first_read": np.array(first, dtype=np.int64).reshape(-1, 4),
-                "last_use": np.array(last, dtype=np.int64).reshape(-1, 3), "uses": self.uses}
+        first = np.hstack([_rows(self.first_read.keys(), 2), _rows(self.first_read.values(), 2)])
+        last = np.hstack([_rows(self.last_use.keys(), 2), _rows(self.last_use.values(), 1)])
+        return {"first_read": first, "last_use": last, "uses": self.uses}
+
+
+def _rows(items, width):
+    return np.array(list(items), dtype=np.int64).reshape(-1, width)
 
 
 def prefetch_steps(record):
     """(prefetched, steps) of a :class:`FragmentObserver` record: of the (thread, k) steps with a
     next step k+1 in the same K tile, how many read k+1 from shared memory before their last use
-    of k."""
-    first_read = {(int(g), int(k)): (int(c), int(i)) for g, k, c, i in record["first_read"]}
-    last_use = {(int(g), int(k)): int(c) for g, k, c in record["last_use"]}
-    prefetched = steps = 0
-    for (gid, k), (_, interval) in first_read.items():
-        following = first_read.get((gid, k + 1))
-        if following is None or following[1] != interval or (gid, k) not in last_use:
-            continue
-        steps += 1
-        prefetched += following[0] < last_use[(gid, k)]
-    return prefetched, steps
+    of k. (In arrays, step by step at once: a record has a row per thread and k.)"""
+    first = np.asarray(record["first_read"], dtype=np.int64).reshape(-1, 4)
+    last = np.asarray(record["last_use"], dtype=np.int64).reshape(-1, 3)
+    if not len(first) or not len(last):
+        return 0, 0
+    span = int(max(first[:, 1].max(), last[:, 1].max(), 0)) + 2     # (gid, k) -> one number
+    gid, k, clock, interval = first.T
+    key = gid * span + k
+    following, has_following = _find(key, key + 1)
+    used, has_use = _find(last[:, 0] * span + last[:, 1], key)
+    step = has_following & has_use
+    step[step] = interval[step] == interval[following[step]]
+    prefetched = clock[following[step]] < last[used[step], 2]
+    return int(prefetched.sum()), int(step.sum())
+
+
+def _find(keys, wanted):
+    """(row of ``keys`` equal to each of ``wanted``, whether there is one); ``keys`` distinct."""
+    order = np.argsort(keys, kind="stable")
+    at = np.minimum(np.searchsorted(keys[order], wanted), len(keys) - 1)
+    return order[at], keys[order[at]] == wanted
 
 
 class _WatchedLocal:
-    """A local array whose reads are reported to the observer."""
-    __slots__ = ("observer", "launch", "data", "shape")
+    """A local array whose reads are reported to the observer (:meth:`FragmentObserver.local_read`,
+    written out here: a lab's kernel reads its registers millions of times on the simulator)."""
+    __slots__ = ("observer", "launch", "data", "shape", "depth_of", "first_read", "last_use")
 
     def __init__(self, observer, launch, data):
         self.observer, self.launch, self.data, self.shape = observer, launch, data, data.shape
+        self.depth_of, self.first_read = observer.depth.get, observer.first_read
+        self.last_use = observer.last_use
 
     def __len__(self):
         return len(self.data)
 
     def __getitem__(self, index):
         value = self.data[index]
-        self.observer.local_read(self.launch, value)
+        if type(value) is not np.ndarray:       # one register (an array is a slice of them)
+            k = self.depth_of(float(value))
+            if k is not None:
+                key = (self.launch.current.gid, k)
+                if key in self.first_read:
+                    observer = self.observer
+                    observer.clock = clock = observer.clock + 1
+                    observer.uses += 1
+                    self.last_use[key] = clock
         return value
 
     def __setitem__(self, index, value):

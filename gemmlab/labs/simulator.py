@@ -42,7 +42,10 @@ Every access is also handed to a :class:`gemmlab.labs.observed.BlockRecorder`, w
 block's accesses and barriers as plain data (``trace.observed``): the picture of the run.
 """
 import ast
+import contextlib
+import gc
 import linecache
+import math
 import operator
 import sys
 from dataclasses import dataclass, field
@@ -99,6 +102,25 @@ class _Indexer:
     __slots__ = ("name", "shape", "launch")
 
     def flat(self, index, action):
+        """The flat index of ``index``: at once for whole numbers inside the array, one per
+        dimension (nearly every access), else through :meth:`checked_flat`."""
+        shape = self.shape
+        if type(index) is tuple:
+            if len(index) == 2 == len(shape):
+                i, j = index
+                if (type(i) is int and type(j) is int and 0 <= i < shape[0]
+                        and 0 <= j < shape[1]):
+                    return i * shape[1] + j
+            elif len(index) == 3 == len(shape):
+                i, j, k = index
+                if (type(i) is int and type(j) is int and type(k) is int and 0 <= i < shape[0]
+                        and 0 <= j < shape[1] and 0 <= k < shape[2]):
+                    return (i * shape[1] + j) * shape[2] + k
+        elif type(index) is int and len(shape) == 1 and 0 <= index < shape[0]:
+            return index
+        return self.checked_flat(index, action)
+
+    def checked_flat(self, index, action):
         shape = self.shape
         if type(index) is not tuple:
             index = (index,)
@@ -242,7 +264,8 @@ class SharedArray(_Indexer):
     def __getitem__(self, index):
         e = self.flat(index, "read")
         launch = self.launch
-        t, now = launch.current.local_id, launch.interval
+        thread = launch.current
+        t, now = thread.local_id, launch.interval
         line = sys._getframe(1).f_lineno
         launch.recorder.access(t, now, "r", self.name, e)
         if self.w_interval[e] == now and self.w_thread[e] != t and not launch.in_atomic:
@@ -255,10 +278,16 @@ class SharedArray(_Indexer):
             self.r_line[e] = line
         elif self.r_thread[e] != t and self.r_other[e] == -1:
             self.r_other[e], self.r_oline[e] = t, line
-        launch.count_shared_read(self.name)
+        trace = launch.trace            # reads per array, per thread, intervals with reads
+        trace.shared[self.name] = trace.shared.get(self.name, 0) + 1
+        trace.shared_reads[thread.gid] += 1
+        if now != launch.last_read_interval:
+            launch.last_read_interval = now
+            idx = launch.block_run.idx
+            trace.read_intervals[idx] = trace.read_intervals.get(idx, 0) + 1
         value = self._flat_data[e]
         if launch.observer is not None:
-            launch.observer.shared_read(launch.current, value, now)
+            launch.observer.shared_read(thread, value, now)
         return value
 
     def __setitem__(self, index, value):
@@ -477,6 +506,69 @@ class _BlockRun:
                         for i, t in enumerate(_thread_order(launch.block))]
 
 
+@contextlib.contextmanager
+def _collector_sees_only_the_run():
+    """While a launch runs, Python's cycle collector leaves alone the objects that were there
+    before it (``gc.freeze``, undone after the run). A run makes tens of thousands of objects
+    (greenlets, local arrays, the observers' records), enough to set off a full collection now
+    and then, which walks the whole heap: the modules Numba loaded and what the process did
+    before (a notebook's other checks), 0.1-0.3 s a walk after a dozen checks. Frozen, such a walk
+    is of the run's own objects. Garbage that reaches into the older objects waits for the first
+    full collection after the run. A process that froze objects itself keeps its freeze."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+@contextlib.contextmanager
+def _direct_device_calls(fn):
+    """While a launch runs, a device function of the kernel's own module (a global of the kernel
+    or a variable it closes over, and so on down the calls) is called as the plain function it
+    wraps. The simulator's wrapper of a device function swaps the ``cuda`` of its module for the
+    launch's on every call, which for the kernel's module is done already (by the launch): it
+    would change nothing, at about 4 us a call, a sixth of a GEMM lab's run. A device function of
+    another module keeps its wrapper (its module's ``cuda`` is swapped by it). Put back after the
+    run, whatever happened."""
+    home, replaced, seen, todo = fn.__globals__, [], set(), [fn]
+
+    def direct(value):
+        return (isinstance(value, _sim_kernel.FakeCUDAKernel) and value._device
+                and getattr(value.fn, "__globals__", None) is home)
+    try:
+        for name, value in list(home.items()):
+            if direct(value):
+                home[name] = value.fn
+                replaced.append((home, name, value))
+                todo.append(value.fn)
+        while todo:
+            f = todo.pop()
+            if id(f) in seen:
+                continue
+            seen.add(id(f))
+            for cell in getattr(f, "__closure__", None) or ():
+                try:
+                    value = cell.cell_contents
+                except ValueError:          # a cell not filled yet
+                    continue
+                if direct(value):
+                    cell.cell_contents = value.fn
+                    replaced.append((cell, None, value))
+                    todo.append(value.fn)
+        yield
+    finally:
+        for where, name, value in reversed(replaced):
+            if name is None:
+                if where.cell_contents is value.fn:
+                    where.cell_contents = value
+            elif where.get(name) is value.fn:
+                where[name] = value
+
+
 def _thread_order(block):
     """Thread (or block) indices in linear order: x fastest, then y, then z (as CUDA numbers
     them)."""
@@ -520,7 +612,13 @@ class Launch:
         a thread's local memory) is refused before it is made: ptxas refuses such a kernel too,
         and a check compiles while it simulates."""
         dtype = np.dtype(dtype)
-        wanted = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if type(shape) is int:                      # (np.prod costs 4 us, a local array per
+            count = shape                           # thread and per call of cuda.local.array)
+        elif type(shape) is tuple and all(type(n) is int for n in shape):
+            count = math.prod(shape)
+        else:
+            count = int(np.prod(shape, dtype=np.int64))
+        wanted = count * dtype.itemsize
         if wanted > MAX_ARRAY_BYTES:
             raise MemoryError(f"an array of {wanted} bytes: more than a GPU gives one block's "
                               f"shared memory or one thread's local memory (at most "
@@ -617,15 +715,6 @@ class Launch:
             self.block_uninitialized.append((array, e, self.current, self.interval,
                                              self.cell_line()))
 
-    def count_shared_read(self, name):
-        trace = self.trace
-        trace.shared[name] = trace.shared.get(name, 0) + 1
-        trace.shared_reads[self.current.gid] += 1
-        if self.interval != self.last_read_interval:
-            self.last_read_interval = self.interval
-            idx = self.block_run.idx
-            trace.read_intervals[idx] = trace.read_intervals.get(idx, 0) + 1
-
     def _cross(self):
         """The running block crossed a barrier: a new interval."""
         self.interval += 1
@@ -636,7 +725,9 @@ class Launch:
         module = _InstrumentedCuda(self, self.grid, self.block)
         try:
             with Watchdog(self.time_limit) as watchdog, \
-                    _sim_kernel._push_kernel_context(module), swapped_cuda_module(self.fn, module):
+                    _sim_kernel._push_kernel_context(module), \
+                    swapped_cuda_module(self.fn, module), _direct_device_calls(self.fn), \
+                    _collector_sees_only_the_run():
                 for linear, idx in self.in_order(list(enumerate(_thread_order(self.grid)))):
                     self._run_block(_BlockRun(self, idx, linear))
                     if self.trace.fault is not None:
