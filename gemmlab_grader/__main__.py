@@ -1,7 +1,7 @@
 """The grader's command: ``gemmlab-grade SUBMISSIONS [options]`` (also ``python -m
-gemmlab_grader`` and ``gemmlab grade``), ``gemmlab-grade merge`` (:mod:`~gemmlab_grader.merge`)
-and ``gemmlab-grade progress`` (:mod:`~gemmlab_grader.progress`). Bad options are a one-line error
-with exit status 2; :func:`gemmlab_grader.grade.main` and the merge's ``main`` give the others."""
+gemmlab_grader`` and ``gemmlab grade``) and ``gemmlab-grade merge`` (:mod:`~gemmlab_grader.merge`).
+Bad options are a one-line error with exit status 2; :func:`gemmlab_grader.grade.main` and the
+merge's ``main`` give the others."""
 import argparse
 import sys
 
@@ -71,9 +71,6 @@ def build_parser():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["progress"]:
-        from .progress import main as progress
-        return progress(argv[1:])
     if argv[:1] == ["merge"]:
         p = argparse.ArgumentParser(prog="gemmlab-grade merge", description="Join the outputs "
                                     "of a class graded in shards (--shard i/n) into one report.")

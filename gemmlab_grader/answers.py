@@ -1,82 +1,26 @@
-"""Answers as data: collected from a student's kernel after the notebook ran, and read back in
-the grader. Values travel with :mod:`gemmlab.judging.values` (no pickle; stand-ins for what
-cannot travel).
+"""Answers as data, read back in the grader: the student's kernel wrote them after the notebook
+ran (:func:`gemmlab.grading.collected.extract`, its values within one budget,
+:data:`~gemmlab.grading.collected.ANSWER_BYTES`). Values travel with
+:mod:`gemmlab.judging.values` (no pickle; stand-ins for what cannot travel).
 
-- :func:`extract` runs in the student's kernel: for each question it writes the value of its
-  ``answer_name`` or, for a code question, the source of the cell that defines it
-  (:func:`gemmlab.judging.source.code_of`), the values within one budget (:data:`ANSWER_BYTES`).
-- :func:`check` reads what the runner (:mod:`gemmlab_grader.runner`, on the student's side, so
-  possibly forged) handed back, in the grader's own process, after a size check
-  (:data:`MAX_OUTPUT`, 5 MiB: the most costly JSON of that size found, 200,000 encoded numbers,
-  takes 94 MiB to read): two frames (:func:`pack`), the run report and the answers file. Only
-  known fields come out, texts cut to their length, every value decoded and encoded again.
+:func:`check` reads what the runner (:mod:`gemmlab_grader.runner`, on the student's side, so
+possibly forged) handed back, in the grader's own process, after a size check (:data:`MAX_OUTPUT`,
+5 MiB: the most costly JSON of that size found, 200,000 encoded numbers, takes 94 MiB to read):
+two frames (:func:`pack`), the run report and the answers file. Only known fields come out, texts
+cut to their length, every value decoded and encoded again.
 """
-import ast
 import json
-import os
 
-from gemmlab.judging import code_of, is_missing, values
-from gemmlab.judging.values import Budget, encode, opaque
+from gemmlab.grading.collected import ANSWER_BYTES      # the kernel's budget, read back
+from gemmlab.judging import values
 from gemmlab.judging.worker import pack, unpack  # noqa: F401 (the runner's frames)
 
 MAX_REPORT = 1 << 20
-ANSWER_BYTES = 1 << 20            # the values of one notebook's answers together (the bank's
-                                  # largest reference answer encodes to 102 bytes)
 MAX_SOURCE = 1 << 20
 MAX_ANSWERS = 4 << 20             # the answers file: the values in base64, code sources, JSON
 MAX_OUTPUT = MAX_REPORT + MAX_ANSWERS + 16          # what the runner may send in all
 MAX_ENTRIES = 1000
 
-
-# --- in the student's kernel ------------------------------------------------------------------
-
-def _defines(source, name):
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return False
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
-            return True
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name:
-            return True
-    return False
-
-
-def _collect(request, namespace, budget):
-    name = request["answer_name"]
-    if name not in namespace:
-        return {"missing": True}
-    value = namespace[name]
-    if not request.get("code") or is_missing(value):
-        return {"value": encode(value, budget)}
-    try:
-        source, defined_as = code_of(value)
-    except (TypeError, ValueError) as exc:
-        return {"value": opaque(value), "error": str(exc)}
-    return {"source": source, "name": name if _defines(source, name) else defined_as}
-
-
-def extract(requests, path, namespace):
-    """Write to ``path`` (JSON) each requested answer found in ``namespace`` (the kernel's).
-
-    ``requests``: [{"id", "answer_name", "code": bool}]. Each entry of the output is
-    {"missing": true}, {"value": encoded} or {"source": cell text, "name": name} (code questions),
-    possibly with an "error" that says why the code could not be collected.
-    """
-    answers, budget = {}, Budget(ANSWER_BYTES)      # what the grader reads, for all of them
-    for request in requests:
-        try:
-            answers[request["id"]] = _collect(request, namespace, budget)
-        except Exception as exc:  # a student's object can raise anywhere (e.g. in __eq__)
-            answers[request["id"]] = {"error": f"could not be collected: {type(exc).__name__}"}
-    text = json.dumps({"answers": answers})
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-
-
-# --- in the grader ---------------------------------------------------------------------------
 
 def _text(value, limit):
     return str(value)[:limit] if isinstance(value, (str, int, float)) else ""
@@ -100,7 +44,8 @@ def _report(raw):
 
 
 def _entry(entry, budget):
-    """One collected answer in its checked form (see answers.extract for the shapes)."""
+    """One collected answer in its checked form (see gemmlab.grading.collected.extract for the
+    shapes)."""
     if not isinstance(entry, dict):
         return {"error": "a malformed answer entry"}
     checked = {}

@@ -6,7 +6,7 @@ wall clock and CPU; the answers to collect) and the notebook's bytes. The code c
 one in a fresh IPython kernel in WORKDIR through the course's notebook runner
 (:class:`gemmlab.notebook_run.CountingClient`): output counted, never kept; an error noted; a
 cell past its time interrupted and the next one run; a cell that ignores the interrupt, or a
-kernel that dies, stops the run. Then :func:`gemmlab_grader.answers.extract` writes
+kernel that dies, stops the run. Then :func:`gemmlab.grading.collected.extract` writes
 ``WORKDIR/answers.json`` in the kernel, and two frames go to stdout: a JSON report, and that
 file (up to :data:`~gemmlab_grader.answers.MAX_ANSWERS` bytes). The kernel's standard streams are
 /dev/null, never this channel.
@@ -140,10 +140,10 @@ def code_cells(data):
 def _notebook(cells, request, answers):
     """The cells to run (nbformat): the collector's import, the notebook's code cells that are
     not blank, the extraction of the answers."""
-    extract = ("import gemmlab_grader.answers as _gemmlab_answers\n"
+    extract = ("import gemmlab.grading.collected as _gemmlab_answers\n"
                f"_gemmlab_answers.extract({request['requests']!r}, "
                f"{str(answers)!r}, get_ipython().user_ns)")
-    sources = ["import gemmlab_grader.answers"] + cells + [extract]
+    sources = ["import gemmlab.grading.collected"] + cells + [extract]
     return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
 
 

@@ -1,12 +1,9 @@
-"""Values crossing between the grader and a student's process: what decode refuses, and what
-the kernel's collection of the answers keeps within the size the grader reads."""
-import json
-
+"""Values crossing between the grader and a student's process: what decode refuses (the
+kernel's collection of the answers: tests/test_grading_collected.py)."""
 import numpy as np
 import pytest
 
 from gemmlab.judging import values
-from gemmlab_grader import answers
 
 
 def test_decode_refuses_forged_data():
@@ -21,15 +18,3 @@ def test_decode_refuses_forged_data():
         deep = {"t": "list", "v": [deep]}
     with pytest.raises(values.DecodeError, match="deeply"):
         values.decode(deep)
-
-
-def test_the_answers_share_one_budget_and_a_too_large_one_is_named_not_collected(tmp_path):
-    big = np.zeros(answers.ANSWER_BYTES // 8 + 1)           # one element past the budget
-    path = tmp_path / "answers.json"
-    answers.extract([{"id": "01.a", "answer_name": "a"}, {"id": "01.b", "answer_name": "b"}],
-                    path, {"a": big, "b": 2.5})
-    collected = json.loads(path.read_text())["answers"]
-    assert collected["01.a"]["value"]["t"] == "opaque"
-    assert "larger than" in collected["01.a"]["value"]["repr"]
-    assert values.decode(collected["01.b"]["value"]) == 2.5
-    assert path.stat().st_size < answers.MAX_ANSWERS

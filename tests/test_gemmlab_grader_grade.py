@@ -14,7 +14,6 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from gemmlab.grading.bank import lesson_questions
 from gemmlab_grader import grade, publish, report, sandbox, submissions, withheld_bank
-from gemmlab_grader.answers import extract
 from gemmlab_grader.folders import FolderSnapshot
 from gemmlab_grader.grade import NotebookGrade, Settings, grade_notebook
 from gemmlab_grader.submissions import Submission, find_submissions, lesson_of
@@ -226,24 +225,6 @@ def test_a_notebook_past_its_total_time_is_stopped(tmp_path):
                             settings=Settings(timeout=10, notebook_timeout=5, seed=1,
                                               sandbox=WORKS_HERE))
     assert result.notes[0] == "the notebook ran past 5 s and was stopped"
-
-
-def test_extract_writes_values_sources_and_reasons(tmp_path):
-    import linecache
-    source = "def f(x):\n    return x\n"
-    linecache.cache["<cell-7>"] = (len(source), None, source.splitlines(True), "<cell-7>")
-    namespace = {}
-    exec(compile(source, "<cell-7>", "exec"), namespace)
-    namespace.update(g=namespace["f"], v=2.5, builtin=len)
-    requests = [{"id": "a", "answer_name": "v"}, {"id": "b", "answer_name": "nothing"},
-                {"id": "c", "answer_name": "g", "code": True},
-                {"id": "d", "answer_name": "builtin", "code": True}]
-    extract(requests, tmp_path / "answers.json", namespace)
-    got = json.loads((tmp_path / "answers.json").read_text())["answers"]
-    assert got["a"] == {"value": {"t": "float", "v": "2.5"}}
-    assert got["b"] == {"missing": True}
-    assert got["c"] == {"source": source, "name": "f"}       # `g` is not assigned in that cell
-    assert "expected a function defined in a notebook cell" in got["d"]["error"]
 
 
 # --- reports ------------------------------------------------------------------------------------

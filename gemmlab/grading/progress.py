@@ -2,30 +2,125 @@
 attempted and revealed, from the student's own notebooks: a table that fits 100 columns and a
 bar per lesson.
 
-The verdicts are the grader's, judged on the student's machine (trusted: their own work) by
-``gemmlab progress DIR --json``, which hands over to the grader's command (gemmlab never imports
-the grader); the reveals come from the student's record (:mod:`gemmlab.grading.student`).
+The verdicts (:func:`verdicts`, also ``gemmlab progress DIR --json``) are judged here, on the
+student's machine, with no grader (a release has none) and no sandbox: the student's own work,
+trusted. Each exercise notebook runs top to bottom in a fresh kernel (errors and all, a limit per
+cell), through the course's notebook runner (:class:`gemmlab.notebook_run.CountingClient`), then
+:func:`gemmlab.grading.collected.extract` collects its answers in that kernel, and each is judged
+as ``check()`` and the grader judge it. A notebook still exactly as handed out is not run: "not
+attempted". The reveals come from the student's record (:mod:`gemmlab.grading.student`).
 """
+import asyncio
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-from ..judging import FAIL, NOT_ATTEMPTED, PASS
+import nbformat
+from jupyter_client.kernelspec import KernelSpecManager
+from nbclient.exceptions import DeadKernelError
+
+from .. import course
+from ..judging import FAIL, NOT_ATTEMPTED, PASS, values
+from ..judging.cell import judge_alone
+from ..notebook_run import CellStopped, CountingClient, LocalAsyncKernelManager
 from . import student
+from .bank import lesson_questions, questions
+from .checker import judge_question
 
 COLUMNS = ("passed", "failed", "not attempted", "revealed")
 BAR = 40
+CELL_TIMEOUT = 300          # seconds a cell of the student's notebook may take (then interrupted)
+
+
+def _kernel_manager(workdir):
+    """A kernel of this Python that imports this copy of gemmlab (a kernel spec in ``workdir``)."""
+    spec = Path(workdir) / "kernels" / "gemmlab-progress"
+    spec.mkdir(parents=True)
+    search = [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")]
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "env": {"PYTHONPATH": os.pathsep.join(filter(None, search))},
+        "display_name": "gemmlab progress", "language": "python"}))
+    specs = KernelSpecManager(kernel_dirs=[str(spec.parent)], ensure_native_kernel=False)
+    return LocalAsyncKernelManager(kernel_name=spec.name, kernel_spec_manager=specs)
+
+
+def collect(data, requests):
+    """{question id: entry} (:func:`gemmlab.grading.collected.extract`'s) once the notebook
+    ``data`` (bytes) has run in a fresh kernel, its code cells in order, errors allowed; {} when
+    it is not a notebook or its run stopped (a cell that ignored the interrupt, a dead kernel)."""
+    try:
+        cells = [cell.get("source", "") for cell in json.loads(data.decode("utf-8-sig"))["cells"]
+                 if cell.get("cell_type") == "code"]
+        cells = ["".join(source) for source in cells]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    with tempfile.TemporaryDirectory(prefix="gemmlab-progress-") as workdir:
+        answers = Path(workdir) / "answers.json"
+        extract = ("import gemmlab.grading.collected as _gemmlab_answers\n"
+                   f"_gemmlab_answers.extract({requests!r}, {str(answers)!r}, "
+                   f"get_ipython().user_ns)")
+        sources = ["import gemmlab.grading.collected", *filter(str.strip, cells), extract]
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+        client = CountingClient(nb, km=_kernel_manager(workdir), allow_errors=True,
+                                timeout=CELL_TIMEOUT, startup_timeout=120, iopub_timeout=10,
+                                shutdown_kernel="immediate", record_timing=False)
+        try:
+            asyncio.run(client.async_execute(cwd=workdir, stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            return json.loads(answers.read_text())["answers"]
+        except (CellStopped, DeadKernelError, RuntimeError, OSError, ValueError, KeyError):
+            return {}
+
+
+def _judge(q, entry):
+    if entry is None or entry.get("missing"):
+        return NOT_ATTEMPTED
+    if "source" in entry:
+        return judge_alone(q, str(entry["source"]), str(entry.get("name")))[0]
+    if "value" not in entry:
+        return FAIL
+    try:
+        return judge_question(q, values.decode(entry["value"])).status
+    except values.DecodeError:
+        return FAIL
+
+
+def _handed_out(name):
+    try:
+        return (course.path("exercises") / name).read_bytes()
+    except OSError:             # FileNotFoundError: an install without exercises/
+        return None
+
+
+def judge_notebook(path):
+    """{question id: status} for the exercise notebook ``path`` (its lesson from its name)."""
+    ids = lesson_questions(path.name[:2])
+    data = Path(path).read_bytes()
+    if data == _handed_out(path.name):
+        return {qid: NOT_ATTEMPTED for qid in ids}
+    bank = questions()
+    answers = collect(data, [{"id": qid, "answer_name": bank[qid].answer_name,
+                              "code": bank[qid].is_code} for qid in ids])
+    return {qid: _judge(bank[qid], answers.get(qid)) for qid in ids}
 
 
 def verdicts(work, lessons=()):
-    """{lesson: {question id: status}} for the student folder ``work``, from the grader."""
-    chosen = [arg for lesson in lessons for arg in ("--lesson", lesson)]
-    done = subprocess.run([sys.executable, "-m", "gemmlab", "progress", str(work), "--json",
-                           *chosen], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr.strip() or f"gemmlab progress exited {done.returncode}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """{lesson: {question id: status}} for the exercise notebooks ``NN_*.ipynb`` of the student
+    folder ``work`` (``lessons``: only these, two digits each; none: every lesson of the bank)."""
+    folder = Path(work) / "exercises"
+    if not folder.is_dir():
+        raise ValueError(f"{folder}/ does not exist: give your student folder (the one "
+                         f"`gemmlab work` made)")
+    found = {}
+    for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
+        lesson = path.name[:2]
+        if lesson_questions(lesson) and (not lessons or lesson in lessons):
+            found[lesson] = judge_notebook(path)
+    return found
 
 
 def tally(found, revealed):

@@ -1,0 +1,65 @@
+"""The answers of a notebook's kernel as data: :func:`extract` runs in the kernel once the
+notebook has run, and writes, for each question, the value of its ``answer_name`` or, for a code
+question, the source of the cell that defines it (:func:`gemmlab.judging.source.code_of`), the
+values within one budget (:data:`ANSWER_BYTES`). Values travel with
+:mod:`gemmlab.judging.values` (no pickle; stand-ins for what cannot travel).
+
+Two readers: ``gl.progress()`` (:mod:`gemmlab.grading.progress`, the student's own notebooks)
+and the grader, whose runner calls :func:`extract` in a graded kernel (which imports the
+grader's copy of gemmlab) and reads the file back, size-checked, in the grader's process.
+"""
+import ast
+import json
+import os
+
+from ..judging import code_of, is_missing
+from ..judging.values import Budget, encode, opaque
+
+ANSWER_BYTES = 1 << 20            # the values of one notebook's answers together (the bank's
+                                  # largest reference answer encodes to 102 bytes)
+
+
+def _defines(source, name):
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name:
+            return True
+    return False
+
+
+def _collect(request, namespace, budget):
+    name = request["answer_name"]
+    if name not in namespace:
+        return {"missing": True}
+    value = namespace[name]
+    if not request.get("code") or is_missing(value):
+        return {"value": encode(value, budget)}
+    try:
+        source, defined_as = code_of(value)
+    except (TypeError, ValueError) as exc:
+        return {"value": opaque(value), "error": str(exc)}
+    return {"source": source, "name": name if _defines(source, name) else defined_as}
+
+
+def extract(requests, path, namespace):
+    """Write to ``path`` (JSON) each requested answer found in ``namespace`` (the kernel's).
+
+    ``requests``: [{"id", "answer_name", "code": bool}]. Each entry of the output is
+    {"missing": true}, {"value": encoded} or {"source": cell text, "name": name} (code questions),
+    possibly with an "error" that says why the code could not be collected.
+    """
+    answers, budget = {}, Budget(ANSWER_BYTES)      # what the grader reads, for all of them
+    for request in requests:
+        try:
+            answers[request["id"]] = _collect(request, namespace, budget)
+        except Exception as exc:  # a student's object can raise anywhere (e.g. in __eq__)
+            answers[request["id"]] = {"error": f"could not be collected: {type(exc).__name__}"}
+    text = json.dumps({"answers": answers})
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)

@@ -1,0 +1,111 @@
+"""`gemmlab progress`: the verdicts on a student's own notebooks, judged in gemmlab itself (one
+answered right, one wrong, the rest untouched and not run), also with no grader importable (a
+release has none), the table within 100 columns, the reveals from the record, and a bar per
+lesson."""
+import json
+import os
+import subprocess
+import sys
+
+from gemmlab.grading import handout, progress, student
+
+NO_GRADER = '''import sys
+class NoGrader:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == "gemmlab_grader":
+            raise ModuleNotFoundError(f"No module named {name!r} (none in a student release)")
+sys.meta_path.insert(0, NoGrader())
+'''
+
+
+def _answer(path, old, new):
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if old in source:
+            cell["source"] = source.replace(old, new).replace('assert r.status == "not attempted"', "")
+    path.write_text(json.dumps(nb))
+
+
+def test_progress_judges_the_students_notebooks_and_fits_100_columns(tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    monkeypatch.chdir(tmp_path)
+    handout.make_student_folder(work)
+    _answer(work / "exercises" / "00_start_here.ipynb", "matrix_mib = ...", "matrix_mib = 4")
+    record = json.loads((work / student.PROGRESS).read_text())
+    record["revealed"] = ["00.matrix_mib"]
+    (work / student.PROGRESS).write_text(json.dumps(record))
+    done = subprocess.run([sys.executable, "-m", "gemmlab", "progress", str(work), "--lesson", "00",
+                           "--lesson", "01",
+                           "--picture", str(tmp_path / "p.png")], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    row = next(line for line in lines if line.startswith("00 "))
+    passed, failed, todo, shown = map(int, row.split()[1:5])
+    assert (passed, failed, shown) == (1, 0, 1) and todo > 5
+    assert next(line for line in lines if line.startswith("01 ")).split()[1:3] == ["0", "0"]
+    assert (tmp_path / "p.png").stat().st_size > 1000
+
+
+def test_a_wrong_answer_counts_as_failed(tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    monkeypatch.chdir(tmp_path)
+    handout.make_student_folder(work)
+    _answer(work / "exercises" / "00_start_here.ipynb", "matrix_mib = ...", "matrix_mib = 5")
+    found = progress.verdicts(work, ["00"])
+    assert found["00"]["00.matrix_mib"] == "fail"
+    rows = progress.tally(found, set())
+    assert rows[0][2] >= 1
+
+
+def test_progress_needs_no_grader(tmp_path):
+    """`gemmlab progress --json` on a folder `gemmlab work` made, with every import of
+    gemmlab_grader refused, in the command and in the notebook's kernel (a sitecustomize on
+    PYTHONPATH): the verdicts all the same."""
+    (tmp_path / "block").mkdir()
+    (tmp_path / "block" / "sitecustomize.py").write_text(NO_GRADER)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(tmp_path / "block"), os.environ.get("PYTHONPATH")])))
+    blocked = subprocess.run([sys.executable, "-c", "import gemmlab_grader"], env=env,
+                             capture_output=True, text=True, cwd=tmp_path)
+    assert "none in a student release" in blocked.stderr
+    made = subprocess.run([sys.executable, "-m", "gemmlab", "work", "work"], env=env,
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert made.returncode == 0, made.stderr
+    _answer(tmp_path / "work" / "exercises" / "00_start_here.ipynb", "matrix_mib = ...",
+            "matrix_mib = 4")
+    done = subprocess.run([sys.executable, "-m", "gemmlab", "progress", "work", "--json",
+                           "--lesson", "00", "--lesson", "01"], env=env, capture_output=True,
+                          text=True, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["00"]["00.matrix_mib"] == "pass"
+    assert sorted(set(found["00"].values())) == ["not attempted", "pass"]
+    assert set(found["01"].values()) == {"not attempted"}
+
+
+def test_a_notebook_as_handed_out_is_not_run(tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    monkeypatch.chdir(tmp_path)
+    handout.make_student_folder(work)
+    monkeypatch.setattr(progress, "collect", lambda *a: (_ for _ in ()).throw(AssertionError))
+    found = progress.verdicts(work, ["00", "01"])
+    assert set(found) == {"00", "01"}
+    assert all(s == "not attempted" for lesson in found.values() for s in lesson.values())
+
+
+def test_a_folder_without_exercises_is_one_line(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "gemmlab", "progress", str(tmp_path), "--json"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "gemmlab work" in done.stderr and not done.stdout
+
+
+def test_the_table_and_figure_of_counts():
+    rows = [("00", 3, 1, 2, 1), ("05", 0, 0, 8, 0)]
+    text = progress.table(rows)
+    assert all(len(line) <= 100 for line in text.splitlines())
+    assert "#" * 20 in text.splitlines()[1] and "x" * 7 in text.splitlines()[1]
+    figure = progress.figure(rows)
+    assert len(figure.axes[0].patches) == 6 and "1 revealed" in figure.axes[0].texts[0].get_text()
