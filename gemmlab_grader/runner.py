@@ -25,11 +25,11 @@ from pathlib import Path
 # here validates IRIs, and jsonschema goes without it when it cannot be imported
 sys.modules.setdefault("rfc3987_syntax", None)
 
-import nbformat  # noqa: E402
 from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
 from nbclient.exceptions import DeadKernelError  # noqa: E402
 
 import gemmlab  # noqa: E402
+from gemmlab.grading import collected  # noqa: E402
 from gemmlab.notebook_run import CellStopped, CountingClient, LocalAsyncKernelManager  # noqa: E402
 from gemmlab_grader.answers import MAX_ANSWERS, MAX_REPORT, pack, unpack  # noqa: E402
 from gemmlab_grader.sandbox import proc_stat  # noqa: E402
@@ -118,35 +118,6 @@ class Run:
                                 "evalue": str(evalue)[:300]})
 
 
-def code_cells(data):
-    """The sources of a notebook's code cells (nbformat 4 JSON, read directly: nbformat's
-    validation adds nothing here); ValueError if it is not one."""
-    nb = json.loads(data.decode("utf-8-sig"))       # a byte-order mark is allowed
-    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list) \
-            or not isinstance(nb.get("nbformat"), int) or nb["nbformat"] < 4:
-        raise ValueError("expected the JSON of a Jupyter notebook, format 4")
-    sources = []
-    for cell in nb["cells"]:
-        if isinstance(cell, dict) and cell.get("cell_type") == "code":
-            source = cell.get("source", "")
-            if isinstance(source, list) and all(isinstance(line, str) for line in source):
-                source = "".join(source)
-            if not isinstance(source, str):
-                raise ValueError("a code cell whose source is not text")
-            sources.append(source)
-    return sources
-
-
-def _notebook(cells, request, answers):
-    """The cells to run (nbformat): the collector's import, the notebook's code cells that are
-    not blank, the extraction of the answers."""
-    extract = ("import gemmlab.grading.collected as _gemmlab_answers\n"
-               f"_gemmlab_answers.extract({request['requests']!r}, "
-               f"{str(answers)!r}, get_ipython().user_ns)")
-    sources = ["import gemmlab.grading.collected"] + cells + [extract]
-    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
-
-
 async def _run_cells(client, workdir, request, numbers):
     """Every cell of ``client.nb`` in one kernel; the run's report."""
     report = {"errors": [], "stopped": "", "output_bytes": 0}
@@ -156,8 +127,6 @@ async def _run_cells(client, workdir, request, numbers):
         async with client.async_setup_kernel(cwd=str(workdir), stdin=subprocess.DEVNULL,
                                               stdout=subprocess.DEVNULL,
                                               stderr=subprocess.DEVNULL, cleanup_kc=True):
-            # the collector first, while the kernel is fresh: a notebook that then uses up its
-            # memory limit still has its answers collected (importing NumPy late could fail)
             report["stopped"] = await state.execute("(setup)", 0, EXTRACT_TIMEOUT)
             for cell_index in range(1, last):
                 if report["stopped"]:
@@ -179,13 +148,13 @@ def run(workdir, request, notebook):
     file or None)."""
     workdir = Path(workdir)
     try:
-        cells = code_cells(notebook)
+        cells = collected.code_cells(notebook)
     except (ValueError, RecursionError) as exc:
         return {"errors": [], "stopped": f"not a valid notebook ({str(exc)[:150]})",
                 "output_bytes": 0}, None
     numbers = [n for n, source in enumerate(cells, 1) if source.strip()]
     answers = workdir / "answers.json"
-    client = CountingClient(_notebook([cells[n - 1] for n in numbers], request, answers),
+    client = CountingClient(collected.notebook([cells[n - 1] for n in numbers], request["requests"], answers),
                             km=_kernel_manager(workdir), allow_errors=True,
                             startup_timeout=120, iopub_timeout=10, shutdown_kernel="immediate",
                             record_timing=False)

@@ -63,3 +63,33 @@ def extract(requests, path, namespace):
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
+
+
+def code_cells(data):
+    """The sources of a notebook's code cells (nbformat 4 JSON, read directly: nbformat's
+    validation adds nothing here); ValueError if it is not one."""
+    nb = json.loads(data.decode("utf-8-sig"))       # a byte-order mark is allowed
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list) \
+            or not isinstance(nb.get("nbformat"), int) or nb["nbformat"] < 4:
+        raise ValueError("expected the JSON of a Jupyter notebook, format 4")
+    sources = []
+    for cell in nb["cells"]:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            if isinstance(source, list) and all(isinstance(line, str) for line in source):
+                source = "".join(source)
+            if not isinstance(source, str):
+                raise ValueError("a code cell whose source is not text")
+            sources.append(source)
+    return sources
+
+
+def notebook(cells, requests, path):
+    """The notebook to run (nbformat): this module's import first (while the kernel is fresh, so
+    a notebook that then uses up its memory still has its answers collected), the ``cells``, and
+    last the :func:`extract` of ``requests`` into ``path``."""
+    import nbformat
+    extract = (f"import gemmlab.grading.collected as _gemmlab_answers\n"
+               f"_gemmlab_answers.extract({requests!r}, {str(path)!r}, get_ipython().user_ns)")
+    sources = ["import gemmlab.grading.collected", *cells, extract]
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])

@@ -18,7 +18,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import nbformat
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient.exceptions import DeadKernelError
 
@@ -26,7 +25,7 @@ from .. import course
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, values
 from ..judging.cell import judge_alone
 from ..notebook_run import CellStopped, CountingClient, LocalAsyncKernelManager
-from . import student
+from . import collected, student
 from .bank import lesson_questions, questions
 from .checker import judge_question
 
@@ -53,18 +52,12 @@ def collect(data, requests):
     ``data`` (bytes) has run in a fresh kernel, its code cells in order, errors allowed; {} when
     it is not a notebook or its run stopped (a cell that ignored the interrupt, a dead kernel)."""
     try:
-        cells = [cell.get("source", "") for cell in json.loads(data.decode("utf-8-sig"))["cells"]
-                 if cell.get("cell_type") == "code"]
-        cells = ["".join(source) for source in cells]
-    except (ValueError, KeyError, TypeError, AttributeError):
+        cells = collected.code_cells(data)
+    except (ValueError, RecursionError):
         return {}
     with tempfile.TemporaryDirectory(prefix="gemmlab-progress-") as workdir:
         answers = Path(workdir) / "answers.json"
-        extract = ("import gemmlab.grading.collected as _gemmlab_answers\n"
-                   f"_gemmlab_answers.extract({requests!r}, {str(answers)!r}, "
-                   f"get_ipython().user_ns)")
-        sources = ["import gemmlab.grading.collected", *filter(str.strip, cells), extract]
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+        nb = collected.notebook([c for c in cells if c.strip()], requests, answers)
         client = CountingClient(nb, km=_kernel_manager(workdir), allow_errors=True,
                                 timeout=CELL_TIMEOUT, startup_timeout=120, iopub_timeout=10,
                                 shutdown_kernel="immediate", record_timing=False)
