@@ -106,7 +106,8 @@ class Worker:
     its stderr goes to a log whose tail says why it died."""
 
     def __init__(self, isolation, timeout):
-        self.folder = tempfile.TemporaryDirectory(prefix="gemmlab-code-", ignore_cleanup_errors=True)
+        self.folder = tempfile.TemporaryDirectory(prefix="gemmlab-code-",
+                                                  ignore_cleanup_errors=True)
         self.log = open(os.path.join(self.folder.name, "worker.log"), "w+b")
         tree = start_confined(isolation, self.folder.name, WORKER, stdin=-1, stdout=-1,
                               stderr=self.log)

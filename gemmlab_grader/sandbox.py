@@ -156,12 +156,11 @@ def proc_stat(pid):
 
 
 def _user_process_count():
-    uid = os.getuid()
-    count = 0
+    uid, count = os.getuid(), 0
     for entry in os.scandir("/proc"):
         try:
             count += entry.name.isdigit() and entry.stat().st_uid == uid
-        except OSError:
+        except OSError:         # gone meanwhile
             pass
     return count
 
@@ -171,7 +170,6 @@ class Tree:
     process tree (``.popen`` is its leader); :meth:`kill` ends it."""
 
     def __init__(self, argv, limits=Limits(), **popen_kwargs):
-        self.limits = limits
         # computed here: the child runs no Python that could need a lock held when it forked
         self._rlimits = [(resource.RLIMIT_CPU, limits.cpu_seconds),
                          (resource.RLIMIT_AS, limits.memory_bytes),
@@ -181,7 +179,6 @@ class Tree:
             self._rlimits.append((resource.RLIMIT_NPROC, _user_process_count() + limits.processes))
         self.popen = subprocess.Popen(argv, start_new_session=True, close_fds=True,
                                       preexec_fn=self._in_child, **popen_kwargs)
-        self.pid = self.popen.pid
         with _lock:
             _live_trees.add(self)
 
@@ -192,9 +189,9 @@ class Tree:
     def kill(self):
         """SIGKILL the session's process group (in the sandbox: everything inside) and reap the
         leader. Safe to call twice."""
-        for kill, target in ((os.killpg, self.pid), (os.kill, self.pid)):
+        for kill in (os.killpg, os.kill):
             try:
-                kill(target, signal.SIGKILL)
+                kill(self.popen.pid, signal.SIGKILL)
             except OSError:
                 pass
         try:

@@ -276,9 +276,8 @@ def test_the_sandbox_gives_no_room_past_its_limits(full):
 def test_a_120_mib_answers_file_is_refused_and_the_grader_stays_small(full):
     row = full.rows["attack_huge_answers"]
     assert row["results"]["01.weights_gib"] == "fail"
-    assert "could not be read back" in row["feedback"]["01.weights_gib"]
-    # 3.2 GB when it parsed them itself; about 0.3 GB on the simulator, 1.2 GB with a GPU's
-    # libraries loaded (an H200 machine)
+    assert "more than 4 MiB" in row["feedback"]["01.weights_gib"], row["feedback"]
+    # about 0.3 GB on the simulator, 1.2 GB with a GPU's libraries loaded (an H200 machine)
     assert full.info["grader_peak_rss_mib"] < 2048
 
 
