@@ -15,6 +15,7 @@ calls (``check()`` included) decides a verdict.
 import hashlib
 import hmac
 import os
+import resource
 import secrets
 import shutil
 import sys
@@ -67,8 +68,7 @@ class Settings:
     notebook_timeout: int = 900         # seconds per notebook, everything included
     memory_mib: int = 8192              # address space per process; size of each of its tmpfs
     sandbox: bool = True
-    seed: int = None                    # the secret hidden cases derive from; None: drawn at
-                                        # random; never reported (--seed repeats a run)
+    seed: int = None                    # the secret of the hidden cases (None: random); unreported
     lesson: str = None                  # the lesson of every notebook (else from its file name)
     jobs: int = 1                       # notebooks graded at once (1 without the sandbox)
     cell_cpu: int = None                # CPU seconds per cell, if not ``timeout``
@@ -80,10 +80,7 @@ class Settings:
 
 def default_jobs():
     """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 class Grader:
@@ -336,6 +333,6 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
             "students": len({s.student for s in found}), "protections": protections,
             "warnings": [], "trusted": not settings.sandbox,
             "interrupted": grader.interrupted,
-            "grader_peak_rss_mib": report.peak_rss_mib()}
+            "grader_peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
     publish.finish(grades, out_path, info)
     return 130 if grader.interrupted else 0

@@ -17,7 +17,6 @@ exactly. Names equal once the invisible characters are dropped and NFKC is appli
 import csv
 import io
 import json
-import resource
 import unicodedata
 from collections import namedtuple
 
@@ -68,11 +67,6 @@ def flag_lookalikes(grades):
     for g in grades:
         if g.student in notes and notes[g.student] not in g.notes:
             g.notes.append(notes[g.student])
-
-
-def peak_rss_mib():
-    """The most memory this process has held at once, in MiB."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 # --- the class as a whole -----------------------------------------------------------------------

@@ -132,11 +132,7 @@ class CellFunction:
     def __init__(self, channel, text, cell=None, wants_picture=True):
         self._channel, self._text, self.cell = channel, text, cell
         self.wants_picture = wants_picture
-
-    @property
-    def compiler(self):
-        """Who compiles this function's kernel (its channel's, see :class:`Channel`)."""
-        return getattr(self._channel, "compiler", None)
+        self.compiler = getattr(channel, "compiler", None)      # who compiles its kernel
 
     def __repr__(self):
         return self._text
