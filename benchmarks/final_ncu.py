@@ -113,8 +113,9 @@ def main(out_dir):
         subprocess.run(["ncu", "-i", rep + ".ncu-rep", "--csv", "--page", "raw", "--print-units",
                         "base"], stdout=f, check=True)
     version = subprocess.run(["ncu", "--version"], capture_output=True, text=True).stdout
+    from gemmlab import measure
     write_summary(out_dir, cupy.cuda.Device().attributes["MultiProcessorCount"],
-                  version.strip().splitlines()[-1])
+                  version.strip().splitlines()[-1], measure.machine())
 
 
 def baselines(folder):
@@ -133,7 +134,7 @@ def baselines(folder):
     return found
 
 
-def write_summary(out_dir, sms, ncu_version):
+def write_summary(out_dir, sms, ncu_version, machine):
     """hopper_final_ncu.json from hopper_final_ncu.csv (also alone: --summary OUT_DIR)."""
     path = os.path.join(out_dir, "hopper_final_ncu.csv")
     rows = list(csv.reader(open(path)))
@@ -141,7 +142,8 @@ def write_summary(out_dir, sms, ncu_version):
     header = rows[start]
     found = [dict(zip(header, r, strict=True)) for r in rows[start + 2:] if len(r) == len(header)]
     base = baselines(os.path.dirname(os.path.abspath(__file__)))
-    record = {"note": "Nsight Compute, one launch of each final (auto) plan, --clock-control none, "
+    record = {"machine": machine,
+              "note": "Nsight Compute, one launch of each final (auto) plan, --clock-control none, "
                       "ncu's cache control (L2 flushed before each pass); stalls: average warps "
                       "stalled per issued instruction",
               "ncu_version": ncu_version,
@@ -166,6 +168,7 @@ if __name__ == "__main__":
         launch(sys.argv[2:])
     elif sys.argv[1:2] == ["--summary"]:
         with open(os.path.join(sys.argv[2], "hopper_final_ncu.json")) as f:
-            write_summary(sys.argv[2], 132, json.load(f)["ncu_version"])
+            old = json.load(f)
+        write_summary(sys.argv[2], 132, old["ncu_version"], old["machine"])
     else:
         main(sys.argv[1] if len(sys.argv) > 1 else "benchmarks")
