@@ -1,6 +1,6 @@
 """Answers as data, read back in the grader: the student's kernel wrote them after the notebook
-ran (:func:`gemmlab.grading.collected.extract`, its values within one budget,
-:data:`~gemmlab.grading.collected.ANSWER_BYTES`). Values travel with
+ran (:func:`gemmlab.judging.collected.extract`, its values within one budget,
+:data:`~gemmlab.judging.collected.ANSWER_BYTES`). Values travel with
 :mod:`gemmlab.judging.values` (no pickle; stand-ins for what cannot travel).
 
 :func:`check` reads what the runner (:mod:`gemmlab_grader.runner`, on the student's side, so
@@ -11,7 +11,7 @@ cut to their length, every value decoded and encoded again.
 """
 import json
 
-from gemmlab.grading.collected import ANSWER_BYTES      # the kernel's budget, read back
+from gemmlab.judging.collected import ANSWER_BYTES      # the kernel's budget, read back
 from gemmlab.judging import values
 from gemmlab.judging.worker import pack, unpack  # noqa: F401 (the runner's frames)
 
@@ -44,7 +44,7 @@ def _report(raw):
 
 
 def _entry(entry, budget):
-    """One collected answer in its checked form (see gemmlab.grading.collected.extract for the
+    """One collected answer in its checked form (see gemmlab.judging.collected.extract for the
     shapes)."""
     if not isinstance(entry, dict):
         return {"error": "a malformed answer entry"}

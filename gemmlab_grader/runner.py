@@ -6,7 +6,7 @@ wall clock and CPU; the answers to collect) and the notebook's bytes. The code c
 one in a fresh IPython kernel in WORKDIR through the course's notebook runner
 (:class:`gemmlab.notebook_run.CountingClient`): output counted, never kept; an error noted; a
 cell past its time interrupted and the next one run; a cell that ignores the interrupt, or a
-kernel that dies, stops the run. Then :func:`gemmlab.grading.collected.extract` writes
+kernel that dies, stops the run. Then :func:`gemmlab.judging.collected.extract` writes
 ``WORKDIR/answers.json`` in the kernel, and two frames go to stdout: a JSON report, and that
 file (up to :data:`~gemmlab_grader.answers.MAX_ANSWERS` bytes). The kernel's standard streams are
 /dev/null, never this channel.
@@ -28,7 +28,7 @@ from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
 from nbclient.exceptions import DeadKernelError  # noqa: E402
 
 import gemmlab  # noqa: E402
-from gemmlab.grading import collected  # noqa: E402
+from gemmlab.judging import collected  # noqa: E402
 from gemmlab.notebook_run import CellStopped, CountingClient, LocalAsyncKernelManager  # noqa: E402
 from gemmlab_grader.answers import MAX_ANSWERS, MAX_REPORT, pack, unpack  # noqa: E402
 from gemmlab_grader.sandbox import proc_stat  # noqa: E402

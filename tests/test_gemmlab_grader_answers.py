@@ -1,5 +1,5 @@
 """Values crossing between the grader and a student's process: what decode refuses (the
-kernel's collection of the answers: tests/test_grading_collected.py)."""
+kernel's collection of the answers: tests/test_judging_collected.py)."""
 import numpy as np
 import pytest
 

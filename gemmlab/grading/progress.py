@@ -6,7 +6,7 @@ The verdicts (:func:`verdicts`, also ``gemmlab progress DIR --json``) are judged
 student's machine, with no grader (a release has none) and no sandbox: the student's own work,
 trusted. Each exercise notebook runs top to bottom in a fresh kernel (errors and all, a limit per
 cell), through the course's notebook runner (:class:`gemmlab.notebook_run.CountingClient`), then
-:func:`gemmlab.grading.collected.extract` collects its answers in that kernel, and each is judged
+:func:`gemmlab.judging.collected.extract` collects its answers in that kernel, and each is judged
 as ``check()`` and the grader judge it. A notebook still exactly as handed out is not run: "not
 attempted". The reveals come from the student's record (:mod:`gemmlab.grading.student`).
 """
@@ -25,7 +25,8 @@ from .. import course
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, values
 from ..judging.cell import judge_alone
 from ..notebook_run import CellStopped, CountingClient, LocalAsyncKernelManager
-from . import collected, student
+from ..judging import collected
+from . import student
 from .bank import lesson_questions, questions
 from .checker import judge_question
 
@@ -48,7 +49,7 @@ def _kernel_manager(workdir):
 
 
 def collect(data, requests):
-    """{question id: entry} (:func:`gemmlab.grading.collected.extract`'s) once the notebook
+    """{question id: entry} (:func:`gemmlab.judging.collected.extract`'s) once the notebook
     ``data`` (bytes) has run in a fresh kernel, its code cells in order, errors allowed; {} when
     it is not a notebook or its run stopped (a cell that ignored the interrupt, a dead kernel)."""
     try:

@@ -12,8 +12,8 @@ import ast
 import json
 import os
 
-from ..judging import code_of, is_missing
-from ..judging.values import Budget, encode, opaque
+from . import code_of, is_missing
+from .values import Budget, encode, opaque
 
 ANSWER_BYTES = 1 << 20            # the values of one notebook's answers together (the bank's
                                   # largest reference answer encodes to 102 bytes)
@@ -89,7 +89,7 @@ def notebook(cells, requests, path):
     a notebook that then uses up its memory still has its answers collected), the ``cells``, and
     last the :func:`extract` of ``requests`` into ``path``."""
     import nbformat
-    extract = (f"import gemmlab.grading.collected as _gemmlab_answers\n"
+    extract = (f"import gemmlab.judging.collected as _gemmlab_answers\n"
                f"_gemmlab_answers.extract({requests!r}, {str(path)!r}, get_ipython().user_ns)")
-    sources = ["import gemmlab.grading.collected", *cells, extract]
+    sources = ["import gemmlab.judging.collected", *cells, extract]
     return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])

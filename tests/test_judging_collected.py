@@ -1,11 +1,11 @@
-"""The answers of a kernel as data (gemmlab.grading.collected.extract): values, sources of code
+"""The answers of a kernel as data (gemmlab.judging.collected.extract): values, sources of code
 answers and why one could not be collected, all the values within one budget, inside what the
 grader reads back."""
 import json
 
 import numpy as np
 
-from gemmlab.grading import collected
+from gemmlab.judging import collected
 from gemmlab.judging import values
 from gemmlab_grader.answers import MAX_ANSWERS
 
