@@ -66,3 +66,11 @@ def test_a_name_from_another_cell_is_named_by_check():
     result = check("03.puzzle_map", kernel)
     assert result.status == "fail"
     assert "runs this cell alone" in result.feedback and "OFFSET" in result.feedback
+
+
+def test_an_untouched_template_is_not_attempted_without_a_compile():
+    untouched = _kernel("        pass", "untouched")
+    before = compile_.COMPILES["count"]
+    result = check("03.puzzle_map", untouched)
+    assert result.status == "not attempted" and "write its body" in result.feedback
+    assert compile_.COMPILES["count"] == before                # nothing written, nothing compiled

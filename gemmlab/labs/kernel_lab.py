@@ -121,11 +121,12 @@ class KernelLab:
         return kernel_cell(source, name)
 
     def judge(self, question, kernel, rng=None):
-        """(status, feedback, picture) for ``kernel``, wherever it lives: described, then
-        compiled for GPUs while it runs on the simulator on cases drawn here (a kernel ptxas
-        refuses fails with ptxas' reason, whatever the run found); the picture is plain data (see
-        :mod:`gemmlab.labs.observed`). On a GPU backend a kernel of this process goes to a
-        worker on the simulator first (:mod:`gemmlab.labs.gpu`)."""
+        """(status, feedback, picture) for ``kernel``, wherever it lives: described, then run on
+        the simulator on cases drawn here, and compiled for GPUs meanwhile once its first case
+        shows it was written (a kernel ptxas refuses fails with ptxas' reason, whatever the run
+        found; an untouched template is not attempted, with no compile); the picture is plain
+        data (see :mod:`gemmlab.labs.observed`). On a GPU backend a kernel of this process goes
+        to a worker on the simulator first (:mod:`gemmlab.labs.gpu`)."""
         if device.backend() != "sim" and not callable(getattr(type(kernel), "call_helper", None)):
             from . import gpu
             return gpu.judge_on_gpu(self, question, kernel, rng)
@@ -134,10 +135,13 @@ class KernelLab:
         except AnswerTypeError as exc:
             return FAIL, f"{exc}.", None
         cases = self.cases(rng)
-        first = list(self.arrays(cases[0]).values())
-        compiled = compile_meanwhile(kernel, argument_types(self.named(*first)), self.archs)
-        status, text, picture = self.examine(kernel, rng, cases=cases)
-        compiled = compiled()                  # what ptxas refuses fails, whatever the run said
+        first = argument_types(self.named(*self.arrays(cases[0]).values()))
+        compiling = []
+        status, text, picture = self.examine(kernel, rng, cases=cases, written=lambda: (
+            compiling.append(compile_meanwhile(kernel, first, self.archs))))
+        if status == NOT_ATTEMPTED:
+            return status, text, picture
+        compiled = compiling[0]()              # what ptxas refuses fails, whatever the run said
         if not compiled.get("ok"):
             return FAIL, refusal(compiled, compiled.get("kept", "")), None
         if status == PASS:
@@ -155,11 +159,12 @@ class KernelLab:
         None) or on hidden cases drawn from ``rng``; see :meth:`examine`."""
         return self.examine(kernel, rng, arguments)[:2]
 
-    def examine(self, kernel, rng=None, arguments=None, cases=None):
+    def examine(self, kernel, rng=None, arguments=None, cases=None, written=lambda: None):
         """The :class:`Examination` of ``kernel`` (on ``cases`` if given): the first case that
         fails names the mistake, and the picture shows that run (on a pass: the first case's).
         ``arguments`` maps the lab's arrays to the kernel's arguments (default: each under its
-        parameter's name)."""
+        parameter's name); ``written()`` is called once the first case shows that the kernel
+        reads its inputs or writes its output."""
         deadline = time.monotonic() + self.time_limit
         runs, cases = [], cases if cases is not None else self.cases(rng)
         for number, case in enumerate(cases):
@@ -167,8 +172,10 @@ class KernelLab:
             left = min(CASE_LIMIT, deadline - time.monotonic())
             arrays, trace = self.run_case(kernel, case, arguments, left,
                                           schedule_of(number, rng))
-            if number == 0 and self.untouched(trace):
-                return Examination(NOT_ATTEMPTED, self.not_attempted)
+            if number == 0:
+                if self.untouched(trace):
+                    return Examination(NOT_ATTEMPTED, self.not_attempted)
+                written()
             problem = self.first_problem(case, arrays, trace)
             if problem:
                 return Examination(FAIL, f"at {case.label}: {problem}", self._picture(case, trace))
