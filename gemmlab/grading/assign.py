@@ -20,8 +20,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import nbformat
-
 from .files import write_file
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -105,6 +103,7 @@ def strip_source(source, cell_type="code", where="cell"):
 
 def student_notebook(nb, name="notebook"):
     """A copy of a solutions notebook with every solution block replaced, without outputs."""
+    import nbformat     # here, not on import: check() imports this package, and nbformat costs 1 s
     nb = nbformat.from_dict(nb)
     for index, cell in enumerate(nb.cells):
         cell.source = strip_source(cell.source, cell.cell_type, f"{name}, cell {index + 1}")
@@ -116,11 +115,13 @@ def student_notebook(nb, name="notebook"):
 
 
 def render(nb):
+    import nbformat
     return nbformat.writes(nb) + "\n"
 
 
 def expected_exercises(solutions_dir):
     """{file name: notebook text} that ``solutions_dir`` generates."""
+    import nbformat
     result = {}
     for path in sorted(Path(solutions_dir).glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
