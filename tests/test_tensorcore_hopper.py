@@ -90,7 +90,9 @@ def test_options_are_refused_where_they_do_not_apply():
     ((8192, 4096, 1024), 256, 1),       # many tiles: the wide ones
     ((4096, 11008, 4096), 256, 1),
     ((8192, 8192, 8192), 256, 1),
-    ((2048, 2048, 2048), 128, 1),       # 128 wide tiles fall short of 132; 256 narrow ones fill
+    ((2048, 2048, 2048), 256, 1),       # 128 wide tiles leave 4 of 132 SMs idle: a full wave
+    ((64, 8192, 8192), 128, 2),         # decode: 64 narrow tiles, split 2 ways of 64 slices
+    ((16, 8192, 8192), 128, 2),
     ((131, 250, 77), 64, 1),            # too little K to split
 ])
 def test_the_rule_picks_the_widest_tiles_that_fill_the_sms(shape, tile_n, split_k):
@@ -101,11 +103,13 @@ def test_the_rule_picks_the_widest_tiles_that_fill_the_sms(shape, tile_n, split_
     assert p.units <= 132 or p.tiles[0] * p.tiles[1] >= 132        # one wave, or more tiles
     k_slices = -(-shape[2] // 64)
     assert split_k == 1 or k_slices // split_k >= hopper.stages.MIN_SPLIT_SLICES
+    assert tile_n == 64 or split_k == 1 or k_slices // split_k >= hopper.stages.LONG_SPLIT_SLICES
 
 
 def test_the_rule_follows_the_sm_count():
     assert hopper.choose(128, 4096, 4096, sms=64)["split_k"] == 1             # 64 tiles: a wave
-    assert hopper.choose(128, 8192, 8192, sms=132)["split_k"] == 1            # 128 tiles
+    assert hopper.choose(128, 8192, 8192, sms=32)["split_k"] == 1             # 32 wide tiles
+    assert hopper.choose(128, 8192, 8192, sms=132)["split_k"] == 2            # ... split 2 ways
     assert hopper.choose(128, 4096, 8192, sms=132)["split_k"] == 2            # 128 slices, 2 fit
     assert hopper.choose(1024, 1024, 1024, sms=32)["tile_n"] == 256           # 32 wide tiles
 
@@ -245,7 +249,9 @@ GPU_CONFIGS = [(s, {}) for s in hopper.STAGES] + [
 
 FP8_CONFIGS = [("persistent", {}), ("persistent", {"tile_n": 128}), ("persistent", {"tile_n": 64}),
                ("persistent", {"split_k": 2}), ("pingpong", {}), ("auto", {}),
+               ("persistent", {"tile_n": 128, "split_k": 2}),        # the auto plan at decode
                ("persistent", {"tile_n": 128, "promote": True}),
+               ("persistent", {"tile_n": 128, "promote": True, "split_k": 2}),
                ("persistent", {"tile_n": 64, "promote": True, "split_k": 2}),
                ("auto", {"promote": True})]
 

@@ -292,33 +292,47 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16"
 # ---- the rule --------------------------------------------------------------------------------
 
 MIN_SPLIT_SLICES = 32    # split K only while each split keeps 32 slices (K = 2048) or more
+LONG_SPLIT_SLICES = 64   # ... and wider tiles than 128 x 64 only while it keeps 64 (K = 4096)
+FULL_WAVE = 31 / 32      # blocks on at least this share of the SMs fill them (128 of 132)
+
+
+def _split_ways(tiles, k_slices, sms, min_slices):
+    """As many K splits as fit on the SMs beside ``tiles`` tiles, each keeping ``min_slices``."""
+    return max(1, min(sms // max(tiles, 1), k_slices // min_slices))
 
 
 def choose(M, N, K, sms=132, fmt="fp16", promote=False):
     """The plan a problem's shape calls for, and why: a dict with stage, tile_n, split_k, reason.
 
-    1. The widest tiles (128 x 256, else 128 x 128, else 128 x 64) of which there are enough to
-       give every SM one: wide tiles read the fewest bytes per FLOP, and a full wave keeps every
-       SM busy.
-    2. Not even the 128 x 64 tiles fill the SMs (few rows, as in LLM decoding, or a small
-       problem): take those and split K as many ways as fit on the SMs, as long as each split
-       keeps 32 slices (K = 2048; FP8's slices are twice as deep, so 16 of them); shorter splits
-       spend more on adding partial sums than they save.
+    1. The widest tiles (128 x 256, else 128 x 128, else 128 x 64) that fill the SMs, splitting
+       K if there are fewer tiles than SMs while each split keeps 64 slices (K = 4096): wide
+       tiles read the fewest bytes per FLOP, a full wave keeps every SM busy, and a split costs
+       a round trip of FP32 partial sums through global memory that only long splits repay.
+       "Fill" allows a few idle SMs (31/32 of them busy): 128 tiles of 128 x 256 on 132 SMs
+       beat 256 tiles of 128 x 128 in two waves.
+    2. Nothing fills the SMs that way (few rows, as in LLM decoding, or a small problem): the
+       128 x 64 tiles, with K split as many ways as fit on the SMs while each split keeps 32
+       slices (K = 2048); shorter splits spend more on adding partial sums than they save.
 
-    Measured on the H200 (benchmarks/RESULTS.md): ping-pong ties with the wide persistent tiles
-    at the short-K shape once the output is 16-bit, so the rule does not pick it.
+    FP8's slices are twice as deep, so those limits are 32 and 16 of its slices. Measured on
+    the H200 (benchmarks/RESULTS.md): ping-pong ties with the wide persistent tiles at the
+    short-K shape once the output is 16-bit, so the rule does not pick it.
     """
     k_slices = ceil_div(padded_k(K, fmt), slice_depth(fmt))
-    min_slices = MIN_SPLIT_SLICES * BK // slice_depth(fmt)
+    long_slices, min_slices = (n * BK // slice_depth(fmt) for n in (LONG_SPLIT_SLICES,
+                                                                   MIN_SPLIT_SLICES))
     for name in ("narrow", "slim") if promote else ("wide", "narrow", "slim"):
         tiles_m, tiles_n = SHAPES[name].tiles(M, N)
-        if tiles_m * tiles_n >= sms:
+        tiles = tiles_m * tiles_n
+        split = _split_ways(tiles, k_slices, sms, long_slices)
+        if tiles * split >= FULL_WAVE * sms:
             bn = SHAPES[name].bn
-            return {"stage": "persistent", "tile_n": bn, "split_k": 1,
-                    "reason": f"{tiles_m * tiles_n} tiles of 128 x {bn} fill the {sms} SMs"}
+            how = f", K split {split} ways: {tiles * split} blocks," if split > 1 else ""
+            return {"stage": "persistent", "tile_n": bn, "split_k": split,
+                    "reason": f"{tiles} tiles of 128 x {bn}{how} fill the {sms} SMs"}
     tiles_m, tiles_n = SHAPES["slim"].tiles(M, N)
     tiles = max(tiles_m * tiles_n, 1)
-    split = max(1, min(sms // tiles, k_slices // min_slices))
+    split = _split_ways(tiles, k_slices, sms, min_slices)
     return {"stage": "persistent", "tile_n": 64, "split_k": split,
             "reason": f"only {tiles} tiles of 128 x 64 for {sms} SMs: K split {split} way(s) "
                       f"-> {tiles * split} blocks"}
