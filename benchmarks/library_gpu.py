@@ -196,26 +196,41 @@ def host_overhead_us(dA, dB, calls=300):
                 lambda: cuda.device_array((dA.shape[0], dB.shape[1]), dtype=np.float32))}
 
 
-def fp32_size(n):
-    """unrolled at n^3 against the best FP32 library (TF32 off), on the same inputs."""
+def time_unrolled(tiles, A, B):
+    """``unrolled`` with ``tiles`` on square CuPy operands A, B: its median time (ms, flushed) and
+    the relative error (norm) of its first 256 rows against float64."""
     import cupy
     cuda = gl.device.cuda()
-    shape = (n, n, n)
-    rng = cupy.random.default_rng(11)
-    A = rng.standard_normal((n, n), dtype=cupy.float32)
-    B = rng.standard_normal((n, n), dtype=cupy.float32)
-    out = cupy.empty((n, n), dtype=cupy.float32)
-    lib_rows, (best_name, best_ms), missing = time_libraries(A, B, out, shape, None)
+    n = A.shape[0]
     dA, dB = cuda.as_cuda_array(A), cuda.as_cuda_array(B)
     dC = cuda.device_array((n, n), dtype=np.float32)
-    tiles = tuple(sorted(gl.kernels.get("unrolled").resolve({}).items()))
-    launch = gemm_launch.launch_configuration("unrolled", tiles, n, n, "gpu")
+    launch = gemm_launch.launch_configuration("unrolled", tuple(sorted(tiles.items())), n, n, "gpu")
     one, zero = np.float32(1), np.float32(0)
     launch(dA, dB, dC, dC, one, zero)
     ref = cupy.asarray(A[:256], dtype=cupy.float64) @ cupy.asarray(B, dtype=cupy.float64)
     got = cupy.asarray(dC)[:256].astype(cupy.float64)
     err = float(cupy.linalg.norm(got - ref) / cupy.linalg.norm(ref))
-    t = ms_of(lambda: launch(dA, dB, dC, dC, one, zero), events="numba")
+    return ms_of(lambda: launch(dA, dB, dC, dC, one, zero), events="numba"), err
+
+
+def fp32_libraries(n):
+    """Square FP32 operands A, B (CuPy, seed 11) and the libraries timed on them (TF32 off):
+    (A, B, library rows, (best name, best ms), libraries missing)."""
+    import cupy
+    rng = cupy.random.default_rng(11)
+    A = rng.standard_normal((n, n), dtype=cupy.float32)
+    B = rng.standard_normal((n, n), dtype=cupy.float32)
+    out = cupy.empty((n, n), dtype=cupy.float32)
+    return (A, B, *time_libraries(A, B, out, (n, n, n), None))
+
+
+def fp32_size(n):
+    """unrolled at n^3 against the best FP32 library (TF32 off), on the same inputs."""
+    cuda = gl.device.cuda()
+    shape = (n, n, n)
+    A, B, lib_rows, (best_name, best_ms), missing = fp32_libraries(n)
+    dA, dB = cuda.as_cuda_array(A), cuda.as_cuda_array(B)
+    t, err = time_unrolled(gl.kernels.get("unrolled").resolve({}), A, B)
     through_gemm = ms_of(lambda: gl.gemm(dA, dB, kernel="unrolled"), events="numba", repeats=20)
     for r in lib_rows:
         r.update(pct_of_best=100 * best_ms / r["ms"])
@@ -254,8 +269,8 @@ def fp8_configs(shape):
              ("auto", p), ("persistent", {"tile_n": 128, **p}), ("persistent", {"tile_n": 64, **p})]
     if M <= 128:
         slices = hopper.ceil_div(K, hopper.FP8_BK)
-        found += [("persistent", {"tile_n": 64, "split_k": s, **mode})
-                  for mode in (o, p) for s in (2, 4) if s <= slices]
+        found += [("persistent", {"tile_n": tile_n, "split_k": s, **mode})
+                  for tile_n in (64, 128) for mode in (o, p) for s in (2, 4) if s <= slices]
     return found
 
 
