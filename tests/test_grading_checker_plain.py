@@ -2,6 +2,7 @@
 grader's judging functions; its compile cached by source and architecture; a kernel that never
 ends a FAIL; a name from another cell named."""
 import linecache
+import re
 
 import pytest
 
@@ -52,9 +53,15 @@ def test_check_runs_in_this_process_without_a_worker(monkeypatch):
 def test_a_kernel_that_never_ends_is_a_fail_naming_the_endless_loop(monkeypatch):
     monkeypatch.setattr(kernel_lab, "CASE_LIMIT", 2.0)     # the lab's 10 s, shortened
     endless = "        while out[i] == out[i]:\n            out[i] = a[i] + 10"
-    result = check("03.puzzle_map", _kernel(endless, "endless"))
+    kernel = _kernel(endless, "endless")
+    result = check("03.puzzle_map", kernel)
     assert result.status == "fail"
-    assert "did not finish within 2 s" in result.feedback and "endless loop" in result.feedback
+    assert "did not finish within 2 s" in result.feedback and "endless loop?" in result.feedback
+    assert "loop?." not in result.feedback
+    source, _, _ = cell("03.puzzle_map")
+    first = source.replace(BODY, endless).splitlines().index(endless.splitlines()[0]) + 1
+    assert re.search(rf"thread [(\d,)]+ of block [(\d,)]+ at line ({first}|{first + 1})\b",
+                     result.feedback), result.feedback      # the loop's line, in the stuck thread
 
 
 def test_a_name_from_another_cell_is_named_by_check():

@@ -1,6 +1,7 @@
 """Lab 12: the fragment API, and each feedback message of 12.lab_wmma with the fragment loop it
 is for (the solution with one edit)."""
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -108,6 +109,8 @@ def test_an_endless_loop_is_stopped():
             pass
     status, text = dataclasses.replace(wmma.LAB, time_limit=0.5).verdict(spins)
     assert status == "fail" and "did not finish within 0.5 s" in text
+    line = spins.__code__.co_firstlineno + 1
+    assert re.search(rf"it was at line ({line}|{line + 1}) \(`(while True:|pass)`\)", text), text
 
 
 @pytest.mark.parametrize("answer,words", [

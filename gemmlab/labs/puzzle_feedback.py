@@ -45,10 +45,9 @@ def _fault(puzzle, case, out, trace):
     fault = trace.fault
     if fault is None:
         return None
-    if fault.kind != "out of bounds":
-        return f"{fault}."
-    named = _out_of_bounds_name(puzzle, case, fault, trace)
-    return f"{named[0]}: {fault}. {named[1]}" if named else f"{fault}."
+    text = str(fault) + ("" if str(fault).endswith(("?", ".")) else ".")   # not "loop?."
+    named = fault.kind == "out of bounds" and _out_of_bounds_name(puzzle, case, fault, trace)
+    return f"{named[0]}: {text} {named[1]}" if named else text
 
 
 def _out_of_bounds_name(puzzle, case, fault, trace):

@@ -472,8 +472,8 @@ class _SimThread:
         try:
             self.launch.fn(*self.launch.args)
             self.state = DONE
-        except Stop:
-            self.state = STOPPED
+        except Stop as stop:                  # kept: its traceback says where the thread stood
+            self.state, self.error = STOPPED, stop
         except BaseException as exc:          # the student's code: reported, never raised here
             self.state, self.error = FAILED, exc
 
@@ -737,11 +737,21 @@ class Launch:
         if watchdog.fired and self.trace.fault is None:
             self.trace.fault = KernelFault("timeout", (
                 f"the kernel did not finish within {seconds(self.time_limit)} (it was running "
-                f"{self.who() if self.current else 'its first thread'}): is there an endless "
-                f"loop?"), block=self.block_run.idx if self.block_run else None)
+                f"{self._stuck_where()}): is there an endless loop?"),
+                block=self.block_run.idx if self.block_run else None)
         fault = self.trace.fault
         self.trace.observed = self.recorder.plain(self, fault.plain() if fault else None)
         return self.trace
+
+    def _stuck_where(self):
+        """'thread (3,0) of block (1,0) at line 12 (`while ...`)': the thread the watchdog stopped
+        and the kernel's line it was on."""
+        thread = self.current
+        if thread is None:
+            return "its first thread"
+        stop = thread.error if thread.state == STOPPED else None
+        line = where(stop, self.fn.__code__.co_filename) if stop is not None else ""
+        return self.who() + line
 
     def _turn(self, thread):
         """Let ``thread`` run until it reaches a barrier or ends."""

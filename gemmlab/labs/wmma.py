@@ -247,17 +247,22 @@ def run_fragments(fn, A, B, C, time_limit):
     try:
         with Watchdog(time_limit) as watchdog:
             fn(operands["A"], operands["B"], operands["C"])
-    except Stop:
-        error = (f"your function did not finish within {seconds(time_limit)}: is there an endless "
-                 f"loop?" if watchdog.fired else "stopped")
+    except Stop as stop:
+        error = (f"your function did not finish within {seconds(time_limit)} (it was"
+                 f"{_line(stop, fn) or ' running'}): is there an endless loop?"
+                 if watchdog.fired else "stopped")
     except Exception as exc:        # the student's code: reported, never raised
-        code = getattr(fn, "__code__", None)
-        line = where(exc, code.co_filename) if code else ""
-        error = f"your function raised {type(exc).__name__}: {exc}{line}."
+        error = f"your function raised {type(exc).__name__}: {exc}{_line(exc, fn)}."
     finally:
         _record = None
     return {"C": C, "calls": record.calls, "mmas": record.mmas, "loads": dict(record.loads),
             "stores": [[r, c, list(m)] for (r, c), m in record.stores.items()], "error": error}
+
+
+def _line(exc, fn):
+    """' at line 12 (`...`)': the line of ``fn``'s cell that ``exc`` passed through last."""
+    code = getattr(fn, "__code__", None)
+    return where(exc, code.co_filename) if code else ""
 
 
 def _steps(M, N, K):
