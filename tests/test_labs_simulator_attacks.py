@@ -70,7 +70,8 @@ ATTACKS = [
       "before any thread of the block had written it", "holds garbage"]),
     ("global-memory scan without a barrier", "03.puzzle_prefix", GLOBAL_SCAN, "puzzle_prefix",
      ["thread 1 of block 0 read out[0] at line 8 (`out[t] = out[t - 1] + a[t]`)",
-      "in the same barrier interval in which thread 0 wrote it at line 6 (`out[0] = a[0]`)"]),
+      "in the same barrier interval in which thread 0 wrote it at line 6 (`out[0] = a[0]`)",
+      "a race through global memory", "through shared memory, with cuda.syncthreads()"]),
     ("2 x 256 KiB of static shared memory", "05.lab_tiled", HUGE_TILES, HUGE_NAME,
      ["512 KiB of static shared memory", "at most 48 KiB", "sA = cuda.shared.array((256, 256)"]),
     ("thread 0 sums the dot product from global memory", "03.puzzle_dot", SERIAL_DOT,
@@ -172,3 +173,22 @@ def test_an_array_no_gpu_could_hold_is_refused_before_it_is_made():
         assert result.status == "fail", result.feedback
         assert "an array of 4294967296 bytes: more than a GPU gives" in result.feedback
         assert "line 3 (`t = cuda.local.array(1 << 30, float32)`)" in result.feedback
+
+
+CROSS_BLOCK = '''@cuda.jit
+def puzzle_map(a, out):
+    """out[i] = a[i] + 10."""
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if i < a.shape[0]:
+        out[i] = a[i] + 10
+        if i >= cuda.blockDim.x:
+            out[i] = out[i - cuda.blockDim.x] - a[i - cuda.blockDim.x] + a[i]
+'''
+
+
+def test_a_read_of_another_blocks_global_write_is_a_race_no_barrier_can_fix():
+    result = check("03.puzzle_map", load_function(CROSS_BLOCK, "puzzle_map", "/nonexistent/x.py"))
+    assert result.status == "fail", result.feedback
+    for words in ("a race through global memory", "in the same launch", "No barrier orders two "
+                  "blocks", "cuda.atomic.add"):
+        assert words in result.feedback, result.feedback

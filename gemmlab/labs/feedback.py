@@ -11,6 +11,7 @@ reads a run's observations (:class:`gemmlab.labs.observations.Observed`), never 
 import numpy as np
 
 from . import overlap
+from .observations import global_race_advice
 from .output_hints import shared_index_swapped
 from .registers import prefetch_steps
 
@@ -54,6 +55,8 @@ def _race(lab, case, C, trace):
     if not trace.races:
         return None
     race = trace.races[0]
+    if race.space == "global":
+        return f"{race.describe()}: a race through global memory. {global_race_advice(race)}"
     text = race.describe() + ": a shared-memory race."
     if race.kind == "write-write":
         return text + " Give every element of the tile one writer."

@@ -76,6 +76,18 @@ class Race:
                 f"it{write_at}")
 
 
+def global_race_advice(race):
+    """What to do about a race through global memory (``race.space == "global"``), as a sentence
+    after :meth:`Race.describe`: a GPU gives no order to those accesses, so the value read is
+    whatever happened to be there (sanitizers' racecheck watches shared memory only)."""
+    if race.interval < 0:
+        return ("No barrier orders two blocks: a block may read only what it wrote itself; to "
+                "combine blocks' results, add them with cuda.atomic.add or in a second launch.")
+    return ("The threads of a block do not run in step, so a thread may read an element of global "
+            "memory before the thread that writes it has run. Hand values between threads "
+            "through shared memory, with cuda.syncthreads() between the writes and the reads.")
+
+
 def thread_name(idx, ndim):
     """'thread 5' in a 1-D block, 'thread (3,1)' in a 2-D one (x first, as threadIdx)."""
     return "thread " + _coords(idx, ndim)

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .observations import global_race_advice
 from .puzzle_cases import GRID, LINE, WARP
 
 SPAN_LIMIT = 64             # reads (global and shared) one thread may make in a one-block
@@ -121,6 +122,8 @@ def _shared_hazard(puzzle, case, out, trace):
     if trace.races:
         race = trace.races[0]
         text = race.describe()
+        if race.space == "global":
+            return f"a race through global memory: {text}. {global_race_advice(race)}"
         if race.kind == "write-write":
             return f"two writers of one slot: {text}. Give every slot of the shared array one writer."
         if no_barrier:
