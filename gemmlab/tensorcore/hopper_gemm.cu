@@ -20,8 +20,10 @@
 //                 warpgroups only compute; "empty" mbarriers hand slots back.
 //   "persistent"  + one block per SM walks many output tiles in a grouped order, so the producer
 //                 loads the next tile while the consumers store the last one. Options: 128 x 128
-//                 or 128 x 64 tiles instead of 128 x 256 (more tiles for small problems), split-K
-//                 (several blocks share one tile's K range; the last to finish adds the sums).
+//                 or 128 x 64 tiles instead of 128 x 256 (more tiles for small problems), 64-row
+//                 tiles (64 x 256, 64 x 128, 64 x 64: one consumer warpgroup computes each, for
+//                 decode's few rows of A), split-K (several blocks share one tile's K range; the
+//                 last to finish adds the sums).
 //   "pingpong"    + each consumer warpgroup owns whole 128 x 128 tiles, alternating with the other,
 //                 so one's epilogue (the stores of C) overlaps the other's MMAs.
 //
@@ -92,6 +94,12 @@ using PingPong = Tiles<128, true, 6>;
 // and 128 x 64 tiles only.
 using NarrowPromoted = Tiles<128, false, 6, true>;
 using SlimPromoted = Tiles<64, false, 8, true>;
+// Decode: 64-row tiles for a few rows of A (an LLM's tokens), where a 128-row tile's A would be
+// at least half zero rows and the speed is set by how many bytes of B are in flight: as many
+// buffers as fit in 227 KiB (tests/test_tensorcore_hopper.py checks with hopper/stages.py).
+using DecodeWide = Tiles<256, false, 5, false, 64>;     // 64 x 256 tiles, 40 KiB per stage
+using DecodeNarrow = Tiles<128, false, 9, false, 64>;   // 64 x 128 tiles, 24 KiB per stage
+using DecodeSlim = Tiles<64, false, 14, false, 64>;     // 64 x 64 tiles, 16 KiB per stage
 
 // ---- addresses, barriers, copies -----------------------------------------------------------
 
@@ -845,7 +853,10 @@ HOPPER_NAME(NAME)(HOPPER_MAPS, const float* C_in, OUT* C_out, int M, int N, int 
 HOPPER_PERSISTENT(hopper_persistent##SUFFIX, hopper::Wide, OUT)                                   \
 HOPPER_PERSISTENT(hopper_persistent_n128##SUFFIX, hopper::Narrow, OUT)                            \
 HOPPER_PERSISTENT(hopper_persistent_n64##SUFFIX, hopper::Slim, OUT)                               \
-HOPPER_PERSISTENT(hopper_pingpong##SUFFIX, hopper::PingPong, OUT)
+HOPPER_PERSISTENT(hopper_pingpong##SUFFIX, hopper::PingPong, OUT)                                \
+HOPPER_PERSISTENT(hopper_persistent_m64##SUFFIX, hopper::DecodeWide, OUT)                         \
+HOPPER_PERSISTENT(hopper_persistent_m64_n128##SUFFIX, hopper::DecodeNarrow, OUT)                  \
+HOPPER_PERSISTENT(hopper_persistent_m64_n64##SUFFIX, hopper::DecodeSlim, OUT)
 #define HOPPER_PROMOTED(SUFFIX, OUT)                                                              \
 HOPPER_PERSISTENT(hopper_persistent_n128_promoted##SUFFIX, hopper::NarrowPromoted, OUT)           \
 HOPPER_PERSISTENT(hopper_persistent_n64_promoted##SUFFIX, hopper::SlimPromoted, OUT)
