@@ -54,7 +54,9 @@ def check_configs(fmt):
             ("persistent", {"tile_n": 64, "split_k": 2, **o16}), ("pingpong", {}),
             ("pingpong", {"split_k": 2}), ("persistent", o16),
             ("persistent", {"tile_n": 128, "split_k": 4, **o16}), ("pingpong", o16),
-            ("auto", {}), ("auto", o16)]
+            ("auto", {}), ("auto", o16), ("persistent", {"tile_m": 64}),
+            ("persistent", {"tile_m": 64, "tile_n": 128, "split_k": 3, **o16}),
+            ("persistent", {"tile_m": 64, "tile_n": 64, "split_k": 2})]
 
 
 def fit_split(options, K):
@@ -364,7 +366,9 @@ def machine():
 # ---- sanitizer, profile, record -----------------------------------------------------------------
 
 FP8_SANITIZED = [("persistent", {}), ("persistent", {"tile_n": 128}), ("persistent", {"tile_n": 64}),
-                 ("pingpong", {"split_k": 2})]
+                 ("pingpong", {"split_k": 2}), ("persistent", {"tile_m": 64, "split_k": 2}),
+                 ("persistent", {"tile_m": 64, "tile_n": 128}),
+                 ("persistent", {"tile_m": 64, "tile_n": 64})]
 
 
 def sanitize_launches():

@@ -10,9 +10,10 @@ autotuned plan through nvmath-python, torch.matmul, an autotuned Triton kernel),
 the record.
 
 - fp16: the issue's nine shapes, FP16 in and FP16 out: the Hopper auto plan and the
-  alternatives it chose between (tile width, split-K, ping-pong), the WMMA kernel (FP32 out,
-  also against cuBLAS gemmEx FP16 -> FP32), and at 4096^3 and 8192^3 every step of the ladder
-  (FP32 out); achieved bytes per second beside each row (the decode shapes are memory-bound);
+  alternatives it chose between (tile width, split-K, ping-pong), at the decode shapes (M <= 64)
+  the 64-row tiles the rule does not pick yet, the WMMA kernel (FP32 out, also against cuBLAS
+  gemmEx FP16 -> FP32), and at 4096^3 and 8192^3 every step of the ladder (FP32 out); achieved
+  bytes per second beside each row (the decode shapes are memory-bound);
 - fp32: ``unrolled`` at 2048^3, 4096^3 and 8192^3 against the best FP32 SGEMM (TF32 off), and
   ``gl.gemm``'s host overhead per call, with and without its cached launch configuration;
 - fp8: the FP8 rung (the Hopper persistent kernels built for E4M3 inputs, BF16 out) against
@@ -83,16 +84,27 @@ def time_libraries(A, B, out, shape, nbytes):
     return rows, libraries.best(ms), missing
 
 
+DECODE_BLOCKS = 2 * 132        # 64-row tiles x splits: at most two waves of the H100/H200's SMs
+DECODE_SPLIT_SLICES = 16       # ... and each split at least 16 slices (K = 1024)
+
+
 def hopper_configs(shape):
-    """The auto plan and the alternatives it chose between, 16-bit out."""
+    """The auto plan and the alternatives it chose between, 16-bit out; at decode shapes
+    (M <= 64) also the 64-row tiles, unsplit and split while that fills at most two waves."""
     M, N, K = shape
     o = {"out": "fp16"}
     found = [("auto", o), ("persistent", o), ("pingpong", o), ("persistent", {"tile_n": 128, **o})]
+    slices = hopper.ceil_div(K, hopper.BK)
     if M <= 128:
-        slices = hopper.ceil_div(K, hopper.BK)
         for tile_n in (64, 128):
             found += [("persistent", {"tile_n": tile_n, "split_k": s, **o})
                       for s in (2, 4, 8) if s <= slices]
+    if M <= 64:
+        for tile_n in (64, 128, 256):
+            tiles_m, tiles_n = hopper.plan("persistent", M, N, K, tile_m=64, tile_n=tile_n).tiles
+            found += [("persistent", {"tile_m": 64, "tile_n": tile_n, "split_k": s, **o})
+                      for s in (1, 2, 4) if s * tiles_m * tiles_n <= DECODE_BLOCKS
+                      and (s == 1 or slices // s >= DECODE_SPLIT_SLICES)]
     return found
 
 
@@ -116,7 +128,8 @@ def time_ours(A, B, shape, base_ms, nbytes, configs):
         t = ms_of(problem.launch)
         p = problem.plan
         rows.append({"kernel": f"hopper:{stage}", "options": options, "plan": p.describe(),
-                     "picked": {"stage": p.stage.name, "tile_n": p.shape.bn, "split_k": p.split_k},
+                     "picked": {"stage": p.stage.name, "tile_m": p.shape.bm, "tile_n": p.shape.bn,
+                                "split_k": p.split_k},
                      "out": options.get("out", "fp32"), "corner_rel_err": err,
                      **rate(shape, t, nbytes), "pct_of_best": 100 * base_ms / t})
         del problem

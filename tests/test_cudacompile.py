@@ -61,10 +61,11 @@ def test_hopper_builds_for_sm90a_without_spills():
     names = {hopper.kernel_name(hopper.plan(stage, 8, 8, 8, **opt).kernel, "fp16")
              for stage in hopper.STAGES for opt in ({}, {"out": "fp16"})
              if hopper.STAGES[stage].persistent or not opt}
-    names |= {hopper.kernel_name(hopper.plan("persistent", 8, 8, 8, tile_n=n, out=o).kernel,
-                                 "fp16") for n in (128, 64) for o in ("fp32", "fp16")}
+    names |= {hopper.kernel_name(hopper.plan("persistent", 8, 8, 8, tile_m=m, tile_n=n,
+                                             out=o).kernel, "fp16")
+              for m, n in hopper.stages.TILES for o in ("fp32", "fp16")}
     found = _no_spills(built, names)
-    assert set(found) == names                     # every entry point is one a plan launches
+    assert set(found) == names and len(names) == 17   # every entry point is one a plan launches
     for name, r in found.items():
         threads = 256 if ("_wgmma_" in name or "_tma_" in name) else 384
         assert r["regs"] * threads <= 65536, name
@@ -75,13 +76,13 @@ def test_hopper_builds_for_sm90a_without_spills():
 def test_the_fp8_rung_builds_for_sm90a_without_spills():
     built = cudacompile.compile_source(hopper.kernel_source(), "sm_90a", "hopper_gemm.cu",
                                        hopper.build.options("e4m3"))
-    plans = [("persistent", n, False) for n in (256, 128, 64)] + [("pingpong", None, False)] + [
-        ("persistent", n, True) for n in (128, 64)]
-    names = {hopper.kernel_name(hopper.plan(stage, 8, 8, 8, tile_n=n, out=o, fmt="e4m3",
-                                            promote=promote).kernel, "e4m3")
-             for stage, n, promote in plans for o in ("fp32", "bf16", "fp16")}
+    plans = [("persistent", m, n, False) for m, n in hopper.stages.TILES] + [
+        ("pingpong", None, None, False)] + [("persistent", None, n, True) for n in (128, 64)]
+    names = {hopper.kernel_name(hopper.plan(stage, 8, 8, 8, tile_m=m, tile_n=n, out=o,
+                                            fmt="e4m3", promote=promote).kernel, "e4m3")
+             for stage, m, n, promote in plans for o in ("fp32", "bf16", "fp16")}
     found = _no_spills(built, names)
-    assert set(found) == names and len(names) == 18   # only the plans' kernels are built
+    assert set(found) == names and len(names) == 27   # only the plans' kernels are built
     assert all(r["regs"] * 384 <= 65536 for r in found.values())
     for instruction in ("k32.f32.e4m3.e4m3", "cvt.rn.bf16x2.f32", "cvt.rn.f16x2.f32"):
         assert instruction in built.ptx

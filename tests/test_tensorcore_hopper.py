@@ -2,6 +2,7 @@
 order, split-K's ranges, the tensor-map parameters, the ring model and the source on any machine
 (its compilation for sm_90a is in test_cudacompile.py); the kernels themselves on an sm_90 GPU
 only."""
+import dataclasses
 import re
 
 import numpy as np
@@ -25,7 +26,25 @@ def test_each_tile_shape_keeps_a_deep_ring_in_one_block(shape):
     sh = hopper.SHAPES[shape]
     st = hopper.get_stage("persistent")
     assert hopper.stages.smem_bytes(st, sh) <= hopper.stages.SMEM_PER_BLOCK <= HOPPER.shared_bytes
-    assert sh.buffers >= 4 and sh.buffers * sh.stage_bytes == 192 * 1024
+    assert sh.stage_bytes == (sh.bm * 64 + 64 * sh.bn) * 2 and sh.buffers >= 4
+    if sh.bm == 128:
+        assert sh.buffers * sh.stage_bytes == 192 * 1024
+    else:                               # decode (memory-bound): as many buffers as fit
+        deeper = dataclasses.replace(sh, buffers=sh.buffers + 1)
+        assert hopper.stages.smem_bytes(st, deeper) > hopper.stages.SMEM_PER_BLOCK
+        assert sh.buffers * sh.stage_bytes > 192 * 1024
+
+
+def test_the_decode_shapes_are_64_rows_that_one_warpgroup_computes():
+    decode = {n: sh for n, sh in hopper.SHAPES.items() if sh.bm == 64}
+    assert {(sh.bn, sh.buffers) for sh in decode.values()} == {(256, 5), (128, 9), (64, 14)}
+    assert all(sh.parts == 1 and not sh.pingpong for sh in decode.values())
+    assert {n: sh.parts for n, sh in hopper.SHAPES.items() if sh.bm == 128} == {
+        "wide": 2, "narrow": 2, "slim": 2, "pingpong": 1}
+    # the ring holds more slices of B than the 128-row shape of the same width
+    for sh in decode.values():
+        same_width = next(s for s in hopper.SHAPES.values() if s.bm == 128 and s.bn == sh.bn)
+        assert sh.buffers * sh.bn > same_width.buffers * same_width.bn
 
 
 def test_four_buffers_are_the_most_that_fit():
@@ -34,14 +53,20 @@ def test_four_buffers_are_the_most_that_fit():
     assert (st.buffers + 1) * st.stage_bytes > HOPPER.shared_bytes
 
 
-@pytest.mark.parametrize("shape", [(4096, 4096, 4096), (131, 250, 77), (1, 1, 1), (300, 264, 0)])
+PLANNED = [(stage, {}) for stage in hopper.STAGES] + [
+    ("persistent", {"tile_m": 64, "tile_n": n}) for n in (256, 128, 64)]
+
+
+@pytest.mark.parametrize("shape", [(4096, 4096, 4096), (131, 250, 77), (1, 1, 1), (300, 264, 0),
+                                   (65, 8192, 8192), (64, 1001, 77)])
 def test_plan_covers_the_output_and_pads_only_misaligned_dims(shape):
     M, N, K = shape
-    for stage in hopper.STAGES:
-        p = hopper.plan(stage, M, N, K, sms=132)
+    for stage, options in PLANNED:
+        p = hopper.plan(stage, M, N, K, sms=132, **options)
         tiles_m, tiles_n = p.tiles
-        bn = p.shape.bn
-        assert tiles_m * 128 >= M > (tiles_m - 1) * 128 or M == 0
+        bm, bn = p.shape.bm, p.shape.bn
+        assert bm == options.get("tile_m", 128)
+        assert tiles_m * bm >= M > (tiles_m - 1) * bm or M == 0
         assert tiles_n * bn >= N > (tiles_n - 1) * bn or N == 0
         assert p.Np % 8 == 0 and p.Kp % 8 == 0 and 0 <= p.Np - N < 8 and 0 <= p.Kp - K < 8
         assert p.padded == (N % 8 != 0 or K % 8 != 0)
@@ -69,6 +94,39 @@ def test_split_k_plans_count_units_and_workspace():
     assert hopper.plan("persistent", 8, 8, 8).partial_floats == 0
 
 
+@pytest.mark.parametrize("tile_n,buffers,name", [(256, 5, "hopper_persistent_m64"),
+                                                  (128, 9, "hopper_persistent_m64_n128"),
+                                                  (64, 14, "hopper_persistent_m64_n64")])
+def test_decode_plans_cut_64_row_tiles(tile_n, buffers, name):
+    p = hopper.plan("persistent", 65, 8192, 8192, tile_m=64, tile_n=tile_n, split_k=3, out="fp16")
+    tiles_n = 8192 // tile_n
+    assert (p.shape.bm, p.shape.bn, p.shape.buffers) == (64, tile_n, buffers)
+    assert p.tiles == (2, tiles_n)                  # 65 rows: a second tile row for row 64
+    assert p.units == 2 * tiles_n * 3 and p.grid == (min(132, p.units), 1, 1)
+    assert p.partial_floats == p.units * 64 * tile_n    # one 64 x tile_n slot per unit
+    assert p.counters == 2 * tiles_n                # one consumer warpgroup per tile
+    assert p.shape.stage_bytes == (64 * 64 + 64 * tile_n) * 2
+    assert p.smem_bytes == hopper.stages.smem_bytes(p.stage, p.shape)
+    assert p.smem_bytes <= hopper.stages.SMEM_PER_BLOCK
+    maps = p.tensor_maps()
+    assert maps["A"] == {"dims": (8192, 65), "strides": (8192 * 2,), "box": (64, 64)}
+    assert maps["B"] == {"dims": (8192, 8192), "strides": (8192 * 2,), "box": (64, 64)}
+    assert p.kernel == name + "_o16" and hopper.plan("persistent", 8, 8, 8, tile_m=64,
+                                                     tile_n=tile_n).kernel == name
+    assert p.describe() == f"persistent (64x{tile_n} tiles, split_k=3, fp16 out)"
+    fp8 = hopper.plan("persistent", 65, 8192, 8192, tile_m=64, tile_n=tile_n, out="fp16",
+                      fmt="e4m3")
+    assert fp8.tensor_maps()["A"]["box"] == (128, 64)             # 64 rows of 128 bytes
+    assert fp8.tensor_maps()["B"]["box"] == (128, tile_n)
+    assert fp8.smem_bytes == p.smem_bytes and fp8.kernel == name + "_ofp16"
+
+
+def test_tile_m_128_is_the_default_shape():
+    for tile_n, name in ((None, "wide"), (256, "wide"), (128, "narrow"), (64, "slim")):
+        assert hopper.plan("persistent", 64, 512, 512, tile_m=128, tile_n=tile_n).shape \
+            == hopper.plan("persistent", 64, 512, 512, tile_n=tile_n).shape == hopper.SHAPES[name]
+
+
 def test_options_are_refused_where_they_do_not_apply():
     with pytest.raises(ValueError, match="leaves splits without work"):
         hopper.plan("persistent", 128, 128, 256, split_k=5)          # 4 slices of 64
@@ -82,6 +140,18 @@ def test_options_are_refused_where_they_do_not_apply():
         hopper.plan("persistent", 128, 128, 256, out="fp8")
     with pytest.raises(ValueError, match="split_k must be"):
         hopper.plan("persistent", 128, 128, 256, split_k=0)
+
+
+@pytest.mark.parametrize("stage,options,match", [
+    ("persistent", {"tile_m": 32}, "tile_m=32: the persistent stage takes 128 or 64"),
+    ("pingpong", {"tile_m": 64}, "tile_m=64: the persistent stage"),   # owns whole 128-row tiles
+    ("ws", {"tile_m": 64}, "takes no options"),
+    ("auto", {"tile_m": 64}, "stage='auto' picks its own tiles"),    # until choose() knows them
+    ("persistent", {"tile_m": 64, "tile_n": 128, "fmt": "e4m3", "promote": True}, "promote=True"),
+])
+def test_64_row_tiles_are_refused_where_they_are_not_built(stage, options, match):
+    with pytest.raises(ValueError, match=match):
+        hopper.plan(stage, 64, 128, 256, **options)
 
 
 @pytest.mark.parametrize("shape,tile_n,split_k", [
@@ -185,7 +255,8 @@ def test_source_has_the_hopper_instructions_written_out():
     assert "@WGMMA@" not in src and "#include" not in src
     for name in ("wgmma", "tma", "ws"):
         assert f"HOPPER_NAME(hopper_{name})" in src
-    for name in ("persistent", "persistent_n128", "persistent_n64", "pingpong"):
+    for name in ("persistent", "persistent_n128", "persistent_n64", "pingpong", "persistent_m64",
+                 "persistent_m64_n128", "persistent_m64_n64"):
         assert f"HOPPER_PERSISTENT(hopper_{name}##SUFFIX," in src
     # the entry points each build has are compared with the plans' names in test_cudacompile.py
 
@@ -244,7 +315,9 @@ def _needs_sm90():
 GPU_CONFIGS = [(s, {}) for s in hopper.STAGES] + [
     ("persistent", {"tile_n": 128}), ("persistent", {"split_k": 3}),
     ("persistent", {"tile_n": 128, "split_k": 4}), ("persistent", {"tile_n": 64, "split_k": 2}),
-    ("pingpong", {"split_k": 2}), ("auto", {})]
+    ("pingpong", {"split_k": 2}), ("auto", {}),
+    ("persistent", {"tile_m": 64}), ("persistent", {"tile_m": 64, "tile_n": 128, "split_k": 3}),
+    ("persistent", {"tile_m": 64, "tile_n": 64, "split_k": 2})]
 
 
 FP8_CONFIGS = [("persistent", {}), ("persistent", {"tile_n": 128}), ("persistent", {"tile_n": 64}),
@@ -253,7 +326,9 @@ FP8_CONFIGS = [("persistent", {}), ("persistent", {"tile_n": 128}), ("persistent
                ("persistent", {"tile_n": 128, "promote": True}),
                ("persistent", {"tile_n": 128, "promote": True, "split_k": 2}),
                ("persistent", {"tile_n": 64, "promote": True, "split_k": 2}),
-               ("auto", {"promote": True})]
+               ("auto", {"promote": True}), ("persistent", {"tile_m": 64}),
+               ("persistent", {"tile_m": 64, "tile_n": 128, "split_k": 2}),
+               ("persistent", {"tile_m": 64, "tile_n": 64})]
 
 
 def _fp8_operands(M, N, K, seed):
@@ -329,6 +404,37 @@ def test_kernel_matches_float64_at_odd_shapes(stage, options, fmt, shape):
     if out16 is not None:
         assert out16.dtype == dt and not np.isnan(out16.astype(np.float32)).any()
         assert np.linalg.norm(out16.astype(np.float64) - ref) / np.linalg.norm(ref) < 4e-3
+
+
+DECODE_CONFIGS = [{"tile_m": 64, "tile_n": n, "split_k": s} for n in (256, 128, 64) for s in (1, 3)]
+
+
+@_needs_sm90()
+@pytest.mark.parametrize("options", DECODE_CONFIGS,
+                         ids=lambda o: f"{o['tile_n']}-split{o['split_k']}")
+@pytest.mark.parametrize("fmt", list(hopper.FORMATS))
+@pytest.mark.parametrize("M", [1, 17, 63, 64, 65])
+def test_decode_tiles_match_float64_at_few_rows(options, fmt, M):
+    # 64-row tiles: one consumer warpgroup per tile, the other idle. Rows past M are the TMA's
+    # zeros and must not be stored; M = 65 puts one row in a second tile row. N and K odd: the
+    # padded path, a partial last tile column and a partial last slice; K = 1031 is 17 slices,
+    # split 3 ways unevenly (5, 6, 6).
+    import ml_dtypes
+    N, K = 1003, 1031
+    rng = np.random.default_rng(M * 11 + options["tile_n"])
+    dt = np.float16 if fmt == "fp16" else ml_dtypes.bfloat16
+    A = rng.standard_normal((M, K)).astype(dt)
+    B = rng.standard_normal((K, N)).astype(dt)
+    C = rng.standard_normal((M, N)).astype(np.float32)
+    ref = 0.5 * (A.astype(np.float64) @ B.astype(np.float64)) + 0.75 * C
+    out = hopper.gemm(A, B, C, alpha=0.5, beta=0.75, stage="persistent", **options)
+    assert out.shape == (M, N) and not np.isnan(out).any()
+    assert _rel(out, ref) < 1e-5
+    again = hopper.gemm(A, B, C, alpha=0.5, beta=0.75, stage="persistent", **options)
+    assert np.array_equal(out, again)               # split-K adds in split order every time
+    out16 = hopper.gemm(A, B, C, alpha=0.5, beta=0.75, stage="persistent", out=fmt, **options)
+    assert out16.dtype == dt and not np.isnan(out16.astype(np.float32)).any()
+    assert _rel(out16, ref) < 4e-3
 
 
 def test_gemm_kernel_hopper_on_the_simulator_emulates_the_tensor_core_sums():

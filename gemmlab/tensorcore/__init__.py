@@ -38,12 +38,12 @@ def engine():
 def hopper_gemm(A, B, C=None, alpha=1.0, beta=0.0, stage=None, **options):
     """C_out = alpha A B + beta C with the Hopper ladder's kernel ``stage`` (default "auto": the
     stage and options that the problem's shape calls for, ``hopper.choose``; see
-    ``gl.tensorcore.hopper.STAGES``; ``options``: tile_n, split_k, out): FP16 or BF16 A and B, FP32
-    accumulation and output. On the simulator backend it computes the same numbers with the NumPy
-    emulation of the Tensor Core arithmetic (exact products, FP32 sums in steps of 16 along K, as
-    wgmma adds), like ``kernel="wmma"`` does; on a GPU that is not an sm_90 (H100/H200) it
-    raises, saying so. FP8 (E4M3) inputs, the FP8 rung, run on an sm_90 GPU only: how FP8 wgmma
-    adds its products is not documented, so there is no emulation to stand in for it."""
+    ``gl.tensorcore.hopper.STAGES``; ``options``: tile_m, tile_n, split_k, out): FP16 or BF16 A and
+    B, FP32 accumulation and output. On the simulator backend it computes the same numbers with the
+    NumPy emulation of the Tensor Core arithmetic (exact products, FP32 sums in steps of 16 along K,
+    as wgmma adds), like ``kernel="wmma"`` does; on a GPU that is not an sm_90 (H100/H200) it
+    raises, saying so. FP8 (E4M3) inputs, the FP8 rung, run on an sm_90 GPU only: how FP8 wgmma adds
+    its products is not documented, so there is no emulation to stand in for it."""
     from . import hopper
     stage = stage or hopper.DEFAULT_STAGE
     if stage != hopper.AUTO:

@@ -20,15 +20,18 @@
 //                 warpgroups only compute; "empty" mbarriers hand slots back.
 //   "persistent"  + one block per SM walks many output tiles in a grouped order, so the producer
 //                 loads the next tile while the consumers store the last one. Options: 128 x 128
-//                 or 128 x 64 tiles instead of 128 x 256 (more tiles for small problems), split-K
-//                 (several blocks share one tile's K range; the last to finish adds the sums).
+//                 or 128 x 64 tiles instead of 128 x 256 (more tiles for small problems), 64-row
+//                 tiles (64 x 256, 64 x 128, 64 x 64: one consumer warpgroup computes each, for
+//                 decode's few rows of A), split-K (several blocks share one tile's K range; the
+//                 last to finish adds the sums).
 //   "pingpong"    + each consumer warpgroup owns whole 128 x 128 tiles, alternating with the other,
 //                 so one's epilogue (the stores of C) overlaps the other's MMAs.
 //
 // Shared-memory layout: the 128-byte swizzle that the TMA writes and wgmma reads. A row of 64
 // 16-bit values is 128 bytes; inside each 1024-byte group of 8 rows, the 16-byte chunk c of row r
 // sits at chunk position c ^ (r % 8), so the 8 rows of a column of chunks hit 8 different banks.
-// A tile (K-major): 128 rows of 64 values. B tile (N-major): boxes of 64 rows (k) x 64 columns.
+// A tile (K-major): BM (128 or 64) rows of 64 values. B tile (N-major): boxes of 64 rows (k) x 64
+// columns.
 // No headers: the source compiles with NVRTC alone (gemmlab/cudacompile.py), for sm_90a only.
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -52,27 +55,31 @@ struct __align__(64) TensorMap { u64 opaque[16]; };
 namespace hopper {
 
 constexpr int ELEM = HOPPER_FP8 ? 1 : 2;      // bytes per input value
-constexpr int BM = 128;                        // output rows per tile
 constexpr int BK = 128 / ELEM;                 // K slice per stage: one 128-byte swizzled row
 constexpr int KSTEP = 32 / ELEM;               // K of one wgmma: 32 bytes of each row
 constexpr int B_BOX = 64;                      // columns of B per TMA box (128-byte swizzle)
-constexpr int A_TILE_BYTES = BM * BK * ELEM;   // 16 KiB
 constexpr int B_BOX_BYTES = BK * B_BOX * ELEM; //  8 KiB (16-bit B, N-major)
 
-// The shape of one kernel's work: BN output columns per tile; PINGPONG: each consumer warpgroup
-// owns whole tiles (else the two split a tile's rows); STAGES buffers in the ring; PROMOTE (FP8):
-// each K slice's wgmmas sum into fresh accumulators, which FP32 adds then add to the tile's own.
-template <int BN_, bool PINGPONG_, int STAGES_, bool PROMOTE_ = false>
+// The shape of one kernel's work: BM x BN output tiles; PINGPONG: each consumer warpgroup owns
+// whole tiles (else the BM / 64 consumers split a tile's rows, 64 each); STAGES buffers in the
+// ring; PROMOTE (FP8): each K slice's wgmmas sum into fresh accumulators, which FP32 adds then
+// add to the tile's own. BM = 64 (decode: few rows of A) leaves one warpgroup computing, the
+// other idle, and each stage's A tile half the bytes, which buys the ring more slices of B.
+template <int BN_, bool PINGPONG_, int STAGES_, bool PROMOTE_ = false, int BM_ = 128>
 struct Tiles {
+    static constexpr int BM = BM_;
     static constexpr int BN = BN_;
     static constexpr bool PINGPONG = PINGPONG_;
     static constexpr int STAGES = STAGES_;
     static constexpr bool PROMOTE = PROMOTE_;
+    static constexpr int A_TILE_BYTES = BM * BK * ELEM;    // 16 KiB (BM = 128) or 8 KiB
     static constexpr int B_TILE_BYTES = BK * BN * ELEM;
     static constexpr int STAGE_BYTES = A_TILE_BYTES + B_TILE_BYTES;
-    static constexpr int MMA_M = PINGPONG ? 2 : 1;      // m64 wgmmas per k16 step per warpgroup
-    static constexpr int NACC = BN / 2;                 // FP32 accumulators of one m64nBN wgmma
-    static constexpr int PARTS = PINGPONG ? 1 : 2;      // consumer warpgroups sharing one tile
+    static constexpr int MMA_M = PINGPONG ? BM / 64 : 1;   // m64 wgmmas per k16 step per warpgroup
+    static constexpr int NACC = BN / 2;                    // FP32 accumulators of one m64nBN wgmma
+    static constexpr int PARTS = PINGPONG ? 1 : BM / 64;   // consumer warpgroups sharing one tile
+    static constexpr int CONSUMERS = PINGPONG ? 2 : PARTS; // consumer warpgroups with work
+    static_assert(BM == 64 || BM == 128, "one or two m64 rows of wgmmas per tile");
     static_assert(MMA_M * NACC * (PROMOTE ? 2 : 1) <= 128, "at most 128 accumulators per thread");
 };
 
@@ -87,6 +94,12 @@ using PingPong = Tiles<128, true, 6>;
 // and 128 x 64 tiles only.
 using NarrowPromoted = Tiles<128, false, 6, true>;
 using SlimPromoted = Tiles<64, false, 8, true>;
+// Decode: 64-row tiles for a few rows of A (an LLM's tokens), where a 128-row tile's A would be
+// at least half zero rows and the speed is set by how many bytes of B are in flight: as many
+// buffers as fit in 227 KiB (tests/test_tensorcore_hopper.py checks with hopper/stages.py).
+using DecodeWide = Tiles<256, false, 5, false, 64>;     // 64 x 256 tiles, 40 KiB per stage
+using DecodeNarrow = Tiles<128, false, 9, false, 64>;   // 64 x 128 tiles, 24 KiB per stage
+using DecodeSlim = Tiles<64, false, 14, false, 64>;     // 64 x 64 tiles, 16 KiB per stage
 
 // ---- addresses, barriers, copies -----------------------------------------------------------
 
@@ -458,14 +471,14 @@ template <class T>
 __device__ __forceinline__ void load_stage(u32 stage, u32 full, const TensorMap* map_a,
                                            const TensorMap* map_b, int tm, int tn, int k_tile) {
     mbar_arrive_expect_tx(full, T::STAGE_BYTES);
-    tma_load(stage, map_a, full, k_tile * BK, tm * BM);
+    tma_load(stage, map_a, full, k_tile * BK, tm * T::BM);   // A's box: BM rows (hopper/stages.py)
 #if HOPPER_FP8                                 // B is N x K: one box of BN rows of 128 bytes
-    tma_load(stage + A_TILE_BYTES, map_b, full, k_tile * BK, tn * T::BN);
+    tma_load(stage + T::A_TILE_BYTES, map_b, full, k_tile * BK, tn * T::BN);
 #else
 #pragma unroll
     for (int box = 0; box < T::BN / B_BOX; ++box)
-        tma_load(stage + A_TILE_BYTES + box * B_BOX_BYTES, map_b, full, tn * T::BN + box * B_BOX,
-                 k_tile * BK);
+        tma_load(stage + T::A_TILE_BYTES + box * B_BOX_BYTES, map_b, full,
+                 tn * T::BN + box * B_BOX, k_tile * BK);
 #endif
 }
 
@@ -527,7 +540,7 @@ __device__ __forceinline__ bool add_splits(float (&d)[T::MMA_M][T::NACC], float*
 // All of a thread's loads are issued before its first store, so their latencies overlap (a
 // load-store, load-store loop would pay one full memory latency per chunk).
 constexpr int PLAIN_THREADS = 256;
-constexpr int A_CHUNKS = BM * (BK / 8) / PLAIN_THREADS;              // 4 per thread
+constexpr int A_CHUNKS = Wide::BM * (BK / 8) / PLAIN_THREADS;        // 4 per thread
 constexpr int B_CHUNKS = BK * (Wide::BN / 8) / PLAIN_THREADS;        // 8 per thread
 
 __device__ __forceinline__ void copy_slice(unsigned char* sA, unsigned char* sB, const u16* A,
@@ -566,9 +579,9 @@ __device__ __forceinline__ void kernel_plain(const u16* A, const u16* B, const f
                                              float alpha, float beta) {
     extern __shared__ unsigned char smem_raw[];
     unsigned char* sA = align_1024(smem_raw);
-    unsigned char* sB = sA + A_TILE_BYTES;
+    unsigned char* sB = sA + Wide::A_TILE_BYTES;
     const int wg = threadIdx.x / 128;
-    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * Wide::BN;
+    const int m0 = blockIdx.y * Wide::BM, n0 = blockIdx.x * Wide::BN;
     float d[1][Wide::NACC];
     zero(d);
     for (int k0 = 0; k0 < Kp; k0 += BK) {
@@ -615,7 +628,7 @@ __device__ __forceinline__ void kernel_tma(const TensorMap* map_a, const TensorM
         wgmma_fence();
         fence_accumulators(d);
         mma_slice<T>(d, base + s * T::STAGE_BYTES + wg * 64 * 128,
-                     base + s * T::STAGE_BYTES + A_TILE_BYTES);
+                     base + s * T::STAGE_BYTES + T::A_TILE_BYTES);
         wgmma_commit();
         wgmma_wait<0>();
         fence_accumulators(d);
@@ -624,7 +637,7 @@ __device__ __forceinline__ void kernel_tma(const TensorMap* map_a, const TensorM
             load_stage<T>(base + s * T::STAGE_BYTES, smem_addr(&full[s]), map_a, map_b, tm, tn,
                           kt + T::STAGES);
     }
-    store_rows(d[0], C_in, C_out, M, N, alpha, beta, tm * BM + wg * 64, tn * T::BN,
+    store_rows(d[0], C_in, C_out, M, N, alpha, beta, tm * T::BM + wg * 64, tn * T::BN,
                threadIdx.x % 128);
 }
 
@@ -695,7 +708,7 @@ __device__ __forceinline__ void consume(u32 base, u64* full, u64* empty, u64* tu
                 wgmma_fence();
                 fence_accumulators(slice);
                 mma_slice<T>(slice, base + s * T::STAGE_BYTES + a_rows,
-                             base + s * T::STAGE_BYTES + A_TILE_BYTES, 0);
+                             base + s * T::STAGE_BYTES + T::A_TILE_BYTES, 0);
                 wgmma_commit();
                 wgmma_wait<0>();
                 fence_accumulators(slice);
@@ -706,7 +719,7 @@ __device__ __forceinline__ void consume(u32 base, u64* full, u64* empty, u64* tu
             wgmma_fence();
             fence_accumulators(d);
             mma_slice<T>(d, base + s * T::STAGE_BYTES + a_rows,
-                         base + s * T::STAGE_BYTES + A_TILE_BYTES);
+                         base + s * T::STAGE_BYTES + T::A_TILE_BYTES);
             wgmma_commit();
             wgmma_wait<1>();                   // the previous slice's group is done...
             fence_accumulators(d);
@@ -724,7 +737,7 @@ __device__ __forceinline__ void consume(u32 base, u64* full, u64* empty, u64* tu
             continue;                          // another split of this tile adds and stores it
 #pragma unroll
         for (int m = 0; m < T::MMA_M; ++m)
-            store_rows(d[m], C_in, C_out, M, N, alpha, beta, w.tm * BM + (part + m) * 64,
+            store_rows(d[m], C_in, C_out, M, N, alpha, beta, w.tm * T::BM + (part + m) * 64,
                        w.tn * T::BN, thread_in_wg);
     }
 }
@@ -755,7 +768,11 @@ __device__ __forceinline__ void kernel_specialised(const TensorMap* map_a, const
     }
     __syncthreads();
     const int wg = threadIdx.x / 128;
-    if (wg == 0) {                             // producer: one thread issues every copy
+    // Producer: one thread issues every copy. A consumer warpgroup without work (the second, when
+    // one computes a whole 64-row tile) gives its registers back too and ends: it touches no
+    // barrier, and the "empty" ones count T::PARTS arrivals, its partner's only. (The test of wg
+    // is compiled out where both consumers work.)
+    if (wg == 0 || (T::CONSUMERS == 1 && wg == 2)) {
         regs_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0) produce<T>(map_a, map_b, base, full, empty, walk);
     } else {
@@ -765,13 +782,14 @@ __device__ __forceinline__ void kernel_specialised(const TensorMap* map_a, const
     }
 }
 
-__device__ __forceinline__ Walk make_walk(int first, int step, int M, int N, int BN, int Kp,
-                                          int group_m, int splits) {
+template <class T>
+__device__ __forceinline__ Walk make_walk(int first, int step, int M, int N, int Kp, int group_m,
+                                          int splits) {
     Walk w;
     w.first = first;
     w.step = step;
-    w.tiles_m = (M + BM - 1) / BM;
-    w.tiles_n = (N + BN - 1) / BN;
+    w.tiles_m = (M + T::BM - 1) / T::BM;
+    w.tiles_n = (N + T::BN - 1) / T::BN;
     w.group_m = group_m;
     w.splits = splits;
     w.k_tiles = (Kp + BK - 1) / BK;
@@ -810,21 +828,21 @@ extern "C" __global__ void __launch_bounds__(384, 1)
 HOPPER_NAME(hopper_ws)(HOPPER_MAPS, const float* C_in, float* C_out, int M, int N, int Kp,
                        float alpha, float beta) {
     const int tile = blockIdx.y * gridDim.x + blockIdx.x;
-    const hopper::Walk walk = hopper::make_walk(tile, 1 << 30, M, N, hopper::Wide::BN, Kp, 1, 1);
+    const hopper::Walk walk = hopper::make_walk<hopper::Wide>(tile, 1 << 30, M, N, Kp, 1, 1);
     hopper::kernel_specialised<hopper::Wide>(&map_a, &map_b, C_in, C_out, M, N, Kp, alpha, beta,
                                              walk, nullptr, nullptr);
 }
 #endif  // !HOPPER_FP8
 
 // The persistent kernels: one block per SM walks units blockIdx.x, + gridDim.x, ...; `splits`
-// parts of K per tile (partials: tiles x splits x 128 x BN floats, counters: 2 ints per tile,
+// parts of K per tile (partials: tiles x splits x BM x BN floats, counters: PARTS ints per tile,
 // zero before the first launch; both unused when splits = 1).
 #define HOPPER_PERSISTENT(NAME, SHAPE, OUT)                                                       \
 extern "C" __global__ void __launch_bounds__(384, 1)                                              \
 HOPPER_NAME(NAME)(HOPPER_MAPS, const float* C_in, OUT* C_out, int M, int N, int Kp, float alpha,  \
                   float beta, int group_m, int splits, float* partials, int* counters) {          \
-    const hopper::Walk walk = hopper::make_walk(blockIdx.x, gridDim.x, M, N, SHAPE::BN, Kp,       \
-                                                group_m, splits);                                 \
+    const hopper::Walk walk = hopper::make_walk<SHAPE>(blockIdx.x, gridDim.x, M, N, Kp, group_m,  \
+                                                       splits);                                   \
     hopper::kernel_specialised<SHAPE>(&map_a, &map_b, C_in, C_out, M, N, Kp, alpha, beta, walk,   \
                                       partials, counters);                                        \
 }
@@ -835,7 +853,10 @@ HOPPER_NAME(NAME)(HOPPER_MAPS, const float* C_in, OUT* C_out, int M, int N, int 
 HOPPER_PERSISTENT(hopper_persistent##SUFFIX, hopper::Wide, OUT)                                   \
 HOPPER_PERSISTENT(hopper_persistent_n128##SUFFIX, hopper::Narrow, OUT)                            \
 HOPPER_PERSISTENT(hopper_persistent_n64##SUFFIX, hopper::Slim, OUT)                               \
-HOPPER_PERSISTENT(hopper_pingpong##SUFFIX, hopper::PingPong, OUT)
+HOPPER_PERSISTENT(hopper_pingpong##SUFFIX, hopper::PingPong, OUT)                                \
+HOPPER_PERSISTENT(hopper_persistent_m64##SUFFIX, hopper::DecodeWide, OUT)                         \
+HOPPER_PERSISTENT(hopper_persistent_m64_n128##SUFFIX, hopper::DecodeNarrow, OUT)                  \
+HOPPER_PERSISTENT(hopper_persistent_m64_n64##SUFFIX, hopper::DecodeSlim, OUT)
 #define HOPPER_PROMOTED(SUFFIX, OUT)                                                              \
 HOPPER_PERSISTENT(hopper_persistent_n128_promoted##SUFFIX, hopper::NarrowPromoted, OUT)           \
 HOPPER_PERSISTENT(hopper_persistent_n64_promoted##SUFFIX, hopper::SlimPromoted, OUT)

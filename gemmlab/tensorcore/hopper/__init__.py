@@ -11,8 +11,9 @@ wgmma      warpgroup MMAs reading A and B from shared memory; ordinary copies, o
 tma        the Tensor Memory Accelerator fills a ring of buffers, each guarded by an mbarrier
 ws         warp specialisation: a producer warpgroup copies, two consumer warpgroups compute
 persistent one block per SM walks many tiles, so loads of the next tile overlap the last store;
-           options: ``tile_n=128`` (more, smaller tiles), ``split_k=S`` (S blocks share a tile's
-           K range), ``out="fp16"``/``"bf16"`` (16-bit output, as cuBLAS's HGEMM)
+           options: ``tile_n=128`` (more, smaller tiles), ``tile_m=64`` (64-row tiles, one
+           consumer warpgroup each, for decode's few rows), ``split_k=S`` (S blocks share a
+           tile's K range), ``out="fp16"``/``"bf16"`` (16-bit output, as cuBLAS's HGEMM)
 pingpong   the two consumer warpgroups own alternate 128 x 128 tiles: one stores while the other
            computes (options ``split_k``, ``out``)
 ========== ==================================================================================

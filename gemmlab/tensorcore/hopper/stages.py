@@ -2,10 +2,15 @@
 problem's shape. Plain Python: tested on any machine.
 
 A *stage* is one step of the ladder (one kernel). A *shape* is how a kernel cuts C into tiles:
-``wide`` 128 x 256 tiles (two consumer warpgroups split a tile's rows), ``narrow`` 128 x 128, and
-``pingpong`` 128 x 128 tiles that each consumer warpgroup owns whole, alternating with the other.
-The persistent kernels take two more options: ``split_k`` (several blocks share one tile's K
-range; the last to finish adds the partial sums) and ``out`` (FP32 or the inputs' 16-bit format).
+``wide`` 128 x 256 tiles (two consumer warpgroups split a tile's rows), ``narrow`` 128 x 128,
+``slim`` 128 x 64, ``pingpong`` 128 x 128 tiles that each consumer warpgroup owns whole,
+alternating with the other, and the decode shapes ``decode256``, ``decode128``, ``decode64``:
+64-row tiles that one consumer warpgroup computes, for problems with few rows (an LLM's tokens),
+where a 128-row tile's A would be mostly zero padding; half the A bytes per slice leave room in
+shared memory for more slices of B in flight. The persistent stage picks its shape with
+``tile_m`` and ``tile_n``. The persistent kernels take two more options: ``split_k`` (several
+blocks share one tile's K range; the last to finish adds the partial sums) and ``out`` (FP32 or
+the inputs' 16-bit format).
 
 The FP8 rung (``fmt="e4m3"``) is the persistent and ping-pong kernels with E4M3 inputs: a K slice
 is 128 values (still one 128-byte swizzled row), B is loaded transposed (N x K, K-major: FP8 wgmma
@@ -19,7 +24,7 @@ import numpy as np
 
 from .. import operands
 
-BM, BK = 128, 64                     # output rows per tile; K slice per stage
+BM, BK = 128, 64                     # output rows per tile (but decode's); K slice per stage
 B_BOX = 64                           # columns of B per TMA box (a 128-byte swizzled row)
 ELEM_BYTES = 2                       # FP16 / BF16
 ALIGN_ELEMS = operands.ROW_ELEMS     # 16-byte row strides for the TMA
@@ -46,25 +51,38 @@ def padded_k(K, fmt):
 
 @dataclass(frozen=True)
 class Shape:
-    """How a kernel tiles C: ``bn`` output columns per 128-row tile, ``buffers`` K slices in the
+    """How a kernel tiles C: ``bm`` x ``bn`` output tiles, ``buffers`` K slices in the
     shared-memory ring, ``pingpong``: each consumer warpgroup owns whole tiles."""
     name: str
     bn: int
     buffers: int
     pingpong: bool = False
+    bm: int = BM
 
     @property
     def stage_bytes(self):
-        """Bytes of A and B tiles that one K slice moves into shared memory."""
-        return (BM * BK + BK * self.bn) * ELEM_BYTES
+        """Bytes of A and B tiles that one K slice moves into shared memory (FP8 the same: half
+        the bytes per value, twice the values per slice)."""
+        return (self.bm * BK + BK * self.bn) * ELEM_BYTES
+
+    @property
+    def parts(self):
+        """Consumer warpgroups sharing one tile, 64 rows each (hopper_gemm.cu's ``PARTS``)."""
+        return 1 if self.pingpong else self.bm // 64
 
     def tiles(self, M, N):
-        return ceil_div(M, BM), ceil_div(N, self.bn)
+        return ceil_div(M, self.bm), ceil_div(N, self.bn)
 
 
+# The rings hold 192 KiB of the 128-row tiles and as many buffers of the 64-row ones as fit in
+# SMEM_PER_BLOCK (tests/test_tensorcore_hopper.py checks both): a decode problem is memory-bound.
 SHAPES = {"wide": Shape("wide", 256, 4), "narrow": Shape("narrow", 128, 6),
-          "slim": Shape("slim", 64, 8), "pingpong": Shape("pingpong", 128, 6, pingpong=True)}
-TILE_N = {256: "wide", 128: "narrow", 64: "slim"}   # the persistent stage's tile_n option
+          "slim": Shape("slim", 64, 8), "pingpong": Shape("pingpong", 128, 6, pingpong=True),
+          "decode256": Shape("decode256", 256, 5, bm=64),
+          "decode128": Shape("decode128", 128, 9, bm=64),
+          "decode64": Shape("decode64", 64, 14, bm=64)}
+TILES = {(BM, 256): "wide", (BM, 128): "narrow", (BM, 64): "slim",     # the persistent stage's
+         (64, 256): "decode256", (64, 128): "decode128", (64, 64): "decode64"}  # tile_m, tile_n
 
 
 @dataclass(frozen=True)
@@ -199,36 +217,39 @@ class Plan:
         if not self.stage.persistent:
             return f"hopper_{self.stage.name}"
         base = {"wide": "hopper_persistent", "narrow": "hopper_persistent_n128",
-                "slim": "hopper_persistent_n64", "pingpong": "hopper_pingpong"}[self.shape.name]
+                "slim": "hopper_persistent_n64", "pingpong": "hopper_pingpong",
+                "decode256": "hopper_persistent_m64", "decode128": "hopper_persistent_m64_n128",
+                "decode64": "hopper_persistent_m64_n64"}[self.shape.name]
         out = {"fp32": "", "fp16": "_ofp16" if self.fmt == FP8 else "_o16", "bf16": "_o16"}[self.out]
         return base + ("_promoted" if self.promote else "") + out
 
     @property
     def partial_floats(self):
         """FP32 partial sums the split-K kernels park in device memory (0 without split-K)."""
-        return 0 if self.split_k == 1 else self.units * BM * self.shape.bn
+        return 0 if self.split_k == 1 else self.units * self.shape.bm * self.shape.bn
 
     @property
     def counters(self):
         """Arrival counters of split-K: one per tile and consumer warpgroup sharing it."""
         tiles_m, tiles_n = self.tiles
-        return 0 if self.split_k == 1 else tiles_m * tiles_n * 2
+        return 0 if self.split_k == 1 else tiles_m * tiles_n * self.shape.parts
 
     def tensor_maps(self):
         """cuTensorMapEncodeTiled arguments (dims innermost first, byte strides, box) for A
-        (M x Kp, K-major) and B (Kp x Np, N-major; FP8: N x Kp, K-major, one box of bn rows),
-        all with the 128-byte swizzle."""
+        (M x Kp, K-major, one box of bm rows) and B (Kp x Np, N-major; FP8: N x Kp, K-major, one
+        box of bn rows), all with the 128-byte swizzle."""
+        bm = self.shape.bm
         if self.fmt == FP8:
-            return {"A": {"dims": (self.Kp, self.M), "strides": (self.Kp,), "box": (FP8_BK, BM)},
+            return {"A": {"dims": (self.Kp, self.M), "strides": (self.Kp,), "box": (FP8_BK, bm)},
                     "B": {"dims": (self.Kp, self.N), "strides": (self.Kp,),
                           "box": (FP8_BK, self.shape.bn)}}
         return {"A": {"dims": (self.Kp, self.M), "strides": (self.Kp * ELEM_BYTES,),
-                      "box": (BK, BM)},
+                      "box": (BK, bm)},
                 "B": {"dims": (self.Np, self.Kp), "strides": (self.Np * ELEM_BYTES,),
                       "box": (B_BOX, BK)}}
 
     def describe(self):
-        extra = [f"{BM}x{self.shape.bn} tiles"]
+        extra = [f"{self.shape.bm}x{self.shape.bn} tiles"]
         if self.split_k > 1:
             extra.append(f"split_k={self.split_k}")
         if self.out != "fp32":
@@ -245,32 +266,41 @@ def _whole(name, value, minimum=0):
     return int(value)
 
 
-def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16", promote=False):
+def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16", promote=False,
+         tile_m=None):
     """The :class:`Plan` of ``stage`` for an M x N x K problem (``sms``: the device's SMs).
-    ``tile_n`` (persistent: 256, 128 or 64), ``split_k`` and ``out`` are the persistent
-    kernels' options; ``stage="auto"`` lets :func:`choose` set all three. ``fmt`` "e4m3": the
-    FP8 rung (persistent and pingpong only; out FP32, BF16 or FP16; ``promote``: FP32 running sums,
+    ``tile_m`` (persistent: 128, or 64 for the decode shapes), ``tile_n`` (persistent: 256, 128 or
+    64), ``split_k`` and ``out`` are the persistent kernels' options; ``stage="auto"`` lets
+    :func:`choose` set tile_n, split_k and out (128-row tiles). ``fmt`` "e4m3": the FP8 rung
+    (persistent and pingpong only; out FP32, BF16 or FP16; ``promote``: FP32 running sums,
     128 x 128 or 128 x 64 tiles of the persistent stage)."""
     M, N, K = (_whole(n, v) for n, v in (("M", M), ("N", N), ("K", K)))
     sms = _whole("sms", sms, 1)
     if fmt not in MAP_TYPES:
         raise ValueError(f"input format {fmt!r} is not supported; use one of {', '.join(MAP_TYPES)}")
     if stage in (None, AUTO):
+        if tile_m is not None:
+            raise ValueError(f"tile_m={tile_m!r}: stage='auto' picks its own tiles (128 rows); "
+                             f"ask for stage='persistent' to choose the rows")
         picked = choose(M, N, K, sms, fmt, promote)
         stage, tile_n, split_k = picked["stage"], picked["tile_n"], picked["split_k"]
     st = get_stage(stage)
     split_k = _whole("split_k", split_k, 1)
     if out not in OUTPUTS:
         raise ValueError(f"out must be one of {', '.join(OUTPUTS)}, got {out!r}")
-    if not st.persistent and (split_k != 1 or out != "fp32" or tile_n is not None):
-        raise ValueError(f"stage {st.name!r} takes no options (tile_n, split_k, out are the "
-                         f"persistent stages' options)")
+    if not st.persistent and (split_k != 1 or out != "fp32" or tile_n is not None
+                              or tile_m is not None):
+        raise ValueError(f"stage {st.name!r} takes no options (tile_m, tile_n, split_k, out are "
+                         f"the persistent stages' options)")
+    if tile_n is not None and (st.name != "persistent" or tile_n not in (256, 128, 64)):
+        raise ValueError(f"tile_n={tile_n!r}: the persistent stage takes 256, 128 or 64 "
+                         f"(pingpong's tiles are 128 wide)")
+    if tile_m is not None and (st.name != "persistent" or tile_m not in (BM, 64)):
+        raise ValueError(f"tile_m={tile_m!r}: the persistent stage takes 128 or 64 (pingpong's "
+                         f"tiles are 128 rows: each consumer warpgroup owns whole tiles)")
     shape = st.shape
-    if tile_n is not None:
-        if st.name != "persistent" or tile_n not in TILE_N:
-            raise ValueError(f"tile_n={tile_n!r}: the persistent stage takes 256, 128 or 64 "
-                             f"(pingpong's tiles are 128 wide)")
-        shape = SHAPES[TILE_N[tile_n]]
+    if st.name == "persistent":
+        shape = SHAPES[TILES[tile_m or shape.bm, tile_n or shape.bn]]
     if fmt == FP8:
         if not st.persistent:
             raise ValueError(f"stage {st.name!r} has no FP8 build: the FP8 rung is the persistent "
@@ -278,9 +308,10 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16"
         if out not in FP8_OUTPUTS:
             raise ValueError(f"out={out!r}: FP8 inputs give FP32, BF16 or FP16 output")
     if promote:
-        if fmt != FP8 or st.name != "persistent" or shape.bn not in (128, 64):
-            raise ValueError("promote=True is the FP8 persistent kernels' option, with "
-                             "tile_n=128 or 64 (twice the accumulators do not fit 128 x 256 tiles)")
+        if fmt != FP8 or st.name != "persistent" or shape.bn not in (128, 64) or shape.bm != BM:
+            raise ValueError("promote=True is the FP8 persistent kernels' option, with 128 x 128 "
+                             "or 128 x 64 tiles (twice the accumulators do not fit 128 x 256 "
+                             "tiles; the 64-row tiles are built without it)")
     bk, Kp = slice_depth(fmt), padded_k(K, fmt)
     Np = N if fmt == FP8 else operands.round_up(N, ALIGN_ELEMS)     # FP8's B rows are N x Kp
     if split_k > max(1, ceil_div(Kp, bk)):
