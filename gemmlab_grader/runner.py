@@ -31,7 +31,6 @@ import gemmlab  # noqa: E402
 from gemmlab.judging import collected  # noqa: E402
 from gemmlab.notebook_run import CellStopped, CountingClient, LocalAsyncKernelManager  # noqa: E402
 from gemmlab_grader.answers import MAX_ANSWERS, MAX_REPORT, pack, unpack  # noqa: E402
-from gemmlab_grader.sandbox import proc_stat  # noqa: E402
 from gemmlab_grader.isolate import python_argv  # noqa: E402
 
 NOTED_ERRORS = 20
@@ -52,12 +51,6 @@ def _kernel_manager(workdir):
                                    ip=str(Path(workdir) / "kernel"))
 
 
-def _cpu_seconds(pid):
-    """User plus system CPU seconds the process ``pid`` has used."""
-    fields = proc_stat(pid)
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 class Run:
     """The notebook's cells on one CountingClient, each under its limits, its errors noted."""
 
@@ -67,15 +60,14 @@ class Run:
         self.index = None
         client.on_cell_error = self._on_error
 
-    def _kernel_pid(self):
-        return self.client.km.provisioner.process.pid
-
     def _limit_cpu(self, seconds):
         """Let the kernel use ``seconds`` more CPU from now (RLIMIT_CPU, SIGXCPU past it)."""
         try:
-            pid = self._kernel_pid()
+            pid = self.client.km.provisioner.process.pid
+            with open(f"/proc/{pid}/stat", "rb") as f:      # user and system CPU, in ticks
+                ticks = f.read().rsplit(b")", 1)[1].split()[11:13]
             _soft, hard = resource.prlimit(pid, resource.RLIMIT_CPU)
-            soft = int(_cpu_seconds(pid) + seconds) + 1
+            soft = int(sum(map(int, ticks)) / os.sysconf("SC_CLK_TCK") + seconds) + 1
             resource.prlimit(pid, resource.RLIMIT_CPU,
                              (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
         except (OSError, AttributeError, ValueError):
