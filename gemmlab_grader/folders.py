@@ -69,11 +69,6 @@ class Scan:
                 os.close(fd)
 
 
-def kind_of(mode):
-    return ("dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode)
-            else "link" if stat.S_ISLNK(mode) else "other")
-
-
 def read_at(dir_fd, name, limit):
     """Up to ``limit + 1`` bytes of the regular file ``name`` in ``dir_fd`` (so that a longer file
     shows), None if it is not a regular file: a link is not followed, a FIFO does not block."""
@@ -98,7 +93,9 @@ class FolderSnapshot:
         for e in Scan(root, max_depth):
             if not wanted(e.rel):
                 continue
-            kind, data = kind_of(e.stat.st_mode), None
+            mode, data = e.stat.st_mode, None
+            kind = ("dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode)
+                    else "link" if stat.S_ISLNK(mode) else "other")
             if kind == "file" and e.stat.st_size <= max_file:
                 try:
                     data = read_at(e.dir_fd, e.name, max_file)

@@ -70,17 +70,12 @@ class Settings:
     sandbox: bool = True
     seed: int = None                    # the secret of the hidden cases (None: random); unreported
     lesson: str = None                  # the lesson of every notebook (else from its file name)
-    jobs: int = 1                       # notebooks graded at once (1 without the sandbox)
+    jobs: int = 1                       # notebooks graded at once
     cell_cpu: int = None                # CPU seconds per cell, if not ``timeout``
 
     def limits(self):
         return sandbox.Limits(cpu_seconds=self.notebook_timeout,
                               memory_bytes=self.memory_mib << 20)
-
-
-def default_jobs():
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 class Grader:
@@ -90,13 +85,12 @@ class Grader:
         """``submissions``: the FolderSnapshot of the submissions folder; ``out``: the output
         folder (existing)."""
         self.settings, self.progress = settings, progress
-        self.root, self.out = Path(submissions.root), Path(out)
         self._secret = (secrets.token_bytes(32) if settings.seed is None
                         else settings.seed.to_bytes(8, "big"))
         self.bank = questions()                     # loaded before any student code runs
         public = [{"id": q.id, "prompt": q.prompt, "answer_name": q.answer_name}
                   for q in self.bank.values()]
-        self.hidden = (str(self.root), str(self.out))
+        self.hidden = (str(submissions.root), str(out))     # never mounted in the sandbox
         self.interrupted = False
         self.stop = threading.Event()
         self.run_dir = Path(tempfile.mkdtemp(prefix="gemmlab-grade-"))
@@ -312,7 +306,8 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
     if not everyone:
         return refuse(f"no .ipynb files under {root}")
     found = in_shard(everyone, shard)
-    jobs = jobs or default_jobs()
+    jobs = jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                    else os.cpu_count())      # the cores this process may run on
     settings = Settings(timeout, notebook_timeout, memory_mib, use_sandbox, seed, lesson, jobs,
                         cell_cpu)
     bytecode = sys.dont_write_bytecode

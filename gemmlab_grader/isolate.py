@@ -101,33 +101,6 @@ def start_confined(isolation, workdir, module, *args, **streams):
     return sandbox.Tree(argv, isolation.limits, cwd=workdir, env=clean_env(workdir), **streams)
 
 
-class Worker:
-    """One confined worker process and its frame channel, with one deadline for everything;
-    its stderr goes to a log whose tail says why it died."""
-
-    def __init__(self, isolation, timeout):
-        self.folder = tempfile.TemporaryDirectory(prefix="gemmlab-code-",
-                                                  ignore_cleanup_errors=True)
-        self.log = open(os.path.join(self.folder.name, "worker.log"), "w+b")
-        tree = start_confined(isolation, self.folder.name, WORKER, stdin=-1, stdout=-1,
-                              stderr=self.log)
-        self.channel = Channel(tree.popen, timeout, tree.kill, self._said)
-
-    def _said(self):
-        """"; it said: <the log's last 600 bytes>", or "" when there is nothing."""
-        try:
-            self.log.seek(0)
-            tail = self.log.read()[-600:].decode("utf-8", "replace").strip()
-        except (OSError, ValueError):
-            return ""
-        return f"; it said: {tail}" if tail else ""
-
-    def close(self):
-        self.channel.close()
-        self.log.close()
-        self.folder.cleanup()
-
-
 class ConfinedCompiler:
     """A kernel's compile in a compiler child of its own, confined as ``isolation`` says, so that
     compiling a student's kernel never runs unconfined in the grader's process tree."""
@@ -163,11 +136,23 @@ def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     rng = None if seed is None else np.random.default_rng(seed)
     isolation = isolation or Isolation()
-    worker = Worker(isolation, timeout)
-    worker.channel.compiler = compiler or ConfinedCompiler(isolation,
-                                                           min(timeout, compile_.TIMEOUT))
-    try:
-        status, feedback = judge_cell(q, source, name, rng, worker.channel)
-    finally:
-        worker.close()
+    with (tempfile.TemporaryDirectory(prefix="gemmlab-code-", ignore_cleanup_errors=True) as folder,
+          open(os.path.join(folder, "worker.log"), "w+b") as log):     # its stderr
+        tree = start_confined(isolation, folder, WORKER, stdin=-1, stdout=-1, stderr=log)
+        channel = Channel(tree.popen, timeout, tree.kill, lambda: _said(log))
+        channel.compiler = compiler or ConfinedCompiler(isolation, min(timeout, compile_.TIMEOUT))
+        try:
+            status, feedback = judge_cell(q, source, name, rng, channel)
+        finally:
+            channel.close()
     return Result(q.id, status, str(feedback)[:4000])
+
+
+def _said(log):
+    """"; it said: <the worker's log's last 600 bytes>" (why it died), or "" when there is none."""
+    try:
+        log.seek(0)
+        tail = log.read()[-600:].decode("utf-8", "replace").strip()
+    except (OSError, ValueError):
+        return ""
+    return f"; it said: {tail}" if tail else ""
