@@ -1,13 +1,9 @@
-"""Folders the grader reads without trusting what is in them (the submissions).
+"""Folders the grader reads without trusting what is in them (the submissions): :class:`Scan`
+walks them, :class:`FolderSnapshot` reads their notebooks before any notebook runs.
 
 Everything here works through open folder descriptors (``dir_fd``), never follows a link, never
 opens a FIFO or a device, and never recurses in Python: 3000 nested folders, a path longer than
 PATH_MAX, a folder replaced by a file or a link are ordinary cases, not a crash.
-
-- :class:`Scan`: the entries under a folder, to a bounded depth and count (``truncated`` says
-  whether it stopped early).
-- :class:`FolderSnapshot`: the notebooks of the submissions folder, read before any notebook
-  runs.
 """
 import os
 import stat

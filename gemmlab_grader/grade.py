@@ -1,16 +1,12 @@
-"""``gemmlab grade SUBMISSIONS``: run every student notebook in the sandbox, collect its answers,
-and judge them here, with the grader's own bank (:func:`main`).
-
-The notebooks are read into memory first (:class:`~gemmlab_grader.folders.FolderSnapshot`), then
-graded ``--jobs`` at a time (threads; each notebook's work runs in processes of its own), each
-inside a boundary: whatever fails while grading it becomes a note on it. For each notebook,
-:class:`~gemmlab_grader.execute.NotebookRun` runs it in bubblewrap (:mod:`.sandbox`, under
-:class:`~.sandbox.Limits`) on a copy of gemmlab whose bank has no references; its answers are read
-back and judged here: values against the bank, code by :func:`~gemmlab_grader.isolate.judge_code`
-in a sandboxed worker on hidden cases drawn from a seed of the student's own (:func:`case_seed`;
-the run's secret is in no report, environment or worker). ``--trusted`` (``Settings.sandbox``
-False) does the same with no sandbox and guards nothing. Nothing the notebook prints, logs or
-calls (``check()`` included) decides a verdict.
+"""``gemmlab grade SUBMISSIONS`` (:func:`main`): the notebooks, read into memory first
+(:class:`~gemmlab_grader.folders.FolderSnapshot`), are graded ``--jobs`` at a time (threads),
+each inside a boundary that turns whatever fails while grading it into a note on it. Each runs in
+bubblewrap (:class:`~gemmlab_grader.execute.NotebookRun`) on a copy of gemmlab without references;
+its answers are judged here with the grader's own bank, code by
+:func:`~gemmlab_grader.isolate.judge_code` on hidden cases seeded per student (:func:`case_seed`;
+the run's secret is in no report, environment or worker). Nothing the notebook prints, logs or
+calls (``check()`` included) decides a verdict. ``--trusted`` (``Settings.sandbox`` False) does
+the same with no sandbox and guards nothing.
 """
 import hashlib
 import hmac

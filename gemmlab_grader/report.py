@@ -1,19 +1,15 @@
-"""The grades as people read them: a summary of students x lessons (within 100 columns for the
-16 lessons), a table of questions per lesson, a CSV of every notebook's questions, a CSV an LMS
-imports (a row per student, a column per lesson), and the JSON; :mod:`gemmlab_grader.publish`
-adds the HTML page and writes them all.
+"""The grades as people read them: a summary of students x lessons (100 columns wide for the 16
+lessons), a table of questions per lesson, a CSV of every notebook, a CSV an LMS imports (a row
+per student, a column per lesson) and the JSON; :mod:`gemmlab_grader.publish` adds the HTML page.
 
 Names, error texts and feedback come from submissions: untrusted. Every report but the JSON shows
-escaped (``\\x1b``, ``\\r``, ``\\u202e``, ``\\u200b``, ``\\udce9``) each character that is not
-plainly visible: control and format characters (carriage returns, ANSI escapes, bidi overrides,
-zero-width spaces), other invisible ones (variation selectors, Hangul fillers), spaces other than
-U+0020, and the lone surrogates that stand for a file name's undecodable bytes, which no UTF-8
-file can hold. So nothing can redraw the terminal, no writer meets a character it cannot encode,
-and two names differ visibly when they differ. A CSV cell that a spreadsheet would read as a
-formula (``=``, ``+``, ``-``, ``@``) gets a leading ``'``; the HTML page escapes markup too; the
-JSON is ASCII (``\\u`` escapes), so that :mod:`~gemmlab_grader.merge` reads every name back
-exactly. Names equal once the invisible characters are dropped and NFKC is applied are flagged
-(:func:`lookalikes`)."""
+escaped (``\\x1b``, ``\\u202e``, ``\\udce9``) each character that is not plainly visible (control,
+format and other invisible characters, spaces other than U+0020, the lone surrogates of a file
+name's undecodable bytes), so nothing redraws the terminal, every writer can encode it, and two
+names that differ look different. A CSV cell a spreadsheet would read as a formula gets a leading
+``'``; the JSON is ASCII, so :mod:`~gemmlab_grader.merge` reads every name back exactly; names
+equal once the invisible characters are dropped and NFKC applied are flagged (:func:`lookalikes`).
+"""
 import csv
 import io
 import json

@@ -1,18 +1,13 @@
 """The grader's sandbox, its one trust boundary: untrusted notebooks run inside bubblewrap
-(``bwrap``) or not at all (:func:`missing` says why and how to get it).
+(``bwrap``) or not at all (:func:`missing` says why and how to get it). What a process sees
+inside (:func:`command`; docs/grading.md): a read-only file system of the system, this Python and
+the package copy; its work folder and /dev/shm as empty tmpfs; no network, no other process, no
+capabilities; it dies with the grader.
 
-Inside, a process sees a read-only file system: the system directories, this Python and its
-packages, and the withheld copy of gemmlab and the grader. Its work folder and its /dev/shm are
-fresh, empty tmpfs capped at the notebook's memory limit, gone when it ends. It has no network,
-no view of other processes (a PID namespace of its own), no capabilities, and dies with the
-grader. The repository, the submissions, the output folder and the installed packages are not
-mounted; where one lies inside a mounted directory (site-packages), an empty tmpfs covers it.
-
-A :class:`Tree` starts the command (bubblewrap around the notebook runner, a code worker, a
-kernel's compile) as the leader of a new session, with :class:`Limits` set in the child before
-it runs anything and inherited by all it starts. Ending it kills the session's process group,
-so bubblewrap, whose PID namespace takes every process the notebook started with it, detached
-ones included. With ``--trusted`` there is no sandbox and nothing is chased.
+A :class:`Tree` starts a command (bubblewrap around the notebook runner, a code worker, a
+kernel's compile) as the leader of a new session, with :class:`Limits` set in the child before it
+runs anything. Ending it kills the session's process group: bubblewrap, whose PID namespace takes
+every process the notebook started with it, detached ones included.
 """
 import functools
 import os

@@ -1,12 +1,8 @@
-"""The packages a graded notebook imports: a copy of gemmlab whose bank has prompts and answer
-names but no references, and of the grader.
-
-:class:`PackageSnapshot` reads both installed packages into memory before any submission runs
-and writes the copy the sandbox mounts read-only (:meth:`~PackageSnapshot.write_copy`; the
-installed packages are never mounted, so nothing is ever put back). In the copy, the bank's
-``grading/bank/lNN.py`` are stubs calling :func:`questions_of`, built from ``bank/public.json``:
-``.prompt`` still works, ``.answer`` raises, and ``check()`` says that the grader judges the
-answer. The real bank stays in the grader's process.
+"""The packages a graded notebook imports, as a copy the sandbox mounts read-only
+(:class:`PackageSnapshot`, read before any submission runs): the grader, and gemmlab whose bank's
+``grading/bank/lNN.py`` are stubs calling :func:`questions_of` (from ``bank/public.json``):
+``.prompt`` works, ``.answer`` raises, and ``check()`` says that the grader judges the answer.
+The real bank stays in the grader's process.
 """
 import json
 import stat

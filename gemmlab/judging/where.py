@@ -1,18 +1,11 @@
-"""Where a student's function lives, and how the package's own objects are named across processes.
-
-A check may get the student's function itself (``check()`` in a notebook) or a stand-in for a
-function that lives in another process (the grader keeps a student's code in a confined process
-of its own and hands the question's kind a proxy). The protocol between the two is duck typing:
-
-* an object whose type has a ``call_helper(helper, *args)`` method is a function living elsewhere:
-  ``fn.call_helper(helper, *args)`` runs ``helper(fn, *args)`` in that process and returns what
-  the helper returns (plain data: numbers, strings, lists, dicts, NumPy arrays);
-* anything else is a function here, and the helper simply runs here.
-
-:func:`where_it_lives` is that rule; the labs call it for everything that must run next to the
-code (an instrumented simulator, simulated ranks). A helper crosses processes by name, so it must
-be a module-level function of gemmlab (:func:`helper_spec`), looked up on the other side with
-:func:`package_object`.
+"""Where a student's function lives: here (``check()`` in a notebook), or in another process
+behind a stand-in (the grader's proxy, :class:`gemmlab.judging.cell.CellFunction`). The rule,
+:func:`where_it_lives`, is duck typing: an object whose type has ``call_helper(helper, *args)``
+lives elsewhere, and that method runs ``helper(fn, *args)`` there and returns what it returns
+(plain data); anything else is a function here, and the helper runs here. The labs call it for
+everything that must run next to the code (an instrumented simulator, simulated ranks). A helper
+crosses processes by name, so it must be a module-level function of gemmlab (:func:`helper_spec`),
+looked up on the other side with :func:`package_object`.
 """
 import importlib
 

@@ -1,11 +1,9 @@
-"""The untrusted end of judging code: a fresh Python that runs one student cell, then serves
-calls to the function it defines (``python -m gemmlab.judging.worker``). It never sees a
-reference answer, a seed or a case beyond each call's arguments: the judging stays in the
-process that asks (:mod:`gemmlab.judging.cell`). The grader starts it confined; a notebook's
-``check()`` on a GPU backend starts it as a plain child.
+"""The untrusted end of judging code (:mod:`gemmlab.judging.cell` is the asking end): a fresh
+Python that runs one student cell, then serves calls to the function it defines (``python -m
+gemmlab.judging.worker``), never seeing a reference, a seed or a case beyond each call's arguments.
 
-Protocol on stdin/stdout (then pointed at /dev/null, so that the student's prints cannot mix
-with it): frames (:func:`pack`) of a JSON object.
+Protocol on stdin/stdout (then /dev/null, so that the student's prints cannot mix with it): frames
+(:func:`pack`) of a JSON object.
 
 * ``{"op": "load", "source", "name"}`` runs the preamble (:data:`gemmlab.judging.source.
   PREAMBLE`), then the cell with ``check`` a no-op; replies ``{"ok": true, "state":
