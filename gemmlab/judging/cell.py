@@ -49,7 +49,7 @@ class Channel:
         try:
             self.popen.stdin.write(frame(message))
             self.popen.stdin.flush()
-            reply = read_frame(_DeadlineReader(self.popen.stdout, self.deadline, self.timeout))
+            reply = read_frame(self)
             if reply is None:
                 self.popen.wait(timeout=5)
                 raise OSError(f"it ended: {describe_exit(self.popen.returncode)}"
@@ -64,6 +64,14 @@ class Channel:
             self.close()
             raise self.failure
         return reply
+
+    def read(self, n):
+        """Up to ``n`` bytes of the worker's reply; TimeoutError at the deadline."""
+        left = self.deadline - time.monotonic()
+        if left <= 0 or not select.select([self.popen.stdout], [], [], left)[0]:
+            raise TimeoutError(f"no answer within {self.timeout:g} s (an endless loop, or a very "
+                               f"slow one?)")
+        return os.read(self.popen.stdout.fileno(), min(n, 1 << 20))
 
     def close(self):
         self.on_close()
@@ -88,20 +96,6 @@ def describe_exit(returncode):
               signal.SIGSEGV: " (a crash)"}.get(sig, "")
     return f"signal {signal.Signals(sig).name}{reason}" if sig in signal.valid_signals() \
         else f"signal {sig}"
-
-
-class _DeadlineReader:
-    """A pipe read that gives up (TimeoutError) at the deadline."""
-
-    def __init__(self, stream, deadline, timeout):
-        self.fd, self.deadline, self.timeout = stream.fileno(), deadline, timeout
-
-    def read(self, n):
-        left = self.deadline - time.monotonic()
-        if left <= 0 or not select.select([self.fd], [], [], left)[0]:
-            raise TimeoutError(f"no answer within {self.timeout:g} s (an endless loop, or a very "
-                               f"slow one?)")
-        return os.read(self.fd, min(n, 1 << 20))
 
 
 def plain_channel(timeout=120.0):
