@@ -158,8 +158,8 @@ class Grader:
         if not problem:
             collected, problem = self._run(sub, wanted, grade)
         for q in wanted:
-            if problem or collected is None:
-                grade.set(Result(q.id, FAIL, f"not graded: {problem or 'no answers collected'}"))
+            if problem:         # (then nothing was collected)
+                grade.set(Result(q.id, FAIL, f"not graded: {problem}"))
             elif self.stop.is_set():
                 grade.set(Result(q.id, FAIL, "not graded: the run was interrupted"))
             else:
@@ -185,9 +185,8 @@ class Grader:
         report_ = checked.get("run") or {}
         for error in (report_.get("errors") or [])[:3]:
             grade.notes.append(_error_note(error))
-        printed = report_.get("output_bytes")
-        if isinstance(printed, int) and printed > 1 << 20:
-            grade.notes.append(f"printed {printed >> 20} MiB of output (not kept)")
+        if report_.get("output_bytes", 0) > 1 << 20:        # an int: answers.check made sure
+            grade.notes.append(f"printed {report_['output_bytes'] >> 20} MiB of output (not kept)")
         if report_.get("stopped"):
             return None, str(report_["stopped"])[:300]
         if not isinstance(checked.get("answers"), dict):

@@ -89,13 +89,10 @@ class Isolation:
 def start_confined(isolation, workdir, module, *args, **streams):
     """Start ``python -m module args`` in ``workdir`` as ``isolation`` says, with
     :func:`clean_env`; ``streams``: Popen's stdin/stdout/stderr. Returns the
-    :class:`~gemmlab_grader.sandbox.Tree`. In the sandbox ``workdir`` is an empty tmpfs, so the
-    package copy must lie outside it."""
+    :class:`~gemmlab_grader.sandbox.Tree`. (In the sandbox ``workdir`` is an empty tmpfs: every
+    caller's package copy lies in the run folder, outside it.)"""
     argv = python_argv(isolation.package_root, module, *args)
     if isolation.sandbox:
-        if sandbox.is_inside(isolation.package_root, workdir):
-            raise ValueError("in the sandbox the work folder starts empty: put the package copy "
-                             "outside it")
         argv = sandbox.command(argv, workdir, [isolation.package_root], isolation.hidden_paths,
                                memory_bytes=isolation.limits.memory_bytes)
     return sandbox.Tree(argv, isolation.limits, cwd=workdir, env=clean_env(workdir), **streams)

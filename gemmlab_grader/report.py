@@ -38,19 +38,12 @@ def printable(text, width=None):
     return out if width is None or len(out) <= width else out[:width - 3] + "..."
 
 
-def lookalike_key(name):
-    """``name`` as a reader sees it: its invisible characters dropped, NFKC applied."""
-    visible = "".join(c for c in str(name) if not invisible(c) or c.isspace())
-    return "".join(c for c in unicodedata.normalize("NFKC", visible)
-                   if not invisible(c) or c.isspace())
-
-
 def lookalikes(grades):
     """{student: a note naming the others whose names look the same}, for the students who have
     such a twin (``honest01`` and ``honest01`` + U+200B)."""
-    groups = {}
-    for student in dict.fromkeys(g.student for g in grades):
-        groups.setdefault(lookalike_key(student), []).append(student)
+    groups, seen = {}, lambda text: "".join(c for c in text if not invisible(c) or c.isspace())
+    for student in dict.fromkeys(g.student for g in grades):     # as a reader sees it: NFKC
+        groups.setdefault(seen(unicodedata.normalize("NFKC", seen(student))), []).append(student)
     return {s: "the student's name looks the same as "
             + ", ".join(repr(printable(o, 60)) for o in group if o != s)
             + " once invisible characters are dropped: check which student is which"

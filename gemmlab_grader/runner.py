@@ -153,20 +153,6 @@ def run(workdir, request, notebook):
     return report, None if report["stopped"] else answers
 
 
-def _answers_file(path):
-    """(bytes of the answers file, '') or (b'', why not). The file is the student's, so whatever
-    it is can only spoil their own answers; O_NONBLOCK: a FIFO does not hang the run."""
-    try:
-        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
-            data = f.read(MAX_ANSWERS + 1)
-    except OSError:
-        return b"", "no answers were written"
-    if len(data) > MAX_ANSWERS:
-        return b"", (f"its answers take more than {MAX_ANSWERS >> 20} MiB, the most the grader "
-                     f"reads")
-    return data, ""
-
-
 def main():
     workdir = Path(sys.argv[1])
     stdin = os.fdopen(os.dup(0), "rb")
@@ -179,8 +165,15 @@ def main():
     stdin.close()
     report, path = run(workdir, request, notebook)
     data = b""
-    if path is not None:
-        data, report["answers_problem"] = _answers_file(path)
+    try:        # the student's file: it spoils only their answers (O_NONBLOCK: a FIFO won't hang)
+        if path is not None:
+            with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+                data = f.read(MAX_ANSWERS + 1)
+    except OSError:
+        report["answers_problem"] = "no answers were written"
+    if len(data) > MAX_ANSWERS:
+        data, report["answers_problem"] = b"", (f"its answers take more than {MAX_ANSWERS >> 20} "
+                                                f"MiB, the most the grader reads")
     out.write(pack(json.dumps(report).encode("utf-8")) + pack(data))
     out.close()
 

@@ -37,18 +37,17 @@ def argument_types(arguments):
             else ["scalar", np.asarray(v).dtype.name] for _, v in arguments]
 
 
-def compile_kernel(kernel, arguments, archs=ARCHS, compiler=None):
+def compile_kernel(kernel, arguments, archs=ARCHS):
     """The compiler's reply for ``kernel`` (a function here or a worker's stand-in, which knows its
     cell) launched with ``arguments`` (:func:`argument_types`), on each of ``archs``. Who compiles:
-    ``compiler``, else the stand-in's channel's, else a cached child of this process."""
+    the stand-in's channel's compiler, else a cached child of this process."""
     source, name = kernel.cell if isinstance(kernel, CellFunction) else code_of(kernel)
     kept, problem = kernel_cell(source, name)
     if problem:
         return {"ok": False, "stage": "cell", "message": problem}
     request = {"source": kept, "name": name, "arguments": arguments,
                "archs": [list(a) for a in archs]}
-    if compiler is None and isinstance(kernel, CellFunction):
-        compiler = kernel.compiler
+    compiler = kernel.compiler if isinstance(kernel, CellFunction) else None
     doing.step(f"compiling for {', '.join(f'sm_{a}{b}' for a, b in archs)}")
     reply = dict(compiler.compile(request) if compiler is not None else _cached(request))
     if not reply.get("ok"):
