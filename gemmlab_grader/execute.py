@@ -1,9 +1,7 @@
 """Running one notebook in its confinement and reading back what it handed in: the grader's side
-of :mod:`gemmlab_grader.runner`. The request and the notebook's bytes reach the runner as its
-standard input, and its standard output goes to a file, both unnamed temporary files of the
-grader's; the runner runs under the notebook's limits until it ends, its time runs out or the run
-is interrupted, then its whole tree is killed, and what it wrote is size-checked and read
-(:func:`gemmlab_grader.answers.check`).
+of :mod:`gemmlab_grader.runner`, whose standard input (the request, the notebook) and output are
+unnamed temporary files of the grader's. The runner's tree is killed once it ends, its time runs
+out or the run is interrupted; then what it wrote is read (:func:`gemmlab_grader.answers.check`).
 """
 import io
 import json

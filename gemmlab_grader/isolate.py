@@ -1,13 +1,9 @@
-"""Judge a student's code in a process of its own: ``judge_code``.
-
-    result = judge_code("02.naive_matmul", source, "naive_matmul", seed=1234)
-
-runs the cell ``source`` in a fresh, confined worker (:mod:`gemmlab.judging.worker`: the course's
-preamble, ``check`` a no-op, what the question allows) and judges the function ``name`` here
-with the question's kind (:func:`gemmlab.judging.cell.judge_cell`). References, seeds, hidden
-cases and comparisons never enter the worker; whatever the code does there ends as a FAIL with
-the reason. ``seed`` None judges the public cases, an integer hidden cases drawn from
-``np.random.default_rng(seed)``.
+"""Judge a student's code in a process of its own: ``judge_code("02.naive_matmul", source,
+"naive_matmul", seed=1234)`` runs the cell ``source`` in a fresh, confined worker
+(:mod:`gemmlab.judging.worker`) and judges the function ``name`` here with the question's kind
+(:func:`gemmlab.judging.cell.judge_cell`): references, seeds, hidden cases and comparisons never
+enter the worker, and whatever the code does there ends as a FAIL with the reason. ``seed`` None
+judges the public cases, an integer hidden cases drawn from ``np.random.default_rng(seed)``.
 """
 import json
 import os
@@ -74,7 +70,7 @@ def clean_env(workdir):
 class Isolation:
     """How a student's process is started: which package copy it imports ("": the installed
     packages), its limits, and whether in the sandbox (which needs a copy, and hides
-    ``hidden_paths``). The grader passes the copy without references and the sandbox."""
+    ``hidden_paths``)."""
     package_root: str = ""
     limits: sandbox.Limits = field(default_factory=sandbox.Limits)
     sandbox: bool = False
@@ -87,10 +83,9 @@ class Isolation:
 
 
 def start_confined(isolation, workdir, module, *args, **streams):
-    """Start ``python -m module args`` in ``workdir`` as ``isolation`` says, with
-    :func:`clean_env`; ``streams``: Popen's stdin/stdout/stderr. Returns the
-    :class:`~gemmlab_grader.sandbox.Tree`. (In the sandbox ``workdir`` is an empty tmpfs: every
-    caller's package copy lies in the run folder, outside it.)"""
+    """Start ``python -m module args`` in ``workdir`` (in the sandbox an empty tmpfs) as
+    ``isolation`` says, with :func:`clean_env`; ``streams``: Popen's stdin/stdout/stderr. Returns
+    the :class:`~gemmlab_grader.sandbox.Tree`."""
     argv = python_argv(isolation.package_root, module, *args)
     if isolation.sandbox:
         argv = sandbox.command(argv, workdir, [isolation.package_root], isolation.hidden_paths,
@@ -123,9 +118,9 @@ class ConfinedCompiler:
 def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation=None,
                compiler=None):
     """The :class:`~gemmlab.grading.checker.Result` on the function ``name`` of the cell
-    ``source`` for the code question ``question_id`` (see the module's docstring). ``timeout``:
-    seconds for everything; ``isolation``: how the worker and the kernel's compiler child are
-    confined. Never raises for the student's code."""
+    ``source`` for the code question ``question_id``. ``timeout``: seconds for everything;
+    ``isolation``: how the worker and the kernel's compiler child are confined. Never raises for
+    the student's code."""
     q = get_question(question_id)
     if not q.is_code:
         raise ValueError(f"{question_id} is not a code question (its kind has no judge method)")

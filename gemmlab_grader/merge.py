@@ -1,10 +1,9 @@
-"""``gemmlab-grade merge --out DIR SHARD_OUTPUT...``: one report for a class graded in shards.
-
-A scheduler (a SLURM array, GNU parallel, a Kubernetes Job) runs ``gemmlab-grade SUBMISSIONS
---shard i/n --out grades-i`` for i = 1..n. This reads each shard's ``grades.json`` (size-checked,
-every field checked for its kind), refuses shards that do not fit together (two of one number,
-different n, one notebook in two shards; exit status 2), names the shards missing, and writes the
-whole class's reports with each shard's run information (sandbox or --trusted, warnings).
+"""``gemmlab-grade merge --out DIR SHARD_OUTPUT...``: one report for a class graded in shards
+(``gemmlab-grade SUBMISSIONS --shard i/n --out grades-i`` for i = 1..n, run by a scheduler). It
+reads each shard's ``grades.json`` (size-checked, every field checked for its kind), refuses
+shards that do not fit together (two of one number, different n, one notebook in two shards; exit
+status 2), names the shards missing, and writes the whole class's reports with each shard's run
+information (sandbox or --trusted, warnings).
 """
 import json
 import sys

@@ -3,13 +3,11 @@
 
 Its stdin holds two frames (:func:`gemmlab.judging.worker.pack`): the request (seconds per cell,
 wall clock and CPU; the answers to collect) and the notebook's bytes. The code cells run one by
-one in a fresh IPython kernel in WORKDIR through the course's notebook runner
-(:class:`gemmlab.notebook_run.CountingClient`): output counted, never kept; an error noted; a
-cell past its time interrupted and the next one run; a cell that ignores the interrupt, or a
-kernel that dies, stops the run. Then :func:`gemmlab.judging.collected.extract` writes
-``WORKDIR/answers.json`` in the kernel, and two frames go to stdout: a JSON report, and that
-file (up to :data:`~gemmlab_grader.answers.MAX_ANSWERS` bytes). The kernel's standard streams are
-/dev/null, never this channel.
+one in a fresh IPython kernel in WORKDIR (:class:`gemmlab.notebook_run.CountingClient`): output
+counted, never kept; an error noted; a cell past its time interrupted and the next one run; a
+cell that ignores the interrupt, or a kernel that dies, stops the run. Then the kernel writes its
+answers (:func:`gemmlab.judging.collected.extract`), and two frames go to stdout: a JSON report
+and that file. The kernel's standard streams are /dev/null, never this channel.
 """
 import asyncio
 import json

@@ -1,12 +1,11 @@
 """A lab kernel is a CUDA kernel: compile it for real GPUs before the simulator runs it.
 
 :func:`compile_kernel` sends the kernel's part of its cell (:func:`.kernel_source.kernel_cell`)
-to a compiler: a child Python (:mod:`gemmlab.labs.nvcompile`: Numba's ``compile_ptx`` with
-NVIDIA's NVVM, then ``ptxas -v``, no GPU needed) whose replies are cached by request, so a second
-check of an unchanged kernel compiles nothing (:data:`COMPILES` counts the misses), or the
-grader's own (``compile(request) -> reply``, a sandboxed child), whose reply is final.
-:func:`refusal` words a kernel that does not compile (with the line of the cell),
-:func:`resources` the figures of one that does.
+to a compiler (:mod:`gemmlab.labs.nvcompile`: Numba's ``compile_ptx`` with NVIDIA's NVVM, then
+``ptxas -v``, no GPU needed): a child of this process, its replies cached by request
+(:data:`COMPILES` counts the misses), or the grader's own, a sandboxed child. :func:`refusal`
+words a kernel that does not compile (with the line of the cell), :func:`resources` the figures
+of one that does.
 """
 import ast
 import json
