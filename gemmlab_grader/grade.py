@@ -183,8 +183,10 @@ class Grader:
             run.close()
             shutil.rmtree(folder, ignore_errors=True)   # the grader's: no notebook reaches it
         report_ = checked.get("run") or {}
-        for error in (report_.get("errors") or [])[:3]:
-            grade.notes.append(_error_note(error))
+        for error in report_.get("errors", [])[:3]:     # 'cell 3 raised ValueError: ...'
+            name, value = error["ename"], error["evalue"]   # texts: answers.check made sure
+            said = value if name == "Timeout" else f"raised {name}" + (f": {value}" if value else "")
+            grade.notes.append(f"cell {error['cell']} {said}"[:200])   # or 'cell 3 ran past 10 s'
         if report_.get("output_bytes", 0) > 1 << 20:        # an int: answers.check made sure
             grade.notes.append(f"printed {report_['output_bytes'] >> 20} MiB of output (not kept)")
         if report_.get("stopped"):
@@ -246,14 +248,6 @@ def case_seed(secret, student, question_id):
     and nobody who lacks the secret can compute them."""
     message = f"{student}\0{question_id}".encode("utf-8", "surrogateescape")
     return int.from_bytes(hmac.new(secret, message, hashlib.sha256).digest()[:8], "big")
-
-
-def _error_note(error):
-    """'cell 3 raised ValueError: ...' (or 'cell 3 ran past 10 s: interrupted') from the report."""
-    cell, name, value = error.get("cell"), str(error.get("ename")), str(error.get("evalue") or "")
-    if name == "Timeout":
-        return f"cell {cell} {value}"[:200]
-    return (f"cell {cell} raised {name}" + (f": {value}" if value else ""))[:200]
 
 
 def grade_notebook(path, student="student", settings=Settings()):

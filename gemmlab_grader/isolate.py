@@ -93,12 +93,12 @@ def start_confined(isolation, workdir, module, *args, **streams):
     return sandbox.Tree(argv, isolation.limits, cwd=workdir, env=clean_env(workdir), **streams)
 
 
+@dataclass(frozen=True)
 class ConfinedCompiler:
     """A kernel's compile in a compiler child of its own, confined as ``isolation`` says, so that
     compiling a student's kernel never runs unconfined in the grader's process tree."""
-
-    def __init__(self, isolation, timeout):
-        self.isolation, self.timeout = isolation, timeout
+    isolation: Isolation
+    timeout: float
 
     def compile(self, request):
         with tempfile.TemporaryDirectory(prefix="gemmlab-compile-",

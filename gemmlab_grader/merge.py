@@ -71,22 +71,17 @@ def load(folder):
     return info, grades
 
 
-def _shard(info, folder):
-    shard = info.get("shard")
-    if shard is None:
-        return None
-    if not (isinstance(shard, list) and len(shard) == 2 and all(type(x) is int for x in shard)
-            and 1 <= shard[0] <= shard[1]):
-        raise ShardError(f"{folder}: a malformed shard number {str(shard)[:40]}")
-    return tuple(shard)
-
-
 def merge(outputs):
     """(run information, [NotebookGrade]) of the whole class from the shards' (folder, info,
     grades), or ShardError if they do not fit together."""
     numbers, seen, grades, runs, warnings = {}, {}, [], [], []
     for folder, info, mine in outputs:
-        shard = _shard(info, folder)
+        shard = info.get("shard")
+        if shard is not None:
+            if not (isinstance(shard, list) and len(shard) == 2
+                    and all(type(x) is int for x in shard) and 1 <= shard[0] <= shard[1]):
+                raise ShardError(f"{folder}: a malformed shard number {str(shard)[:40]}")
+            shard = tuple(shard)
         label = f"shard {shard[0]}/{shard[1]}" if shard else str(folder)
         if shard in numbers:
             raise ShardError(f"{folder} and {numbers[shard]} are both {label}")

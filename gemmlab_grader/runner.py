@@ -84,7 +84,10 @@ class Run:
         except CellStopped as stopped:
             return f"cell {index} {stopped}"
         except DeadKernelError:
-            return self._death(index, cpu)
+            process = getattr(self.client.km.provisioner, "process", None)
+            if process is not None and process.poll() == -signal.SIGXCPU:
+                return f"cell {index} used more than {cpu:g} s of CPU: its kernel was stopped"
+            return f"the kernel died during cell {index}"
         if self.client.interrupted:
             self._note(index, "Timeout", f"ran past {timeout:g} s: interrupted")
         return ""
@@ -93,13 +96,6 @@ class Run:
         if not self.client.interrupted:
             content = execute_reply["content"]
             self._note(self.index, content.get("ename"), content.get("evalue"))
-
-    def _death(self, index, cpu):
-        process = getattr(self.client.km.provisioner, "process", None)
-        code = process.poll() if process is not None else None
-        if code == -signal.SIGXCPU:
-            return f"cell {index} used more than {cpu:g} s of CPU: its kernel was stopped"
-        return f"the kernel died during cell {index}"
 
     def _note(self, index, ename, evalue):
         if len(self.errors) < NOTED_ERRORS:

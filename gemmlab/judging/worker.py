@@ -98,14 +98,6 @@ def _load(namespace, name, source):
             "state": "none" if value is None else "ellipsis" if value is Ellipsis else "value"}
 
 
-def _call(fn, request, values):
-    args = [values.decode(a) for a in request.get("args", [])]
-    kwargs = {k: values.decode(v) for k, v in request.get("kwargs", {}).items()}
-    if request.get("helper"):
-        return package_object(request["helper"])(fn, *args, **kwargs)
-    return fn(*args, **kwargs)
-
-
 def main():
     """Load the cell of the first request, then answer calls until another op or the end."""
     inp = os.fdopen(os.dup(0), "rb", buffering=0)
@@ -126,7 +118,12 @@ def main():
         if request is None or request.get("op") != "call":
             return
         try:
-            reply = {"ok": True, "value": values.encode(_call(namespace[name], request, values))}
+            args = [values.decode(a) for a in request.get("args", [])]
+            kwargs = {k: values.decode(v) for k, v in request.get("kwargs", {}).items()}
+            fn = namespace[name]
+            result = (package_object(request["helper"])(fn, *args, **kwargs)
+                      if request.get("helper") else fn(*args, **kwargs))
+            reply = {"ok": True, "value": values.encode(result)}
         except BaseException as exc:  # noqa: B036 the student's code may raise anything
             reply = {"ok": False, "error": _error(exc)}
         try:
