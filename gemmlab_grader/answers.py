@@ -1,13 +1,11 @@
-"""Answers as data, read back in the grader: the student's kernel wrote them after the notebook
-ran (:func:`gemmlab.judging.collected.extract`, its values within one budget,
-:data:`~gemmlab.judging.collected.ANSWER_BYTES`). Values travel with
-:mod:`gemmlab.judging.values` (no pickle; stand-ins for what cannot travel).
-
-:func:`check` reads what the runner (:mod:`gemmlab_grader.runner`, on the student's side, so
-possibly forged) handed back, in the grader's own process, after a size check (:data:`MAX_OUTPUT`,
-5 MiB: the most costly JSON of that size found, 200,000 encoded numbers, takes 94 MiB to read):
-two frames (:func:`pack`), the run report and the answers file. Only known fields come out, texts
-cut to their length, every value decoded and encoded again.
+"""Answers as data, read back in the grader: :func:`check` reads what the runner
+(:mod:`gemmlab_grader.runner`, on the student's side, so possibly forged) handed back, two frames
+(:func:`pack`): the run report and the answers file its kernel wrote
+(:func:`gemmlab.judging.collected.extract`, values as :mod:`gemmlab.judging.values` encodes them).
+All of it is size-checked first (:data:`MAX_OUTPUT`, 5 MiB: the costliest JSON of that size found,
+200,000 encoded numbers, takes 94 MiB to read); only known fields come out, texts cut to their
+length, every value decoded (all within :data:`~gemmlab.judging.collected.ANSWER_BYTES`) and
+encoded again.
 """
 import json
 

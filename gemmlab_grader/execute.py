@@ -1,9 +1,7 @@
 """Running one notebook in its confinement and reading back what it handed in: the grader's side
-of :mod:`gemmlab_grader.runner`. The request and the notebook's bytes reach the runner as its
-standard input, and its standard output goes to a file, both unnamed temporary files of the
-grader's; the runner runs under the notebook's limits until it ends, its time runs out or the run
-is interrupted, then its whole tree is killed, and what it wrote is size-checked and read
-(:func:`gemmlab_grader.answers.check`).
+of :mod:`gemmlab_grader.runner`, whose standard input (the request, the notebook) and output are
+unnamed temporary files of the grader's. The runner's tree is killed once it ends, its time runs
+out or the run is interrupted; then what it wrote is read (:func:`gemmlab_grader.answers.check`).
 """
 import io
 import json
@@ -15,24 +13,6 @@ from gemmlab.judging.cell import describe_exit
 
 from . import answers
 from .isolate import start_confined
-
-
-def wait(tree, seconds, stop):
-    """Wait for ``tree``'s leader for up to ``seconds``; then kill the whole tree. '' if it ended
-    by itself, else why not ('timeout' or 'interrupted')."""
-    deadline = time.monotonic() + seconds
-    try:
-        while True:
-            try:
-                tree.popen.wait(timeout=min(1.0, max(0.01, deadline - time.monotonic())))
-                return ""
-            except subprocess.TimeoutExpired:
-                if stop is not None and stop.is_set():
-                    return "interrupted"
-                if time.monotonic() >= deadline:
-                    return "timeout"
-    finally:
-        tree.kill()
 
 
 class NotebookRun:
@@ -53,11 +33,19 @@ class NotebookRun:
             stdin.seek(0)
             tree = start_confined(self.isolation, workdir, "gemmlab_grader.runner", workdir,
                                   stdin=stdin, stdout=self.output, stderr=subprocess.DEVNULL)
-        why = wait(tree, seconds, self.stop)
-        if why == "timeout":
-            return f"the notebook ran past {seconds} s and was stopped"
-        if why:
-            return "not graded: the run was interrupted"
+        deadline = time.monotonic() + seconds
+        try:                # wait for the tree's leader, then kill the whole tree
+            while True:
+                try:
+                    tree.popen.wait(timeout=min(1.0, max(0.01, deadline - time.monotonic())))
+                    break
+                except subprocess.TimeoutExpired:
+                    if self.stop is not None and self.stop.is_set():
+                        return "not graded: the run was interrupted"
+                    if time.monotonic() >= deadline:
+                        return f"the notebook ran past {seconds} s and was stopped"
+        finally:
+            tree.kill()
         if tree.popen.returncode != 0:
             return (f"the notebook's runner ended with {describe_exit(tree.popen.returncode)} "
                     f"(did the notebook kill its parent process?)")

@@ -1,13 +1,9 @@
-"""Folders the grader reads without trusting what is in them (the submissions).
+"""Folders the grader reads without trusting what is in them (the submissions): :class:`Scan`
+walks them, :class:`FolderSnapshot` reads their notebooks before any notebook runs.
 
 Everything here works through open folder descriptors (``dir_fd``), never follows a link, never
 opens a FIFO or a device, and never recurses in Python: 3000 nested folders, a path longer than
 PATH_MAX, a folder replaced by a file or a link are ordinary cases, not a crash.
-
-- :class:`Scan`: the entries under a folder, to a bounded depth and count (``truncated`` says
-  whether it stopped early).
-- :class:`FolderSnapshot`: the notebooks of the submissions folder, read before any notebook
-  runs.
 """
 import os
 import stat
@@ -69,11 +65,6 @@ class Scan:
                 os.close(fd)
 
 
-def kind_of(mode):
-    return ("dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode)
-            else "link" if stat.S_ISLNK(mode) else "other")
-
-
 def read_at(dir_fd, name, limit):
     """Up to ``limit + 1`` bytes of the regular file ``name`` in ``dir_fd`` (so that a longer file
     shows), None if it is not a regular file: a link is not followed, a FIFO does not block."""
@@ -98,7 +89,9 @@ class FolderSnapshot:
         for e in Scan(root, max_depth):
             if not wanted(e.rel):
                 continue
-            kind, data = kind_of(e.stat.st_mode), None
+            mode, data = e.stat.st_mode, None
+            kind = ("dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode)
+                    else "link" if stat.S_ISLNK(mode) else "other")
             if kind == "file" and e.stat.st_size <= max_file:
                 try:
                     data = read_at(e.dir_fd, e.name, max_file)

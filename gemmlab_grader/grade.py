@@ -1,16 +1,12 @@
-"""``gemmlab grade SUBMISSIONS``: run every student notebook in the sandbox, collect its answers,
-and judge them here, with the grader's own bank (:func:`main`).
-
-The notebooks are read into memory first (:class:`~gemmlab_grader.folders.FolderSnapshot`), then
-graded ``--jobs`` at a time (threads; each notebook's work runs in processes of its own), each
-inside a boundary: whatever fails while grading it becomes a note on it. For each notebook,
-:class:`~gemmlab_grader.execute.NotebookRun` runs it in bubblewrap (:mod:`.sandbox`, under
-:class:`~.sandbox.Limits`) on a copy of gemmlab whose bank has no references; its answers are read
-back and judged here: values against the bank, code by :func:`~gemmlab_grader.isolate.judge_code`
-in a sandboxed worker on hidden cases drawn from a seed of the student's own (:func:`case_seed`;
-the run's secret is in no report, environment or worker). ``--trusted`` (``Settings.sandbox``
-False) does the same with no sandbox and guards nothing. Nothing the notebook prints, logs or
-calls (``check()`` included) decides a verdict.
+"""``gemmlab grade SUBMISSIONS`` (:func:`main`): the notebooks, read into memory first
+(:class:`~gemmlab_grader.folders.FolderSnapshot`), are graded ``--jobs`` at a time (threads),
+each inside a boundary that turns whatever fails while grading it into a note on it. Each runs in
+bubblewrap (:class:`~gemmlab_grader.execute.NotebookRun`) on a copy of gemmlab without references;
+its answers are judged here with the grader's own bank, code by
+:func:`~gemmlab_grader.isolate.judge_code` on hidden cases seeded per student (:func:`case_seed`;
+the run's secret is in no report, environment or worker). Nothing the notebook prints, logs or
+calls (``check()`` included) decides a verdict. ``--trusted`` (``Settings.sandbox`` False) does
+the same with no sandbox and guards nothing.
 """
 import hashlib
 import hmac
@@ -70,17 +66,12 @@ class Settings:
     sandbox: bool = True
     seed: int = None                    # the secret of the hidden cases (None: random); unreported
     lesson: str = None                  # the lesson of every notebook (else from its file name)
-    jobs: int = 1                       # notebooks graded at once (1 without the sandbox)
+    jobs: int = 1                       # notebooks graded at once
     cell_cpu: int = None                # CPU seconds per cell, if not ``timeout``
 
     def limits(self):
         return sandbox.Limits(cpu_seconds=self.notebook_timeout,
                               memory_bytes=self.memory_mib << 20)
-
-
-def default_jobs():
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 class Grader:
@@ -90,13 +81,12 @@ class Grader:
         """``submissions``: the FolderSnapshot of the submissions folder; ``out``: the output
         folder (existing)."""
         self.settings, self.progress = settings, progress
-        self.root, self.out = Path(submissions.root), Path(out)
         self._secret = (secrets.token_bytes(32) if settings.seed is None
                         else settings.seed.to_bytes(8, "big"))
         self.bank = questions()                     # loaded before any student code runs
         public = [{"id": q.id, "prompt": q.prompt, "answer_name": q.answer_name}
                   for q in self.bank.values()]
-        self.hidden = (str(self.root), str(self.out))
+        self.hidden = (str(submissions.root), str(out))     # never mounted in the sandbox
         self.interrupted = False
         self.stop = threading.Event()
         self.run_dir = Path(tempfile.mkdtemp(prefix="gemmlab-grade-"))
@@ -168,8 +158,8 @@ class Grader:
         if not problem:
             collected, problem = self._run(sub, wanted, grade)
         for q in wanted:
-            if problem or collected is None:
-                grade.set(Result(q.id, FAIL, f"not graded: {problem or 'no answers collected'}"))
+            if problem:         # (then nothing was collected)
+                grade.set(Result(q.id, FAIL, f"not graded: {problem}"))
             elif self.stop.is_set():
                 grade.set(Result(q.id, FAIL, "not graded: the run was interrupted"))
             else:
@@ -193,11 +183,12 @@ class Grader:
             run.close()
             shutil.rmtree(folder, ignore_errors=True)   # the grader's: no notebook reaches it
         report_ = checked.get("run") or {}
-        for error in (report_.get("errors") or [])[:3]:
-            grade.notes.append(_error_note(error))
-        printed = report_.get("output_bytes")
-        if isinstance(printed, int) and printed > 1 << 20:
-            grade.notes.append(f"printed {printed >> 20} MiB of output (not kept)")
+        for error in report_.get("errors", [])[:3]:     # 'cell 3 raised ValueError: ...'
+            name, value = error["ename"], error["evalue"]   # texts: answers.check made sure
+            said = value if name == "Timeout" else f"raised {name}" + (f": {value}" if value else "")
+            grade.notes.append(f"cell {error['cell']} {said}"[:200])   # or 'cell 3 ran past 10 s'
+        if report_.get("output_bytes", 0) > 1 << 20:        # an int: answers.check made sure
+            grade.notes.append(f"printed {report_['output_bytes'] >> 20} MiB of output (not kept)")
         if report_.get("stopped"):
             return None, str(report_["stopped"])[:300]
         if not isinstance(checked.get("answers"), dict):
@@ -259,14 +250,6 @@ def case_seed(secret, student, question_id):
     return int.from_bytes(hmac.new(secret, message, hashlib.sha256).digest()[:8], "big")
 
 
-def _error_note(error):
-    """'cell 3 raised ValueError: ...' (or 'cell 3 ran past 10 s: interrupted') from the report."""
-    cell, name, value = error.get("cell"), str(error.get("ename")), str(error.get("evalue") or "")
-    if name == "Timeout":
-        return f"cell {cell} {value}"[:200]
-    return (f"cell {cell} raised {name}" + (f": {value}" if value else ""))[:200]
-
-
 def grade_notebook(path, student="student", settings=Settings()):
     """Grade the one notebook at ``path`` as :class:`Grader` does (for tests and scripts)."""
     path = Path(path).absolute()
@@ -312,7 +295,8 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
     if not everyone:
         return refuse(f"no .ipynb files under {root}")
     found = in_shard(everyone, shard)
-    jobs = jobs or default_jobs()
+    jobs = jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                    else os.cpu_count())      # the cores this process may run on
     settings = Settings(timeout, notebook_timeout, memory_mib, use_sandbox, seed, lesson, jobs,
                         cell_cpu)
     bytecode = sys.dont_write_bytecode

@@ -1,13 +1,9 @@
-"""Judge a student's code in a process of its own: ``judge_code``.
-
-    result = judge_code("02.naive_matmul", source, "naive_matmul", seed=1234)
-
-runs the cell ``source`` in a fresh, confined worker (:mod:`gemmlab.judging.worker`: the course's
-preamble, ``check`` a no-op, what the question allows) and judges the function ``name`` here
-with the question's kind (:func:`gemmlab.judging.cell.judge_cell`). References, seeds, hidden
-cases and comparisons never enter the worker; whatever the code does there ends as a FAIL with
-the reason. ``seed`` None judges the public cases, an integer hidden cases drawn from
-``np.random.default_rng(seed)``.
+"""Judge a student's code in a process of its own: ``judge_code("02.naive_matmul", source,
+"naive_matmul", seed=1234)`` runs the cell ``source`` in a fresh, confined worker
+(:mod:`gemmlab.judging.worker`) and judges the function ``name`` here with the question's kind
+(:func:`gemmlab.judging.cell.judge_cell`): references, seeds, hidden cases and comparisons never
+enter the worker, and whatever the code does there ends as a FAIL with the reason. ``seed`` None
+judges the public cases, an integer hidden cases drawn from ``np.random.default_rng(seed)``.
 """
 import json
 import os
@@ -74,7 +70,7 @@ def clean_env(workdir):
 class Isolation:
     """How a student's process is started: which package copy it imports ("": the installed
     packages), its limits, and whether in the sandbox (which needs a copy, and hides
-    ``hidden_paths``). The grader passes the copy without references and the sandbox."""
+    ``hidden_paths``)."""
     package_root: str = ""
     limits: sandbox.Limits = field(default_factory=sandbox.Limits)
     sandbox: bool = False
@@ -87,53 +83,22 @@ class Isolation:
 
 
 def start_confined(isolation, workdir, module, *args, **streams):
-    """Start ``python -m module args`` in ``workdir`` as ``isolation`` says, with
-    :func:`clean_env`; ``streams``: Popen's stdin/stdout/stderr. Returns the
-    :class:`~gemmlab_grader.sandbox.Tree`. In the sandbox ``workdir`` is an empty tmpfs, so the
-    package copy must lie outside it."""
+    """Start ``python -m module args`` in ``workdir`` (in the sandbox an empty tmpfs) as
+    ``isolation`` says, with :func:`clean_env`; ``streams``: Popen's stdin/stdout/stderr. Returns
+    the :class:`~gemmlab_grader.sandbox.Tree`."""
     argv = python_argv(isolation.package_root, module, *args)
     if isolation.sandbox:
-        if sandbox.is_inside(isolation.package_root, workdir):
-            raise ValueError("in the sandbox the work folder starts empty: put the package copy "
-                             "outside it")
         argv = sandbox.command(argv, workdir, [isolation.package_root], isolation.hidden_paths,
                                memory_bytes=isolation.limits.memory_bytes)
     return sandbox.Tree(argv, isolation.limits, cwd=workdir, env=clean_env(workdir), **streams)
 
 
-class Worker:
-    """One confined worker process and its frame channel, with one deadline for everything;
-    its stderr goes to a log whose tail says why it died."""
-
-    def __init__(self, isolation, timeout):
-        self.folder = tempfile.TemporaryDirectory(prefix="gemmlab-code-",
-                                                  ignore_cleanup_errors=True)
-        self.log = open(os.path.join(self.folder.name, "worker.log"), "w+b")
-        tree = start_confined(isolation, self.folder.name, WORKER, stdin=-1, stdout=-1,
-                              stderr=self.log)
-        self.channel = Channel(tree.popen, timeout, tree.kill, self._said)
-
-    def _said(self):
-        """"; it said: <the log's last 600 bytes>", or "" when there is nothing."""
-        try:
-            self.log.seek(0)
-            tail = self.log.read()[-600:].decode("utf-8", "replace").strip()
-        except (OSError, ValueError):
-            return ""
-        return f"; it said: {tail}" if tail else ""
-
-    def close(self):
-        self.channel.close()
-        self.log.close()
-        self.folder.cleanup()
-
-
+@dataclass(frozen=True)
 class ConfinedCompiler:
     """A kernel's compile in a compiler child of its own, confined as ``isolation`` says, so that
     compiling a student's kernel never runs unconfined in the grader's process tree."""
-
-    def __init__(self, isolation, timeout):
-        self.isolation, self.timeout = isolation, timeout
+    isolation: Isolation
+    timeout: float
 
     def compile(self, request):
         with tempfile.TemporaryDirectory(prefix="gemmlab-compile-",
@@ -153,9 +118,9 @@ class ConfinedCompiler:
 def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation=None,
                compiler=None):
     """The :class:`~gemmlab.grading.checker.Result` on the function ``name`` of the cell
-    ``source`` for the code question ``question_id`` (see the module's docstring). ``timeout``:
-    seconds for everything; ``isolation``: how the worker and the kernel's compiler child are
-    confined. Never raises for the student's code."""
+    ``source`` for the code question ``question_id``. ``timeout``: seconds for everything;
+    ``isolation``: how the worker and the kernel's compiler child are confined. Never raises for
+    the student's code."""
     q = get_question(question_id)
     if not q.is_code:
         raise ValueError(f"{question_id} is not a code question (its kind has no judge method)")
@@ -163,11 +128,23 @@ def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     rng = None if seed is None else np.random.default_rng(seed)
     isolation = isolation or Isolation()
-    worker = Worker(isolation, timeout)
-    worker.channel.compiler = compiler or ConfinedCompiler(isolation,
-                                                           min(timeout, compile_.TIMEOUT))
-    try:
-        status, feedback = judge_cell(q, source, name, rng, worker.channel)
-    finally:
-        worker.close()
+    with (tempfile.TemporaryDirectory(prefix="gemmlab-code-", ignore_cleanup_errors=True) as folder,
+          open(os.path.join(folder, "worker.log"), "w+b") as log):     # its stderr
+        tree = start_confined(isolation, folder, WORKER, stdin=-1, stdout=-1, stderr=log)
+        channel = Channel(tree.popen, timeout, tree.kill, lambda: _said(log))
+        channel.compiler = compiler or ConfinedCompiler(isolation, min(timeout, compile_.TIMEOUT))
+        try:
+            status, feedback = judge_cell(q, source, name, rng, channel)
+        finally:
+            channel.close()
     return Result(q.id, status, str(feedback)[:4000])
+
+
+def _said(log):
+    """"; it said: <the worker's log's last 600 bytes>" (why it died), or "" when there is none."""
+    try:
+        log.seek(0)
+        tail = log.read()[-600:].decode("utf-8", "replace").strip()
+    except (OSError, ValueError):
+        return ""
+    return f"; it said: {tail}" if tail else ""

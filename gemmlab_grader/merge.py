@@ -1,10 +1,9 @@
-"""``gemmlab-grade merge --out DIR SHARD_OUTPUT...``: one report for a class graded in shards.
-
-A scheduler (a SLURM array, GNU parallel, a Kubernetes Job) runs ``gemmlab-grade SUBMISSIONS
---shard i/n --out grades-i`` for i = 1..n. This reads each shard's ``grades.json`` (size-checked,
-every field checked for its kind), refuses shards that do not fit together (two of one number,
-different n, one notebook in two shards; exit status 2), names the shards missing, and writes the
-whole class's reports with each shard's run information (sandbox or --trusted, warnings).
+"""``gemmlab-grade merge --out DIR SHARD_OUTPUT...``: one report for a class graded in shards
+(``gemmlab-grade SUBMISSIONS --shard i/n --out grades-i`` for i = 1..n, run by a scheduler). It
+reads each shard's ``grades.json`` (size-checked, every field checked for its kind), refuses
+shards that do not fit together (two of one number, different n, one notebook in two shards; exit
+status 2), names the shards missing, and writes the whole class's reports with each shard's run
+information (sandbox or --trusted, warnings).
 """
 import json
 import sys
@@ -72,22 +71,17 @@ def load(folder):
     return info, grades
 
 
-def _shard(info, folder):
-    shard = info.get("shard")
-    if shard is None:
-        return None
-    if not (isinstance(shard, list) and len(shard) == 2 and all(type(x) is int for x in shard)
-            and 1 <= shard[0] <= shard[1]):
-        raise ShardError(f"{folder}: a malformed shard number {str(shard)[:40]}")
-    return tuple(shard)
-
-
 def merge(outputs):
     """(run information, [NotebookGrade]) of the whole class from the shards' (folder, info,
     grades), or ShardError if they do not fit together."""
     numbers, seen, grades, runs, warnings = {}, {}, [], [], []
     for folder, info, mine in outputs:
-        shard = _shard(info, folder)
+        shard = info.get("shard")
+        if shard is not None:
+            if not (isinstance(shard, list) and len(shard) == 2
+                    and all(type(x) is int for x in shard) and 1 <= shard[0] <= shard[1]):
+                raise ShardError(f"{folder}: a malformed shard number {str(shard)[:40]}")
+            shard = tuple(shard)
         label = f"shard {shard[0]}/{shard[1]}" if shard else str(folder)
         if shard in numbers:
             raise ShardError(f"{folder} and {numbers[shard]} are both {label}")

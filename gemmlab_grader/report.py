@@ -1,19 +1,15 @@
-"""The grades as people read them: a summary of students x lessons (within 100 columns for the
-16 lessons), a table of questions per lesson, a CSV of every notebook's questions, a CSV an LMS
-imports (a row per student, a column per lesson), and the JSON; :mod:`gemmlab_grader.publish`
-adds the HTML page and writes them all.
+"""The grades as people read them: a summary of students x lessons (100 columns wide for the 16
+lessons), a table of questions per lesson, a CSV of every notebook, a CSV an LMS imports (a row
+per student, a column per lesson) and the JSON; :mod:`gemmlab_grader.publish` adds the HTML page.
 
 Names, error texts and feedback come from submissions: untrusted. Every report but the JSON shows
-escaped (``\\x1b``, ``\\r``, ``\\u202e``, ``\\u200b``, ``\\udce9``) each character that is not
-plainly visible: control and format characters (carriage returns, ANSI escapes, bidi overrides,
-zero-width spaces), other invisible ones (variation selectors, Hangul fillers), spaces other than
-U+0020, and the lone surrogates that stand for a file name's undecodable bytes, which no UTF-8
-file can hold. So nothing can redraw the terminal, no writer meets a character it cannot encode,
-and two names differ visibly when they differ. A CSV cell that a spreadsheet would read as a
-formula (``=``, ``+``, ``-``, ``@``) gets a leading ``'``; the HTML page escapes markup too; the
-JSON is ASCII (``\\u`` escapes), so that :mod:`~gemmlab_grader.merge` reads every name back
-exactly. Names equal once the invisible characters are dropped and NFKC is applied are flagged
-(:func:`lookalikes`)."""
+escaped (``\\x1b``, ``\\u202e``, ``\\udce9``) each character that is not plainly visible (control,
+format and other invisible characters, spaces other than U+0020, the lone surrogates of a file
+name's undecodable bytes), so nothing redraws the terminal, every writer can encode it, and two
+names that differ look different. A CSV cell a spreadsheet would read as a formula gets a leading
+``'``; the JSON is ASCII, so :mod:`~gemmlab_grader.merge` reads every name back exactly; names
+equal once the invisible characters are dropped and NFKC applied are flagged (:func:`lookalikes`).
+"""
 import csv
 import io
 import json
@@ -42,19 +38,12 @@ def printable(text, width=None):
     return out if width is None or len(out) <= width else out[:width - 3] + "..."
 
 
-def lookalike_key(name):
-    """``name`` as a reader sees it: its invisible characters dropped, NFKC applied."""
-    visible = "".join(c for c in str(name) if not invisible(c) or c.isspace())
-    return "".join(c for c in unicodedata.normalize("NFKC", visible)
-                   if not invisible(c) or c.isspace())
-
-
 def lookalikes(grades):
     """{student: a note naming the others whose names look the same}, for the students who have
     such a twin (``honest01`` and ``honest01`` + U+200B)."""
-    groups = {}
-    for student in dict.fromkeys(g.student for g in grades):
-        groups.setdefault(lookalike_key(student), []).append(student)
+    groups, seen = {}, lambda text: "".join(c for c in text if not invisible(c) or c.isspace())
+    for student in dict.fromkeys(g.student for g in grades):     # as a reader sees it: NFKC
+        groups.setdefault(seen(unicodedata.normalize("NFKC", seen(student))), []).append(student)
     return {s: "the student's name looks the same as "
             + ", ".join(repr(printable(o, 60)) for o in group if o != s)
             + " once invisible characters are dropped: check which student is which"

@@ -3,13 +3,11 @@
 
 Its stdin holds two frames (:func:`gemmlab.judging.worker.pack`): the request (seconds per cell,
 wall clock and CPU; the answers to collect) and the notebook's bytes. The code cells run one by
-one in a fresh IPython kernel in WORKDIR through the course's notebook runner
-(:class:`gemmlab.notebook_run.CountingClient`): output counted, never kept; an error noted; a
-cell past its time interrupted and the next one run; a cell that ignores the interrupt, or a
-kernel that dies, stops the run. Then :func:`gemmlab.judging.collected.extract` writes
-``WORKDIR/answers.json`` in the kernel, and two frames go to stdout: a JSON report, and that
-file (up to :data:`~gemmlab_grader.answers.MAX_ANSWERS` bytes). The kernel's standard streams are
-/dev/null, never this channel.
+one in a fresh IPython kernel in WORKDIR (:class:`gemmlab.notebook_run.CountingClient`): output
+counted, never kept; an error noted; a cell past its time interrupted and the next one run; a
+cell that ignores the interrupt, or a kernel that dies, stops the run. Then the kernel writes its
+answers (:func:`gemmlab.judging.collected.extract`), and two frames go to stdout: a JSON report
+and that file. The kernel's standard streams are /dev/null, never this channel.
 """
 import asyncio
 import json
@@ -31,7 +29,6 @@ import gemmlab  # noqa: E402
 from gemmlab.judging import collected  # noqa: E402
 from gemmlab.notebook_run import CellStopped, CountingClient, LocalAsyncKernelManager  # noqa: E402
 from gemmlab_grader.answers import MAX_ANSWERS, MAX_REPORT, pack, unpack  # noqa: E402
-from gemmlab_grader.sandbox import proc_stat  # noqa: E402
 from gemmlab_grader.isolate import python_argv  # noqa: E402
 
 NOTED_ERRORS = 20
@@ -52,12 +49,6 @@ def _kernel_manager(workdir):
                                    ip=str(Path(workdir) / "kernel"))
 
 
-def _cpu_seconds(pid):
-    """User plus system CPU seconds the process ``pid`` has used."""
-    fields = proc_stat(pid)
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 class Run:
     """The notebook's cells on one CountingClient, each under its limits, its errors noted."""
 
@@ -67,15 +58,14 @@ class Run:
         self.index = None
         client.on_cell_error = self._on_error
 
-    def _kernel_pid(self):
-        return self.client.km.provisioner.process.pid
-
     def _limit_cpu(self, seconds):
         """Let the kernel use ``seconds`` more CPU from now (RLIMIT_CPU, SIGXCPU past it)."""
         try:
-            pid = self._kernel_pid()
+            pid = self.client.km.provisioner.process.pid
+            with open(f"/proc/{pid}/stat", "rb") as f:      # user and system CPU, in ticks
+                ticks = f.read().rsplit(b")", 1)[1].split()[11:13]
             _soft, hard = resource.prlimit(pid, resource.RLIMIT_CPU)
-            soft = int(_cpu_seconds(pid) + seconds) + 1
+            soft = int(sum(map(int, ticks)) / os.sysconf("SC_CLK_TCK") + seconds) + 1
             resource.prlimit(pid, resource.RLIMIT_CPU,
                              (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
         except (OSError, AttributeError, ValueError):
@@ -94,7 +84,10 @@ class Run:
         except CellStopped as stopped:
             return f"cell {index} {stopped}"
         except DeadKernelError:
-            return self._death(index, cpu)
+            process = getattr(self.client.km.provisioner, "process", None)
+            if process is not None and process.poll() == -signal.SIGXCPU:
+                return f"cell {index} used more than {cpu:g} s of CPU: its kernel was stopped"
+            return f"the kernel died during cell {index}"
         if self.client.interrupted:
             self._note(index, "Timeout", f"ran past {timeout:g} s: interrupted")
         return ""
@@ -103,13 +96,6 @@ class Run:
         if not self.client.interrupted:
             content = execute_reply["content"]
             self._note(self.index, content.get("ename"), content.get("evalue"))
-
-    def _death(self, index, cpu):
-        process = getattr(self.client.km.provisioner, "process", None)
-        code = process.poll() if process is not None else None
-        if code == -signal.SIGXCPU:
-            return f"cell {index} used more than {cpu:g} s of CPU: its kernel was stopped"
-        return f"the kernel died during cell {index}"
 
     def _note(self, index, ename, evalue):
         if len(self.errors) < NOTED_ERRORS:
@@ -161,20 +147,6 @@ def run(workdir, request, notebook):
     return report, None if report["stopped"] else answers
 
 
-def _answers_file(path):
-    """(bytes of the answers file, '') or (b'', why not). The file is the student's, so whatever
-    it is can only spoil their own answers; O_NONBLOCK: a FIFO does not hang the run."""
-    try:
-        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
-            data = f.read(MAX_ANSWERS + 1)
-    except OSError:
-        return b"", "no answers were written"
-    if len(data) > MAX_ANSWERS:
-        return b"", (f"its answers take more than {MAX_ANSWERS >> 20} MiB, the most the grader "
-                     f"reads")
-    return data, ""
-
-
 def main():
     workdir = Path(sys.argv[1])
     stdin = os.fdopen(os.dup(0), "rb")
@@ -187,8 +159,15 @@ def main():
     stdin.close()
     report, path = run(workdir, request, notebook)
     data = b""
-    if path is not None:
-        data, report["answers_problem"] = _answers_file(path)
+    try:        # the student's file: it spoils only their answers (O_NONBLOCK: a FIFO won't hang)
+        if path is not None:
+            with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+                data = f.read(MAX_ANSWERS + 1)
+    except OSError:
+        report["answers_problem"] = "no answers were written"
+    if len(data) > MAX_ANSWERS:
+        data, report["answers_problem"] = b"", (f"its answers take more than {MAX_ANSWERS >> 20} "
+                                                f"MiB, the most the grader reads")
     out.write(pack(json.dumps(report).encode("utf-8")) + pack(data))
     out.close()
 

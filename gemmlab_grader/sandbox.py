@@ -1,18 +1,13 @@
 """The grader's sandbox, its one trust boundary: untrusted notebooks run inside bubblewrap
-(``bwrap``) or not at all (:func:`missing` says why and how to get it).
+(``bwrap``) or not at all (:func:`missing` says why and how to get it). What a process sees
+inside (:func:`command`; docs/grading.md): a read-only file system of the system, this Python and
+the package copy; its work folder and /dev/shm as empty tmpfs; no network, no other process, no
+capabilities; it dies with the grader.
 
-Inside, a process sees a read-only file system: the system directories, this Python and its
-packages, and the withheld copy of gemmlab and the grader. Its work folder and its /dev/shm are
-fresh, empty tmpfs capped at the notebook's memory limit, gone when it ends. It has no network,
-no view of other processes (a PID namespace of its own), no capabilities, and dies with the
-grader. The repository, the submissions, the output folder and the installed packages are not
-mounted; where one lies inside a mounted directory (site-packages), an empty tmpfs covers it.
-
-A :class:`Tree` starts the command (bubblewrap around the notebook runner, a code worker, a
-kernel's compile) as the leader of a new session, with :class:`Limits` set in the child before
-it runs anything and inherited by all it starts. Ending it kills the session's process group,
-so bubblewrap, whose PID namespace takes every process the notebook started with it, detached
-ones included. With ``--trusted`` there is no sandbox and nothing is chased.
+A :class:`Tree` starts a command (bubblewrap around the notebook runner, a code worker, a
+kernel's compile) as the leader of a new session, with :class:`Limits` set in the child before it
+runs anything. Ending it kills the session's process group: bubblewrap, whose PID namespace takes
+every process the notebook started with it, detached ones included.
 """
 import functools
 import os
@@ -76,20 +71,6 @@ def missing():
     return "" if path else f"{why}. {HOW_TO_GET_IT}"
 
 
-def python_dirs():
-    """Directories this Python and its packages live in (resolved)."""
-    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-            os.path.dirname(os.path.realpath(sys.executable))}
-    return {os.path.realpath(d) for d in dirs if os.path.isdir(d)}
-
-
-def _holds_the_course(entry):
-    """Whether a module search path entry holds a course package or its solutions (another
-    checkout on PYTHONPATH): never mounted, the sandbox imports the copy."""
-    return any(os.path.isdir(os.path.join(entry, name))
-               for name in ("gemmlab", "gemmlab_grader", "solutions"))
-
-
 def is_inside(path, folder):
     """Whether ``path`` is ``folder`` or lies under it."""
     path, folder = Path(path), Path(folder)
@@ -107,10 +88,16 @@ def command(argv, workdir, readable=(), hidden=(), memory_bytes=1 << 30):
     # the installed packages and, for an editable install, their repository: always hidden
     checkouts = sorted({p.parent for p in PACKAGES if (p.parent / "pyproject.toml").exists()})
     hidden = [os.path.realpath(h) for h in [*hidden, *PACKAGES, *checkouts]]
-    mounts = sorted(python_dirs())
+    # this Python and its packages; then the module search path's other entries, but for those
+    # that hold a course package or solutions/ (another checkout on PYTHONPATH: it gets the copy)
+    mounts = sorted({os.path.realpath(d) for d in (sys.prefix, sys.base_prefix, sys.exec_prefix,
+                     sys.base_exec_prefix, os.path.dirname(os.path.realpath(sys.executable)))
+                     if os.path.isdir(d)})
     entries = [os.path.realpath(p) for p in sys.path if p and os.path.exists(p)]
     mounts += [p for p in entries if not any(is_inside(h, p) or is_inside(p, h) for h in hidden)
-               and not _holds_the_course(p) and not any(is_inside(p, m) for m in mounts)]
+               and not any(os.path.isdir(os.path.join(p, name))
+                           for name in ("gemmlab", "gemmlab_grader", "solutions"))
+               and not any(is_inside(p, m) for m in mounts)]
     args = [path, *OPTIONS]
     for d in SYSTEM_DIRS:
         args += ["--ro-bind-try", d, d]
@@ -146,13 +133,6 @@ class Limits:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive whole number, got {value!r}")
-
-
-def proc_stat(pid):
-    """The fields of ``/proc/<pid>/stat`` after the command name (the state first); OSError,
-    IndexError if unreadable."""
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        return f.read().rsplit(b")", 1)[1].split()
 
 
 def _user_process_count():

@@ -1,15 +1,10 @@
-"""The packages a graded notebook imports: a copy of gemmlab whose bank has prompts and answer
-names but no references, and of the grader.
-
-:class:`PackageSnapshot` reads both installed packages into memory before any submission runs
-and writes the copy the sandbox mounts read-only (:meth:`~PackageSnapshot.write_copy`; the
-installed packages are never mounted, so nothing is ever put back). In the copy, the bank's
-``grading/bank/lNN.py`` are stubs calling :func:`questions_of`, built from ``bank/public.json``:
-``.prompt`` still works, ``.answer`` raises, and ``check()`` says that the grader judges the
-answer. The real bank stays in the grader's process.
+"""The packages a graded notebook imports, as a copy the sandbox mounts read-only
+(:class:`PackageSnapshot`, read before any submission runs): the grader, and gemmlab whose bank's
+``grading/bank/lNN.py`` are stubs calling :func:`questions_of` (from ``bank/public.json``):
+``.prompt`` works, ``.answer`` raises, and ``check()`` says that the grader judges the answer.
+The real bank stays in the grader's process.
 """
 import json
-import os
 import stat
 from pathlib import Path
 
@@ -35,36 +30,28 @@ class PackageSnapshot:
                 if stat.S_ISREG(entry.stat.st_mode) and not cache:
                     self.files[f"{root.name}/{entry.rel}"] = (root / entry.rel).read_bytes()
 
-    def write_copy(self, dest, public_questions=None):
-        """Write the packages under ``dest`` (``dest/gemmlab``, ``dest/gemmlab_grader``); with
-        ``public_questions`` ([{"id", "prompt", "answer_name"}]) the bank's lesson modules are
-        replaced by stubs that know only those fields (see :mod:`gemmlab_grader.withheld_bank`).
-        Returns ``dest``."""
-        target = Path(dest)
+    def write_copy(self, dest, public_questions):
+        """Write the packages under ``dest`` (``dest/gemmlab``, ``dest/gemmlab_grader``), the
+        bank's lesson modules replaced by stubs that know only the ``public_questions``' fields
+        ([{"id", "prompt", "answer_name"}]). Returns ``dest``."""
+        target, bank = Path(dest), Path(dest) / WITHHELD_BANK
         for name, data in self.files.items():
-            if public_questions is not None and name.startswith(WITHHELD_BANK + "/") \
-                    and name != WITHHELD_BANK + "/__init__.py":
-                continue
-            _write(target / name, data)
-        if public_questions is not None:
-            bank = target / WITHHELD_BANK
-            _write(bank / "public.json", json.dumps(public_questions).encode())
-            for lesson in sorted({q["id"][:2] for q in public_questions}):
-                _write(bank / f"l{lesson}.py", (
-                    f'"""Lesson {lesson} without its references (see '
-                    f'gemmlab_grader/withheld_bank.py)."""\n'
-                    f"from gemmlab_grader.withheld_bank import questions_of\n\n"
-                    f'QUESTIONS = questions_of("{lesson}")\n').encode())
+            if not name.startswith(WITHHELD_BANK + "/") or name == WITHHELD_BANK + "/__init__.py":
+                _write(target / name, data)
+        _write(bank / "public.json", json.dumps(public_questions).encode())
+        for lesson in sorted({q["id"][:2] for q in public_questions}):
+            _write(bank / f"l{lesson}.py", (
+                f'"""Lesson {lesson} without its references (see '
+                f'gemmlab_grader/withheld_bank.py)."""\n'
+                f"from gemmlab_grader.withheld_bank import questions_of\n\n"
+                f'QUESTIONS = questions_of("{lesson}")\n').encode())
         return target
 
 
-def _write(path, data, mode=0o644):
+def _write(path, data):
+    """A file of the copy, in a folder of the grader's own that no notebook reaches."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists() or path.is_symlink():
-        path.unlink()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
+    path.write_bytes(data)
 
 
 class Withheld:

@@ -1,12 +1,11 @@
 """where_it_lives: a helper runs next to the student's function, here for a plain function and in
 the other process for a stand-in that has ``call_helper`` (the grader's proxy); the package's
-helpers and kinds are found by name on the other side, and nothing outside gemmlab is."""
+helpers are found by name on the other side, and nothing outside gemmlab is."""
 import numpy as np
 import pytest
 
-from gemmlab.grading.bank import questions
 from gemmlab.judging import code_of, where_it_lives
-from gemmlab.judging.where import helper_spec, kind_spec, package_object
+from gemmlab.judging.where import helper_spec, package_object
 from gemmlab.labs.kernel_lab import TILED
 
 
@@ -52,12 +51,3 @@ def test_package_object_finds_gemmlab_objects_and_nothing_else():
     for bad in ("os:system", "gemmlab_grader.grade:main", "gemmlab.labs", "gemmlab.x:<lambda>"):
         with pytest.raises(ValueError, match="not a module-level object of gemmlab"):
             package_object(bad)
-
-
-def test_a_kind_judged_next_to_the_code_must_be_findable_there():
-    with pytest.raises(ValueError, match="not a module-level constant"):
-        kind_spec(object())
-    assert kind_spec(TILED) == "gemmlab.labs.kernel_lab:TILED"
-    for q in questions().values():
-        if q.is_code and not getattr(q.kind, "proxy_judge", False):
-            assert package_object(kind_spec(q.kind)) is q.kind

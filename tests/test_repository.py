@@ -374,6 +374,21 @@ def test_the_readme_is_a_front_door():
         assert f"]({doc})" in "\n".join(lines), doc
 
 
+# Issue 36, item 5 ("Less code"): the grader, judging's process half and the compile path
+GRADING_PATH = (sorted((ROOT / "gemmlab_grader").glob("*.py"))
+                + [ROOT / "gemmlab" / "judging" / f"{m}.py"
+                   for m in ("worker", "cell", "values", "collected", "where")]
+                + [ROOT / "gemmlab" / "labs" / f"{m}.py"
+                   for m in ("compile", "nvcompile", "kernel_source")])
+
+
+def test_the_grading_path_stays_within_its_line_budget():
+    lines = {p.relative_to(ROOT).as_posix(): p.read_bytes().count(b"\n") for p in GRADING_PATH}
+    assert sum(lines.values()) <= 3000, (
+        f"issue 36's budget: the grader, judging's process half and the compile path come to at "
+        f"most 3,000 lines (wc -l, docstrings included), not {sum(lines.values())}: {lines}")
+
+
 def test_the_wheel_holds_both_packages():
     from setuptools import find_packages
     include = re.search(r"^include = (\[.*\])$", (ROOT / "pyproject.toml").read_text(), re.M)

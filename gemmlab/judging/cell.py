@@ -1,14 +1,11 @@
-"""Judging a cell's code from outside the process that runs it: the asking end of
-:mod:`gemmlab.judging.worker`.
-
-    status, feedback = judge_cell(question, source, name, rng, channel)
-
-loads the cell in the worker behind ``channel`` and judges the function ``name`` with the
-question's kind *here*: the kind gets a :class:`CellFunction`, a stand-in that forwards each call
-(or run helper, :func:`gemmlab.judging.where.where_it_lives`) to the worker and brings back plain
-data. Cases, references and comparisons never enter the worker; what the code writes into its
-arguments stays there. The grader's channel is confined (its isolate module);
-:func:`plain_channel` is a plain child, for ``check()`` on a GPU backend.
+"""Judging a cell's code from outside the process that runs it, the asking end of
+:mod:`gemmlab.judging.worker`: :func:`judge_cell` loads the cell in the worker behind a
+:class:`Channel` and judges the function ``name`` with the question's kind *here*, on a
+:class:`CellFunction`: a stand-in that forwards each call (or run helper,
+:func:`gemmlab.judging.where.where_it_lives`) to the worker and brings back plain data. Cases,
+references and comparisons never enter the worker; what the code writes into its arguments stays
+there. The grader's channel is confined (its isolate module); :func:`plain_channel` is a plain
+child, for ``check()`` on a GPU backend.
 """
 import builtins
 import os
@@ -33,8 +30,7 @@ class CodeError(Exception):
 class Channel:
     """Frames to and from a worker process (``popen`` with pipes), with one deadline for
     everything; ``on_close`` ends the process and all it started. ``compiler``: who compiles the
-    worker's kernels (``compile(request) -> reply``, :func:`gemmlab.labs.compile.compile_kernel`),
-    None for the default."""
+    worker's kernels (``compile(request) -> reply``), None for :mod:`gemmlab.labs.compile`'s."""
 
     def __init__(self, popen, timeout, on_close, log_tail=lambda: ""):
         self.popen, self.timeout, self.on_close, self.log_tail = popen, timeout, on_close, log_tail
@@ -49,7 +45,7 @@ class Channel:
         try:
             self.popen.stdin.write(frame(message))
             self.popen.stdin.flush()
-            reply = read_frame(_DeadlineReader(self.popen.stdout, self.deadline, self.timeout))
+            reply = read_frame(self)
             if reply is None:
                 self.popen.wait(timeout=5)
                 raise OSError(f"it ended: {describe_exit(self.popen.returncode)}"
@@ -64,6 +60,14 @@ class Channel:
             self.close()
             raise self.failure
         return reply
+
+    def read(self, n):
+        """Up to ``n`` bytes of the worker's reply; TimeoutError at the deadline."""
+        left = self.deadline - time.monotonic()
+        if left <= 0 or not select.select([self.popen.stdout], [], [], left)[0]:
+            raise TimeoutError(f"no answer within {self.timeout:g} s (an endless loop, or a very "
+                               f"slow one?)")
+        return os.read(self.popen.stdout.fileno(), min(n, 1 << 20))
 
     def close(self):
         self.on_close()
@@ -88,20 +92,6 @@ def describe_exit(returncode):
               signal.SIGSEGV: " (a crash)"}.get(sig, "")
     return f"signal {signal.Signals(sig).name}{reason}" if sig in signal.valid_signals() \
         else f"signal {sig}"
-
-
-class _DeadlineReader:
-    """A pipe read that gives up (TimeoutError) at the deadline."""
-
-    def __init__(self, stream, deadline, timeout):
-        self.fd, self.deadline, self.timeout = stream.fileno(), deadline, timeout
-
-    def read(self, n):
-        left = self.deadline - time.monotonic()
-        if left <= 0 or not select.select([self.fd], [], [], left)[0]:
-            raise TimeoutError(f"no answer within {self.timeout:g} s (an endless loop, or a very "
-                               f"slow one?)")
-        return os.read(self.fd, min(n, 1 << 20))
 
 
 def plain_channel(timeout=120.0):

@@ -1,12 +1,9 @@
 """The answers of a notebook's kernel as data: :func:`extract` runs in the kernel once the
-notebook has run, and writes, for each question, the value of its ``answer_name`` or, for a code
-question, the source of the cell that defines it (:func:`gemmlab.judging.source.code_of`), the
-values within one budget (:data:`ANSWER_BYTES`). Values travel with
-:mod:`gemmlab.judging.values` (no pickle; stand-ins for what cannot travel).
-
-Two readers: ``gl.progress()`` (:mod:`gemmlab.grading.progress`, the student's own notebooks)
-and the grader, whose runner calls :func:`extract` in a graded kernel (which imports the
-grader's copy of gemmlab) and reads the file back, size-checked, in the grader's process.
+notebook has run, and writes, for each question, the value of its ``answer_name`` (as
+:mod:`gemmlab.judging.values` encodes it, all within :data:`ANSWER_BYTES`) or, for a code
+question, the source of the cell that defines it (:func:`gemmlab.judging.source.code_of`). Its
+readers: ``gl.progress()`` (:mod:`gemmlab.grading.progress`) and the grader's runner, in a graded
+kernel (the grader reads the file back, size-checked, in its own process).
 """
 import ast
 import json

@@ -1,22 +1,13 @@
-"""Where a student's function lives, and how the package's own objects are named across processes.
-
-A check may get the student's function itself (``check()`` in a notebook) or a stand-in for a
-function that lives in another process (the grader keeps a student's code in a confined process
-of its own and hands the question's kind a proxy). The protocol between the two is duck typing:
-
-* an object whose type has a ``call_helper(helper, *args)`` method is a function living elsewhere:
-  ``fn.call_helper(helper, *args)`` runs ``helper(fn, *args)`` in that process and returns what
-  the helper returns (plain data: numbers, strings, lists, dicts, NumPy arrays);
-* anything else is a function here, and the helper simply runs here.
-
-:func:`where_it_lives` is that rule; the labs call it for everything that must run next to the
-code (an instrumented simulator, simulated ranks). A helper crosses processes by name, so it must
-be a module-level function of gemmlab (:func:`helper_spec`), looked up on the other side with
-:func:`package_object`; a question kind judged next to the code travels the same way
-(:func:`kind_spec`).
+"""Where a student's function lives: here (``check()`` in a notebook), or in another process
+behind a stand-in (the grader's proxy, :class:`gemmlab.judging.cell.CellFunction`). The rule,
+:func:`where_it_lives`, is duck typing: an object whose type has ``call_helper(helper, *args)``
+lives elsewhere, and that method runs ``helper(fn, *args)`` there and returns what it returns
+(plain data); anything else is a function here, and the helper runs here. The labs call it for
+everything that must run next to the code (an instrumented simulator, simulated ranks). A helper
+crosses processes by name, so it must be a module-level function of gemmlab (:func:`helper_spec`),
+looked up on the other side with :func:`package_object`.
 """
 import importlib
-import sys
 
 
 def where_it_lives(fn, helper, *args):
@@ -37,21 +28,10 @@ def helper_spec(helper):
     return spec
 
 
-def kind_spec(kind):
-    """"gemmlab.module:NAME" of the module-level constant a question kind is bound to (how another
-    process finds the same kind in its own copy of the package); ValueError if there is none."""
-    module = sys.modules.get(type(kind).__module__)
-    for name, value in vars(module or {}).items():
-        if value is kind and module.__name__.startswith("gemmlab."):
-            return f"{module.__name__}:{name}"
-    raise ValueError(f"the kind {kind!r} is not a module-level constant of a gemmlab module, "
-                     f"so a worker cannot find it")
-
-
 def package_object(spec):
-    """The object ``"gemmlab.module:name"`` names (a run helper, a question kind); ValueError
-    unless it lies in the gemmlab package. (A lookup by a name the caller gives, at run time:
-    no module of this package depends on another through it.)"""
+    """The object ``"gemmlab.module:name"`` names (a run helper); ValueError unless it lies in the
+    gemmlab package. (A lookup by a name the caller gives, at run time: no module of this package
+    depends on another through it.)"""
     module, _, qualname = str(spec).partition(":")
     if not module.startswith("gemmlab.") or not qualname or "<" in qualname:
         raise ValueError(f"not a module-level object of gemmlab: {spec!r}")

@@ -1,11 +1,9 @@
-"""The untrusted end of judging code: a fresh Python that runs one student cell, then serves
-calls to the function it defines (``python -m gemmlab.judging.worker``). It never sees a
-reference answer, a seed or a case beyond each call's arguments: the judging stays in the
-process that asks (:mod:`gemmlab.judging.cell`). The grader starts it confined; a notebook's
-``check()`` on a GPU backend starts it as a plain child.
+"""The untrusted end of judging code (:mod:`gemmlab.judging.cell` is the asking end): a fresh
+Python that runs one student cell, then serves calls to the function it defines (``python -m
+gemmlab.judging.worker``), never seeing a reference, a seed or a case beyond each call's arguments.
 
-Protocol on stdin/stdout (then pointed at /dev/null, so that the student's prints cannot mix
-with it): frames (:func:`pack`) of a JSON object.
+Protocol on stdin/stdout (then /dev/null, so that the student's prints cannot mix with it): frames
+(:func:`pack`) of a JSON object.
 
 * ``{"op": "load", "source", "name"}`` runs the preamble (:data:`gemmlab.judging.source.
   PREAMBLE`), then the cell with ``check`` a no-op; replies ``{"ok": true, "state":
@@ -100,14 +98,6 @@ def _load(namespace, name, source):
             "state": "none" if value is None else "ellipsis" if value is Ellipsis else "value"}
 
 
-def _call(fn, request, values):
-    args = [values.decode(a) for a in request.get("args", [])]
-    kwargs = {k: values.decode(v) for k, v in request.get("kwargs", {}).items()}
-    if request.get("helper"):
-        return package_object(request["helper"])(fn, *args, **kwargs)
-    return fn(*args, **kwargs)
-
-
 def main():
     """Load the cell of the first request, then answer calls until another op or the end."""
     inp = os.fdopen(os.dup(0), "rb", buffering=0)
@@ -128,7 +118,12 @@ def main():
         if request is None or request.get("op") != "call":
             return
         try:
-            reply = {"ok": True, "value": values.encode(_call(namespace[name], request, values))}
+            args = [values.decode(a) for a in request.get("args", [])]
+            kwargs = {k: values.decode(v) for k, v in request.get("kwargs", {}).items()}
+            fn = namespace[name]
+            result = (package_object(request["helper"])(fn, *args, **kwargs)
+                      if request.get("helper") else fn(*args, **kwargs))
+            reply = {"ok": True, "value": values.encode(result)}
         except BaseException as exc:  # noqa: B036 the student's code may raise anything
             reply = {"ok": False, "error": _error(exc)}
         try:

@@ -1,12 +1,11 @@
 """A lab kernel is a CUDA kernel: compile it for real GPUs before the simulator runs it.
 
 :func:`compile_kernel` sends the kernel's part of its cell (:func:`.kernel_source.kernel_cell`)
-to a compiler: a child Python (:mod:`gemmlab.labs.nvcompile`: Numba's ``compile_ptx`` with
-NVIDIA's NVVM, then ``ptxas -v``, no GPU needed) whose replies are cached by request, so a second
-check of an unchanged kernel compiles nothing (:data:`COMPILES` counts the misses), or the
-grader's own (``compile(request) -> reply``, a sandboxed child), whose reply is final.
-:func:`refusal` words a kernel that does not compile (with the line of the cell),
-:func:`resources` the figures of one that does.
+to a compiler (:mod:`gemmlab.labs.nvcompile`: Numba's ``compile_ptx`` with NVIDIA's NVVM, then
+``ptxas -v``, no GPU needed): a child of this process, its replies cached by request
+(:data:`COMPILES` counts the misses), or the grader's own, a sandboxed child. :func:`refusal`
+words a kernel that does not compile (with the line of the cell), :func:`resources` the figures
+of one that does.
 """
 import ast
 import json
@@ -37,18 +36,17 @@ def argument_types(arguments):
             else ["scalar", np.asarray(v).dtype.name] for _, v in arguments]
 
 
-def compile_kernel(kernel, arguments, archs=ARCHS, compiler=None):
+def compile_kernel(kernel, arguments, archs=ARCHS):
     """The compiler's reply for ``kernel`` (a function here or a worker's stand-in, which knows its
     cell) launched with ``arguments`` (:func:`argument_types`), on each of ``archs``. Who compiles:
-    ``compiler``, else the stand-in's channel's, else a cached child of this process."""
+    the stand-in's channel's compiler, else a cached child of this process."""
     source, name = kernel.cell if isinstance(kernel, CellFunction) else code_of(kernel)
     kept, problem = kernel_cell(source, name)
     if problem:
         return {"ok": False, "stage": "cell", "message": problem}
     request = {"source": kept, "name": name, "arguments": arguments,
                "archs": [list(a) for a in archs]}
-    if compiler is None and isinstance(kernel, CellFunction):
-        compiler = kernel.compiler
+    compiler = kernel.compiler if isinstance(kernel, CellFunction) else None
     doing.step(f"compiling for {', '.join(f'sm_{a}{b}' for a, b in archs)}")
     reply = dict(compiler.compile(request) if compiler is not None else _cached(request))
     if not reply.get("ok"):
