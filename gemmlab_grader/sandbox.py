@@ -28,7 +28,9 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
                 "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/alternatives",
                 "/etc/fonts")
-OPTIONS = ("--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL")
+# No --new-session: the Tree's leader already has a session of its own, with no terminal, and
+# bwrap's child (PID 1 inside) must stay in the leader's process group, where a kill reaches it.
+OPTIONS = ("--unshare-all", "--die-with-parent", "--cap-drop", "ALL")
 
 
 HOW_TO_GET_IT = (

@@ -295,6 +295,39 @@ def test_in_the_sandbox_a_detached_process_dies_with_its_tree(tmp_path):
     assert not left, [_state_of(pid) for pid in left]      # which ones, in what state (rare: CI)
 
 
+@pytest.mark.skipif(not WORKS_HERE, reason="bubblewrap is not installed")
+def test_the_sandboxs_first_process_is_in_the_trees_process_group_where_a_kill_reaches_it(tmp_path):
+    """bwrap's child is PID 1 of the sandbox: its death ends everything inside. With bwrap's
+    --new-session it had a session of its own, and only bwrap's parent-death signal ended it,
+    which once did not come (the test above saw the namespace outlive its leader by 30 s)."""
+    tree = sandbox.Tree(sandbox.command([sys.executable, "-c", "import time; time.sleep(30)"],
+                                        tmp_path), sandbox.Limits(), cwd=tmp_path)
+    try:
+        deadline, inside = time.monotonic() + 20, []
+        while not inside and time.monotonic() < deadline:
+            time.sleep(0.05)
+            inside = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
+                      if _ppid(pid) == tree.popen.pid]
+        assert inside and all(os.getpgid(pid) == tree.popen.pid for pid in inside)
+        tree.kill()
+        deadline = time.monotonic() + 10
+        while any(_ppid(pid) for pid in inside) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(_ppid(pid) is None for pid in inside)       # killed with the group
+    finally:
+        tree.kill()
+
+
+def _ppid(pid):
+    """The parent of a live process, None once it is gone (or a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state, ppid = f.read().rsplit(")", 1)[1].split()[:2]
+    except OSError:
+        return None
+    return None if state == "Z" else int(ppid)
+
+
 def _state_of(pid):
     """'pid state ppid: command' of a live process, to say what outlived a kill."""
     try:
