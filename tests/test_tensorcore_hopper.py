@@ -146,7 +146,7 @@ def test_options_are_refused_where_they_do_not_apply():
     ("persistent", {"tile_m": 32}, "tile_m=32: the persistent stage takes 128 or 64"),
     ("pingpong", {"tile_m": 64}, "tile_m=64: the persistent stage"),   # owns whole 128-row tiles
     ("ws", {"tile_m": 64}, "takes no options"),
-    ("auto", {"tile_m": 64}, "stage='auto' picks its own tiles"),    # until choose() knows them
+    ("auto", {"tile_m": 64}, "stage='auto' picks its own tiles"),
     ("persistent", {"tile_m": 64, "tile_n": 128, "fmt": "e4m3", "promote": True}, "promote=True"),
 ])
 def test_64_row_tiles_are_refused_where_they_are_not_built(stage, options, match):
@@ -161,15 +161,18 @@ def test_64_row_tiles_are_refused_where_they_are_not_built(stage, options, match
     ((4096, 11008, 4096), 256, 1),
     ((8192, 8192, 8192), 256, 1),
     ((2048, 2048, 2048), 256, 1),       # 128 wide tiles leave 4 of 132 SMs idle: a full wave
-    ((64, 8192, 8192), 128, 2),         # decode: 64 narrow tiles, split 2 ways of 64 slices
-    ((16, 8192, 8192), 128, 2),
+    ((64, 8192, 8192), 64, 1),          # decode: 128 tiles of 64 x 64, no split needed
+    ((16, 8192, 8192), 64, 1),
+    ((64, 4096, 8192), 64, 2),          # decode, 64 tiles: split 2 ways of 64 slices
+    ((65, 8192, 8192), 128, 2),         # 65 rows: two 128-row tile rows, 64 narrow tiles x 2
     ((131, 250, 77), 64, 1),            # too little K to split
 ])
 def test_the_rule_picks_the_widest_tiles_that_fill_the_sms(shape, tile_n, split_k):
     picked = hopper.choose(*shape, sms=132)
     assert (picked["stage"], picked["tile_n"], picked["split_k"]) == ("persistent", tile_n, split_k)
+    assert picked["tile_m"] == (64 if shape[0] <= 64 else 128)        # decode: 64-row tiles
     p = hopper.plan("auto", *shape, sms=132)
-    assert p.shape.bn == tile_n and p.split_k == split_k
+    assert p.shape.bn == tile_n and p.split_k == split_k and p.shape.bm == picked["tile_m"]
     assert p.units <= 132 or p.tiles[0] * p.tiles[1] >= 132        # one wave, or more tiles
     k_slices = -(-shape[2] // 64)
     assert split_k == 1 or k_slices // split_k >= hopper.stages.MIN_SPLIT_SLICES
@@ -216,9 +219,11 @@ def test_the_fp8_rung_plans_128_deep_slices_and_a_transposed_b():
 
 
 def test_the_rule_splits_fp8_k_by_the_same_depth_in_values():
-    # a decode shape: 128 tiles of 128 x 64, K = 8192 allows 4 splits of 2048 either way
+    # a decode shape: 128 tiles of 128 x 64 (FP8) or 64 x 64 (16-bit), K = 8192 allows 4 splits
+    # of 2048 either way
     assert hopper.choose(64, 8192, 8192, sms=512)["split_k"] == 4
     assert hopper.choose(64, 8192, 8192, sms=512, fmt="e4m3")["split_k"] == 4
+    assert hopper.choose(64, 8192, 8192, sms=512, fmt="e4m3")["tile_m"] == 128     # not built
 
 
 def test_plan_rejects_bad_sizes_and_names():

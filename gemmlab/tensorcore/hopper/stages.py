@@ -271,7 +271,7 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16"
     """The :class:`Plan` of ``stage`` for an M x N x K problem (``sms``: the device's SMs).
     ``tile_m`` (persistent: 128, or 64 for the decode shapes), ``tile_n`` (persistent: 256, 128 or
     64), ``split_k`` and ``out`` are the persistent kernels' options; ``stage="auto"`` lets
-    :func:`choose` set tile_n, split_k and out (128-row tiles). ``fmt`` "e4m3": the FP8 rung
+    :func:`choose` set tile_m, tile_n and split_k. ``fmt`` "e4m3": the FP8 rung
     (persistent and pingpong only; out FP32, BF16 or FP16; ``promote``: FP32 running sums,
     128 x 128 or 128 x 64 tiles of the persistent stage)."""
     M, N, K = (_whole(n, v) for n, v in (("M", M), ("N", N), ("K", K)))
@@ -280,10 +280,11 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16"
         raise ValueError(f"input format {fmt!r} is not supported; use one of {', '.join(MAP_TYPES)}")
     if stage in (None, AUTO):
         if tile_m is not None:
-            raise ValueError(f"tile_m={tile_m!r}: stage='auto' picks its own tiles (128 rows); "
-                             f"ask for stage='persistent' to choose the rows")
+            raise ValueError(f"tile_m={tile_m!r}: stage='auto' picks its own tiles; ask for "
+                             f"stage='persistent' to choose the rows")
         picked = choose(M, N, K, sms, fmt, promote)
         stage, tile_n, split_k = picked["stage"], picked["tile_n"], picked["split_k"]
+        tile_m = picked["tile_m"]
     st = get_stage(stage)
     split_k = _whole("split_k", split_k, 1)
     if out not in OUTPUTS:
@@ -333,7 +334,8 @@ def _split_ways(tiles, k_slices, sms, min_slices):
 
 
 def choose(M, N, K, sms=132, fmt="fp16", promote=False):
-    """The plan a problem's shape calls for, and why: a dict with stage, tile_n, split_k, reason.
+    """The plan a problem's shape calls for, and why: a dict with stage, tile_m, tile_n, split_k
+    and reason.
 
     1. The widest tiles (128 x 256, else 128 x 128, else 128 x 64) that fill the SMs, splitting
        K if there are fewer tiles than SMs while each split keeps 64 slices (K = 4096): wide
@@ -344,6 +346,11 @@ def choose(M, N, K, sms=132, fmt="fp16", promote=False):
     2. Nothing fills the SMs that way (few rows, as in LLM decoding, or a small problem): the
        128 x 64 tiles, with K split as many ways as fit on the SMs while each split keeps 32
        slices (K = 2048); shorter splits spend more on adding partial sums than they save.
+    3. Before both: at most 64 rows (decoding a batch of up to 64 tokens) with 16-bit inputs
+       take the 64 x 64 tiles, K split as in 2. A 128-row tile would hold 64 or more rows of
+       zeros, and half-height tiles leave room for 14 slices of B in flight instead of 8.
+       Measured on an H100 (benchmarks/library_h100.json): 95-96% of the best library at 16 and
+       64 x 8192 x 8192, against 87% for 128 x 128 tiles split 2 ways, the best 128-row plan.
 
     FP8's slices are twice as deep, so those limits are 32 and 16 of its slices. Measured on
     the H200 (benchmarks/RESULTS.md): ping-pong ties with the wide persistent tiles at the
@@ -352,6 +359,8 @@ def choose(M, N, K, sms=132, fmt="fp16", promote=False):
     k_slices = ceil_div(padded_k(K, fmt), slice_depth(fmt))
     long_slices, min_slices = (n * BK // slice_depth(fmt) for n in (LONG_SPLIT_SLICES,
                                                                    MIN_SPLIT_SLICES))
+    if M <= 64 and fmt != FP8 and not promote:          # decode: the 64-row tiles (3.)
+        return _narrowest(SHAPES["decode64"], M, N, k_slices, sms, min_slices)
     for name in ("narrow", "slim") if promote else ("wide", "narrow", "slim"):
         tiles_m, tiles_n = SHAPES[name].tiles(M, N)
         tiles = tiles_m * tiles_n
@@ -359,11 +368,16 @@ def choose(M, N, K, sms=132, fmt="fp16", promote=False):
         if tiles * split >= FULL_WAVE * sms:
             bn = SHAPES[name].bn
             how = f", K split {split} ways: {tiles * split} blocks," if split > 1 else ""
-            return {"stage": "persistent", "tile_n": bn, "split_k": split,
+            return {"stage": "persistent", "tile_m": BM, "tile_n": bn, "split_k": split,
                     "reason": f"{tiles} tiles of 128 x {bn}{how} fill the {sms} SMs"}
-    tiles_m, tiles_n = SHAPES["slim"].tiles(M, N)
+    return _narrowest(SHAPES["slim"], M, N, k_slices, sms, min_slices)
+
+
+def _narrowest(shape, M, N, k_slices, sms, min_slices):
+    """The 64-column tiles of ``shape``, K split as many ways as fit beside them on the SMs."""
+    tiles_m, tiles_n = shape.tiles(M, N)
     tiles = max(tiles_m * tiles_n, 1)
     split = _split_ways(tiles, k_slices, sms, min_slices)
-    return {"stage": "persistent", "tile_n": 64, "split_k": split,
-            "reason": f"only {tiles} tiles of 128 x 64 for {sms} SMs: K split {split} way(s) "
-                      f"-> {tiles * split} blocks"}
+    return {"stage": "persistent", "tile_m": shape.bm, "tile_n": shape.bn, "split_k": split,
+            "reason": f"{tiles} tiles of {shape.bm} x {shape.bn} for {sms} SMs: K split {split} "
+                      f"way(s) -> {tiles * split} blocks"}
