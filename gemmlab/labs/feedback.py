@@ -11,7 +11,7 @@ reads a run's observations (:class:`gemmlab.labs.observations.Observed`), never 
 import numpy as np
 
 from . import overlap
-from .observations import global_race_advice
+from .observations import as_sentence, global_race_advice
 from .output_hints import shared_index_swapped
 from .registers import prefetch_steps
 
@@ -38,8 +38,7 @@ def first_problem(lab, case, C, trace):
 def _fault(lab, case, C, trace):
     if trace.fault is not None:
         hint = OUT_OF_BOUNDS_HINT if trace.fault.kind == "out of bounds" else ""
-        text = str(trace.fault)
-        return f"{text}{'' if text.endswith(('.', '?', '!')) else '.'}{hint}"
+        return as_sentence(str(trace.fault)) + hint
 
 
 def _inputs_written(lab, case, C, trace):

@@ -76,6 +76,11 @@ class Race:
                 f"it{write_at}")
 
 
+def as_sentence(text):
+    """``text`` ending in a full stop, unless it ends in one already (or in '?' or '!')."""
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
 def global_race_advice(race):
     """What to do about a race through global memory (``race.space == "global"``), as a sentence
     after :meth:`Race.describe`: a GPU gives no order to those accesses, so the value read is

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .observations import global_race_advice
+from .observations import as_sentence, global_race_advice
 from .puzzle_cases import GRID, LINE, WARP
 
 SPAN_LIMIT = 64             # reads (global and shared) one thread may make in a one-block
@@ -46,8 +46,9 @@ def _fault(puzzle, case, out, trace):
     fault = trace.fault
     if fault is None:
         return None
-    text = str(fault) + ("" if str(fault).endswith(("?", ".")) else ".")   # not "loop?."
-    named = fault.kind == "out of bounds" and _out_of_bounds_name(puzzle, case, fault, trace)
+    text = as_sentence(str(fault))
+    named = _out_of_bounds_name(puzzle, case, fault, trace) if fault.kind == "out of bounds" \
+        else None
     return f"{named[0]}: {text} {named[1]}" if named else text
 
 

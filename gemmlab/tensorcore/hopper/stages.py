@@ -81,8 +81,8 @@ SHAPES = {"wide": Shape("wide", 256, 4), "narrow": Shape("narrow", 128, 6),
           "decode256": Shape("decode256", 256, 5, bm=64),
           "decode128": Shape("decode128", 128, 9, bm=64),
           "decode64": Shape("decode64", 64, 14, bm=64)}
-TILES = {(BM, 256): "wide", (BM, 128): "narrow", (BM, 64): "slim",     # the persistent stage's
-         (64, 256): "decode256", (64, 128): "decode128", (64, 64): "decode64"}  # tile_m, tile_n
+# the persistent stage's shapes by its options (tile_m, tile_n)
+TILES = {(s.bm, s.bn): name for name, s in SHAPES.items() if not s.pingpong}
 
 
 @dataclass(frozen=True)
