@@ -24,7 +24,7 @@ wait
 timeout 240 $PY benchmarks/library_gpu.py --out "$OUT_DIR/library.json" --parts fp16 fp32 fp8 \
     > "$OUT_DIR/library.txt" 2>&1 || status=1
 grep -E "^[0-9]|%|best|error|Error" "$OUT_DIR/library.txt" | tail -60
-timeout 90 $PY benchmarks/fp32_sweep.py --out "$OUT_DIR/fp32_sweep.json" > "$OUT_DIR/sweep.txt" 2>&1 \
+timeout 150 $PY benchmarks/fp32_sweep.py --out "$OUT_DIR/fp32_sweep.json" > "$OUT_DIR/sweep.txt" 2>&1 \
     || status=1
 tail -25 "$OUT_DIR/sweep.txt"
 timeout 120 $PY -m pytest -q -n 4 -p no:cacheprovider -o addopts="" tests/test_tensorcore_hopper.py \

@@ -192,3 +192,16 @@ def test_a_read_of_another_blocks_global_write_is_a_race_no_barrier_can_fix():
     for words in ("a race through global memory", "in the same launch", "No barrier orders two "
                   "blocks", "cuda.atomic.add"):
         assert words in result.feedback, result.feedback
+
+
+def test_a_gemm_lab_kernel_reading_a_neighbours_output_is_a_race_through_global_memory():
+    source, name, _ = cell("05.lab_naive")
+    store = "        C[row, col] = acc\n"
+    assert source.count(store) == 1
+    racy = source.replace(store, store + "        if col > 0:\n"
+                                          "            C[row, col] = C[row, col - 1] * 0 + acc\n")
+    result = check("05.lab_naive", load_function(racy, name, "/nonexistent/naive_race.py"))
+    assert result.status == "fail", result.feedback
+    for words in ("a race through global memory", "C[", "Hand values between threads through "
+                  "shared memory"):
+        assert words in result.feedback, result.feedback
