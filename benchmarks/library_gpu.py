@@ -10,13 +10,14 @@ autotuned plan through nvmath-python, torch.matmul, an autotuned Triton kernel),
 the record.
 
 - fp16: the issue's nine shapes, FP16 in and FP16 out: the Hopper auto plan and the
-  alternatives it chose between (tile width, split-K, ping-pong), at the decode shapes (M <= 64)
-  the 64-row tiles the rule does not pick yet, the WMMA kernel (FP32 out, also against cuBLAS
+  alternatives it chose between (tile width, split-K, ping-pong), wherever 128 x 128 tiles fill
+  less than two waves the 64-row tiles (unsplit and split), the WMMA kernel (FP32 out, also against cuBLAS
   gemmEx FP16 -> FP32), and at 4096^3 and 8192^3 every step of the ladder (FP32 out); achieved
   bytes per second beside each row (the decode shapes are memory-bound);
 - fp32: ``unrolled`` at 2048^3, 4096^3 and 8192^3 against the best FP32 SGEMM (TF32 off), and
   ``gl.gemm``'s host overhead per call, with and without its cached launch configuration;
-- fp8: the FP8 rung (the Hopper persistent kernels built for E4M3 inputs, BF16 out) against
+- fp8: the FP8 rung (the Hopper persistent kernels built for E4M3 inputs, BF16 out; the 64-row
+  tiles at decode shapes) against
   torch._scaled_mm (E4M3 in, per-tensor scales, BF16 out: cuBLASLt's FP8 GEMM) on the same bytes,
   each accumulation mode against the library's same mode (fast: the Tensor Core's own sums;
   promoted: FP32 running sums, use_fast_accum=False), with BF16 torch.matmul beside them; each
@@ -88,9 +89,28 @@ DECODE_BLOCKS = 2 * 132        # 64-row tiles x splits: at most two waves of the
 DECODE_SPLIT_SLICES = 16       # ... and each split at least 16 slices (K = 1024)
 
 
+def few_tiles(M, N):
+    """Whether 128 x 128 tiles leave the SMs short of two full waves (decode, small problems):
+    where the 64-row tiles are worth timing too."""
+    tiles_m, tiles_n = hopper.SHAPES["narrow"].tiles(M, N)
+    return tiles_m * tiles_n < DECODE_BLOCKS
+
+
+def decode_configs(M, N, K, slices, min_slices, **options):
+    """The 64-row tiles, unsplit and split while that fills at most two waves, each split
+    keeping ``min_slices`` slices."""
+    found = []
+    for tile_n in (64, 128, 256):
+        tiles_m, tiles_n = hopper.plan("persistent", M, N, K, tile_m=64, tile_n=tile_n).tiles
+        found += [("persistent", {"tile_m": 64, "tile_n": tile_n, "split_k": s, **options})
+                  for s in (1, 2, 4) if s * tiles_m * tiles_n <= DECODE_BLOCKS
+                  and (s == 1 or slices // s >= min_slices)]
+    return found
+
+
 def hopper_configs(shape):
-    """The auto plan and the alternatives it chose between, 16-bit out; at decode shapes
-    (M <= 64) also the 64-row tiles, unsplit and split while that fills at most two waves."""
+    """The auto plan and the alternatives it chose between, 16-bit out; where 128 x 128 tiles
+    fill less than two waves (decode, 128 x 4096 x 4096, 1024^3, 2048^3) also the 64-row tiles."""
     M, N, K = shape
     o = {"out": "fp16"}
     found = [("auto", o), ("persistent", o), ("pingpong", o), ("persistent", {"tile_n": 128, **o})]
@@ -99,12 +119,8 @@ def hopper_configs(shape):
         for tile_n in (64, 128):
             found += [("persistent", {"tile_n": tile_n, "split_k": s, **o})
                       for s in (2, 4, 8) if s <= slices]
-    if M <= 64:
-        for tile_n in (64, 128, 256):
-            tiles_m, tiles_n = hopper.plan("persistent", M, N, K, tile_m=64, tile_n=tile_n).tiles
-            found += [("persistent", {"tile_m": 64, "tile_n": tile_n, "split_k": s, **o})
-                      for s in (1, 2, 4) if s * tiles_m * tiles_n <= DECODE_BLOCKS
-                      and (s == 1 or slices // s >= DECODE_SPLIT_SLICES)]
+    if few_tiles(M, N):
+        found += decode_configs(M, N, K, slices, DECODE_SPLIT_SLICES, **o)
     return found
 
 
@@ -275,15 +291,18 @@ def part_fp32(record):
 
 def fp8_configs(shape):
     """The FP8 rung's plans at one shape, BF16 out: auto and the alternatives it chose between,
-    with the Tensor Core's own sums (fast) and with FP32-promoted ones."""
+    with the Tensor Core's own sums (fast) and with FP32-promoted ones; at decode shapes also the
+    64-row tiles (fast sums only: they are built without promotion)."""
     M, N, K = shape
     o, p = {"out": "bf16"}, {"out": "bf16", "promote": True}
     found = [("auto", o), ("persistent", o), ("pingpong", o), ("persistent", {"tile_n": 128, **o}),
              ("auto", p), ("persistent", {"tile_n": 128, **p}), ("persistent", {"tile_n": 64, **p})]
+    slices = hopper.ceil_div(K, hopper.FP8_BK)
     if M <= 128:
-        slices = hopper.ceil_div(K, hopper.FP8_BK)
         found += [("persistent", {"tile_n": tile_n, "split_k": s, **mode})
                   for tile_n in (64, 128) for mode in (o, p) for s in (2, 4) if s <= slices]
+    if few_tiles(M, N):                      # FP8 slices are twice as deep: half as many
+        found += decode_configs(M, N, K, slices, DECODE_SPLIT_SLICES // 2, **o)
     return found
 
 
