@@ -26,8 +26,11 @@ def test_each_tile_shape_keeps_a_deep_ring_in_one_block(shape):
     sh = hopper.SHAPES[shape]
     st = hopper.get_stage("persistent")
     assert hopper.stages.smem_bytes(st, sh) <= hopper.stages.SMEM_PER_BLOCK <= HOPPER.shared_bytes
-    assert sh.stage_bytes == (sh.bm * 64 + 64 * sh.bn) * 2 and sh.buffers >= 4
-    if sh.bm == 128:
+    assert sh.stage_bytes == (sh.bm * 64 + 64 * sh.bn) * 2 and sh.buffers >= (3 if sh.staged else 4)
+    if sh.staged:                       # the staging buffer takes the room of the fourth slice
+        deeper = dataclasses.replace(sh, buffers=sh.buffers + 1)
+        assert hopper.stages.smem_bytes(st, deeper) > hopper.stages.SMEM_PER_BLOCK
+    elif sh.bm == 128:
         assert sh.buffers * sh.stage_bytes == 192 * 1024
     else:                               # decode (memory-bound): as many buffers as fit
         deeper = dataclasses.replace(sh, buffers=sh.buffers + 1)
@@ -40,7 +43,7 @@ def test_the_decode_shapes_are_64_rows_that_one_warpgroup_computes():
     assert {(sh.bn, sh.buffers) for sh in decode.values()} == {(256, 5), (128, 9), (64, 14)}
     assert all(sh.parts == 1 and not sh.pingpong for sh in decode.values())
     assert {n: sh.parts for n, sh in hopper.SHAPES.items() if sh.bm == 128} == {
-        "wide": 2, "narrow": 2, "slim": 2, "pingpong": 1}
+        "wide": 2, "narrow": 2, "slim": 2, "pingpong": 1, "wide_staged": 2}
     # the ring holds more slices of B than the 128-row shape of the same width
     for sh in decode.values():
         same_width = next(s for s in hopper.SHAPES.values() if s.bm == 128 and s.bn == sh.bn)
@@ -119,6 +122,56 @@ def test_decode_plans_cut_64_row_tiles(tile_n, buffers, name):
     assert fp8.tensor_maps()["A"]["box"] == (128, 64)             # 64 rows of 128 bytes
     assert fp8.tensor_maps()["B"]["box"] == (128, tile_n)
     assert fp8.smem_bytes == p.smem_bytes and fp8.kernel == name + "_ofp16"
+
+
+def test_the_staged_epilogue_stages_a_whole_16_bit_tile_beside_three_slices():
+    p = hopper.plan("persistent", 8192, 4096, 1024, out="fp16", epilogue="staged")
+    sh = p.shape
+    assert (sh.name, sh.bm, sh.bn, sh.buffers, sh.parts) == ("wide_staged", 128, 256, 3, 2)
+    assert sh.staging_bytes == 128 * (256 * 2 + 16) and hopper.SHAPES["wide"].staging_bytes == 0
+    # ring, its "full" and "empty" mbarriers, "turn" and split-K flags, then "staged", "drained"
+    # and the "stores" flags, 1 KiB of alignment
+    assert p.smem_bytes == 3 * 48 * 1024 + 128 * 528 + 6 * 8 + 24 + 24 + 1024 == 216160
+    assert p.smem_bytes <= hopper.stages.SMEM_PER_BLOCK
+    # the FP32 tile would not fit: 128 KiB beside the three slices
+    assert 3 * sh.stage_bytes + 128 * 256 * 4 > hopper.stages.SMEM_PER_BLOCK
+    assert (p.kernel, p.epilogue, p.tiles) == ("hopper_persistent_staged_o16", "staged", (64, 16))
+    assert p.describe() == "persistent (128x256 tiles, fp16 out, staged epilogue)"
+    assert hopper.plan("persistent", 8192, 4096, 1024, out="fp16").epilogue == "direct"
+    assert hopper.plan("persistent", 8, 8, 8, out="bf16", epilogue="staged",
+                       split_k=1).kernel == "hopper_persistent_staged_o16"
+    assert [hopper.plan("persistent", 8, 8, 256, out=o, fmt="e4m3", epilogue="staged",
+                        split_k=2).kernel for o in ("bf16", "fp16")] == [
+        "hopper_persistent_staged_o16", "hopper_persistent_staged_ofp16"]
+    assert hopper.plan("persistent", 8, 8, 8, out="fp16", epilogue="staged").tensor_maps() \
+        == hopper.plan("persistent", 8, 8, 8, out="fp16").tensor_maps()       # same tiles
+
+
+def test_a_warps_staged_pairs_fall_on_32_banks():
+    # lane l of a consumer warp writes the packed pair of row l / 4, columns 8j + 2(l % 4) + {0, 1}
+    # (hopper_gemm.cu's stage_rows): with 528-byte rows, every 4-byte store of a warp hits its own
+    # bank; unpadded 512-byte rows would put the 8 rows on the same 4 banks
+    pitch = hopper.SHAPES["wide_staged"].staging_bytes // 128
+    for j in range(32):
+        banks = {(lane // 4 * pitch + 16 * j + 4 * (lane % 4)) // 4 % 32 for lane in range(32)}
+        assert len(banks) == 32
+    assert len({(lane // 4 * 512 + 4 * (lane % 4)) // 4 % 32 for lane in range(32)}) == 4
+
+
+@pytest.mark.parametrize("stage,options,match", [
+    ("persistent", {"out": "fp32"}, "needs 16-bit output"),
+    ("persistent", {"out": "fp16", "tile_n": 128}, "128 x 256 tiles only"),
+    ("persistent", {"out": "fp16", "tile_m": 64}, "128 x 256 tiles only"),
+    ("pingpong", {"out": "fp16"}, "128 x 256 tiles only"),
+    ("auto", {"out": "fp16"}, "stage='auto' picks its own plan"),
+    ("ws", {}, "takes no options"),
+    ("persistent", {"out": "fp16", "fmt": "e4m3", "promote": True}, "promote=True"),
+])
+def test_the_staged_epilogue_is_refused_where_it_is_not_built(stage, options, match):
+    with pytest.raises(ValueError, match=match):
+        hopper.plan(stage, 64, 512, 512, epilogue="staged", **options)
+    with pytest.raises(ValueError, match="epilogue must be one of direct, staged"):
+        hopper.plan("persistent", 64, 512, 512, epilogue="smem")
 
 
 def test_tile_m_128_is_the_default_shape():
