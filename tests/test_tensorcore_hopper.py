@@ -314,7 +314,7 @@ def test_source_has_the_hopper_instructions_written_out():
     for name in ("wgmma", "tma", "ws"):
         assert f"HOPPER_NAME(hopper_{name})" in src
     for name in ("persistent", "persistent_n128", "persistent_n64", "pingpong", "persistent_m64",
-                 "persistent_m64_n128", "persistent_m64_n64"):
+                 "persistent_m64_n128", "persistent_m64_n64", "persistent_staged"):
         assert f"HOPPER_PERSISTENT(hopper_{name}##SUFFIX," in src
     # the entry points each build has are compared with the plans' names in test_cudacompile.py
 
@@ -493,6 +493,55 @@ def test_decode_tiles_match_float64_at_few_rows(options, fmt, M):
     out16 = hopper.gemm(A, B, C, alpha=0.5, beta=0.75, stage="persistent", out=fmt, **options)
     assert out16.dtype == dt and not np.isnan(out16.astype(np.float32)).any()
     assert _rel(out16, ref) < 4e-3
+
+
+# (2051, 3001, 136): 204 tiles, more than the SMs, so a block hands the staging buffer back and
+# forth over several tiles (and with split-K over units it does not store)
+STAGED_SHAPES = [(1, 1031, 77), (17, 264, 1043), (131, 251, 77), (1031, 997, 1043),
+                 (2051, 3001, 136)]
+
+
+@_needs_sm90()
+@pytest.mark.parametrize("split_k", [1, 3])
+@pytest.mark.parametrize("fmt", list(hopper.FORMATS))
+@pytest.mark.parametrize("shape", STAGED_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_the_staged_epilogue_gives_the_direct_ones_bits(shape, fmt, split_k):
+    # The same sums, scaled, added to beta C_in and rounded by the same instructions: the same
+    # bits as the direct epilogue (checked against float64 above), and against float64 here too.
+    # M = 1 and 17: rows past M are staged but not stored; N odd: element by element stores.
+    import ml_dtypes
+    M, N, K = shape
+    rng = np.random.default_rng(M * 13 + N)
+    dt = np.float16 if fmt == "fp16" else ml_dtypes.bfloat16
+    A = rng.standard_normal((M, K)).astype(dt)
+    B = rng.standard_normal((K, N)).astype(dt)
+    C = rng.standard_normal((M, N)).astype(np.float32)
+    options = {"stage": "persistent", "out": fmt, "split_k": min(split_k, -(-K // hopper.BK))}
+    for alpha, beta in ((1.0, 0.0), (0.5, -2.0)):
+        staged = hopper.gemm(A, B, C, alpha, beta, epilogue="staged", **options)
+        assert staged.dtype == dt and not np.isnan(staged.astype(np.float32)).any()   # poisoned
+        direct = hopper.gemm(A, B, C, alpha, beta, **options)
+        assert np.array_equal(staged.view(np.uint16), direct.view(np.uint16)), (alpha, beta)
+    ref = 0.5 * (A.astype(np.float64) @ B.astype(np.float64)) - 2.0 * C
+    assert _rel(staged, ref) < 4e-3
+
+
+@_needs_sm90()
+@pytest.mark.parametrize("split_k", [1, 2])
+@pytest.mark.parametrize("shape", [(17, 251, 300), (1031, 997, 1043), (2051, 3001, 144)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_the_fp8_staged_epilogue_gives_the_direct_ones_bits(shape, split_k):
+    M, N, K = shape
+    A, B = _fp8_operands(M, N, K, seed=M + N)
+    C = np.random.default_rng(K).standard_normal((M, N)).astype(np.float32)
+    ref = 0.25 * (A.astype(np.float64) @ B.astype(np.float64)) + 0.5 * C
+    for out in ("bf16", "fp16"):
+        options = {"stage": "persistent", "out": out, "split_k": split_k}
+        staged = hopper.gemm(A, B, C, alpha=0.25, beta=0.5, epilogue="staged", **options)
+        assert not np.isnan(staged.astype(np.float32)).any()
+        direct = hopper.gemm(A, B, C, alpha=0.25, beta=0.5, **options)
+        assert np.array_equal(staged.view(np.uint16), direct.view(np.uint16)), out
+        assert _rel(staged, ref) < 4e-3
 
 
 def test_gemm_kernel_hopper_on_the_simulator_emulates_the_tensor_core_sums():
