@@ -369,6 +369,9 @@ FP8_SANITIZED = [("persistent", {}), ("persistent", {"tile_n": 128}), ("persiste
                  ("pingpong", {"split_k": 2}), ("persistent", {"tile_m": 64, "split_k": 2}),
                  ("persistent", {"tile_m": 64, "tile_n": 128}),
                  ("persistent", {"tile_m": 64, "tile_n": 64})]
+# The staged epilogue (16-bit output only) at more 128 x 256 tiles than SMs, K split 2 ways:
+# blocks hand the staging buffer back and forth over several units, stored and not
+STAGED_SHAPE = (2051, 2051, 136)
 
 
 def sanitize_launches():
@@ -377,8 +380,14 @@ def sanitize_launches():
         A, B, C = _host_inputs(*shape, fmt, seed=3)
         for stage, options in check_configs(fmt):
             hopper.gemm(A, B, C, alpha=1.0, beta=0.5, stage=stage, **fit_split(options, shape[2]))
+        for split_k in (1, 2):
+            hopper.gemm(A, B, C, alpha=1.0, beta=0.5, stage="persistent", out=fmt,
+                        epilogue="staged", **fit_split({"split_k": split_k}, shape[2]))
         for copies in kernel.COPIES:
             kernel.prepare(A, B, C, 1.0, 0.5, copies=copies).launch()
+        A, B, C = _host_inputs(*STAGED_SHAPE, fmt, seed=4)
+        hopper.gemm(A, B, C, alpha=1.0, beta=0.5, stage="persistent", out=fmt, epilogue="staged",
+                    split_k=2)
     import ml_dtypes
     rng = np.random.default_rng(3)
     M, N, K = 131, 251, 300                          # K: 3 slices of 128 (split-K), padded
@@ -387,6 +396,9 @@ def sanitize_launches():
     for stage, options in FP8_SANITIZED:              # the FP8 rung: every kernel once, K padded
         for out in hopper.OUTPUTS:
             hopper.gemm(A8, B8, C, alpha=1.0, beta=0.5, stage=stage, out=out, **options)
+    for out in ("bf16", "fp16"):                     # the staged epilogue: 16-bit output only
+        hopper.gemm(A8, B8, C, alpha=1.0, beta=0.5, stage="persistent", out=out,
+                    epilogue="staged", split_k=2)
     import cupy
     cupy.cuda.Device().synchronize()
     print("sanitize launches done")

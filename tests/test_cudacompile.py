@@ -29,6 +29,19 @@ def _no_spills(built, names):
     return found
 
 
+def _register_budgets(ptx):
+    """{entry point: (producer, consumer) registers} from each warp-specialised kernel's
+    setmaxnreg.dec and .inc."""
+    budgets = {}
+    for name, body in re.findall(r"\.entry (\w+)\((.*?)(?=\.entry |\Z)", ptx, re.S):
+        dec = re.findall(r"setmaxnreg\.dec\.sync\.aligned\.u32 (\d+);", body)
+        inc = re.findall(r"setmaxnreg\.inc\.sync\.aligned\.u32 (\d+);", body)
+        if dec or inc:
+            assert len(dec) == len(inc) == 1, name
+            budgets[name] = (int(dec[0]), int(inc[0]))
+    return budgets
+
+
 @pytest.mark.parametrize("arch", TENSOR_CORE_ARCHES)
 def test_wmma_builds_for_every_tensor_core_generation(arch):
     variants = [("fast", "fp16", "fp32"), ("lesson", "fp16", "fp16")]
@@ -64,11 +77,20 @@ def test_hopper_builds_for_sm90a_without_spills():
     names |= {hopper.kernel_name(hopper.plan("persistent", 8, 8, 8, tile_m=m, tile_n=n,
                                              out=o).kernel, "fp16")
               for m, n in hopper.stages.TILES for o in ("fp32", "fp16")}
+    names.add(hopper.kernel_name(hopper.plan("persistent", 8, 8, 8, out="fp16",
+                                             epilogue="staged").kernel, "fp16"))
     found = _no_spills(built, names)
-    assert set(found) == names and len(names) == 17   # every entry point is one a plan launches
+    assert set(found) == names and len(names) == 18   # every entry point is one a plan launches
     for name, r in found.items():
         threads = 256 if ("_wgmma_" in name or "_tma_" in name) else 384
         assert r["regs"] * threads <= 65536, name
+    # one producer warpgroup gives registers to two consumer warpgroups, within the SM's 64 Ki;
+    # the staged kernel's storer warps get 40 instead of 24
+    budgets = _register_budgets(built.ptx)
+    assert set(budgets) == {n for n in names if "_wgmma_" not in n and "_tma_" not in n}
+    assert all(128 * dec + 256 * inc <= 65536 for dec, inc in budgets.values())
+    assert budgets["hopper_persistent_staged_o16_fp16"] == (40, 232)
+    assert budgets["hopper_persistent_o16_fp16"] == (24, 240)
     for instruction in ("wgmma.mma_async", "cp.async.bulk.tensor", "setmaxnreg"):
         assert instruction in built.ptx
 
@@ -81,9 +103,13 @@ def test_the_fp8_rung_builds_for_sm90a_without_spills():
     names = {hopper.kernel_name(hopper.plan(stage, 8, 8, 8, tile_m=m, tile_n=n, out=o,
                                             fmt="e4m3", promote=promote).kernel, "e4m3")
              for stage, m, n, promote in plans for o in ("fp32", "bf16", "fp16")}
+    names |= {hopper.kernel_name(hopper.plan("persistent", 8, 8, 8, out=o, fmt="e4m3",
+                                             epilogue="staged").kernel, "e4m3")
+              for o in ("bf16", "fp16")}
     found = _no_spills(built, names)
-    assert set(found) == names and len(names) == 27   # only the plans' kernels are built
+    assert set(found) == names and len(names) == 29   # only the plans' kernels are built
     assert all(r["regs"] * 384 <= 65536 for r in found.values())
+    assert all(128 * dec + 256 * inc <= 65536 for dec, inc in _register_budgets(built.ptx).values())
     for instruction in ("k32.f32.e4m3.e4m3", "cvt.rn.bf16x2.f32", "cvt.rn.f16x2.f32"):
         assert instruction in built.ptx
 

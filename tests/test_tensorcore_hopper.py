@@ -26,8 +26,11 @@ def test_each_tile_shape_keeps_a_deep_ring_in_one_block(shape):
     sh = hopper.SHAPES[shape]
     st = hopper.get_stage("persistent")
     assert hopper.stages.smem_bytes(st, sh) <= hopper.stages.SMEM_PER_BLOCK <= HOPPER.shared_bytes
-    assert sh.stage_bytes == (sh.bm * 64 + 64 * sh.bn) * 2 and sh.buffers >= 4
-    if sh.bm == 128:
+    assert sh.stage_bytes == (sh.bm * 64 + 64 * sh.bn) * 2 and sh.buffers >= (3 if sh.staged else 4)
+    if sh.staged:                       # the staging buffer takes the room of the fourth slice
+        deeper = dataclasses.replace(sh, buffers=sh.buffers + 1)
+        assert hopper.stages.smem_bytes(st, deeper) > hopper.stages.SMEM_PER_BLOCK
+    elif sh.bm == 128:
         assert sh.buffers * sh.stage_bytes == 192 * 1024
     else:                               # decode (memory-bound): as many buffers as fit
         deeper = dataclasses.replace(sh, buffers=sh.buffers + 1)
@@ -40,7 +43,7 @@ def test_the_decode_shapes_are_64_rows_that_one_warpgroup_computes():
     assert {(sh.bn, sh.buffers) for sh in decode.values()} == {(256, 5), (128, 9), (64, 14)}
     assert all(sh.parts == 1 and not sh.pingpong for sh in decode.values())
     assert {n: sh.parts for n, sh in hopper.SHAPES.items() if sh.bm == 128} == {
-        "wide": 2, "narrow": 2, "slim": 2, "pingpong": 1}
+        "wide": 2, "narrow": 2, "slim": 2, "pingpong": 1, "wide_staged": 2}
     # the ring holds more slices of B than the 128-row shape of the same width
     for sh in decode.values():
         same_width = next(s for s in hopper.SHAPES.values() if s.bm == 128 and s.bn == sh.bn)
@@ -119,6 +122,56 @@ def test_decode_plans_cut_64_row_tiles(tile_n, buffers, name):
     assert fp8.tensor_maps()["A"]["box"] == (128, 64)             # 64 rows of 128 bytes
     assert fp8.tensor_maps()["B"]["box"] == (128, tile_n)
     assert fp8.smem_bytes == p.smem_bytes and fp8.kernel == name + "_ofp16"
+
+
+def test_the_staged_epilogue_stages_a_whole_16_bit_tile_beside_three_slices():
+    p = hopper.plan("persistent", 8192, 4096, 1024, out="fp16", epilogue="staged")
+    sh = p.shape
+    assert (sh.name, sh.bm, sh.bn, sh.buffers, sh.parts) == ("wide_staged", 128, 256, 3, 2)
+    assert sh.staging_bytes == 128 * (256 * 2 + 16) and hopper.SHAPES["wide"].staging_bytes == 0
+    # ring, its "full" and "empty" mbarriers, "turn" and split-K flags, then "staged", "drained"
+    # and the "stores" flags, 1 KiB of alignment
+    assert p.smem_bytes == 3 * 48 * 1024 + 128 * 528 + 6 * 8 + 24 + 24 + 1024 == 216160
+    assert p.smem_bytes <= hopper.stages.SMEM_PER_BLOCK
+    # the FP32 tile would not fit: 128 KiB beside the three slices
+    assert 3 * sh.stage_bytes + 128 * 256 * 4 > hopper.stages.SMEM_PER_BLOCK
+    assert (p.kernel, p.epilogue, p.tiles) == ("hopper_persistent_staged_o16", "staged", (64, 16))
+    assert p.describe() == "persistent (128x256 tiles, fp16 out, staged epilogue)"
+    assert hopper.plan("persistent", 8192, 4096, 1024, out="fp16").epilogue == "direct"
+    assert hopper.plan("persistent", 8, 8, 8, out="bf16", epilogue="staged",
+                       split_k=1).kernel == "hopper_persistent_staged_o16"
+    assert [hopper.plan("persistent", 8, 8, 256, out=o, fmt="e4m3", epilogue="staged",
+                        split_k=2).kernel for o in ("bf16", "fp16")] == [
+        "hopper_persistent_staged_o16", "hopper_persistent_staged_ofp16"]
+    assert hopper.plan("persistent", 8, 8, 8, out="fp16", epilogue="staged").tensor_maps() \
+        == hopper.plan("persistent", 8, 8, 8, out="fp16").tensor_maps()       # same tiles
+
+
+def test_a_warps_staged_pairs_fall_on_32_banks():
+    # lane l of a consumer warp writes the packed pair of row l / 4, columns 8j + 2(l % 4) + {0, 1}
+    # (hopper_gemm.cu's stage_rows): with 528-byte rows, every 4-byte store of a warp hits its own
+    # bank; unpadded 512-byte rows would put the 8 rows on the same 4 banks
+    pitch = hopper.SHAPES["wide_staged"].staging_bytes // 128
+    for j in range(32):
+        banks = {(lane // 4 * pitch + 16 * j + 4 * (lane % 4)) // 4 % 32 for lane in range(32)}
+        assert len(banks) == 32
+    assert len({(lane // 4 * 512 + 4 * (lane % 4)) // 4 % 32 for lane in range(32)}) == 4
+
+
+@pytest.mark.parametrize("stage,options,match", [
+    ("persistent", {"out": "fp32"}, "needs 16-bit output"),
+    ("persistent", {"out": "fp16", "tile_n": 128}, "128 x 256 tiles only"),
+    ("persistent", {"out": "fp16", "tile_m": 64}, "128 x 256 tiles only"),
+    ("pingpong", {"out": "fp16"}, "128 x 256 tiles only"),
+    ("auto", {"out": "fp16"}, "stage='auto' picks its own plan"),
+    ("ws", {}, "takes no options"),
+    ("persistent", {"out": "fp16", "fmt": "e4m3", "promote": True}, "promote=True"),
+])
+def test_the_staged_epilogue_is_refused_where_it_is_not_built(stage, options, match):
+    with pytest.raises(ValueError, match=match):
+        hopper.plan(stage, 64, 512, 512, epilogue="staged", **options)
+    with pytest.raises(ValueError, match="epilogue must be one of direct, staged"):
+        hopper.plan("persistent", 64, 512, 512, epilogue="smem")
 
 
 def test_tile_m_128_is_the_default_shape():
@@ -261,7 +314,7 @@ def test_source_has_the_hopper_instructions_written_out():
     for name in ("wgmma", "tma", "ws"):
         assert f"HOPPER_NAME(hopper_{name})" in src
     for name in ("persistent", "persistent_n128", "persistent_n64", "pingpong", "persistent_m64",
-                 "persistent_m64_n128", "persistent_m64_n64"):
+                 "persistent_m64_n128", "persistent_m64_n64", "persistent_staged"):
         assert f"HOPPER_PERSISTENT(hopper_{name}##SUFFIX," in src
     # the entry points each build has are compared with the plans' names in test_cudacompile.py
 
@@ -440,6 +493,55 @@ def test_decode_tiles_match_float64_at_few_rows(options, fmt, M):
     out16 = hopper.gemm(A, B, C, alpha=0.5, beta=0.75, stage="persistent", out=fmt, **options)
     assert out16.dtype == dt and not np.isnan(out16.astype(np.float32)).any()
     assert _rel(out16, ref) < 4e-3
+
+
+# (2051, 3001, 136): 204 tiles, more than the SMs, so a block hands the staging buffer back and
+# forth over several tiles (and with split-K over units it does not store)
+STAGED_SHAPES = [(1, 1031, 77), (17, 264, 1043), (131, 251, 77), (1031, 997, 1043),
+                 (2051, 3001, 136)]
+
+
+@_needs_sm90()
+@pytest.mark.parametrize("split_k", [1, 3])
+@pytest.mark.parametrize("fmt", list(hopper.FORMATS))
+@pytest.mark.parametrize("shape", STAGED_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_the_staged_epilogue_gives_the_direct_ones_bits(shape, fmt, split_k):
+    # The same sums, scaled, added to beta C_in and rounded by the same instructions: the same
+    # bits as the direct epilogue (checked against float64 above), and against float64 here too.
+    # M = 1 and 17: rows past M are staged but not stored; N odd: element by element stores.
+    import ml_dtypes
+    M, N, K = shape
+    rng = np.random.default_rng(M * 13 + N)
+    dt = np.float16 if fmt == "fp16" else ml_dtypes.bfloat16
+    A = rng.standard_normal((M, K)).astype(dt)
+    B = rng.standard_normal((K, N)).astype(dt)
+    C = rng.standard_normal((M, N)).astype(np.float32)
+    options = {"stage": "persistent", "out": fmt, "split_k": min(split_k, -(-K // hopper.BK))}
+    for alpha, beta in ((1.0, 0.0), (0.5, -2.0)):
+        staged = hopper.gemm(A, B, C, alpha, beta, epilogue="staged", **options)
+        assert staged.dtype == dt and not np.isnan(staged.astype(np.float32)).any()   # poisoned
+        direct = hopper.gemm(A, B, C, alpha, beta, **options)
+        assert np.array_equal(staged.view(np.uint16), direct.view(np.uint16)), (alpha, beta)
+    ref = 0.5 * (A.astype(np.float64) @ B.astype(np.float64)) - 2.0 * C
+    assert _rel(staged, ref) < 4e-3
+
+
+@_needs_sm90()
+@pytest.mark.parametrize("split_k", [1, 2])
+@pytest.mark.parametrize("shape", [(17, 251, 300), (1031, 997, 1043), (2051, 3001, 144)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_the_fp8_staged_epilogue_gives_the_direct_ones_bits(shape, split_k):
+    M, N, K = shape
+    A, B = _fp8_operands(M, N, K, seed=M + N)
+    C = np.random.default_rng(K).standard_normal((M, N)).astype(np.float32)
+    ref = 0.25 * (A.astype(np.float64) @ B.astype(np.float64)) + 0.5 * C
+    for out in ("bf16", "fp16"):
+        options = {"stage": "persistent", "out": out, "split_k": split_k}
+        staged = hopper.gemm(A, B, C, alpha=0.25, beta=0.5, epilogue="staged", **options)
+        assert not np.isnan(staged.astype(np.float32)).any()
+        direct = hopper.gemm(A, B, C, alpha=0.25, beta=0.5, **options)
+        assert np.array_equal(staged.view(np.uint16), direct.view(np.uint16)), out
+        assert _rel(staged, ref) < 4e-3
 
 
 def test_gemm_kernel_hopper_on_the_simulator_emulates_the_tensor_core_sums():

@@ -23,7 +23,10 @@
 //                 or 128 x 64 tiles instead of 128 x 256 (more tiles for small problems), 64-row
 //                 tiles (64 x 256, 64 x 128, 64 x 64: one consumer warpgroup computes each, for
 //                 decode's few rows of A), split-K (several blocks share one tile's K range; the
-//                 last to finish adds the sums).
+//                 last to finish adds the sums), a staged epilogue (128 x 256 tiles, 16-bit C: the
+//                 consumers write each finished tile into a shared-memory staging buffer and go on
+//                 to the next tile's MMAs while the producer warpgroup's three idle warps copy it
+//                 out to C, so the tensor cores do not wait for the stores).
 //   "pingpong"    + each consumer warpgroup owns whole 128 x 128 tiles, alternating with the other,
 //                 so one's epilogue (the stores of C) overlaps the other's MMAs.
 //
@@ -65,7 +68,10 @@ constexpr int B_BOX_BYTES = BK * B_BOX * ELEM; //  8 KiB (16-bit B, N-major)
 // ring; PROMOTE (FP8): each K slice's wgmmas sum into fresh accumulators, which FP32 adds then
 // add to the tile's own. BM = 64 (decode: few rows of A) leaves one warpgroup computing, the
 // other idle, and each stage's A tile half the bytes, which buys the ring more slices of B.
-template <int BN_, bool PINGPONG_, int STAGES_, bool PROMOTE_ = false, int BM_ = 128>
+// STAGED (16-bit output only): the finished tile goes through a staging buffer in shared memory,
+// its rows padded by 16 bytes so that a warp's packed pairs fall on 32 different banks.
+template <int BN_, bool PINGPONG_, int STAGES_, bool PROMOTE_ = false, int BM_ = 128,
+          bool STAGED_ = false>
 struct Tiles {
     static constexpr int BM = BM_;
     static constexpr int BN = BN_;
@@ -79,14 +85,21 @@ struct Tiles {
     static constexpr int NACC = BN / 2;                    // FP32 accumulators of one m64nBN wgmma
     static constexpr int PARTS = PINGPONG ? 1 : BM / 64;   // consumer warpgroups sharing one tile
     static constexpr int CONSUMERS = PINGPONG ? 2 : PARTS; // consumer warpgroups with work
+    static constexpr bool STAGED = STAGED_;
+    static constexpr int STAGING_PITCH = BN * 2 + 16;      // bytes per staged row of 16-bit C
+    static constexpr int STAGING_BYTES = STAGED ? BM * STAGING_PITCH : 0;
     static_assert(BM == 64 || BM == 128, "one or two m64 rows of wgmmas per tile");
     static_assert(MMA_M * NACC * (PROMOTE ? 2 : 1) <= 128, "at most 128 accumulators per thread");
+    static_assert(!STAGED || (BM == 128 && BN == 256 && !PINGPONG && !PROMOTE),
+                  "the staged epilogue is built for 128 x 256 tiles that two warpgroups share");
 };
 
 using Wide = Tiles<256, false, 4>;             // 128 x 256 tiles, 48 KiB per stage
 using Narrow = Tiles<128, false, 6>;           // 128 x 128 tiles, 32 KiB per stage
 using Slim = Tiles<64, false, 8>;              // 128 x 64 tiles, 24 KiB per stage
 using PingPong = Tiles<128, true, 6>;
+// The staged epilogue's 66 KiB (128 rows of 528 bytes) leave room for 3 slices in the ring.
+using WideStaged = Tiles<256, false, 3, false, 128, true>;
 // FP8 wgmma adds its products, and the accumulators it is given, with fewer bits than FP32 (the
 // error grows with K: tests/test_tensorcore_hopper.py measures it). Promotion keeps the sums of
 // one 128-deep slice in the Tensor Core and the running total in FP32 registers (cuBLASLt's FP8
@@ -146,6 +159,19 @@ __device__ __forceinline__ void tma_load(u32 dst, const TensorMap* map, u32 bar,
 // Ordinary stores to shared memory become visible to wgmma (the async proxy) after this fence.
 __device__ __forceinline__ void fence_proxy_async() {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// Shared-memory stores and loads by address (the staging buffer), so that they are st.shared and
+// ld.shared rather than generic accesses, which the compiler cannot place in shared memory after
+// align_1024's integer arithmetic.
+__device__ __forceinline__ void st_shared(u32 addr, u32 v) {
+    asm volatile("st.shared.b32 [%0], %1;" :: "r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ uint4 ld_shared4(u32 addr) {
+    uint4 v;
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr) : "memory");
+    return v;
 }
 
 __device__ __forceinline__ void fence_barrier_init() {
@@ -671,18 +697,108 @@ __device__ __forceinline__ void produce(const TensorMap* map_a, const TensorMap*
     }
 }
 
+// ---- the staged epilogue: the consumers hand finished tiles to three storer warps ------------
+// Two mbarriers hand the staging buffer back and forth once per unit the block walks, stored or
+// not (split-K: only the warpgroup that adds the sums stores its rows; a flag per warpgroup says
+// so): "staged" (every consumer thread arrives after writing its rows) and "drained" (every
+// storer thread arrives after reading them). Arrivals release and waits acquire (CTA scope), which
+// orders the shared-memory writes before the reads and the reads before the next tile's writes.
+// Each side waits for the other's previous phase before its own arrival, so neither is ever two
+// phases ahead and unit n's parity, n & 1, names one phase.
+constexpr int STORERS = 96;                    // warps 1-3 of the producer warpgroup
+
+// A consumer warpgroup's side: alpha acc (+ beta C_in, read as store_rows reads it, so the result
+// has the same bits) as 16-bit pairs, converted before waiting; then, once the storers have drained
+// the last tile, its 64 rows into the staging buffer. A warp's store covers 8 rows 528 bytes apart
+// (4 banks further each) and 4 pairs per row: 32 different banks.
+template <class T, typename H>
+__device__ __forceinline__ void stage_rows(const float (&d)[T::NACC], const float* C_in,
+                                           u32 staging, u32 staged, u32 drained,
+                                           volatile int* stores, bool store, int local, int M,
+                                           int N, float alpha, float beta, int row0, int col0,
+                                           int part, int thread_in_wg) {
+    const int warp = thread_in_wg / 32, lane = thread_in_wg % 32, q = lane % 4;
+    const int r_base = row0 + 16 * warp + lane / 4;
+    u32 pk[T::NACC / 2];
+    if (store) {
+#pragma unroll
+        for (int j = 0; j < T::NACC / 4; ++j)          // 8-column chunks: columns c, c + 1
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int r = r_base + 8 * half, c = col0 + 8 * j + 2 * q, at = 4 * j + 2 * half;
+                const long long row = (long long)min(r, M - 1) * N;
+                float v0 = alpha * d[at], v1 = alpha * d[at + 1];
+                if (beta != 0.f && r < M) {
+                    if (c < N) v0 += beta * C_in[row + c];
+                    if (c + 1 < N) v1 += beta * C_in[row + c + 1];
+                }
+                pk[2 * j + half] = pack2<H>(v0, v1);
+            }
+    }
+    mbar_wait(drained, (local & 1) ^ 1);               // unit 0: the phase before the first
+    if (store) {
+        const u32 mine = staging + (64 * part + 16 * warp + lane / 4) * T::STAGING_PITCH + 4 * q;
+#pragma unroll
+        for (int j = 0; j < T::NACC / 4; ++j)
+#pragma unroll
+            for (int half = 0; half < 2; ++half)
+                st_shared(mine + 8 * half * T::STAGING_PITCH + 16 * j, pk[2 * j + half]);
+    }
+    if (thread_in_wg == 0) stores[part] = store;
+    mbar_arrive(staged);
+}
+
+// The storers' side (96 threads): for each unit, once it is staged, copy the rows to be stored
+// to C. Warp w takes rows w, w + 3, ...; a row is 512 bytes, one 16-byte chunk per lane, so a
+// warp reads and writes it whole. Element by element where C's rows are not 16-byte aligned (N
+// not a multiple of 8) or a chunk runs past N; rows past M are not stored.
+template <class T, typename H>
+__device__ __forceinline__ void drain(u32 staging, u32 staged, u32 drained,
+                                      const volatile int* stores, H* C_out16, int M, int N,
+                                      const Walk& walk, int storer) {
+    static_assert(T::BN * 2 == 32 * 16, "one 16-byte chunk of a staged row per lane");
+    u16* C_out = reinterpret_cast<u16*>(C_out16);
+    const int warp = storer / 32, lane = storer % 32;
+    const bool aligned = (N & 7) == 0;
+    int local = 0;
+    for (int u = walk.first; u < walk.units(); u += walk.step, ++local) {
+        const Unit w = walk.at(u);
+        const int c = w.tn * T::BN + 8 * lane;
+        mbar_wait(staged, local & 1);
+        for (int part = 0; part < T::PARTS; ++part) {
+            if (!stores[part]) continue;
+            const int end = min(64 * (part + 1), M - w.tm * T::BM);
+            for (int r = 64 * part + warp; r < end; r += STORERS / 32) {
+                const uint4 v = ld_shared4(staging + r * T::STAGING_PITCH + 16 * lane);
+                u16* dst = C_out + (long long)(w.tm * T::BM + r) * N + c;
+                if (aligned && c + 8 <= N) {
+                    *reinterpret_cast<uint4*>(dst) = v;
+                } else {
+                    const u32 words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+                    for (int e = 0; e < 8; ++e)
+                        if (c + e < N) dst[e] = (u16)(words[e / 2] >> (16 * (e % 2)));
+                }
+            }
+        }
+        mbar_arrive(drained);
+    }
+}
+
 // A consumer warpgroup's loop: compute each slice as it lands, keep one wgmma group in flight,
 // hand the previous buffer back once its group has finished, then store each finished tile (after
-// adding the other splits' sums when K is split). With PINGPONG, consumer c takes every other
-// unit of the block (c, c + 2, ...) and counts past the other's slices in the ring; the two take
-// turns at their K loops (the `turn` mbarriers), so each one's stores overlap the other's MMAs.
-// The turns are also what makes the parity waits safe: a consumer starts waiting on a buffer only
-// after every earlier use of it has been waited on, so it is never two phases behind or ahead.
+// adding the other splits' sums when K is split; STAGED: hand it to the storer warps instead).
+// With PINGPONG, consumer c takes every other unit of the block (c, c + 2, ...) and counts past
+// the other's slices in the ring; the two take turns at their K loops (the `turn` mbarriers), so
+// each one's stores overlap the other's MMAs. The turns are also what makes the parity waits
+// safe: a consumer starts waiting on a buffer only after every earlier use of it has been waited
+// on, so it is never two phases behind or ahead.
 template <class T, typename Out>
 __device__ __forceinline__ void consume(u32 base, u64* full, u64* empty, u64* turn, int consumer,
                                         const float* C_in, Out* C_out, int M, int N, float alpha,
                                         float beta, const Walk& walk, float* partials,
-                                        int* counters, volatile int* last) {
+                                        int* counters, volatile int* last, u32 staging,
+                                        u64* handoff, volatile int* stores) {
     const int thread_in_wg = threadIdx.x % 128;
     const bool signals = thread_in_wg == 0;
     const int part = T::PINGPONG ? 0 : consumer;       // which rows of the tile are this group's
@@ -731,20 +847,27 @@ __device__ __forceinline__ void consume(u32 base, u64* full, u64* empty, u64* tu
         fence_accumulators(d);
         if (!T::PROMOTE && slices > 0 && signals)
             mbar_arrive(smem_addr(&empty[(it - 1) % T::STAGES]));
-        if (walk.splits > 1 &&
-            !add_splits<T>(d, partials, counters, w, walk.splits, part, consumer, thread_in_wg,
-                           last + consumer))
-            continue;                          // another split of this tile adds and stores it
+        const bool store = walk.splits == 1 ||   // else another split may add and store it
+            add_splits<T>(d, partials, counters, w, walk.splits, part, consumer, thread_in_wg,
+                          last + consumer);
+        if constexpr (T::STAGED)               // every unit, stored or not: the storers count them
+            stage_rows<T, Out>(d[0], C_in, staging, smem_addr(&handoff[0]),
+                               smem_addr(&handoff[1]), stores, store, local, M, N, alpha, beta,
+                               w.tm * T::BM + part * 64, w.tn * T::BN, part, thread_in_wg);
+        else if (store)
 #pragma unroll
-        for (int m = 0; m < T::MMA_M; ++m)
-            store_rows(d[m], C_in, C_out, M, N, alpha, beta, w.tm * T::BM + (part + m) * 64,
-                       w.tn * T::BN, thread_in_wg);
+            for (int m = 0; m < T::MMA_M; ++m)
+                store_rows(d[m], C_in, C_out, M, N, alpha, beta, w.tm * T::BM + (part + m) * 64,
+                           w.tn * T::BN, thread_in_wg);
     }
 }
 
-// Shared memory: the ring, then a "full" and an "empty" mbarrier per buffer, two "turn"
-// mbarriers (pingpong), two flags (split-K).
-template <class T, typename Out, int PRODUCER_REGS = 24, int CONSUMER_REGS = 240>
+// Shared memory: the ring, the staging buffer (STAGED), then a "full" and an "empty" mbarrier per
+// buffer, two "turn" mbarriers (pingpong), two flags (split-K); STAGED: the "staged" and "drained"
+// mbarriers and the two consumers' "stores" flags. The storer warps need more than 24 registers:
+// STAGED gives the producer warpgroup 40 and the consumers 232 (128 x 40 + 256 x 232 <= 65536).
+template <class T, typename Out, int PRODUCER_REGS = T::STAGED ? 40 : 24,
+          int CONSUMER_REGS = T::STAGED ? 232 : 240>
 __device__ __forceinline__ void kernel_specialised(const TensorMap* map_a, const TensorMap* map_b,
                                                    const float* C_in, Out* C_out, int M, int N,
                                                    int Kp, float alpha, float beta,
@@ -752,10 +875,13 @@ __device__ __forceinline__ void kernel_specialised(const TensorMap* map_a, const
                                                    int* counters) {
     extern __shared__ unsigned char smem_raw[];
     unsigned char* stages = align_1024(smem_raw);
-    u64* full = reinterpret_cast<u64*>(stages + T::STAGES * T::STAGE_BYTES);
+    unsigned char* staging = stages + T::STAGES * T::STAGE_BYTES;   // STAGED only
+    u64* full = reinterpret_cast<u64*>(staging + T::STAGING_BYTES);
     u64* empty = full + T::STAGES;
     u64* turn = empty + T::STAGES;
     volatile int* last = reinterpret_cast<volatile int*>(turn + 2);
+    u64* handoff = turn + 3;                           // STAGED: "staged", "drained"
+    volatile int* stores = reinterpret_cast<volatile int*>(turn + 5);
     const u32 base = smem_addr(stages);
     if (threadIdx.x == 0) {
         for (int s = 0; s < T::STAGES; ++s) {
@@ -764,6 +890,10 @@ __device__ __forceinline__ void kernel_specialised(const TensorMap* map_a, const
         }
         mbar_init(smem_addr(&turn[0]), 1);             // one arrival: the other's K loop is done
         mbar_init(smem_addr(&turn[1]), 1);
+        if constexpr (T::STAGED) {
+            mbar_init(smem_addr(&handoff[0]), 128 * T::PARTS);   // every consumer thread
+            mbar_init(smem_addr(&handoff[1]), STORERS);          // every storer thread
+        }
         fence_barrier_init();
     }
     __syncthreads();
@@ -771,14 +901,18 @@ __device__ __forceinline__ void kernel_specialised(const TensorMap* map_a, const
     // Producer: one thread issues every copy. A consumer warpgroup without work (the second, when
     // one computes a whole 64-row tile) gives its registers back too and ends: it touches no
     // barrier, and the "empty" ones count T::PARTS arrivals, its partner's only. (The test of wg
-    // is compiled out where both consumers work.)
+    // is compiled out where both consumers work.) STAGED: warps 1-3 store the staged tiles.
     if (wg == 0 || (T::CONSUMERS == 1 && wg == 2)) {
         regs_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0) produce<T>(map_a, map_b, base, full, empty, walk);
+        if constexpr (T::STAGED)
+            if (threadIdx.x >= 32)
+                drain<T>(smem_addr(staging), smem_addr(&handoff[0]), smem_addr(&handoff[1]),
+                         stores, C_out, M, N, walk, threadIdx.x - 32);
     } else {
         regs_inc<CONSUMER_REGS>();
         consume<T>(base, full, empty, turn, wg - 1, C_in, C_out, M, N, alpha, beta, walk,
-                   partials, counters, last);
+                   partials, counters, last, smem_addr(staging), handoff, stores);
     }
 }
 
@@ -857,6 +991,9 @@ HOPPER_PERSISTENT(hopper_pingpong##SUFFIX, hopper::PingPong, OUT)               
 HOPPER_PERSISTENT(hopper_persistent_m64##SUFFIX, hopper::DecodeWide, OUT)                         \
 HOPPER_PERSISTENT(hopper_persistent_m64_n128##SUFFIX, hopper::DecodeNarrow, OUT)                  \
 HOPPER_PERSISTENT(hopper_persistent_m64_n64##SUFFIX, hopper::DecodeSlim, OUT)
+// The staged epilogue, 16-bit outputs only (an FP32 tile would need 128 KiB of staging).
+#define HOPPER_STAGED(SUFFIX, OUT)                                                                \
+HOPPER_PERSISTENT(hopper_persistent_staged##SUFFIX, hopper::WideStaged, OUT)
 #define HOPPER_PROMOTED(SUFFIX, OUT)                                                              \
 HOPPER_PERSISTENT(hopper_persistent_n128_promoted##SUFFIX, hopper::NarrowPromoted, OUT)           \
 HOPPER_PERSISTENT(hopper_persistent_n64_promoted##SUFFIX, hopper::SlimPromoted, OUT)
@@ -865,11 +1002,15 @@ HOPPER_SHAPES(, float)
 #if HOPPER_FP8
 HOPPER_SHAPES(_o16, hopper::BFloat)
 HOPPER_SHAPES(_ofp16, hopper::Half)
+HOPPER_STAGED(_o16, hopper::BFloat)
+HOPPER_STAGED(_ofp16, hopper::Half)
 HOPPER_PROMOTED(, float)
 HOPPER_PROMOTED(_o16, hopper::BFloat)
 HOPPER_PROMOTED(_ofp16, hopper::Half)
 #elif HOPPER_BF16
 HOPPER_SHAPES(_o16, hopper::BFloat)
+HOPPER_STAGED(_o16, hopper::BFloat)
 #else
 HOPPER_SHAPES(_o16, hopper::Half)
+HOPPER_STAGED(_o16, hopper::Half)
 #endif

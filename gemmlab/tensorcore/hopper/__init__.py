@@ -13,7 +13,9 @@ ws         warp specialisation: a producer warpgroup copies, two consumer warpgr
 persistent one block per SM walks many tiles, so loads of the next tile overlap the last store;
            options: ``tile_n=128`` (more, smaller tiles), ``tile_m=64`` (64-row tiles, one
            consumer warpgroup each, for decode's few rows), ``split_k=S`` (S blocks share a
-           tile's K range), ``out="fp16"``/``"bf16"`` (16-bit output, as cuBLAS's HGEMM)
+           tile's K range), ``out="fp16"``/``"bf16"`` (16-bit output, as cuBLAS's HGEMM),
+           ``epilogue="staged"`` (128 x 256 tiles, 16-bit output: idle producer warps store C
+           from shared memory while the consumers compute the next tile)
 pingpong   the two consumer warpgroups own alternate 128 x 128 tiles: one stores while the other
            computes (options ``split_k``, ``out``)
 ========== ==================================================================================

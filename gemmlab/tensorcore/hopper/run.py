@@ -168,10 +168,11 @@ class Problem:
 def prepare(A, B, C=None, alpha=1.0, beta=0.0, stage=None, group_m=GROUP_M, bits_as=None,
             **options):
     """Check the operands, copy (and if needed pad) them to the GPU: a :class:`Problem`. ``stage``
-    None or "auto": the rule of ``stages.choose``; ``options``: tile_m, tile_n, split_k, out. uint16
-    arrays count as raw bit patterns of ``bits_as`` ("bf16": CuPy has no bfloat16), uint8 arrays as
-    E4M3 bytes with ``bits_as="e4m3"``. FP8 inputs (the FP8 rung): B is copied transposed (N x K, as
-    FP8 wgmma reads it), and per-tensor scales go in through ``alpha``."""
+    None or "auto": the rule of ``stages.choose``; ``options``: tile_m, tile_n, split_k, out,
+    epilogue. uint16 arrays count as raw bit patterns of ``bits_as`` ("bf16": CuPy has no
+    bfloat16), uint8 arrays as E4M3 bytes with ``bits_as="e4m3"``. FP8 inputs (the FP8 rung): B is
+    copied transposed (N x K, as FP8 wgmma reads it), and per-tensor scales go in through
+    ``alpha``."""
     _require()
     import cupy
     fmt, M, N, K = operands.check(A, B, C, beta, bits_as, fp8=True)

@@ -10,7 +10,10 @@ where a 128-row tile's A would be mostly zero padding; half the A bytes per slic
 shared memory for more slices of B in flight. The persistent stage picks its shape with
 ``tile_m`` and ``tile_n``. The persistent kernels take two more options: ``split_k`` (several
 blocks share one tile's K range; the last to finish adds the partial sums) and ``out`` (FP32 or
-the inputs' 16-bit format).
+the inputs' 16-bit format). ``epilogue="staged"`` (128 x 256 tiles, 16-bit output: the
+``wide_staged`` shape) hands each finished tile to the producer warpgroup's idle warps through a
+staging buffer in shared memory, so the consumers' MMAs on the next tile overlap its stores to C;
+the buffer costs one slice of the ring (3 instead of 4).
 
 The FP8 rung (``fmt="e4m3"``) is the persistent and ping-pong kernels with E4M3 inputs: a K slice
 is 128 values (still one 128-byte swizzled row), B is loaded transposed (N x K, K-major: FP8 wgmma
@@ -37,6 +40,8 @@ FORMATS = {"fp16": 6, "bf16": 9}     # -> CUtensorMapDataType (FLOAT16, BFLOAT16
 MAP_TYPES = {**FORMATS, FP8: 0}      # ... and UINT8 for the FP8 bytes
 OUTPUTS = ("fp32", "fp16", "bf16")   # 16-bit outputs: the inputs' own format only
 SMEM_PER_BLOCK = 227 * 1024          # what an sm_90 block may opt in to
+OUT16_BYTES, STAGING_PAD = 2, 16     # the staged epilogue: 16-bit C, bytes of padding per row
+EPILOGUES = ("direct", "staged")     # C from registers, or through shared memory (staged)
 
 
 def slice_depth(fmt):
@@ -52,12 +57,20 @@ def padded_k(K, fmt):
 @dataclass(frozen=True)
 class Shape:
     """How a kernel tiles C: ``bm`` x ``bn`` output tiles, ``buffers`` K slices in the
-    shared-memory ring, ``pingpong``: each consumer warpgroup owns whole tiles."""
+    shared-memory ring, ``pingpong``: each consumer warpgroup owns whole tiles, ``staged``: the
+    staged epilogue (16-bit output through shared memory)."""
     name: str
     bn: int
     buffers: int
     pingpong: bool = False
     bm: int = BM
+    staged: bool = False
+
+    @property
+    def staging_bytes(self):
+        """The staged epilogue's buffer: the whole 16-bit tile, each row padded by 16 bytes so
+        that a warp's packed pairs fall on 32 different banks (hopper_gemm.cu's STAGING_BYTES)."""
+        return self.bm * (self.bn * OUT16_BYTES + STAGING_PAD) if self.staged else 0
 
     @property
     def stage_bytes(self):
@@ -80,9 +93,10 @@ SHAPES = {"wide": Shape("wide", 256, 4), "narrow": Shape("narrow", 128, 6),
           "slim": Shape("slim", 64, 8), "pingpong": Shape("pingpong", 128, 6, pingpong=True),
           "decode256": Shape("decode256", 256, 5, bm=64),
           "decode128": Shape("decode128", 128, 9, bm=64),
-          "decode64": Shape("decode64", 64, 14, bm=64)}
-# the persistent stage's shapes by its options (tile_m, tile_n)
-TILES = {(s.bm, s.bn): name for name, s in SHAPES.items() if not s.pingpong}
+          "decode64": Shape("decode64", 64, 14, bm=64),
+          "wide_staged": Shape("wide_staged", 256, 3, staged=True)}
+# the persistent stage's shapes by its options (tile_m, tile_n), with the direct epilogue
+TILES = {(s.bm, s.bn): name for name, s in SHAPES.items() if not (s.pingpong or s.staged)}
 
 
 @dataclass(frozen=True)
@@ -112,10 +126,12 @@ class Stage:
 def smem_bytes(stage, shape):
     """Dynamic shared memory per block: the buffers, their mbarriers (8 bytes each: "full" per
     buffer, and "empty" too when warps are specialised), the specialised kernels' two "turn"
-    mbarriers and two split-K flags (24 bytes), 1 KiB for alignment."""
+    mbarriers and two split-K flags (24 bytes), 1 KiB for alignment; a staged shape adds its
+    staging buffer, its "staged" and "drained" mbarriers and two "stores" flags (24 bytes)."""
     buffers = 1 if stage.single_buffer else shape.buffers
     barriers = (1 + stage.specialised) * buffers * 8 if stage.uses_tma else 0
-    return buffers * shape.stage_bytes + barriers + 24 * stage.specialised + 1024
+    staging = shape.staging_bytes + 24 * shape.staged
+    return buffers * shape.stage_bytes + barriers + 24 * stage.specialised + staging + 1024
 
 
 STAGES = {
@@ -219,7 +235,8 @@ class Plan:
         base = {"wide": "hopper_persistent", "narrow": "hopper_persistent_n128",
                 "slim": "hopper_persistent_n64", "pingpong": "hopper_pingpong",
                 "decode256": "hopper_persistent_m64", "decode128": "hopper_persistent_m64_n128",
-                "decode64": "hopper_persistent_m64_n64"}[self.shape.name]
+                "decode64": "hopper_persistent_m64_n64",
+                "wide_staged": "hopper_persistent_staged"}[self.shape.name]
         out = {"fp32": "", "fp16": "_ofp16" if self.fmt == FP8 else "_o16", "bf16": "_o16"}[self.out]
         return base + ("_promoted" if self.promote else "") + out
 
@@ -248,6 +265,10 @@ class Plan:
                 "B": {"dims": (self.Np, self.Kp), "strides": (self.Np * ELEM_BYTES,),
                       "box": (B_BOX, BK)}}
 
+    @property
+    def epilogue(self):
+        return "staged" if self.shape.staged else "direct"
+
     def describe(self):
         extra = [f"{self.shape.bm}x{self.shape.bn} tiles"]
         if self.split_k > 1:
@@ -256,6 +277,8 @@ class Plan:
             extra.append(f"{self.out} out")
         if self.fmt == FP8:
             extra.append("E4M3 in" + (", FP32-promoted sums" if self.promote else ""))
+        if self.shape.staged:
+            extra.append("staged epilogue")
         return f"{self.stage.name} ({', '.join(extra)})"
 
 
@@ -267,13 +290,14 @@ def _whole(name, value, minimum=0):
 
 
 def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16", promote=False,
-         tile_m=None):
+         tile_m=None, epilogue="direct"):
     """The :class:`Plan` of ``stage`` for an M x N x K problem (``sms``: the device's SMs).
     ``tile_m`` (persistent: 128, or 64 for the decode shapes), ``tile_n`` (persistent: 256, 128 or
     64), ``split_k`` and ``out`` are the persistent kernels' options; ``stage="auto"`` lets
     :func:`choose` set tile_m, tile_n and split_k. ``fmt`` "e4m3": the FP8 rung
     (persistent and pingpong only; out FP32, BF16 or FP16; ``promote``: FP32 running sums,
-    128 x 128 or 128 x 64 tiles of the persistent stage)."""
+    128 x 128 or 128 x 64 tiles of the persistent stage). ``epilogue="staged"``: the persistent
+    stage's 128 x 256 tiles with 16-bit output, stored through shared memory (see the module)."""
     M, N, K = (_whole(n, v) for n, v in (("M", M), ("N", N), ("K", K)))
     sms = _whole("sms", sms, 1)
     if fmt not in MAP_TYPES:
@@ -282,6 +306,9 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16"
         if tile_m is not None:
             raise ValueError(f"tile_m={tile_m!r}: stage='auto' picks its own tiles; ask for "
                              f"stage='persistent' to choose the rows")
+        if epilogue != "direct":
+            raise ValueError(f"epilogue={epilogue!r}: stage='auto' picks its own plan; ask for "
+                             f"stage='persistent' to choose the epilogue")
         picked = choose(M, N, K, sms, fmt, promote)
         stage, tile_n, split_k = picked["stage"], picked["tile_n"], picked["split_k"]
         tile_m = picked["tile_m"]
@@ -290,9 +317,9 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16"
     if out not in OUTPUTS:
         raise ValueError(f"out must be one of {', '.join(OUTPUTS)}, got {out!r}")
     if not st.persistent and (split_k != 1 or out != "fp32" or tile_n is not None
-                              or tile_m is not None):
-        raise ValueError(f"stage {st.name!r} takes no options (tile_m, tile_n, split_k, out are "
-                         f"the persistent stages' options)")
+                              or tile_m is not None or epilogue != "direct"):
+        raise ValueError(f"stage {st.name!r} takes no options (tile_m, tile_n, split_k, out, "
+                         f"epilogue are the persistent stages' options)")
     if tile_n is not None and (st.name != "persistent" or tile_n not in (256, 128, 64)):
         raise ValueError(f"tile_n={tile_n!r}: the persistent stage takes 256, 128 or 64 "
                          f"(pingpong's tiles are 128 wide)")
@@ -308,6 +335,17 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16"
                              f"and pingpong kernels")
         if out not in FP8_OUTPUTS:
             raise ValueError(f"out={out!r}: FP8 inputs give FP32, BF16 or FP16 output")
+    if epilogue not in EPILOGUES:
+        raise ValueError(f"epilogue must be one of {', '.join(EPILOGUES)}, got {epilogue!r}")
+    if epilogue == "staged":
+        if st.name != "persistent" or (shape.bm, shape.bn) != (BM, 256):
+            raise ValueError(f"epilogue='staged' is built for the persistent stage's 128 x 256 "
+                             f"tiles only, not for {st.name!r} with {shape.bm} x {shape.bn} tiles")
+        if out == "fp32":
+            raise ValueError("epilogue='staged' needs 16-bit output (out='fp16' or 'bf16'): an "
+                             "FP32 128 x 256 tile (128 KiB) does not fit in shared memory beside "
+                             "the ring")
+        shape = SHAPES["wide_staged"]
     if promote:
         if fmt != FP8 or st.name != "persistent" or shape.bn not in (128, 64) or shape.bm != BM:
             raise ValueError("promote=True is the FP8 persistent kernels' option, with 128 x 128 "
