@@ -10,18 +10,19 @@ autotuned plan through nvmath-python, torch.matmul, an autotuned Triton kernel),
 the record.
 
 - fp16: the issue's nine shapes, FP16 in and FP16 out: the Hopper auto plan and the
-  alternatives it chose between (tile width, split-K, ping-pong), wherever 128 x 128 tiles fill
-  less than two waves the 64-row tiles (unsplit and split), the WMMA kernel (FP32 out, also against cuBLAS
+  alternatives it chose between (tile width, split-K, ping-pong), the staged epilogue (128 x 256
+  tiles whose stores overlap the next tile's MMAs), wherever 128 x 128 tiles fill less than two
+  waves the 64-row tiles (unsplit and split), the WMMA kernel (FP32 out, also against cuBLAS
   gemmEx FP16 -> FP32), and at 4096^3 and 8192^3 every step of the ladder (FP32 out); achieved
   bytes per second beside each row (the decode shapes are memory-bound);
 - fp32: ``unrolled`` at 2048^3, 4096^3 and 8192^3 against the best FP32 SGEMM (TF32 off), and
   ``gl.gemm``'s host overhead per call, with and without its cached launch configuration;
-- fp8: the FP8 rung (the Hopper persistent kernels built for E4M3 inputs, BF16 out; the 64-row
-  tiles at decode shapes) against
-  torch._scaled_mm (E4M3 in, per-tensor scales, BF16 out: cuBLASLt's FP8 GEMM) on the same bytes,
-  each accumulation mode against the library's same mode (fast: the Tensor Core's own sums;
-  promoted: FP32 running sums, use_fast_accum=False), with BF16 torch.matmul beside them; each
-  row's error against float64 of the FP8 inputs;
+- fp8: the FP8 rung (the Hopper persistent kernels built for E4M3 inputs, BF16 out; the staged
+  epilogue; the 64-row tiles at decode shapes) against torch._scaled_mm (E4M3 in, per-tensor
+  scales, BF16 out: cuBLASLt's FP8 GEMM) on the same bytes, each accumulation mode against the
+  library's same mode (fast: the Tensor Core's own sums; promoted: FP32 running sums,
+  use_fast_accum=False), with BF16 torch.matmul beside them; each row's error against float64 of
+  the FP8 inputs;
 - nvrtc: the NVRTC log of one WMMA build per architecture (why a resource report is empty).
 """
 import argparse
@@ -113,7 +114,8 @@ def hopper_configs(shape):
     fill less than two waves (decode, 128 x 4096 x 4096, 1024^3, 2048^3) also the 64-row tiles."""
     M, N, K = shape
     o = {"out": "fp16"}
-    found = [("auto", o), ("persistent", o), ("pingpong", o), ("persistent", {"tile_n": 128, **o})]
+    found = [("auto", o), ("persistent", o), ("persistent", {"epilogue": "staged", **o}),
+             ("pingpong", o), ("persistent", {"tile_n": 128, **o})]
     slices = hopper.ceil_div(K, hopper.BK)
     if M <= 128:
         for tile_n in (64, 128):
@@ -295,8 +297,8 @@ def fp8_configs(shape):
     64-row tiles (fast sums only: they are built without promotion)."""
     M, N, K = shape
     o, p = {"out": "bf16"}, {"out": "bf16", "promote": True}
-    found = [("auto", o), ("persistent", o), ("pingpong", o), ("persistent", {"tile_n": 128, **o}),
-             ("auto", p), ("persistent", {"tile_n": 128, **p}), ("persistent", {"tile_n": 64, **p})]
+    found = [("auto", o), ("persistent", o), ("persistent", {"epilogue": "staged", **o}),
+             ("pingpong", o), ("persistent", {"tile_n": 128, **o}), ("auto", p), ("persistent", {"tile_n": 128, **p}), ("persistent", {"tile_n": 64, **p})]
     slices = hopper.ceil_div(K, hopper.FP8_BK)
     if M <= 128:
         found += [("persistent", {"tile_n": tile_n, "split_k": s, **mode})
