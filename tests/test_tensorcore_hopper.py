@@ -439,18 +439,23 @@ def test_fp8_fast_sums_drift_with_k_and_promotion_stops_the_drift():
     assert errors[8192, True] < errors[8192, False] / 5
 
 
+def _random_problem(M, N, K, fmt, seed):
+    """Random normal A (M x K) and B (K x N) in ``fmt``, C (M x N) in FP32, and the 16-bit type."""
+    import ml_dtypes
+    rng = np.random.default_rng(seed)
+    dt = np.float16 if fmt == "fp16" else ml_dtypes.bfloat16
+    A = rng.standard_normal((M, K)).astype(dt)
+    B = rng.standard_normal((K, N)).astype(dt)
+    return A, B, rng.standard_normal((M, N)).astype(np.float32), dt
+
+
 @_needs_sm90()
 @pytest.mark.parametrize("stage,options", GPU_CONFIGS)
 @pytest.mark.parametrize("fmt", list(hopper.FORMATS))
 @pytest.mark.parametrize("shape", [(200, 264, 136), (131, 251, 77), (1031, 997, 1043)])
 def test_kernel_matches_float64_at_odd_shapes(stage, options, fmt, shape):
-    import ml_dtypes
     M, N, K = shape
-    rng = np.random.default_rng(M * 7 + N)
-    dt = np.float16 if fmt == "fp16" else ml_dtypes.bfloat16
-    A = rng.standard_normal((M, K)).astype(dt)
-    B = rng.standard_normal((K, N)).astype(dt)
-    C = rng.standard_normal((M, N)).astype(np.float32)
+    A, B, C, dt = _random_problem(M, N, K, fmt, seed=M * 7 + N)
     if "split_k" in options:                        # no more splits than K has slices
         options = {**options, "split_k": min(options["split_k"], -(-K // hopper.BK))}
     out = hopper.gemm(A, B, C, alpha=0.5, beta=-2.0, stage=stage, **options)
@@ -477,13 +482,8 @@ def test_decode_tiles_match_float64_at_few_rows(options, fmt, M):
     # zeros and must not be stored; M = 65 puts one row in a second tile row. N and K odd: the
     # padded path, a partial last tile column and a partial last slice; K = 1031 is 17 slices,
     # split 3 ways unevenly (5, 6, 6).
-    import ml_dtypes
     N, K = 1003, 1031
-    rng = np.random.default_rng(M * 11 + options["tile_n"])
-    dt = np.float16 if fmt == "fp16" else ml_dtypes.bfloat16
-    A = rng.standard_normal((M, K)).astype(dt)
-    B = rng.standard_normal((K, N)).astype(dt)
-    C = rng.standard_normal((M, N)).astype(np.float32)
+    A, B, C, dt = _random_problem(M, N, K, fmt, seed=M * 11 + options["tile_n"])
     ref = 0.5 * (A.astype(np.float64) @ B.astype(np.float64)) + 0.75 * C
     out = hopper.gemm(A, B, C, alpha=0.5, beta=0.75, stage="persistent", **options)
     assert out.shape == (M, N) and not np.isnan(out).any()
@@ -509,13 +509,8 @@ def test_the_staged_epilogue_gives_the_direct_ones_bits(shape, fmt, split_k):
     # The same sums, scaled, added to beta C_in and rounded by the same instructions: the same
     # bits as the direct epilogue (checked against float64 above), and against float64 here too.
     # M = 1 and 17: rows past M are staged but not stored; N odd: element by element stores.
-    import ml_dtypes
     M, N, K = shape
-    rng = np.random.default_rng(M * 13 + N)
-    dt = np.float16 if fmt == "fp16" else ml_dtypes.bfloat16
-    A = rng.standard_normal((M, K)).astype(dt)
-    B = rng.standard_normal((K, N)).astype(dt)
-    C = rng.standard_normal((M, N)).astype(np.float32)
+    A, B, C, dt = _random_problem(M, N, K, fmt, seed=M * 13 + N)
     options = {"stage": "persistent", "out": fmt, "split_k": min(split_k, -(-K // hopper.BK))}
     for alpha, beta in ((1.0, 0.0), (0.5, -2.0)):
         staged = hopper.gemm(A, B, C, alpha, beta, epilogue="staged", **options)
