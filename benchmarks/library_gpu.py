@@ -4,7 +4,10 @@
 
 Every launch is timed by ``gl.measure.flushed_ms`` (Triton do_bench's method: an L2 flush queued
 before each launch, each launch between its own two events, median of 50), ours and the
-libraries' alike, on the same device inputs (random normal) in the same process. The baseline of
+libraries' alike, on the same device inputs (random normal) in the same process; in the fp16
+part every launch of a shape is timed in turn, 5 rounds of 10 (``interleaved_ms``), since an H100
+timed one kernel after another ran the first of ours up to 15% slower than the same kernel
+timed later (2026-12-06, RESULTS.md). The baseline of
 a shape is the fastest of ``gl.tensorcore.libraries`` (cuBLAS through CuPy, cuBLASLt with an
 autotuned plan through nvmath-python, torch.matmul, an autotuned Triton kernel), each named in
 the record.
@@ -51,6 +54,7 @@ HOPPER_GOALS = {(4096, 4096, 4096): 100, (8192, 8192, 8192): 100, (4096, 11008, 
 FP32_GOALS = {2048: 80, 4096: 90, 8192: 90}
 FP8_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096), (64, 8192, 8192)]
 REPEATS = 50
+ROUNDS = 5
 HBM_DATASHEET_GBS = 4800
 
 
@@ -138,23 +142,30 @@ def prepared(A, B, configs, bits_as, rows):
         yield stage, options, problem
 
 
-def time_ours(A, B, shape, base_ms, nbytes, configs):
-    rows = []
-    for stage, options, problem in prepared(A, B, configs, "fp16", rows):
-        problem.launch()
-        err = _corner_err(problem, A, B, "fp16")
-        t = ms_of(problem.launch)
-        p = problem.plan
-        rows.append({"kernel": f"hopper:{stage}", "options": options, "plan": p.describe(),
-                     "picked": {"stage": p.stage.name, "tile_m": p.shape.bm, "tile_n": p.shape.bn,
-                                "split_k": p.split_k},
-                     "out": options.get("out", "fp32"), "corner_rel_err": err,
-                     **rate(shape, t, nbytes), "pct_of_best": 100 * base_ms / t})
-        del problem
-    return rows
+def interleaved_ms(launches):
+    """Median ms of each launch ({key: zero-argument launch}), timed in ROUNDS round-robin rounds
+    of REPEATS // ROUNDS flushed launches each: a clock that drifts while a shape is timed (an
+    H100 heats up over a run) weighs on every kernel alike, not on whichever came first."""
+    samples = {key: [] for key in launches}
+    for _ in range(ROUNDS):
+        for key, launch in launches.items():
+            samples[key] += measure.flushed_ms(launch, REPEATS // ROUNDS, events="cupy")
+    return {key: statistics.median(found) for key, found in samples.items()}
+
+
+def our_row(stage, options, problem, A, B, shape, ms, base_ms, nbytes):
+    """The record's row of one of our plans, timed at ``ms``, against the baseline's ``base_ms``."""
+    p = problem.plan
+    return {"kernel": f"hopper:{stage}", "options": options, "plan": p.describe(),
+            "picked": {"stage": p.stage.name, "tile_m": p.shape.bm, "tile_n": p.shape.bn,
+                       "split_k": p.split_k, "epilogue": p.epilogue},
+            "out": options.get("out", "fp32"), "corner_rel_err": _corner_err(problem, A, B, "fp16"),
+            **rate(shape, ms, nbytes), "pct_of_best": 100 * base_ms / ms}
 
 
 def part_fp16(record):
+    """Each shape's libraries, our plans, gemmEx (FP32 out), WMMA and (4096^3, 8192^3) the ladder,
+    all timed by interleaved_ms in one round-robin."""
     import cupy
     rows = []
     for shape in SHAPES:
@@ -162,35 +173,45 @@ def part_fp16(record):
         A, B = device_inputs(M, N, K, "fp16", seed=7)
         nbytes = 2 * (M * K + K * N + M * N)
         out = cupy.empty((M, N), dtype=cupy.float16)
-        lib_rows, (best_name, best_ms), missing = time_libraries(A, B, out, shape, nbytes)
-        for r in lib_rows:
-            r.update(pct_of_best=100 * best_ms / r["ms"])
-        ours = time_ours(A, B, shape, best_ms, nbytes, hopper_configs(shape))
+        found, missing = libraries.launchers(A, B, out)
+        skipped = []
+        ours = list(prepared(A, B, hopper_configs(shape), "fp16", skipped))
+        ladder = list(prepared(A, B, [(s, {}) for s in hopper.STAGES], "fp16", skipped)) \
+            if shape in ((4096, 4096, 4096), (8192, 8192, 8192)) else []
         c32 = cupy.empty((M, N), dtype=cupy.float32)
-        gemmex_ms = ms_of(timing.cublas_launcher("cublas_fp16", A, B, c32))
         wmma = kernel.prepare(A, B, bits_as="fp16")
-        wmma.launch()
-        wmma_ms = ms_of(wmma.launch)
+        launches = {**{("library", name): launch for name, launch in found.items()},
+                    **{("ours", i): problem.launch for i, (_, _, problem) in enumerate(ours)},
+                    **{("ladder", i): problem.launch for i, (_, _, problem) in enumerate(ladder)},
+                    ("gemmex",): timing.cublas_launcher("cublas_fp16", A, B, c32),
+                    ("wmma",): wmma.launch}
+        for launch in launches.values():       # each once before any timing: NVRTC, autotuning
+            launch()
+        ms = interleaved_ms(launches)
+        best_name, best_ms = libraries.best({name: ms["library", name] for name in found})
+        lib_rows = [{"kernel": name, **rate(shape, ms["library", name], nbytes),
+                     "pct_of_best": 100 * best_ms / ms["library", name]} for name in found]
+        our_rows = skipped + [our_row(*entry, A, B, shape, ms["ours", i], best_ms, nbytes)
+                              for i, entry in enumerate(ours)]
+        gemmex_ms, wmma_ms = ms["gemmex",], ms["wmma",]
         extra = [{"kernel": "cublas_gemmEx_fp16_out32", **rate(shape, gemmex_ms)},
                  {"kernel": "wmma", "out": "fp32", **rate(shape, wmma_ms),
                   "pct_of_best": 100 * best_ms / wmma_ms,
                   "pct_of_gemmex_fp32_out": 100 * gemmex_ms / wmma_ms}]
-        if shape in ((4096, 4096, 4096), (8192, 8192, 8192)):
-            ladder = time_ours(A, B, shape, best_ms, None, [(s, {}) for s in hopper.STAGES])
-            for r in ladder:
-                r["pct_of_gemmex_fp32_out"] = 100 * gemmex_ms / r["ms"]
-            extra += ladder
-        auto = next(r for r in ours if r["kernel"] == "hopper:auto")
-        fastest = max((r for r in ours if "ms" in r), key=lambda r: r["tflops"])
+        for i, entry in enumerate(ladder):
+            row = our_row(*entry, A, B, shape, ms["ladder", i], best_ms, None)
+            extra.append({**row, "pct_of_gemmex_fp32_out": 100 * gemmex_ms / row["ms"]})
+        auto = next(r for r in our_rows if r["kernel"] == "hopper:auto")
+        fastest = max((r for r in our_rows if "ms" in r), key=lambda r: r["tflops"])
         rows.append({"shape": list(shape), "baseline": best_name, "baseline_ms": best_ms,
                      "libraries_missing": missing, "goal_pct": goal(shape), "libraries": lib_rows,
-                     "ours": ours, "other": extra, "auto_pct": auto["pct_of_best"],
+                     "ours": our_rows, "other": extra, "auto_pct": auto["pct_of_best"],
                      "fastest_ours": {k: fastest[k] for k in ("kernel", "options", "pct_of_best")}})
         print(f"{'x'.join(map(str, shape)):>17}  best {best_name:<28} {rate(shape, best_ms)['tflops']:7.1f}"
               f"  auto {auto['tflops']:7.1f} ({auto['pct_of_best']:5.1f}%, {auto.get('gbs', 0):6.0f} GB/s)"
               f"  fastest ours {fastest['pct_of_best']:5.1f}% {fastest['kernel']} {fastest['options']}"
               f"  wmma {100 * best_ms / wmma_ms:5.1f}%", flush=True)
-        del A, B, out, c32, wmma
+        del A, B, out, c32, wmma, ours, ladder, launches
         cupy.get_default_memory_pool().free_all_blocks()
     record["fp16"] = rows
 

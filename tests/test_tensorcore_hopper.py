@@ -207,29 +207,46 @@ def test_64_row_tiles_are_refused_where_they_are_not_built(stage, options, match
         hopper.plan(stage, 64, 128, 256, **options)
 
 
-@pytest.mark.parametrize("shape,tile_n,split_k", [
-    ((128, 4096, 4096), 64, 2),         # 64 slim tiles: K split 2 ways, 32 slices each
-    ((1024, 1024, 1024), 64, 1),        # 128 slim tiles; 16 slices: too short to split
-    ((8192, 4096, 1024), 256, 1),       # many tiles: the wide ones
-    ((4096, 11008, 4096), 256, 1),
-    ((8192, 8192, 8192), 256, 1),
-    ((2048, 2048, 2048), 256, 1),       # 128 wide tiles leave 4 of 132 SMs idle: a full wave
-    ((64, 8192, 8192), 64, 1),          # decode: 128 tiles of 64 x 64, no split needed
-    ((16, 8192, 8192), 64, 1),
-    ((64, 4096, 8192), 64, 2),          # decode, 64 tiles: split 2 ways of 64 slices
-    ((65, 8192, 8192), 128, 2),         # 65 rows: two 128-row tile rows, 64 narrow tiles x 2
-    ((131, 250, 77), 64, 1),            # too little K to split
+@pytest.mark.parametrize("shape,tile_m,tile_n,split_k", [
+    ((128, 4096, 4096), 64, 64, 1),     # 128 tiles of 64 x 64 fill the SMs: no split
+    ((1024, 1024, 1024), 128, 64, 1),   # 128 slim tiles; 16 slices: too short to split
+    ((8192, 4096, 1024), 128, 256, 1),  # many tiles: the wide ones
+    ((4096, 11008, 4096), 128, 256, 1),
+    ((8192, 8192, 8192), 128, 256, 1),
+    ((2048, 2048, 2048), 128, 256, 1),  # 128 wide tiles leave 4 of 132 SMs idle: a full wave
+    ((64, 8192, 8192), 64, 64, 1),      # decode: 128 tiles of 64 x 64, no split needed
+    ((16, 8192, 8192), 64, 64, 1),
+    ((64, 4096, 8192), 64, 64, 2),      # decode, 64 tiles: split 2 ways of 64 slices
+    ((65, 8192, 8192), 128, 128, 2),    # 65 rows: two 128-row tile rows, 64 narrow tiles x 2
+    ((131, 250, 77), 128, 64, 1),       # too little K to split
 ])
-def test_the_rule_picks_the_widest_tiles_that_fill_the_sms(shape, tile_n, split_k):
+def test_the_rule_picks_the_widest_tiles_that_fill_the_sms(shape, tile_m, tile_n, split_k):
     picked = hopper.choose(*shape, sms=132)
-    assert (picked["stage"], picked["tile_n"], picked["split_k"]) == ("persistent", tile_n, split_k)
-    assert picked["tile_m"] == (64 if shape[0] <= 64 else 128)        # decode: 64-row tiles
+    assert (picked["stage"], picked["tile_m"], picked["tile_n"], picked["split_k"]) == \
+        ("persistent", tile_m, tile_n, split_k)
     p = hopper.plan("auto", *shape, sms=132)
-    assert p.shape.bn == tile_n and p.split_k == split_k and p.shape.bm == picked["tile_m"]
+    assert (p.shape.bm, p.shape.bn, p.split_k) == (tile_m, tile_n, split_k)
+    assert picked["epilogue"] == p.epilogue == "direct"                 # FP32 out: no staging
     assert p.units <= 132 or p.tiles[0] * p.tiles[1] >= 132        # one wave, or more tiles
     k_slices = -(-shape[2] // 64)
     assert split_k == 1 or k_slices // split_k >= hopper.stages.MIN_SPLIT_SLICES
     assert tile_n == 64 or split_k == 1 or k_slices // split_k >= hopper.stages.LONG_SPLIT_SLICES
+
+
+@pytest.mark.parametrize("shape,staged", [
+    ((8192, 4096, 1024), True), ((4096, 4096, 4096), True), ((8192, 8192, 8192), True),
+    ((2048, 2048, 2048), False),        # 128 tiles, one wave: no next tile to overlap
+    ((1024, 1024, 1024), False),        # 128 x 64 tiles: the staged kernel is 128 x 256 only
+])
+@pytest.mark.parametrize("fmt,out", [("fp16", "fp16"), ("bf16", "bf16"), ("e4m3", "bf16"),
+                                     ("e4m3", "fp16")])
+def test_the_rule_stages_16_bit_stores_where_blocks_walk_several_wide_tiles(shape, staged, fmt,
+                                                                            out):
+    picked = hopper.choose(*shape, sms=132, fmt=fmt, out=out)
+    assert picked["epilogue"] == ("staged" if staged else "direct")
+    p = hopper.plan("auto", *shape, fmt=fmt, out=out)
+    assert p.epilogue == picked["epilogue"] and (p.shape.name == "wide_staged") == staged
+    assert hopper.choose(*shape, sms=132, fmt=fmt)["epilogue"] == "direct"    # FP32 out
 
 
 def test_the_rule_follows_the_sm_count():
@@ -276,7 +293,9 @@ def test_the_rule_splits_fp8_k_by_the_same_depth_in_values():
     # of 2048 either way
     assert hopper.choose(64, 8192, 8192, sms=512)["split_k"] == 4
     assert hopper.choose(64, 8192, 8192, sms=512, fmt="e4m3")["split_k"] == 4
-    assert hopper.choose(64, 8192, 8192, sms=512, fmt="e4m3")["tile_m"] == 128     # not built
+    assert hopper.choose(64, 8192, 8192, sms=512, fmt="e4m3")["tile_m"] == 64
+    promoted = hopper.choose(64, 8192, 8192, sms=512, fmt="e4m3", promote=True)
+    assert promoted["tile_m"] == 128             # the 64-row tiles are built without promotion
 
 
 def test_plan_rejects_bad_sizes_and_names():

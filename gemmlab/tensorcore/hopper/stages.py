@@ -309,9 +309,9 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16"
         if epilogue != "direct":
             raise ValueError(f"epilogue={epilogue!r}: stage='auto' picks its own plan; ask for "
                              f"stage='persistent' to choose the epilogue")
-        picked = choose(M, N, K, sms, fmt, promote)
+        picked = choose(M, N, K, sms, fmt, promote, out)
         stage, tile_n, split_k = picked["stage"], picked["tile_n"], picked["split_k"]
-        tile_m = picked["tile_m"]
+        tile_m, epilogue = picked["tile_m"], picked["epilogue"]
     st = get_stage(stage)
     split_k = _whole("split_k", split_k, 1)
     if out not in OUTPUTS:
@@ -371,24 +371,35 @@ def _split_ways(tiles, k_slices, sms, min_slices):
     return max(1, min(sms // max(tiles, 1), k_slices // min_slices))
 
 
-def choose(M, N, K, sms=132, fmt="fp16", promote=False):
-    """The plan a problem's shape calls for, and why: a dict with stage, tile_m, tile_n, split_k
-    and reason.
+def choose(M, N, K, sms=132, fmt="fp16", promote=False, out="fp32"):
+    """The plan a problem's shape calls for, and why: a dict with stage, tile_m, tile_n, split_k,
+    epilogue and reason.
 
     1. The widest tiles (128 x 256, else 128 x 128, else 128 x 64) that fill the SMs, splitting
        K if there are fewer tiles than SMs while each split keeps 64 slices (K = 4096): wide
        tiles read the fewest bytes per FLOP, a full wave keeps every SM busy, and a split costs
        a round trip of FP32 partial sums through global memory that only long splits repay.
        "Fill" allows a few idle SMs (31/32 of them busy): 128 tiles of 128 x 256 on 132 SMs
-       beat 256 tiles of 128 x 128 in two waves.
-    2. Nothing fills the SMs that way (few rows, as in LLM decoding, or a small problem): the
-       128 x 64 tiles, with K split as many ways as fit on the SMs while each split keeps 32
-       slices (K = 2048); shorter splits spend more on adding partial sums than they save.
-    3. Before both: at most 64 rows (decoding a batch of up to 64 tokens) with 16-bit inputs
-       take the 64 x 64 tiles, K split as in 2. A 128-row tile would hold 64 or more rows of
-       zeros, and half-height tiles leave room for 14 slices of B in flight instead of 8.
-       Measured on an H100 (benchmarks/library_h100.json): 95-96% of the best library at 16 and
-       64 x 8192 x 8192, against 87% for 128 x 128 tiles split 2 ways, the best 128-row plan.
+       beat 256 tiles of 128 x 128 in two waves. The 128 x 256 tiles with 16-bit output take
+       the staged epilogue where a block has more than one tile to compute: their stores then
+       overlap the next tile's MMAs (in a single wave there is no next tile, and the staging
+       buffer's price, one slice fewer in the ring, is all that is left).
+    2. Nothing fills the SMs that way (few rows, or a small problem): the 64 x 64 tiles if
+       they fill the SMs unsplit, else the 128 x 64 tiles with K split as many ways as fit on
+       the SMs while each split keeps 32 slices (K = 2048); shorter splits spend more on adding
+       partial sums than they save.
+    3. Before both: at most 64 rows (decoding a batch of up to 64 tokens) take the 64 x 64
+       tiles, K split as in 2 (the 64-row tiles are built without FP8's promoted sums). A
+       128-row tile would hold 64 or more rows of zeros, and half-height tiles leave room for 14
+       slices of B in flight instead of 8.
+
+    Measured on an H100, three runs of benchmarks/library_gpu.py (RESULTS.md), % of the best
+    library: staged against direct 84.5-85.7 against 77.1-78.6 at 8192 x 4096 x 1024, 88.2-88.9
+    against 82.1-86.9 at 4096^3, 91.7-95.0 against 90.5-93.8 at 4096 x 11008 x 4096, and at
+    8192^3 81.8-97.5 against 89.4-91.2 (the H100's clock wanders over long runs); at 2048^3, one
+    wave, 84.8-86.0 against 87.6-89.5. 64 x 64 tiles: 93.3-97.8 at 128 x 4096 x 4096 (128 x 64
+    split 2 ways: 87.9-89.2), and 95-97 at 16 and 64 x 8192 x 8192 in FP16 and FP8 (the best
+    128-row plan: 87-88).
 
     FP8's slices are twice as deep, so those limits are 32 and 16 of its slices. Measured on
     the H200 (benchmarks/RESULTS.md): ping-pong ties with the wide persistent tiles at the
@@ -397,7 +408,7 @@ def choose(M, N, K, sms=132, fmt="fp16", promote=False):
     k_slices = ceil_div(padded_k(K, fmt), slice_depth(fmt))
     long_slices, min_slices = (n * BK // slice_depth(fmt) for n in (LONG_SPLIT_SLICES,
                                                                    MIN_SPLIT_SLICES))
-    if M <= 64 and fmt != FP8 and not promote:          # decode: the 64-row tiles (3.)
+    if M <= 64 and not promote:                         # decode: the 64-row tiles (3.)
         return _narrowest(SHAPES["decode64"], M, N, k_slices, sms, min_slices)
     for name in ("narrow", "slim") if promote else ("wide", "narrow", "slim"):
         tiles_m, tiles_n = SHAPES[name].tiles(M, N)
@@ -405,9 +416,15 @@ def choose(M, N, K, sms=132, fmt="fp16", promote=False):
         split = _split_ways(tiles, k_slices, sms, long_slices)
         if tiles * split >= FULL_WAVE * sms:
             bn = SHAPES[name].bn
+            staged = bn == 256 and out != "fp32" and tiles * split > sms
             how = f", K split {split} ways: {tiles * split} blocks," if split > 1 else ""
             return {"stage": "persistent", "tile_m": BM, "tile_n": bn, "split_k": split,
-                    "reason": f"{tiles} tiles of 128 x {bn}{how} fill the {sms} SMs"}
+                    "epilogue": "staged" if staged else "direct",
+                    "reason": f"{tiles} tiles of 128 x {bn}{how} fill the {sms} SMs"
+                              + (", stored through shared memory" if staged else "")}
+    tiles_m, tiles_n = SHAPES["decode64"].tiles(M, N)
+    if not promote and tiles_m * tiles_n >= FULL_WAVE * sms:
+        return _narrowest(SHAPES["decode64"], M, N, k_slices, sms, min_slices)
     return _narrowest(SHAPES["slim"], M, N, k_slices, sms, min_slices)
 
 
@@ -417,5 +434,6 @@ def _narrowest(shape, M, N, k_slices, sms, min_slices):
     tiles = max(tiles_m * tiles_n, 1)
     split = _split_ways(tiles, k_slices, sms, min_slices)
     return {"stage": "persistent", "tile_m": shape.bm, "tile_n": shape.bn, "split_k": split,
+            "epilogue": "direct",
             "reason": f"{tiles} tiles of {shape.bm} x {shape.bn} for {sms} SMs: K split {split} "
                       f"way(s) -> {tiles * split} blocks"}
