@@ -6,7 +6,7 @@ Every launch is timed by ``gl.measure.flushed_ms`` (Triton do_bench's method: an
 before each launch, each launch between its own two events, median of 50), ours and the
 libraries' alike, on the same device inputs (random normal) in the same process; in the fp16
 part every launch of a shape is timed in turn, 5 rounds of 10 (``interleaved_ms``), since an H100
-timed one kernel after another ran the first of ours up to 15% slower than the same kernel
+timed one kernel after another ran the first of ours up to 20% slower than the same kernel
 timed later (2026-12-06, RESULTS.md). The baseline of
 a shape is the fastest of ``gl.tensorcore.libraries`` (cuBLAS through CuPy, cuBLASLt with an
 autotuned plan through nvmath-python, torch.matmul, an autotuned Triton kernel), each named in

@@ -393,13 +393,13 @@ def choose(M, N, K, sms=132, fmt="fp16", promote=False, out="fp32"):
        128-row tile would hold 64 or more rows of zeros, and half-height tiles leave room for 14
        slices of B in flight instead of 8.
 
-    Measured on an H100, three runs of benchmarks/library_gpu.py (RESULTS.md), % of the best
-    library: staged against direct 84.5-85.7 against 77.1-78.6 at 8192 x 4096 x 1024, 88.2-88.9
-    against 82.1-86.9 at 4096^3, 91.7-95.0 against 90.5-93.8 at 4096 x 11008 x 4096, and at
-    8192^3 81.8-97.5 against 89.4-91.2 (the H100's clock wanders over long runs); at 2048^3, one
-    wave, 84.8-86.0 against 87.6-89.5. 64 x 64 tiles: 93.3-97.8 at 128 x 4096 x 4096 (128 x 64
-    split 2 ways: 87.9-89.2), and 95-97 at 16 and 64 x 8192 x 8192 in FP16 and FP8 (the best
-    128-row plan: 87-88).
+    Measured on an H100, four sequential runs of benchmarks/library_gpu.py (RESULTS.md), % of
+    the best library, staged against direct: 83.6-85.7 against 76.4-78.6 at 8192 x 4096 x 1024,
+    88.2-88.9 against 82.1-86.9 at 4096^3, 91.7-95.3 against 90.5-94.2 at 4096 x 11008 x 4096,
+    81.8-97.5 against 89.4-98.8 at 8192^3 (the H100's speed wanders over long runs), and at
+    2048^3, one wave, 84.8-86.0 against 87.6-89.5. 64 x 64 tiles: 93.3-97.8 at
+    128 x 4096 x 4096 (128 x 64 tiles split 2 ways: 86.5-90.9), and 95-97 at 16 and
+    64 x 8192 x 8192 in FP16 and FP8 (the best 128-row plan: 87-88).
 
     FP8's slices are twice as deep, so those limits are 32 and 16 of its slices. Measured on
     the H200 (benchmarks/RESULTS.md): ping-pong ties with the wide persistent tiles at the
