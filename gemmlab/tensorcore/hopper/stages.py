@@ -294,7 +294,7 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16"
     """The :class:`Plan` of ``stage`` for an M x N x K problem (``sms``: the device's SMs).
     ``tile_m`` (persistent: 128, or 64 for the decode shapes), ``tile_n`` (persistent: 256, 128 or
     64), ``split_k`` and ``out`` are the persistent kernels' options; ``stage="auto"`` lets
-    :func:`choose` set tile_m, tile_n and split_k. ``fmt`` "e4m3": the FP8 rung
+    :func:`choose` set tile_m, tile_n, split_k and the epilogue. ``fmt`` "e4m3": the FP8 rung
     (persistent and pingpong only; out FP32, BF16 or FP16; ``promote``: FP32 running sums,
     128 x 128 or 128 x 64 tiles of the persistent stage). ``epilogue="staged"``: the persistent
     stage's 128 x 256 tiles with 16-bit output, stored through shared memory (see the module)."""
