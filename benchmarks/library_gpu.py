@@ -101,13 +101,14 @@ def few_tiles(M, N):
     return tiles_m * tiles_n < DECODE_BLOCKS
 
 
-def decode_configs(M, N, K, slices, min_slices, **options):
+def decode_configs(M, N, slices, min_slices, **options):
     """The 64-row tiles, unsplit and split while that fills at most two waves, each split
     keeping ``min_slices`` slices."""
     found = []
-    for tile_n in (64, 128, 256):
-        tiles_m, tiles_n = hopper.plan("persistent", M, N, K, tile_m=64, tile_n=tile_n).tiles
-        found += [("persistent", {"tile_m": 64, "tile_n": tile_n, "split_k": s, **options})
+    for name in ("decode64", "decode128", "decode256"):
+        shape = hopper.SHAPES[name]
+        tiles_m, tiles_n = shape.tiles(M, N)
+        found += [("persistent", {"tile_m": 64, "tile_n": shape.bn, "split_k": s, **options})
                   for s in (1, 2, 4) if s * tiles_m * tiles_n <= DECODE_BLOCKS
                   and (s == 1 or slices // s >= min_slices)]
     return found
@@ -126,7 +127,7 @@ def hopper_configs(shape):
             found += [("persistent", {"tile_n": tile_n, "split_k": s, **o})
                       for s in (2, 4, 8) if s <= slices]
     if few_tiles(M, N):
-        found += decode_configs(M, N, K, slices, DECODE_SPLIT_SLICES, **o)
+        found += decode_configs(M, N, slices, DECODE_SPLIT_SLICES, **o)
     return found
 
 
@@ -319,13 +320,14 @@ def fp8_configs(shape):
     M, N, K = shape
     o, p = {"out": "bf16"}, {"out": "bf16", "promote": True}
     found = [("auto", o), ("persistent", o), ("persistent", {"epilogue": "staged", **o}),
-             ("pingpong", o), ("persistent", {"tile_n": 128, **o}), ("auto", p), ("persistent", {"tile_n": 128, **p}), ("persistent", {"tile_n": 64, **p})]
+             ("pingpong", o), ("persistent", {"tile_n": 128, **o}),
+             ("auto", p), ("persistent", {"tile_n": 128, **p}), ("persistent", {"tile_n": 64, **p})]
     slices = hopper.ceil_div(K, hopper.FP8_BK)
     if M <= 128:
         found += [("persistent", {"tile_n": tile_n, "split_k": s, **mode})
                   for tile_n in (64, 128) for mode in (o, p) for s in (2, 4) if s <= slices]
     if few_tiles(M, N):                      # FP8 slices are twice as deep: half as many
-        found += decode_configs(M, N, K, slices, DECODE_SPLIT_SLICES // 2, **o)
+        found += decode_configs(M, N, slices, DECODE_SPLIT_SLICES // 2, **o)
     return found
 
 
