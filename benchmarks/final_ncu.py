@@ -71,15 +71,16 @@ def number(text):
         return None
 
 
-def summary(spec, row, sms):
+def summary(spec, row, sms, described=None):
+    """One profile's figures; ``described``: the plan as recorded when it was profiled (the
+    rule's pick today when None)."""
     (M, N, K), kind = parse(spec)
-    o = plan_options(kind)
-    p = hopper.plan("auto", M, N, K, sms, **o)
+    described = described or hopper.plan("auto", M, N, K, sms, **plan_options(kind)).describe()
     ns = number(row["gpu__time_duration.sum"])
     get = lambda k: number(row.get(k, "n/a"))                         # noqa: E731
     stalls = {k[len(STALL):].split("_per_issue")[0]: get(k) for k in row if k.startswith(STALL)}
     stalls = {k: v for k, v in sorted(stalls.items(), key=lambda kv: -(kv[1] or 0)) if v}
-    return {"spec": spec, "shape": [M, N, K], "plan": p.describe(), "kernel": row["Kernel Name"],
+    return {"spec": spec, "shape": [M, N, K], "plan": described, "kernel": row["Kernel Name"],
             "goal_pct": goal((M, N, K)) if kind == "fp16" else 90,
             "grid": row.get("Grid Size"), "block": row.get("Block Size"),
             "duration_us": ns / 1e3, "tflops": 2.0 * M * N * K / ns / 1e3,
@@ -118,42 +119,59 @@ def main(out_dir):
                   version.strip().splitlines()[-1], measure.machine())
 
 
-def baselines(folder):
-    """{spec: (library, ms)} from the recorded runs beside this file, where they are."""
+def baselines(paths):
+    """{spec: (library, ms)} from the library records at ``paths`` (the first that has a spec
+    wins): each FP16 shape's best library and ``torch._scaled_mm`` per FP8 accumulation mode."""
     found = {}
-    try:
-        for r in json.load(open(os.path.join(folder, "library_h200.json")))["fp16"]:
-            found["x".join(map(str, r["shape"])) + ":fp16"] = (r["baseline"], r["baseline_ms"])
-        for r in json.load(open(os.path.join(folder, "fp8_h200.json")))["fp8"]:
+    for path in paths:
+        try:
+            record = json.load(open(path))
+        except OSError:
+            continue
+        for r in record.get("fp16", []):
+            found.setdefault("x".join(map(str, r["shape"])) + ":fp16",
+                             (r["baseline"], r["baseline_ms"], path))
+        for r in record.get("fp8", []):
             lib = r["torch._scaled_mm_e4m3_bf16_out"]
             for kind, mode in (("fp8", "fast"), ("fp8p", "promoted")):
-                found["x".join(map(str, r["shape"])) + ":" + kind] = ("torch._scaled_mm " + mode,
-                                                                      lib[mode]["ms"])
-    except (OSError, KeyError) as exc:
-        print("no baselines:", exc, file=sys.stderr)
+                if mode not in lib:        # library_h200.json's FP8 part: one mode, unnamed
+                    continue
+                found.setdefault("x".join(map(str, r["shape"])) + ":" + kind,
+                                 ("torch._scaled_mm " + mode, lib[mode]["ms"], path))
     return found
 
 
-def write_summary(out_dir, sms, ncu_version, machine):
-    """hopper_final_ncu.json from hopper_final_ncu.csv (also alone: --summary OUT_DIR)."""
+def baseline_paths(out_dir, gpu):
+    """The same device call's ``library.json`` first, then the record of this GPU beside here."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    kept = ["library_h100.json"] if "H100" in gpu else ["library_h200.json", "fp8_h200.json"]
+    return [os.path.join(out_dir, "library.json")] + [os.path.join(here, k) for k in kept]
+
+
+def write_summary(out_dir, sms, ncu_version, machine, plans=None):
+    """hopper_final_ncu.json from hopper_final_ncu.csv (also alone: --summary OUT_DIR, which keeps
+    the ``plans`` {spec: description} recorded at the time)."""
     path = os.path.join(out_dir, "hopper_final_ncu.csv")
     rows = list(csv.reader(open(path)))
     start = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
     header = rows[start]
     found = [dict(zip(header, r, strict=True)) for r in rows[start + 2:] if len(r) == len(header)]
-    base = baselines(os.path.dirname(os.path.abspath(__file__)))
+    base = baselines(baseline_paths(out_dir, machine.get("gpu", "")))
     record = {"machine": machine,
               "note": "Nsight Compute, one launch of each final (auto) plan, --clock-control none, "
                       "ncu's cache control (L2 flushed before each pass); stalls: average warps "
                       "stalled per issued instruction",
               "ncu_version": ncu_version,
-              "baselines": "the best library's flushed_ms median in library_h200.json (FP16) "
-                           "and fp8_h200.json (torch._scaled_mm, same accumulation mode)",
-              "profiles": [summary(s, r, sms) for s, r in zip(SPECS, found, strict=True)]}
+              "baselines": "the best library's flushed_ms median (FP16) and torch._scaled_mm's "
+                           "in the same accumulation mode (FP8), from the record each profile "
+                           "names (library_record)",
+              "profiles": [summary(s, r, sms, (plans or {}).get(s))
+                           for s, r in zip(SPECS, found, strict=True)]}
     for p in record["profiles"]:
-        name, ms = base.get(p["spec"], (None, None))
+        name, ms, path = base.get(p["spec"], (None, None, None))
         if ms:
-            p.update(library=name, library_us=1e3 * ms, pct_of_library=1e5 * ms / p["duration_us"])
+            p.update(library=name, library_us=1e3 * ms, pct_of_library=1e5 * ms / p["duration_us"],
+                     library_record=os.path.basename(path))
     with open(os.path.join(out_dir, "hopper_final_ncu.json"), "w") as f:
         json.dump(record, f, indent=1)
     keys = ("duration_us", "tflops", "sm_throughput_pct", "dram_throughput_pct", "dram_gbs",
@@ -169,6 +187,7 @@ if __name__ == "__main__":
     elif sys.argv[1:2] == ["--summary"]:
         with open(os.path.join(sys.argv[2], "hopper_final_ncu.json")) as f:
             old = json.load(f)
-        write_summary(sys.argv[2], 132, old["ncu_version"], old["machine"])
+        write_summary(sys.argv[2], 132, old["ncu_version"], old["machine"],
+                      {p["spec"]: p["plan"] for p in old["profiles"]})
     else:
         main(sys.argv[1] if len(sys.argv) > 1 else "benchmarks")

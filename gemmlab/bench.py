@@ -4,8 +4,9 @@ For each shape every kernel is first checked against a float64 reference (relati
 error), then warmed up and timed by the fair timer, ``gl.measure.flushed_ms``: ``repeats``
 launches, each between its own two CUDA events with an L2 flush queued before it (so Python's
 launch overhead hides behind the flush and every launch starts with a cold L2), and the median
-is reported. cuBLAS SGEMM runs in the same process
-through CuPy with TF32 off. Registers, shared and local memory come from the compiled kernels, and
+is reported. The SGEMM baseline, kernel "cublas", is the fastest of the cuBLAS front-ends of
+``gl.tensorcore.libraries`` (CuPy, cuBLASLt autotuned through nvmath-python, PyTorch; TF32 off)
+timed in the same process; its row names which one (``library``). Registers, shared and local memory come from the compiled kernels, and
 blocks per SM from the driver's occupancy calculator for this GPU.
 
 On Numba's simulator the same code runs at tiny sizes to test the harness; its times are Python
@@ -147,7 +148,8 @@ def machine():
         timing=SIM_TIMING if device.backend() == "sim" else GPU_TIMING,
         peak_fp32_tflops=peak_fp32_tflops(),
         copy_bandwidth_gbs=copy_bandwidth_gbs(),
-        cublas="cupy.matmul, CUPY_TF32=0 (FP32 SGEMM, no TF32)",
+        cublas="the fastest of cupy.matmul (CUPY_TF32=0), cuBLASLt autotuned (nvmath) and "
+               "torch.matmul (TF32 off), FP32 SGEMM; each row names it",
         cublas_unavailable=cublas_unavailable_reason())
 
 
@@ -183,14 +185,20 @@ def _roofline(row, flops, nbytes, peak, bandwidth):
 
 
 def time_cublas(A, B, ref, repeats, warmup):
+    """The SGEMM baseline: every library of ``tensorcore.libraries`` that runs FP32 here (cuBLAS
+    through CuPy, cuBLASLt autotuned, PyTorch; TF32 off), each timed by the fair timer, and the
+    fastest taken. Returns (ms, relative error of the fastest's output, what the record names)."""
+    from .tensorcore import libraries
     cp = cupy_or_none()
     dA, dB = cp.asarray(A), cp.asarray(B)
     dC = cp.empty((A.shape[0], B.shape[1]), dtype=cp.float32)
-
-    def launch():
-        cp.matmul(dA, dB, out=dC)
-    ms = time_on_gpu(launch, repeats, warmup, "cupy")
-    return ms, relative_error(cp.asnumpy(dC), ref)
+    found, missing = libraries.launchers(dA, dB, dC)
+    timed = {name: time_on_gpu(launch, repeats, warmup, "cupy") for name, launch in found.items()}
+    name, ms = libraries.best(timed)
+    dC.fill(cp.nan)
+    found[name]()
+    named = dict(library=name, libraries_ms=timed, libraries_missing=missing)
+    return ms, relative_error(cp.asnumpy(dC), ref), named
 
 
 def time_course_kernel(spec, dA, dB, dC, ref, repeats, warmup):
@@ -279,7 +287,7 @@ def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=Tr
         peak_tflops=None, bandwidth_gbs=None):
     """Validate and time ``kernels`` (names or 'name:KEY=INT,...' specs; default all rungs) on
     square ``sizes`` and (M, N, K) ``shapes``; one result dict per (kernel, shape), cuBLAS
-    included as kernel "cublas" when CuPy is there. ``repeats`` defaults to 20 on a GPU, 3 on the
+    included as kernel "cublas" (the fastest SGEMM library) when CuPy is there. ``repeats`` defaults to 20 on a GPU, 3 on the
     simulator. Peak and bandwidth default to the measured ones (see :func:`machine`)."""
     specs = list(kernels or ladder.names())
     for spec in specs:
@@ -306,10 +314,10 @@ def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=Tr
         rows = []
         if use_cublas:
             _progress(done, total, f"cublas {M}x{N}x{K}", progress)
-            cublas_ms, err = time_cublas(A, B, ref, repeats, warmup)
+            cublas_ms, err, named = time_cublas(A, B, ref, repeats, warmup)
             rows.append(dict(kernel="cublas", tiles={}, ms=cublas_ms, rel_err=err, regs=None,
                              smem_bytes=None, local_bytes=None, blocks_per_sm=None,
-                             model_bytes=None))
+                             model_bytes=None, **named))
             done += 1
         for spec in specs:
             _progress(done, total, f"{spec} {M}x{N}x{K}", progress)
@@ -359,6 +367,10 @@ def table(results, machine_info=None):
         notes.append("wmma and hopper run on FP16 copies of the inputs (FP32 accumulation); "
                      "their %cuBLAS is against cuBLAS FP16 with FP32 compute timed in the same "
                      "run, not SGEMM.")
+    picked = [f"{r['M']}x{r['N']}x{r['K']} {r['library']}" for r in results if r.get("library")]
+    if picked:
+        notes.append("cublas is the fastest SGEMM library timed per shape: " + ", ".join(picked)
+                     + ".")
     reason = cublas_unavailable_reason()
     if reason and not any(r["kernel"] == "cublas" for r in results):
         notes.append(f"%cuBLAS is empty: {reason}.")

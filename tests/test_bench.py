@@ -48,6 +48,9 @@ def test_gpu_reports_resources_and_cublas(results):
     if bench.cublas_unavailable_reason() is None:
         assert any(r["kernel"] == "cublas" and r["pct_of_cublas"] == pytest.approx(100)
                    for r in results)
+        for r in (r for r in results if r["kernel"] == "cublas"):   # the fastest, named
+            assert r["ms"] == min(r["libraries_ms"].values()) and r["library"] in r["libraries_ms"]
+        assert "fastest SGEMM library" in bench.table(results)
 
 
 def test_kernel_specs_carry_tiles():
