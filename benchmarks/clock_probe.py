@@ -2,7 +2,7 @@
 8192^3 measured 75% of the best library as "auto" and 84% under its own name in the same
 interleaved rounds, and 94% as a single launch under Nsight Compute. This times the same launches
 in two orders, with the SM clock, power and the driver's clock-event reasons sampled beside them
-(``nvidia-smi -lms``), and the persistent kernels' tile order (``group_m``) varied.
+(``gpu_clocks.Sampler``), and the persistent kernels' tile order (``group_m``) varied.
 
     GEMMLAB_BACKEND=gpu python benchmarks/clock_probe.py --out DIR/clock_probe.json [--size 8192]
 """
@@ -10,23 +10,15 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_clocks import Sampler                             # noqa: E402
 from hopper_gpu import device_inputs                       # noqa: E402 (sets up the backend)
 
 from gemmlab import measure                                # noqa: E402
 from gemmlab.tensorcore import hopper, libraries           # noqa: E402
-
-QUERY = "timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active"
-
-
-def sampler(path):
-    """nvidia-smi writing one CSV line every 20 ms to ``path`` until stopped."""
-    return subprocess.Popen(["nvidia-smi", f"--query-gpu={QUERY}", "--format=csv,noheader,nounits",
-                             "-lms", "20"], stdout=open(path, "w"), stderr=subprocess.DEVNULL)
 
 
 def rounds(launches, order, n_rounds=5, repeats=10):
@@ -38,32 +30,6 @@ def rounds(launches, order, n_rounds=5, repeats=10):
             samples[key] += measure.flushed_ms(launches[key], repeats, events="cupy")
             spans[key].append((t0, time.time()))
     return samples, spans
-
-
-def clock_during(lines, spans):
-    """Mean SM MHz, watts and the set of clock-event reasons over the sampler lines in spans."""
-    picked = [r for t, r in lines if any(a <= t <= b for a, b in spans)]
-    if not picked:
-        return {}
-    return {"sm_mhz": statistics.mean(r[0] for r in picked),
-            "watts": statistics.mean(r[1] for r in picked),
-            "temp_c": max(r[2] for r in picked),
-            "reasons": sorted({r[3] for r in picked}), "samples": len(picked)}
-
-
-def read_samples(path):
-    from datetime import datetime
-    found = []
-    for line in open(path):
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) < 5:
-            continue
-        try:
-            t = datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
-            found.append((t, (float(parts[1]), float(parts[2]), float(parts[3]), parts[4])))
-        except ValueError:
-            continue
-    return found
 
 
 def main():
@@ -87,17 +53,11 @@ def main():
     for launch in launches.values():
         launch()
     keys = list(launches)
-    log = os.path.join(os.path.dirname(os.path.abspath(args.out)), "clock_samples.csv")
-    smi = sampler(log)
-    time.sleep(0.5)
-    results = {}
-    try:
+    results, batch = {}, {}
+    with Sampler() as clocks:
         for name, order in (("forward", keys), ("reverse", keys[::-1]), ("forward_again", keys)):
             samples, spans = rounds(launches, order)
-            results[name] = {"order": order, "keys": {}}
-            results[name]["_spans"] = spans
-            results[name]["_samples"] = samples
-        batch = {}
+            results[name] = {"order": order, "_spans": spans, "_samples": samples, "keys": {}}
         for key in keys:                   # back to back, no flush: the sustained rate
             ev = [cupy.cuda.Event() for _ in range(2)]
             ev[0].record()
@@ -106,11 +66,6 @@ def main():
             ev[1].record()
             ev[1].synchronize()
             batch[key] = cupy.cuda.get_elapsed_time(ev[0], ev[1]) / 20
-    finally:
-        time.sleep(0.3)
-        smi.terminate()
-        smi.wait()
-    lines = read_samples(log)
     flops = 2.0 * n ** 3
     for name, r in results.items():
         spans, samples = r.pop("_spans"), r.pop("_samples")
@@ -119,18 +74,19 @@ def main():
             r["keys"][key] = {"median_ms": ms, "tflops": flops / ms / 1e9,
                               "per_round_median_ms": [statistics.median(samples[key][i:i + 10])
                                                       for i in range(0, len(samples[key]), 10)],
-                              **clock_during(lines, spans[key])}
+                              **clocks.during(*spans[key])}
         print(name)
         for key, v in r["keys"].items():
             print(f"  {key:24s} {v['median_ms']:.3f} ms {v['tflops']:6.1f} TFLOP/s "
-                  f"{v.get('sm_mhz', 0):6.0f} MHz {v.get('watts', 0):5.0f} W {v.get('reasons')} "
+                  f"{v.get('sm_mhz_mean', 0):6.0f} MHz {v.get('watts_mean', 0):5.0f} W "
+                  f"{v.get('clock_event_reasons')} "
                   f"rounds {[round(x, 3) for x in v['per_round_median_ms']]}")
     print("back to back (ms):", {k: round(v, 3) for k, v in batch.items()})
     record = {"machine": measure.machine(), "size": n, "timer": measure.FLUSHED_METHOD,
               "plans": {k: p.plan.describe() + f", group_m={p.group_m}"
                         for k, p in problems.items()},
               "runs": results, "back_to_back_ms": batch,
-              "clock_query": QUERY, "clock_samples": len(lines)}
+              "clock_samples": len(clocks.samples), "clocks_missing": clocks.missing}
     with open(args.out, "w") as f:
         json.dump(record, f, indent=1)
 

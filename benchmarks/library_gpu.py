@@ -45,6 +45,7 @@ from gemmlab.kernels import launch as gemm_launch                      # noqa: E
 from gemmlab.tensorcore import hopper, kernel, libraries, timing       # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_clocks                                                      # noqa: E402
 from hopper_gpu import _corner_err, device_inputs                      # noqa: E402
 
 SHAPES = [(16, 8192, 8192), (64, 8192, 8192), (128, 4096, 4096), (1024, 1024, 1024),
@@ -166,55 +167,68 @@ def our_row(stage, options, problem, A, B, shape, ms, base_ms, nbytes):
 
 def part_fp16(record):
     """Each shape's libraries, our plans, gemmEx (FP32 out), WMMA and (4096^3, 8192^3) the ladder,
-    all timed by interleaved_ms in one round-robin."""
-    import cupy
-    rows = []
-    for shape in SHAPES:
-        M, N, K = shape
-        A, B = device_inputs(M, N, K, "fp16", seed=7)
-        nbytes = 2 * (M * K + K * N + M * N)
-        out = cupy.empty((M, N), dtype=cupy.float16)
-        found, missing = libraries.launchers(A, B, out)
-        skipped = []
-        ours = list(prepared(A, B, hopper_configs(shape), "fp16", skipped))
-        ladder = list(prepared(A, B, [(s, {}) for s in hopper.STAGES], "fp16", skipped)) \
-            if shape in ((4096, 4096, 4096), (8192, 8192, 8192)) else []
-        c32 = cupy.empty((M, N), dtype=cupy.float32)
-        wmma = kernel.prepare(A, B, bits_as="fp16")
-        launches = {**{("library", name): launch for name, launch in found.items()},
-                    **{("ours", i): problem.launch for i, (_, _, problem) in enumerate(ours)},
-                    **{("ladder", i): problem.launch for i, (_, _, problem) in enumerate(ladder)},
-                    ("gemmex",): timing.cublas_launcher("cublas_fp16", A, B, c32),
-                    ("wmma",): wmma.launch}
-        for launch in launches.values():       # each once before any timing: NVRTC, autotuning
-            launch()
-        ms = interleaved_ms(launches)
-        best_name, best_ms = libraries.best({name: ms["library", name] for name in found})
-        lib_rows = [{"kernel": name, **rate(shape, ms["library", name], nbytes),
-                     "pct_of_best": 100 * best_ms / ms["library", name]} for name in found]
-        our_rows = skipped + [our_row(*entry, A, B, shape, ms["ours", i], best_ms, nbytes)
-                              for i, entry in enumerate(ours)]
-        gemmex_ms, wmma_ms = ms["gemmex",], ms["wmma",]
-        extra = [{"kernel": "cublas_gemmEx_fp16_out32", **rate(shape, gemmex_ms)},
-                 {"kernel": "wmma", "out": "fp32", **rate(shape, wmma_ms),
-                  "pct_of_best": 100 * best_ms / wmma_ms,
-                  "pct_of_gemmex_fp32_out": 100 * gemmex_ms / wmma_ms}]
-        for i, entry in enumerate(ladder):
-            row = our_row(*entry, A, B, shape, ms["ladder", i], best_ms, None)
-            extra.append({**row, "pct_of_gemmex_fp32_out": 100 * gemmex_ms / row["ms"]})
-        auto = next(r for r in our_rows if r["kernel"] == "hopper:auto")
-        fastest = max((r for r in our_rows if "ms" in r), key=lambda r: r["tflops"])
-        rows.append({"shape": list(shape), "baseline": best_name, "baseline_ms": best_ms,
-                     "libraries_missing": missing, "goal_pct": goal(shape), "libraries": lib_rows,
-                     "ours": our_rows, "other": extra, "auto_pct": auto["pct_of_best"],
-                     "fastest_ours": {k: fastest[k] for k in ("kernel", "options", "pct_of_best")}})
-        print(f"{'x'.join(map(str, shape)):>17}  best {best_name:<28} {rate(shape, best_ms)['tflops']:7.1f}"
-              f"  auto {auto['tflops']:7.1f} ({auto['pct_of_best']:5.1f}%, {auto.get('gbs', 0):6.0f} GB/s)"
-              f"  fastest ours {fastest['pct_of_best']:5.1f}% {fastest['kernel']} {fastest['options']}"
-              f"  wmma {100 * best_ms / wmma_ms:5.1f}%", flush=True)
-        del A, B, out, c32, wmma, ours, ladder, launches
-        cupy.get_default_memory_pool().free_all_blocks()
+    all timed by interleaved_ms in one round-robin; the SM clock, power and clock-event reasons
+    sampled while each shape was timed go beside its row (``gpu_clocks``)."""
+    rows, spans = [], []
+    with gpu_clocks.Sampler() as clocks:
+        for shape in SHAPES:
+            rows.append(fp16_shape(shape, spans))
+    for row, span in zip(rows, spans, strict=True):
+        row["clocks"] = clocks.during(span)
+        print(f"{'x'.join(map(str, row['shape'])):>17}  clocks {row['clocks']}", flush=True)
     record["fp16"] = rows
+
+
+def fp16_shape(shape, spans):
+    """One shape's row of :func:`part_fp16`; the wall-clock span of its timing goes on spans."""
+    import cupy
+    M, N, K = shape
+    A, B = device_inputs(M, N, K, "fp16", seed=7)
+    nbytes = 2 * (M * K + K * N + M * N)
+    out = cupy.empty((M, N), dtype=cupy.float16)
+    found, missing = libraries.launchers(A, B, out)
+    skipped = []
+    ours = list(prepared(A, B, hopper_configs(shape), "fp16", skipped))
+    ladder = list(prepared(A, B, [(s, {}) for s in hopper.STAGES], "fp16", skipped)) \
+        if shape in ((4096, 4096, 4096), (8192, 8192, 8192)) else []
+    c32 = cupy.empty((M, N), dtype=cupy.float32)
+    wmma = kernel.prepare(A, B, bits_as="fp16")
+    launches = {**{("library", name): launch for name, launch in found.items()},
+                **{("ours", i): problem.launch for i, (_, _, problem) in enumerate(ours)},
+                **{("ladder", i): problem.launch for i, (_, _, problem) in enumerate(ladder)},
+                ("gemmex",): timing.cublas_launcher("cublas_fp16", A, B, c32),
+                ("wmma",): wmma.launch}
+    for launch in launches.values():       # each once before any timing: NVRTC, autotuning
+        launch()
+    t0 = time.time()
+    ms = interleaved_ms(launches)
+    spans.append((t0, time.time()))
+    best_name, best_ms = libraries.best({name: ms["library", name] for name in found})
+    lib_rows = [{"kernel": name, **rate(shape, ms["library", name], nbytes),
+                 "pct_of_best": 100 * best_ms / ms["library", name]} for name in found]
+    our_rows = skipped + [our_row(*entry, A, B, shape, ms["ours", i], best_ms, nbytes)
+                          for i, entry in enumerate(ours)]
+    gemmex_ms, wmma_ms = ms["gemmex",], ms["wmma",]
+    extra = [{"kernel": "cublas_gemmEx_fp16_out32", **rate(shape, gemmex_ms)},
+             {"kernel": "wmma", "out": "fp32", **rate(shape, wmma_ms),
+              "pct_of_best": 100 * best_ms / wmma_ms,
+              "pct_of_gemmex_fp32_out": 100 * gemmex_ms / wmma_ms}]
+    for i, entry in enumerate(ladder):
+        step = our_row(*entry, A, B, shape, ms["ladder", i], best_ms, None)
+        extra.append({**step, "pct_of_gemmex_fp32_out": 100 * gemmex_ms / step["ms"]})
+    auto = next(r for r in our_rows if r["kernel"] == "hopper:auto")
+    fastest = max((r for r in our_rows if "ms" in r), key=lambda r: r["tflops"])
+    row = {"shape": list(shape), "baseline": best_name, "baseline_ms": best_ms,
+           "libraries_missing": missing, "goal_pct": goal(shape), "libraries": lib_rows,
+           "ours": our_rows, "other": extra, "auto_pct": auto["pct_of_best"],
+           "fastest_ours": {k: fastest[k] for k in ("kernel", "options", "pct_of_best")}}
+    print(f"{'x'.join(map(str, shape)):>17}  best {best_name:<28} {rate(shape, best_ms)['tflops']:7.1f}"
+          f"  auto {auto['tflops']:7.1f} ({auto['pct_of_best']:5.1f}%, {auto.get('gbs', 0):6.0f} GB/s)"
+          f"  fastest ours {fastest['pct_of_best']:5.1f}% {fastest['kernel']} {fastest['options']}"
+          f"  wmma {100 * best_ms / wmma_ms:5.1f}%", flush=True)
+    del A, B, out, c32, wmma, ours, ladder, launches
+    cupy.get_default_memory_pool().free_all_blocks()
+    return row
 
 
 def host_overhead_us(dA, dB, calls=300):
