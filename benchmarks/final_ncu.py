@@ -30,6 +30,7 @@ METRICS = ("regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio"
            "dram__bytes.sum", "lts__t_sectors.avg.pct_of_peak_sustained_elapsed",
            "sm__warps_active.avg.pct_of_peak_sustained_active", "launch__registers_per_thread")
 STALL = "smsp__average_warps_issue_stalled_"
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def parse(spec):
@@ -143,20 +144,19 @@ def baselines(paths):
 
 def baseline_paths(out_dir, gpu):
     """The same device call's ``library.json`` first, then the record of this GPU beside here."""
-    here = os.path.dirname(os.path.abspath(__file__))
     kept = ["library_h100.json"] if "H100" in gpu else ["library_h200.json", "fp8_h200.json"]
-    return [os.path.join(out_dir, "library.json")] + [os.path.join(here, k) for k in kept]
+    return [os.path.join(out_dir, "library.json")] + [os.path.join(HERE, k) for k in kept]
 
 
-def write_summary(out_dir, sms, ncu_version, machine, plans=None):
+def write_summary(out_dir, sms, ncu_version, machine, plans=None, records=None):
     """hopper_final_ncu.json from hopper_final_ncu.csv (also alone: --summary OUT_DIR, which keeps
-    the ``plans`` {spec: description} recorded at the time)."""
+    the ``plans`` {spec: description} and the library ``records`` (paths) of the time)."""
     path = os.path.join(out_dir, "hopper_final_ncu.csv")
     rows = list(csv.reader(open(path)))
     start = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
     header = rows[start]
     found = [dict(zip(header, r, strict=True)) for r in rows[start + 2:] if len(r) == len(header)]
-    base = baselines(baseline_paths(out_dir, machine.get("gpu", "")))
+    base = baselines(records or baseline_paths(out_dir, machine.get("gpu", "")))
     record = {"machine": machine,
               "note": "Nsight Compute, one launch of each final (auto) plan, --clock-control none, "
                       "ncu's cache control (L2 flushed before each pass); stalls: average warps "
@@ -171,7 +171,8 @@ def write_summary(out_dir, sms, ncu_version, machine, plans=None):
         name, ms, path = base.get(p["spec"], (None, None, None))
         if ms:
             p.update(library=name, library_us=1e3 * ms, pct_of_library=1e5 * ms / p["duration_us"],
-                     library_record=os.path.basename(path))
+                     library_record=os.path.relpath(path, HERE) if path.startswith(HERE)
+                     else os.path.basename(path))
     with open(os.path.join(out_dir, "hopper_final_ncu.json"), "w") as f:
         json.dump(record, f, indent=1)
     keys = ("duration_us", "tflops", "sm_throughput_pct", "dram_throughput_pct", "dram_gbs",
@@ -187,7 +188,9 @@ if __name__ == "__main__":
     elif sys.argv[1:2] == ["--summary"]:
         with open(os.path.join(sys.argv[2], "hopper_final_ncu.json")) as f:
             old = json.load(f)
+        records = sorted({p["library_record"] for p in old["profiles"] if "library_record" in p})
         write_summary(sys.argv[2], 132, old["ncu_version"], old["machine"],
-                      {p["spec"]: p["plan"] for p in old["profiles"]})
+                      {p["spec"]: p["plan"] for p in old["profiles"]},
+                      [os.path.join(HERE, r) for r in records])
     else:
         main(sys.argv[1] if len(sys.argv) > 1 else "benchmarks")
