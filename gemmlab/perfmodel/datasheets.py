@@ -182,8 +182,8 @@ H200_DS = Source("NVIDIA H200 Tensor Core GPU datasheet (nvidia.com/en-us/data-c
                  "column: 141 GB HBM3e, 4.8 TB/s, FP32 67 TFLOPS, Tensor Core peaks with sparsity",
                  "https://www.nvidia.com/en-us/data-center/h200/", "2024")
 H200_HERE = Source("the course's H200: Nsight Compute '# SMs', the driver's attributes "
-                   "(benchmarks/gpu_occupancy.json) and clock (gpu_ladder.json: FP32 peak 66.908 "
-                   "TFLOPS = 132 x 128 x 2 x 1.98 GHz)", "benchmarks/", "2026-11-30")
+                   "(benchmarks/gpu_occupancy.json) and clock (gpu_ladder_h200_events.json: FP32 "
+                   "peak 66.908 TFLOPS = 132 x 128 x 2 x 1.98 GHz)", "benchmarks/", "2026-11-30")
 B200_DS = Source("NVIDIA HGX B200 specifications, per GPU (FP32 75 TFLOPS; FP16/BF16 4.5, TF32 "
                  "2.2, FP8 9 PFLOPS with sparsity; 180 GB HBM3e, 7.7 TB/s), as quoted",
                  "https://zdszero.github.io/Computer/Artificial_Intelligence/Hardware.html", READ)
