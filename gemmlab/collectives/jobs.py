@@ -142,10 +142,19 @@ def mpirun(n_ranks, program, timeout=300, env=None):
                            f"(a deadlock, or a job too large for the limit).\n"
                            f"command: {' '.join(command)}\n{done.stderr[-3000:]}")
     if done.returncode != 0:
-        raise RuntimeError(f"mpiexec exited with status {done.returncode} (a timeout after "
-                           f"{timeout} s, or a rank failed).\ncommand: {' '.join(command)}\n"
+        raise RuntimeError(f"mpiexec exited with status {done.returncode} after "
+                           f"{time.monotonic() - start:.1f} s (a timeout after {timeout} s, or a "
+                           f"rank failed; {_said(done)}).\ncommand: {' '.join(command)}\n"
                            f"{done.stderr[-3000:]}{done.stdout[-1000:]}")
     return done
+
+
+def _said(done):
+    """How much a failed mpiexec wrote: an exit with nothing on either stream is a launcher that
+    died before any rank could speak, not a rank's error."""
+    if not (done.stdout or done.stderr):
+        return "it wrote nothing on stdout or stderr"
+    return f"{len(done.stdout)} characters on stdout, {len(done.stderr)} on stderr"
 
 
 def run(n_ranks, program, timeout=300, env=None, expected=None):
