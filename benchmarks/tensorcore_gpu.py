@@ -164,7 +164,7 @@ def _wmma_rows(n, A16, B16, Abf, Bbf):
         fmt, name = ("bf16", "fast") if tiling == "bf16:fast" else ("fp16", tiling)
         A, B = (Abf, Bbf) if fmt == "bf16" else (A16, B16)
         problem = kernel.prepare(A, B, tiling=name, bits_as=fmt)
-        times = gl.measure.cuda_event_ms(problem.launch, REPEATS, events="cupy")
+        times = gl.measure.flushed_ms(problem.launch, REPEATS, events="cupy")
         row = {"n": n, "kernel": f"wmma_{fmt}_{name}", **timing.summary(times, n, n, n),
                **kernel.kernel_attributes(name, fmt)}
         row["spot_check_max_err_over_scale"] = _spot_check(problem, A, B)
@@ -194,8 +194,8 @@ def _cublas_rows(n, A16, B16, Abf, Bbf):
     for name in timing.BASELINES:
         src = (Abf, Bbf) if name == "cublas_bf16" else (A16, B16)
         A, B, C = timing.baseline_operands(name, *src)
-        times = gl.measure.cuda_event_ms(timing.cublas_launcher(name, A, B, C), REPEATS,
-                                         events="cupy")
+        times = gl.measure.flushed_ms(timing.cublas_launcher(name, A, B, C), REPEATS,
+                                      events="cupy")
         rows.append({"n": n, "kernel": name, **timing.summary(times, n, n, n)})
         log(f"n={n} {name:22s} {rows[-1]['tflops']:8.1f} TFLOP/s")
     return rows
@@ -223,7 +223,7 @@ def _ladder_rows(n, A16, B16):
 
             def launch(kern=kern, plan=plan, one=one, zero=zero):
                 kern[plan.grid(n, n), plan.block](dA, dB, dOut, dOut, one, zero)
-            times = gl.measure.cuda_event_ms(launch, 20, 2, events="cupy")
+            times = gl.measure.flushed_ms(launch, 20, 2, events="cupy")
             row = {"n": n, "kernel": f"ladder_{name}", "tiles": tiles,
                    **timing.summary(times, n, n, n)}
         except Exception as exc:  # noqa: BLE001
@@ -287,7 +287,8 @@ def headline(rows):
 
 def main_bench(out_path):
     rng = np.random.default_rng(2024)
-    record = {"issue": 5, "machine": gl.measure.machine(gpu="cupy")}
+    record = {"issue": 5, "machine": gl.measure.machine(gpu="cupy",
+                                                        timing=gl.measure.FLUSHED_METHOD)}
     log(f"machine: {record['machine']}")
     record["correctness"] = _guard(lambda: correctness(rng))
     probe_result = _guard(run_probes)

@@ -1,5 +1,5 @@
 """The cuBLAS baselines the WMMA kernel is measured against, and the summary of its timings
-(taken with ``gl.measure.cuda_event_ms(launch, events="cupy")``).
+(taken with ``gl.measure.flushed_ms(launch, events="cupy")``, the fair timer).
 
 Needs CuPy and a GPU (imported when called). cuBLAS is called through ``cupy.cuda.cublas.gemmEx``
 with explicit data and compute types, so each baseline is exactly what its name says:
