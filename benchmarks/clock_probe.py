@@ -11,25 +11,14 @@ import json
 import os
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpu_clocks import Sampler                             # noqa: E402
 from hopper_gpu import device_inputs                       # noqa: E402 (sets up the backend)
+from library_gpu import interleaved_samples                # noqa: E402
 
 from gemmlab import measure                                # noqa: E402
 from gemmlab.tensorcore import hopper, libraries           # noqa: E402
-
-
-def rounds(launches, order, n_rounds=5, repeats=10):
-    """{key: [ms...]} and the wall-clock span of each key's samples, round-robin in ``order``."""
-    samples, spans = {k: [] for k in order}, {k: [] for k in order}
-    for _ in range(n_rounds):
-        for key in order:
-            t0 = time.time()
-            samples[key] += measure.flushed_ms(launches[key], repeats, events="cupy")
-            spans[key].append((t0, time.time()))
-    return samples, spans
 
 
 def main():
@@ -56,24 +45,18 @@ def main():
     results, batch = {}, {}
     with Sampler() as clocks:
         for name, order in (("forward", keys), ("reverse", keys[::-1]), ("forward_again", keys)):
-            samples, spans = rounds(launches, order)
+            samples, spans = interleaved_samples(launches, order)
             results[name] = {"order": order, "_spans": spans, "_samples": samples, "keys": {}}
         for key in keys:                   # back to back, no flush: the sustained rate
-            ev = [cupy.cuda.Event() for _ in range(2)]
-            ev[0].record()
-            for _ in range(20):
-                launches[key]()
-            ev[1].record()
-            ev[1].synchronize()
-            batch[key] = cupy.cuda.get_elapsed_time(ev[0], ev[1]) / 20
+            batch[key] = measure.cuda_event_ms(launches[key], 1, 0, events="cupy", batch=20)[0]
     flops = 2.0 * n ** 3
     for name, r in results.items():
         spans, samples = r.pop("_spans"), r.pop("_samples")
         for key in r["order"]:
-            ms = statistics.median(samples[key])
+            ms = statistics.median(t for one in samples[key] for t in one)
             r["keys"][key] = {"median_ms": ms, "tflops": flops / ms / 1e9,
-                              "per_round_median_ms": [statistics.median(samples[key][i:i + 10])
-                                                      for i in range(0, len(samples[key]), 10)],
+                              "per_round_median_ms": [statistics.median(one)
+                                                      for one in samples[key]],
                               **clocks.during(*spans[key])}
         print(name)
         for key, v in r["keys"].items():

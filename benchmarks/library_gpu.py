@@ -144,15 +144,27 @@ def prepared(A, B, configs, bits_as, rows):
         yield stage, options, problem
 
 
+def interleaved_samples(launches, order=None, rounds=ROUNDS, per_round=REPEATS // ROUNDS):
+    """Each launch ({key: zero-argument launch}) timed in ``rounds`` round-robin rounds, in
+    ``order`` (default the dict's), ``per_round`` flushed launches at a time: {key: [[ms, ...]
+    per round]} and {key: [(start, end) unix time per round]}."""
+    order = list(order or launches)
+    samples, spans = {key: [] for key in order}, {key: [] for key in order}
+    for _ in range(rounds):
+        for key in order:
+            start = time.time()
+            samples[key].append(measure.flushed_ms(launches[key], per_round, events="cupy"))
+            spans[key].append((start, time.time()))
+    return samples, spans
+
+
 def interleaved_ms(launches):
-    """Median ms of each launch ({key: zero-argument launch}), timed in ROUNDS round-robin rounds
-    of REPEATS // ROUNDS flushed launches each: a clock that drifts while a shape is timed (an
-    H100 heats up over a run) weighs on every kernel alike, not on whichever came first."""
-    samples = {key: [] for key in launches}
-    for _ in range(ROUNDS):
-        for key, launch in launches.items():
-            samples[key] += measure.flushed_ms(launch, REPEATS // ROUNDS, events="cupy")
-    return {key: statistics.median(found) for key, found in samples.items()}
+    """Median ms of each launch over :func:`interleaved_samples`' rounds: a clock that drifts
+    while a shape is timed (an H100 at its power cap) weighs on every kernel alike, not on
+    whichever came first."""
+    samples, _ = interleaved_samples(launches)
+    return {key: statistics.median(ms for one in rounds for ms in one)
+            for key, rounds in samples.items()}
 
 
 def our_row(stage, options, problem, A, B, shape, ms, base_ms, nbytes):
@@ -169,18 +181,18 @@ def part_fp16(record):
     """Each shape's libraries, our plans, gemmEx (FP32 out), WMMA and (4096^3, 8192^3) the ladder,
     all timed by interleaved_ms in one round-robin; the SM clock, power and clock-event reasons
     sampled while each shape was timed go beside its row (``gpu_clocks``)."""
-    rows, spans = [], []
     with gpu_clocks.Sampler() as clocks:
-        for shape in SHAPES:
-            rows.append(fp16_shape(shape, spans))
-    for row, span in zip(rows, spans, strict=True):
+        timed = [fp16_shape(shape) for shape in SHAPES]
+    rows = []
+    for row, span in timed:
         row["clocks"] = clocks.during(span)
+        rows.append(row)
         print(f"{'x'.join(map(str, row['shape'])):>17}  clocks {row['clocks']}", flush=True)
     record["fp16"] = rows
 
 
-def fp16_shape(shape, spans):
-    """One shape's row of :func:`part_fp16`; the wall-clock span of its timing goes on spans."""
+def fp16_shape(shape):
+    """One shape's row of :func:`part_fp16`, and the wall-clock span of its timing."""
     import cupy
     M, N, K = shape
     A, B = device_inputs(M, N, K, "fp16", seed=7)
@@ -200,9 +212,9 @@ def fp16_shape(shape, spans):
                 ("wmma",): wmma.launch}
     for launch in launches.values():       # each once before any timing: NVRTC, autotuning
         launch()
-    t0 = time.time()
+    start = time.time()
     ms = interleaved_ms(launches)
-    spans.append((t0, time.time()))
+    span = (start, time.time())
     best_name, best_ms = libraries.best({name: ms["library", name] for name in found})
     lib_rows = [{"kernel": name, **rate(shape, ms["library", name], nbytes),
                  "pct_of_best": 100 * best_ms / ms["library", name]} for name in found]
@@ -228,7 +240,7 @@ def fp16_shape(shape, spans):
           f"  wmma {100 * best_ms / wmma_ms:5.1f}%", flush=True)
     del A, B, out, c32, wmma, ours, ladder, launches
     cupy.get_default_memory_pool().free_all_blocks()
-    return row
+    return row, span
 
 
 def host_overhead_us(dA, dB, calls=300):

@@ -6,8 +6,9 @@ launches, each between its own two CUDA events with an L2 flush queued before it
 launch overhead hides behind the flush and every launch starts with a cold L2), and the median
 is reported. The SGEMM baseline, kernel "cublas", is the fastest of the cuBLAS front-ends of
 ``gl.tensorcore.libraries`` (CuPy, cuBLASLt autotuned through nvmath-python, PyTorch; TF32 off)
-timed in the same process; its row names which one (``library``). Registers, shared and local memory come from the compiled kernels, and
-blocks per SM from the driver's occupancy calculator for this GPU.
+timed in the same process; its row names which one (``library``). Registers, shared and local
+memory come from the compiled kernels, and blocks per SM from the driver's occupancy calculator
+for this GPU.
 
 On Numba's simulator the same code runs at tiny sizes to test the harness; its times are Python
 wall-clock, NOT GPU times, and resources and peaks are reported as unavailable (None).
@@ -287,8 +288,9 @@ def run(kernels=None, sizes=None, shapes=(), repeats=None, warmup=3, progress=Tr
         peak_tflops=None, bandwidth_gbs=None):
     """Validate and time ``kernels`` (names or 'name:KEY=INT,...' specs; default all rungs) on
     square ``sizes`` and (M, N, K) ``shapes``; one result dict per (kernel, shape), cuBLAS
-    included as kernel "cublas" (the fastest SGEMM library) when CuPy is there. ``repeats`` defaults to 20 on a GPU, 3 on the
-    simulator. Peak and bandwidth default to the measured ones (see :func:`machine`)."""
+    included as kernel "cublas" (the fastest SGEMM library) when CuPy is there. ``repeats``
+    defaults to 20 on a GPU, 3 on the simulator. Peak and bandwidth default to the measured ones
+    (see :func:`machine`)."""
     specs = list(kernels or ladder.names())
     for spec in specs:
         parse_kernel(spec)
