@@ -19,8 +19,8 @@ EXPECTED = {  # the figures of the lesson, written out: a drift in a reference s
     "01.fp16_input_fp32_acc": 4096,
     "01.product_overflow": [np.inf, 90000],
     "01.inference_budget_misses": "a, b, c",
-    "01.mixed_precision_contract": "b",
-    "01.oom_cause": "a",
+    "01.mixed_precision_contract": "d",
+    "01.oom_cause": "c",
     "01.e4m3_satfinite": 448,
     "01.e4m3_overflow_always_nan": False,
     "01.fp8_scale": 8960,
@@ -78,7 +78,7 @@ def test_options_reject_unknown_letters():
     assert r.status == FAIL and "letters" in r.feedback
     r = judge("01.inference_budget_misses", "a, b, d")
     assert r.status == FAIL and "Hint" in r.feedback
-    assert judge("01.mixed_precision_contract", "B").status == PASS
+    assert judge("01.mixed_precision_contract", "D").status == PASS
     assert "expected one of" in judge("01.mixed_precision_contract", "e").feedback
 
 
