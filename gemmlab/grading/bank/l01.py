@@ -69,15 +69,18 @@ def _product_paths(a=300.0, b=300.0):
 
 
 INFERENCE_OPTIONS = {
-    "a": "the activations (intermediate results) of the forward pass, and for a language model the "
+    "a": "the GPU must have at least as many cores as the model has layers, since each layer runs "
+         "on cores of its own",
+    "b": "the activations (intermediate results) of the forward pass, and for a language model the "
          "KV cache, which grows with batch size and context length",
-    "b": "workspace and temporary buffers that kernels allocate (GEMM, attention), plus the CUDA "
+    "c": "13.04 and 16 are in different units (GB and GiB), so the two figures cannot be compared "
+         "directly",
+    "d": "workspace and temporary buffers that kernels allocate (GEMM, attention), plus the CUDA "
          "context and the framework's own memory",
-    "c": "what must fit is the peak at any moment, in blocks the allocator can actually hand out "
+    "e": "what must fit is the peak at any moment, in blocks the allocator can actually hand out "
          "(fragmentation), not an average",
-    "d": "the GPU must have at least as many cores as the model has layers",
-    "e": "13.04 and 16 are in different units (GB and GiB), so they cannot be compared",
-    "f": "the weights must be converted to FP32 on the GPU before they can be used",
+    "f": "the weights must be converted to FP32 on the GPU before the matrix units can use them, "
+         "which doubles their memory",
 }
 
 CONTRACT_OPTIONS = {
@@ -141,18 +144,18 @@ QUESTIONS = [
         prompt="'The weights take about 13.04 GiB, less than 16 GiB, so inference will run.' Which "
                "conditions does this reasoning leave out? Give the letters of all that apply:\n"
                + options_text(INFERENCE_OPTIONS),
-        answer=frozenset("abc"),
+        answer=frozenset("bde"),
         kind=Options(tuple(INFERENCE_OPTIONS)),
         wrong=[
-            Wrong(frozenset("a"), "activations are one missing line, but not the only one: kernels "
+            Wrong(frozenset("b"), "activations are one missing line, but not the only one: kernels "
                                   "need workspace, the CUDA context and framework take memory, and "
                                   "it is the peak, in usable blocks, that must fit."),
-            Wrong(frozenset("ab"), "right so far, but a budget is about the peak: the largest "
+            Wrong(frozenset("bd"), "right so far, but a budget is about the peak: the largest "
                                    "amount in use at one moment, in blocks the allocator can give "
                                    "out (an OOM can happen with enough total free memory)."),
-            Wrong(frozenset("abce"), "both figures are in GiB here (14e9 B = 13.04 GiB, and the card "
+            Wrong(frozenset("bcde"), "both figures are in GiB here (14e9 B = 13.04 GiB, and the card "
                                      "has 16 GiB): the units are fine, the budget is incomplete."),
-            Wrong(frozenset("abcf"), "16-bit weights are used as they are (FP16/BF16 matrix "
+            Wrong(frozenset("bdef"), "16-bit weights are used as they are (FP16/BF16 matrix "
                                      "instructions read them directly); nothing forces an FP32 copy "
                                      "for inference."),
         ],
