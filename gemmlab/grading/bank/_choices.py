@@ -4,7 +4,7 @@ A letter question's options are written in the order the student sees them, the 
 letter its question names: letters are placed by hand, question by question, so that the right
 one is spread over a, b, c and no longer or more hedged than the others (the notebooks list the
 same options, and a feedback that quotes a letter quotes that option's opening words too);
-tests/test_grading_bank_choices.py keeps all of it."""
+tests/test_grading_bank__choices.py keeps all of it."""
 
 
 def options_text(options):
