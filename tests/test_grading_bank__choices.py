@@ -16,6 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from gemmlab import notebook_run
 from gemmlab.grading.bank import questions
 from gemmlab.judging import Choice
 
@@ -157,3 +158,33 @@ def test_every_letter_question_is_shown_in_its_notebook():
     shown = {qid for path in NOTEBOOKS for qid, listed, printed in _notebook_lists(path)
              if listed or printed}
     assert shown == set(LETTERS)
+
+
+# --- from the student's chair: guessing in a notebook -----------------------------------------
+
+def _guesses():
+    """{strategy: {question id: letter}}: always one letter, or the longest or shortest option."""
+    shown = {qid: _options(q) or dict.fromkeys(q.kind.options, "") for qid, q in LETTERS.items()}
+    by_length = {word: {qid: pick(options, key=lambda k, o=options: len(o[k]))
+                        for qid, options in shown.items()}
+                 for word, pick in (("longest", max), ("shortest", min))}
+    return {**{f"always {letter}": dict.fromkeys(shown, letter) for letter in "abc"}, **by_length}
+
+
+def test_a_student_guessing_by_letter_or_by_length_in_a_notebook_stays_near_chance(tmp_path):
+    """The checks a guessing student runs in a kernel, and the verdicts shown: no strategy that
+    needs no knowledge passes more than its bound."""
+    cells = [nbformat.v4.new_code_cell("from gemmlab.grading import check")]
+    for strategy, guesses in _guesses().items():
+        cells.append(nbformat.v4.new_code_cell(
+            f"verdicts = [check(qid, letter).status for qid, letter in {guesses!r}.items()]\n"
+            f"print('SCORE', {strategy!r}, verdicts.count('pass'), len(verdicts))"))
+    path = tmp_path / "guessing.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    ran = notebook_run.execute(path)
+    shown = "".join(o.get("text", "") for c in ran.cells for o in c.get("outputs", []))
+    scores = {s: (int(p), int(n)) for s, p, n in re.findall(r"^SCORE (.+) (\d+) (\d+)$", shown, re.M)}
+    assert set(scores) == set(_guesses()), shown[-2000:]
+    for strategy, (passed, total) in scores.items():
+        bound = MAX_LETTER_SHARE if strategy.startswith("always") else MAX_LENGTH_TELL
+        assert total == len(LETTERS) and passed / total <= bound, (strategy, passed, total)
