@@ -6,8 +6,9 @@ Why these bounds. A student who knows nothing is right 1 time in 3 on a three-op
 If one letter were right in more than 35% of the questions, "always answer that letter" would beat
 that by more than a couple of questions in 40, so no letter may be. If the right option were the
 longest in more than 40% of the questions, "pick the longest" would beat blind guessing by more
-than 3 questions in 40 (16 against 13.3); the same holds for "pick the shortest". Ties count
-against the bank: a right option as long as the longest distractor counts as the longest.
+than 3 questions in 40 (16 against 13.3); the same holds for "pick the shortest" and for picking
+by tone (the most hedged option, the one without "always" or "never"). Ties count against the
+bank: a right option as long as the longest distractor counts as the longest.
 """
 import re
 from collections import Counter
@@ -67,6 +68,34 @@ def _length_rank_share(pick):
 def test_the_right_option_is_not_given_away_by_its_length(pick, word):
     share, hits = _length_rank_share(pick)
     assert share <= MAX_LENGTH_TELL, f"the right option is the {word} in {len(hits)}: {hits}"
+
+
+HEDGES = re.compile(r"\b(can|may|might|depends?|not necessarily|only if|whichever|usually)\b", re.I)
+ABSOLUTES = re.compile(r"\b(always|never|every|exactly|all|nothing|any)\b", re.I)
+
+
+def _expected_score(cue):
+    """Questions a student gets right, on average, who picks among the options with the highest
+    ``cue`` at random."""
+    total = 0.0
+    for q in LETTERS.values():
+        cues = {k: cue(text) for k, text in _options(q).items()}
+        if cues:           # (a prompt without its options fails the first test)
+            top = [k for k, value in cues.items() if value == max(cues.values())]
+            total += (q.answer in top) / len(top)
+    return total
+
+
+@pytest.mark.parametrize("name,cue", [
+    ("the most hedged option", lambda text: len(HEDGES.findall(text)) - len(ABSOLUTES.findall(text))),
+    ("the option with the fewest absolutes", lambda text: -len(ABSOLUTES.findall(text))),
+], ids=["most-hedged", "fewest-absolutes"])
+def test_the_right_option_is_not_given_away_by_its_hedging(name, cue):
+    """A test-taker's rule: the right answer hedges ("can", "may", "not necessarily") and the wrong
+    ones overstate ("always", "never", "every"). Words are a proxy for tone, so the bound is on
+    the average score of a student who follows the rule, ties broken at random."""
+    score = _expected_score(cue)
+    assert score / len(LETTERS) <= MAX_LENGTH_TELL, f"picking {name} scores {score:.1f} of {len(LETTERS)}"
 
 
 # --- letters quoted in feedback, hints and explanations ---------------------------------------

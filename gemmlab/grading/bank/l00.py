@@ -20,9 +20,9 @@ POWER_MW, HOURS = 300, 24 * 365
 WHERE_PARALLEL = {
     "a": "across the tokens of one answer: the GPU computes the next tokens at the same time as "
          "the current one, since they all follow from the same prompt",
-    "b": "inside each step: the matrix and vector operations that produce one token are many "
+    "b": "inside each step: the matrix and vector operations that produce every token are many "
          "independent pieces of arithmetic",
-    "c": "in showing the text: the GPU draws the characters of each new token on the screen in "
+    "c": "in showing the text: the GPU can draw the characters of each new token on the screen in "
          "parallel, while the CPU runs the model",
 }
 STREAMING = {
@@ -35,13 +35,13 @@ STREAMING = {
 }
 PREFETCH = {
     "a": "the workers load the next batches straight into GPU memory (two batches each), so the "
-         "GPU finds its inputs there and never waits for data or for a copy",
+         "GPU finds its inputs there and does not wait for data or for a copy",
     "b": "the workers prepare the next batches on the CPU while the GPU computes; the copy to the "
          "GPU overlaps only if it is asynchronous (pinned memory, its own stream, a second buffer) "
          "and issued early",
-    "c": "everything but the compute: the four workers prepare batches in parallel on the CPU, and "
-         "pin_memory=True makes each copy to the GPU take no time, so the GPU only ever waits on "
-         "its own kernels to finish",
+    "c": "everything but the compute: the four workers can prepare batches in parallel on the CPU, "
+         "and with pin_memory=True the copy to the GPU may take no time, so the GPU waits only on "
+         "its own kernels",
 }
 LINE_OP_KERNEL = {
     "a": "yes: each line of Python is one operator, and the framework hands each operator to the "
@@ -64,16 +64,16 @@ TWO_CARDS = {
 SAME_PYTHON = {
     "a": "yes: the model is defined by its Python code, and the framework sends the same operator "
          "calls to either chip, so both run the same program and give bit-identical results",
-    "b": "the programs differ, since each vendor compiles its own kernels, but the speed is the "
-         "same whenever the two chips are rated at the same peak FLOP/s for the data type that the "
-         "model uses",
+    "b": "the programs can differ, since each vendor compiles its own kernels, but the speed is "
+         "the same whenever the two chips are rated at the same peak FLOP/s for the data type that "
+         "the model uses",
     "c": "no: the framework maps the operators to each stack's own libraries, compilers and "
          "kernels (CUDA on NVIDIA, CANN on Ascend): programs, speed and even the last bits can "
          "differ",
 }
 MEGAWATTS = {
-    "a": "yes: every chip turns watts into FLOP/s at about the same rate, so computing performance "
-         "is simply proportional to the electrical power a site draws",
+    "a": "yes: chips may differ in detail, but they turn watts into FLOP/s at about the same rate, "
+         "so a site's computing performance is proportional to the power it can draw",
     "b": "no: MW is power capacity; the FLOP/s it buys depend on the chips, how busy they are and "
          "how much of the power goes to CPUs, networking and cooling",
     "c": "yes, as long as both sites use GPUs: their FLOP/s per watt are close enough that the "

@@ -79,8 +79,8 @@ STRIDE_REASON = {
 PLUS_EQUALS = {
     "a": "AB, the same as with C[i, j] = acc: the loop writes each output element once, so += has "
          "nothing else to add to",
-    "b": "2 AB: the loop accumulates acc over k and then adds it into C[i, j], so every product is "
-         "counted twice",
+    "b": "2 AB: the loop accumulates acc over k and then adds it into C[i, j], so each product can "
+         "end up counted twice",
     "c": "C_old + AB: the result would depend on what C held before, and a second call would add "
          "AB again",
 }

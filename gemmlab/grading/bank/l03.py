@@ -64,16 +64,16 @@ def _resident_warps(regs, threads, smem):
 
 
 SHARED_RACE = {
-    "a": "updates can be lost (a data race): two threads may read the same old C[i, j], and the "
-         "later write replaces the earlier one",
+    "a": "updates can be lost (a data race): two threads that read the same old C[i, j] both add "
+         "to it, and the later write replaces the earlier one",
     "b": "C[i, j] gets the full sum: the hardware performs each += on global memory as one "
          "indivisible step, so every thread's partial sum arrives",
-    "c": "it does not compile: Numba refuses a kernel in which several threads can write the same "
-         "element of an output array",
+    "c": "it does not compile: Numba can refuse a kernel in which several threads may write the "
+         "same element of an output array",
 }
 ROUND_2_REASON = {
-    "a": "it cannot reduce waiting: every chunk holds the same 4 numbers, so the four workers get "
-         "equal shares and finish at the same moment in both rounds anyway",
+    "a": "it cannot reduce waiting: a chunk holds the same 4 numbers each time, so the four "
+         "workers get equal shares and finish at the same moment in both rounds anyway",
     "b": "handing out small chunks reduces the total work, since each worker adds fewer numbers at "
          "a time, so everyone finishes sooner, though not all at exactly the same moment",
     "c": "whoever is idle takes the next chunk, so faster workers take more and nobody idles while "
@@ -91,7 +91,7 @@ SPLIT_WRITES = {
 }
 AMDAHL_S = {
     "a": "the fraction of the baseline's running TIME spent in the part that is not accelerated",
-    "b": "the fraction of the program's lines of code that the change does not accelerate, counted "
+    "b": "the fraction of the program's lines of code that the change may not accelerate, counted "
          "in the source",
     "c": "the fraction of the operations that are inherently serial and could never run in "
          "parallel, whatever is measured",

@@ -75,15 +75,15 @@ PIPELINE_DEPENDENT = {
     "b": "only with three buffers: one for the batch being computed, one for its output, and one "
          "for the next input being loaded",
     "c": "no: the next input does not exist until the previous compute has produced it, so its "
-         "load must wait for that output",
+         "load must always wait for that output",
 }
 SOURCE_LOADS = {
-    "a": "yes: every load in the source is one access to HBM, because the GPU's caches only keep "
-         "data that a kernel explicitly places in shared memory",
+    "a": "yes: each load in the source is one access to HBM, since the GPU's caches only keep data "
+         "that a kernel explicitly places in shared memory",
     "b": "no: caches serve many of those loads while prefetchers and write-allocation add others; "
          "the HBM traffic is measured with counters, and the two models only bracket it",
     "c": "yes, as long as the matrices are larger than the L2 cache: then no element stays cached "
-         "between two of its uses, and each load of the source goes all the way out to HBM",
+         "between two of its uses, and each load of the source goes out to HBM",
 }
 SAME_FLOPS = {
     "a": "it cannot cut it a lot: a GEMM's time is set by its FLOPs and the peak, so with the same "
@@ -96,13 +96,13 @@ SAME_FLOPS = {
 BELOW_SLOPE = {
     "a": "feed the memory better at the same intensity (enough parallel work, contiguous accesses, "
          "fewer launches and syncs): the point can first rise to its roof",
-    "b": "raise its arithmetic intensity by reusing data on chip: a point below the slope has to "
-         "move right before it can climb, since the slope alone sets its rate",
+    "b": "raise its arithmetic intensity by reusing data on chip: a point below the slope can "
+         "climb only after it moves right, since the slope can cap its rate",
     "c": "move it to a GPU with a higher compute peak: a faster chip raises the whole roofline, "
          "and the point rises with it at the same intensity",
 }
 REPORT_FIRST = {
-    "a": "nothing more: a kernel that finishes in 0.125 ms already moves its bytes fast enough, so "
+    "a": "just that: a kernel that finishes in 0.125 ms already moves its bytes fast enough, so "
          "follow the report and raise the arithmetic throughput with more or faster compute units",
     "b": "the measurement: did the timer wait for the kernel, is the element count right, did the "
          "bytes cross HBM; only consistent numbers say whether to cut bytes or feed better",
@@ -111,8 +111,8 @@ REPORT_FIRST = {
 }
 CPU_TABLE = {
     "a": "yes: the table times the tiled loops against the reordered one on real hardware, and "
-         "tiling loses on this CPU while it wins in every one of the course's GPU lessons",
-    "b": "no, it shows something else: tiling loses only because the compiler vectorises the "
+         "tiling loses on this CPU while it wins in each of the course's GPU lessons",
+    "b": "no, it shows something else: tiling loses only because the compiler can vectorise the "
          "reordered loop and cannot vectorise the tiled ones",
     "c": "no: it is one implementation at a few sizes on one machine, the reordered loop already "
          "reused data, and GPU kernels tile explicitly (and can lose too, with bad tiles)",
@@ -139,7 +139,7 @@ M_ROWS = {
     "a": "that 128 users are being served at once: each row of the activation matrix is one user's "
          "request, so M counts the requests in the current batch",
     "b": "only that 128 input vectors are processed together: 128 positions of one request, one "
-         "position of each of 128 requests, or anything in between",
+         "position of each of 128 requests, or any mix in between",
     "c": "that the batch holds 128 words: the rows of X are the words of the input text, one row "
          "per word, across all the requests together",
 }
@@ -148,16 +148,16 @@ MEMORY_BOUND = {
          "that one comparison and means nothing else",
     "b": "limited by memory: by its bandwidth (Q / B is the larger time) or by waiting on its "
          "latency with too few requests in flight",
-    "c": "that its data does not fit in the GPU's memory, so the kernel must stream it in pieces "
+    "c": "that its data may not fit in the GPU's memory, so the kernel must stream it in pieces "
          "from the host while it runs",
 }
 INTENSITY_LEVEL = {
-    "a": "which boundary its bytes cross (HBM to the chip, L2 to L1, DRAM to a CPU cache), so it "
-         "can be set against that level's bandwidth",
+    "a": "which boundary its bytes cross (HBM to the chip, L2 to L1, DRAM to a CPU cache): every "
+         "level has its own bandwidth to set it against",
     "b": "nothing: intensity is a property of the algorithm alone, its FLOPs divided by the bytes "
          "of its inputs and outputs, whatever machine runs it",
     "c": "only the data type, since the bytes per element (4 for FP32, 2 for FP16) are the one "
-         "thing that changes the bytes of a given algorithm",
+         "thing that can change the bytes a given algorithm may move",
 }
 ADD_RATE = P / 2                    # the FP32 peak counts an FMA as 2 FLOPs; an add is 1
 
@@ -191,7 +191,7 @@ def busy_sms():
 FUSION_KEEPS_U = {
     "a": "never: a fused kernel keeps every intermediate in registers, at no other cost, and "
          "anything that needs u later can recompute it from x and y",
-    "b": "always: fusion only saves kernel launches, since the hardware still writes each "
+    "b": "always: fusion can only save kernel launches, since the hardware still writes each "
          "intermediate to HBM between the two operations inside the kernel",
     "c": "when another operator still reads u (a later layer, or the backward pass): then it must "
          "be written anyway; fusing also changes each thread's registers and how the work is split",

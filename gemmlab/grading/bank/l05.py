@@ -60,8 +60,8 @@ SRAM_OPTIONS = {
          "cache and shared memory are carved from the same storage",
     "b": "no: shared memory is the part the program manages, visible to one thread block; the L1 "
          "cache and the register file are on-chip SRAM too, with other interfaces and scopes",
-    "c": "no: shared memory is not on the chip at all; it is a region of HBM that every thread of "
-         "a block can address, reserved for the block while it runs",
+    "c": "no: shared memory is not on the chip; it is a region of HBM that the threads of a block "
+         "can address, reserved for the block while it runs",
 }
 
 QUESTIONS = [

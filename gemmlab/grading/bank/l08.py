@@ -38,8 +38,8 @@ def pingpong_smem_bytes(bm, bn, bk, buffers=2):
 TWO_ARRAYS = {
     "a": "yes: with two buffers the load and the compute always run at the same time, because they "
          "touch different arrays and so never wait for each other",
-    "b": "no, never: a GPU cannot load and compute at the same time, since one warp scheduler "
-         "issues both and a load stalls the whole SM until its data arrives",
+    "b": "no: a GPU cannot load and compute at the same time, since one warp scheduler issues both "
+         "and a load can stall the whole SM until its data arrives",
     "c": "only if the hardware lets the load proceed while the compute runs (an asynchronous copy, "
          "or a load whose register is used later) and the code issues it first; two arrays alone "
          "overlap nothing",

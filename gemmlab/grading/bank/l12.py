@@ -79,12 +79,12 @@ def _mma_hidden(rng):
 
 
 MMA_SHAPES = {
-    "a": "yes: a Tensor Core always multiplies a 16 x 16 tile by a 16 x 16 tile, one warp at a "
-         "time, and other shapes are built from these steps by the compiler",
+    "a": "yes: a Tensor Core multiplies a 16 x 16 tile by a 16 x 16 tile, one warp at a time, and "
+         "other shapes can be built from these steps by the compiler",
     "b": "no: it depends on the GPU generation, the input and accumulator types and the "
          "instruction family (WMMA m16n16k16, m32n8k16, m8n32k16; mma.sync m16n8k16; Hopper's "
          "wgmma: M = 64, N up to 256, issued by 4 warps)",
-    "c": "it is 16 x 16 x 16 for FP16 on every GPU that has Tensor Cores; only the 8-bit and TF32 "
+    "c": "it is 16 x 16 x 16 for FP16 on the GPUs that have Tensor Cores; only the 8-bit and TF32 "
          "instructions use other shapes, because their elements have other sizes",
 }
 

@@ -57,7 +57,7 @@ AXIS_PROMPT = "'contexts' (samples or microbatches), 'layers', 'tokens' (of one 
 TP_FIXES = {
     "a": "i_TP is fixed; i_DP, i_PP and i_CP walk over their ranges",
     "b": "nothing is fixed: the TP group spans all 128 ranks",
-    "c": "i_DP, i_PP and i_CP are fixed; i_TP walks 0 .. 7",
+    "c": "i_DP, i_PP and i_CP are fixed; i_TP walks all of 0 .. 7",
 }
 FOUR_D = {
     "a": "that the model's tensors have four dimensions (batch, sequence, heads, head size)",
