@@ -14,8 +14,8 @@ EXPECTED = {  # the lesson's figures written out (the seed's own numbers where i
     "02.b_row_stride": 70,
     "02.byte_address": 4096 + (2 * 10 + 7) * 4,
     "02.transpose_strides": (4, 2048),
-    "02.b_row_stride_reason": "a",
-    "02.plus_equals_meaning": "a",
+    "02.b_row_stride_reason": "b",
+    "02.plus_equals_meaning": "c",
 }
 
 

@@ -16,7 +16,7 @@ EXPECTED = {  # the seed's figures (and this lesson's choices for round 1), writ
     "03.rounds_4_processors": 5,
     "03.rounds_8_processors": 4,
     "03.rounds_16_processors": 4,
-    "03.shared_output_race": "b",
+    "03.shared_output_race": "a",
     "03.many_small_messages_ms": 10.05,
     "03.one_message_us": 60,
     "03.best_chunk": "4",
@@ -27,28 +27,28 @@ EXPECTED = {  # the seed's figures (and this lesson's choices for round 1), writ
     "03.amdahl_limit": 5,
     "03.gemm_16x_overhead_ms": 30,
     "03.gemm_16x_worth_it": False,
-    "03.round2_reason": "a",
-    "03.split_writes": "a",
+    "03.round2_reason": "c",
+    "03.split_writes": "b",
     "03.amdahl_s_meaning": "a",
     "03.gpu_lanes_as_cores": False,
     # the execution model (section 10), worked out by hand
-    "03.block_on_one_sm": "a",
+    "03.block_on_one_sm": "c",
     "03.warp_of_thread": (5 * 16 + 3) // 32,
     "03.column_read_sectors": 32,
     "03.bank_ways_stride_32": 32,
     "03.bank_ways_stride_33": 1,
-    "03.scheduler_while_waiting": "a",
+    "03.scheduler_while_waiting": "b",
     "03.occupancy_warps": 65536 // (256 * 128) * (256 // 32),
 }
 
 # the execution model's known wrong answers and the misconception each one's feedback names
 MISCONCEPTIONS = {
-    "03.block_on_one_sm": ("b", "never spans SMs"),
+    "03.block_on_one_sm": ("a", "never spans SMs"),
     "03.warp_of_thread": (5, "linear id"),
     "03.column_read_sectors": (4, "coalesced"),
     "03.bank_ways_stride_32": (1, "different addresses are not different banks"),
     "03.bank_ways_stride_33": (32, "stride between lanes"),
-    "03.scheduler_while_waiting": ("b", "latency hiding"),
+    "03.scheduler_while_waiting": ("a", "latency hiding"),
     "03.occupancy_warps": (64, "Registers bind first"),
 }
 

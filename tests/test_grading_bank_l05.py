@@ -12,7 +12,7 @@ SOLUTIONS = {
     "05.output_tiles": 16,
     "05.smem_bytes": 8192,
     "05.max_tile_side": 32,
-    "05.sram_is_shared": "a",
+    "05.sram_is_shared": "b",
     "05.traffic_ratio": (2 * 128**3 + 128**2) / (2 * 128**3 / 32 + 128**2),   # 28.56
     "05.transpose_conflict_ways": 32,     # lane tx reads word 32 tx + ty: all in bank ty
 }

@@ -18,60 +18,76 @@ LOOP = dict(n_batches=8, t_prepare=24.0, t_copy=4.0, t_compute=10.0)
 POWER_MW, HOURS = 300, 24 * 365
 
 WHERE_PARALLEL = {
-    "a": "inside each step: the matrix and vector operations that produce one token are many "
+    "a": "across the tokens of one answer: the GPU computes the next tokens at the same time as "
+         "the current one, since they all follow from the same prompt",
+    "b": "inside each step: the matrix and vector operations that produce every token are many "
          "independent pieces of arithmetic",
-    "b": "across the tokens of one answer: the GPU computes the next tokens at the same time as "
-         "the current one",
-    "c": "in showing the text: the GPU draws the characters on the screen in parallel",
+    "c": "in showing the text: the GPU can draw the characters of each new token on the screen in "
+         "parallel, while the CPU runs the model",
 }
 STREAMING = {
-    "a": "it hides part of the waiting behind the user's reading, and keeps the order: each token "
+    "a": "it removes the dependency between tokens: each token is sent as soon as it is ready, so "
+         "the model can compute them in any order it likes",
+    "b": "it makes each token faster to compute: the model sends a small piece of text at a time "
+         "instead of the whole answer, so each step has less to do",
+    "c": "it hides part of the waiting behind the user's reading, and keeps the order: each token "
          "is still computed from the ones before it",
-    "b": "it removes the dependency between tokens, so they can be computed in any order",
-    "c": "it makes each token faster to compute",
 }
 PREFETCH = {
-    "a": "the workers prepare the next batches on the CPU while the GPU computes; the copy to the "
-         "GPU overlaps the compute only if it runs asynchronously (pinned memory, its own stream, a "
-         "second buffer) and is issued ahead of time",
-    "b": "the next batches already sit in GPU memory, so the GPU never waits for data",
-    "c": "pin_memory makes the copy to the GPU take no time",
+    "a": "the workers load the next batches straight into GPU memory (two batches each), so the "
+         "GPU finds its inputs there and does not wait for data or for a copy",
+    "b": "the workers prepare the next batches on the CPU while the GPU computes; the copy to the "
+         "GPU overlaps only if it is asynchronous (pinned memory, its own stream, a second buffer) "
+         "and issued early",
+    "c": "everything but the compute: the four workers can prepare batches in parallel on the CPU, "
+         "and with pin_memory=True the copy to the GPU may take no time, so the GPU waits only on "
+         "its own kernels",
 }
 LINE_OP_KERNEL = {
-    "a": "no: one line can call several operators, an operator can launch several kernels, and a "
+    "a": "yes: each line of Python is one operator, and the framework hands each operator to the "
+         "GPU as exactly one kernel launch, in program order",
+    "b": "partly: one line is always one kernel launch, but an operator such as a whole layer can "
+         "span several lines of Python and so several kernels",
+    "c": "no: one line can call several operators, one operator can launch several kernels, and a "
          "compiler can fuse several operators into one kernel",
-    "b": "yes: each line of Python is one operator, and each operator one kernel",
-    "c": "one line is one kernel, but an operator can span several lines",
 }
 TWO_CARDS = {
-    "a": "each GPU's kernels work on its own memory: a tensor over 3 GB fits on neither card, and "
-         "data on one card reaches the other only by a copy over a link far slower than local "
-         "memory, so the model must be split and the exchanges planned",
-    "b": "they are the same: the driver pools the two memories into one",
-    "c": "only because two older cards compute more slowly than one newer card",
+    "a": "each card's kernels work on its own 3 GB: a larger tensor fits on neither, and data "
+         "reaches the other card only by a copy over a far slower link, so the model is split and "
+         "the exchanges planned",
+    "b": "they are the same: the driver pools the two 3 GB memories into one 6 GB address space, "
+         "and each kernel reads whichever card holds its data at the speed of local memory",
+    "c": "only for speed: two older cards compute more slowly than one newer one, but their 6 GB "
+         "act as one pool once both sit in one machine, and the driver spreads a large tensor over "
+         "the two of them",
 }
 SAME_PYTHON = {
-    "a": "no: the framework maps the operators to each stack's own libraries, compilers and "
-         "kernels (CUDA's on NVIDIA GPUs, CANN's on Ascend), so the programs, their speed and "
-         "even the last bits of the results can differ",
-    "b": "yes: the same Python code is the same program on any accelerator",
-    "c": "the programs differ, but the speed is the same if the two chips have the same peak "
-         "FLOP/s",
+    "a": "yes: the model is defined by its Python code, and the framework sends the same operator "
+         "calls to either chip, so both run the same program and give bit-identical results",
+    "b": "the programs can differ, since each vendor compiles its own kernels, but the speed is "
+         "the same whenever the two chips are rated at the same peak FLOP/s for the data type that "
+         "the model uses",
+    "c": "no: the framework maps the operators to each stack's own libraries, compilers and "
+         "kernels (CUDA on NVIDIA, CANN on Ascend): programs, speed and even the last bits can "
+         "differ",
 }
 MEGAWATTS = {
-    "a": "no: MW is power capacity; the FLOP/s it buys depend on the chips, how busy they are and "
+    "a": "yes: chips may differ in detail, but they turn watts into FLOP/s at about the same rate, "
+         "so a site's computing performance is proportional to the power it can draw",
+    "b": "no: MW is power capacity; the FLOP/s it buys depend on the chips, how busy they are and "
          "how much of the power goes to CPUs, networking and cooling",
-    "b": "yes: computing power is proportional to electrical power",
-    "c": "yes, as long as both sites use GPUs",
+    "c": "yes, as long as both sites use GPUs: their FLOP/s per watt are close enough that the "
+         "same megawatts of GPUs always deliver the same computing performance",
 }
 # Why GPUs: one 4K frame at 60 frames per second.
 FRAME_W, FRAME_H, FPS = 3840, 2160, 60
 FRAME_PARALLEL = {
     "a": "the many similar pieces of work inside a stage (vertices, pixels), each running the same "
          "program; the stages still follow one another",
-    "b": "every stage of the graphics pipeline at once, since nothing in a frame depends on "
-         "anything else",
-    "c": "only whole frames: the work inside one frame is sequential",
+    "b": "every stage of the graphics pipeline at once: geometry, rasterisation and shading of a "
+         "frame all start together, since no pixel depends on anything else",
+    "c": "only whole frames: the frames of a game are independent, so the GPU renders several at a "
+         "time, while the work inside one frame runs in order",
 }
 
 
@@ -104,10 +120,10 @@ QUESTIONS = [
         id="00.where_parallel",
         prompt="Each token of an answer depends on the tokens before it. Where does the GPU's "
                "parallelism act? Pick one:\n" + options_text(WHERE_PARALLEL),
-        answer="a",
+        answer="b",
         kind=Choice(tuple(WHERE_PARALLEL)),
         wrong=[
-            Wrong("b", "the next token is computed from the current one, so the tokens of one "
+            Wrong("a", "the next token is computed from the current one, so the tokens of one "
                        "answer come out one after another; no hardware computes a request's "
                        "future tokens before its present one exists."),
             Wrong("c", "drawing text is a negligible part of the work: the GPU's parallel work is "
@@ -120,12 +136,12 @@ QUESTIONS = [
         id="00.streaming_hides",
         prompt="Streaming shows each token as soon as it is computed. What does that change? Pick "
                "one:\n" + options_text(STREAMING),
-        answer="a",
+        answer="c",
         kind=Choice(tuple(STREAMING)),
         wrong=[
-            Wrong("b", "the model still needs token t to compute token t + 1; streaming changes "
+            Wrong("a", "the model still needs token t to compute token t + 1; streaming changes "
                        "when you see a token, not the order in which tokens can be computed."),
-            Wrong("c", "each token costs the same compute; what shrinks is the time you wait "
+            Wrong("b", "each token costs the same compute; what shrinks is the time you wait "
                        "before you can start reading, because reading overlaps the computing."),
         ],
         explain="Overlap hides waiting without removing work or dependencies: the pipeline idea "
@@ -136,10 +152,10 @@ QUESTIONS = [
         prompt="DataLoader(..., num_workers=4, prefetch_factor=2, pin_memory=True) feeds a "
                "training loop. What overlaps with the GPU's compute? Pick one:\n"
                + options_text(PREFETCH),
-        answer="a",
+        answer="b",
         kind=Choice(tuple(PREFETCH)),
         wrong=[
-            Wrong("b", "the workers' prefetch happens on the CPU side: prepared batches wait in "
+            Wrong("a", "the workers' prefetch happens on the CPU side: prepared batches wait in "
                        "host memory. Each still has to be copied to the GPU, and with an ordinary "
                        "copy on the compute stream the GPU waits for it."),
             Wrong("c", "pinned memory lets the copy run asynchronously (so it can overlap), but "
@@ -172,13 +188,13 @@ QUESTIONS = [
         id="00.line_operator_kernel",
         prompt="Is one line of PyTorch one operator, and one operator one GPU kernel? Pick one:\n"
                + options_text(LINE_OP_KERNEL),
-        answer="a",
+        answer="c",
         kind=Choice(tuple(LINE_OP_KERNEL)),
         wrong=[
-            Wrong("b", "y = relu(x @ W + b) is one line and three operators (matmul, add, "
+            Wrong("a", "y = relu(x @ W + b) is one line and three operators (matmul, add, "
                        "maximum); a library may launch several kernels for one operator, and a "
                        "fused kernel can do several operators' work in one launch."),
-            Wrong("c", "a kernel is what the GPU runs; a line of Python may launch none, one or "
+            Wrong("b", "a kernel is what the GPU runs; a line of Python may launch none, one or "
                        "many of them, depending on the operators it calls."),
         ],
     ),
@@ -218,13 +234,13 @@ QUESTIONS = [
         prompt="The same Python model code runs on an NVIDIA GPU (CUDA) and on an Ascend NPU "
                "(CANN). Are the programs and their performance the same? Pick one:\n"
                + options_text(SAME_PYTHON),
-        answer="a",
+        answer="c",
         kind=Choice(tuple(SAME_PYTHON)),
         wrong=[
-            Wrong("b", "the Python only names operators; each platform's libraries and "
+            Wrong("a", "the Python only names operators; each platform's libraries and "
                        "compilers turn them into its own kernels. Even on one CPU, NumPy's BLAS "
                        "and a naive loop compute the same product with different speed and bits."),
-            Wrong("c", "peak FLOP/s is an upper limit, not a speed: the kernels, the data movement "
+            Wrong("b", "peak FLOP/s is an upper limit, not a speed: the kernels, the data movement "
                        "and the software stack decide how much of it a program gets."),
         ],
     ),
@@ -266,10 +282,10 @@ QUESTIONS = [
         id="00.megawatts_compute",
         prompt="Two data centres have 300 MW each. Do they deliver the same computing "
                "performance? Pick one:\n" + options_text(MEGAWATTS),
-        answer="a",
+        answer="b",
         kind=Choice(tuple(MEGAWATTS)),
         wrong=[
-            Wrong("b", "FLOP/s per watt depend on the chip: an H200 offers about 1.8x an A100's "
+            Wrong("a", "FLOP/s per watt depend on the chip: an H200 offers about 1.8x an A100's "
                        "dense FP16 peak per watt of board power, and only part of a site's power "
                        "reaches the GPUs."),
             Wrong("c", "GPUs differ by generation and use: the same megawatts buy very different "

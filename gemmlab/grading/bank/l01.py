@@ -69,30 +69,38 @@ def _product_paths(a=300.0, b=300.0):
 
 
 INFERENCE_OPTIONS = {
-    "a": "the activations (intermediate results) of the forward pass, and for a language model the "
+    "a": "the GPU must have at least as many cores as the model has layers, since each layer runs "
+         "on cores of its own",
+    "b": "the activations (intermediate results) of the forward pass, and for a language model the "
          "KV cache, which grows with batch size and context length",
-    "b": "workspace and temporary buffers that kernels allocate (GEMM, attention), plus the CUDA "
+    "c": "13.04 and 16 are in different units (GB and GiB), so the two figures cannot be compared "
+         "directly",
+    "d": "workspace and temporary buffers that kernels allocate (GEMM, attention), plus the CUDA "
          "context and the framework's own memory",
-    "c": "what must fit is the peak at any moment, in blocks the allocator can actually hand out "
+    "e": "what must fit is the peak at any moment, in blocks the allocator can actually hand out "
          "(fragmentation), not an average",
-    "d": "the GPU must have at least as many cores as the model has layers",
-    "e": "13.04 and 16 are in different units (GB and GiB), so they cannot be compared",
-    "f": "the weights must be converted to FP32 on the GPU before they can be used",
+    "f": "the weights must be converted to FP32 on the GPU before the matrix units can use them, "
+         "which doubles their memory",
 }
 
 CONTRACT_OPTIONS = {
-    "a": "only the accumulator format: once the sum is FP32, the result is as accurate as FP32",
-    "b": "where each value is rounded: inputs stored in FP16 (that loss is final), each product "
-         "kept exact or in FP32 and never rounded to FP16, partial sums accumulated in FP32",
-    "c": "only the order of the additions, which alone decides the accuracy",
-    "d": "nothing: FP16 multiplication with FP32 addition never loses anything",
+    "a": "only the accumulator format: once the partial sums are kept in FP32, every input and "
+         "every product is carried at FP32 accuracy, so the result is as accurate as FP32",
+    "b": "only the order of the additions (sequential, pairwise or Kahan), since with an FP32 "
+         "accumulator the order alone decides how accurate the sum is",
+    "c": "nothing more: FP16 inputs multiplied into FP32 can never overflow or lose bits, and FP32 "
+         "addition keeps every product, so the phrase already says it all",
+    "d": "where each value is rounded: inputs stored in FP16 (that loss is final), each product "
+         "kept exact or in FP32, never rounded to FP16, and partial sums added in FP32",
 }
 OOM_CAUSE = {
-    "a": "that at that moment the memory already in use (weights, saved activations, gradients, "
-         "...) plus 512 MiB did not fit: the peak of the run decides, and it can come in the "
-         "forward pass, the backward pass or the optimizer update",
-    "b": "that the 512 MiB tensor is too large: making that one tensor smaller is the fix",
-    "c": "that the backward pass needs too much memory: out-of-memory errors only happen there",
+    "a": "that the 512 MiB tensor is too large for the card: that one allocation is the problem, "
+         "so splitting it into smaller tensors or shrinking it is the fix",
+    "b": "that the backward pass needs too much memory: the forward pass only reads the weights, "
+         "so out-of-memory errors in training only ever happen while the gradients are being "
+         "computed",
+    "c": "that the memory in use at that moment (weights, saved activations, gradients, ...) plus "
+         "512 MiB did not fit: the run's peak decides, and it can come in any phase of the step",
 }
 
 
@@ -136,18 +144,18 @@ QUESTIONS = [
         prompt="'The weights take about 13.04 GiB, less than 16 GiB, so inference will run.' Which "
                "conditions does this reasoning leave out? Give the letters of all that apply:\n"
                + options_text(INFERENCE_OPTIONS),
-        answer=frozenset("abc"),
+        answer=frozenset("bde"),
         kind=Options(tuple(INFERENCE_OPTIONS)),
         wrong=[
-            Wrong(frozenset("a"), "activations are one missing line, but not the only one: kernels "
+            Wrong(frozenset("b"), "activations are one missing line, but not the only one: kernels "
                                   "need workspace, the CUDA context and framework take memory, and "
                                   "it is the peak, in usable blocks, that must fit."),
-            Wrong(frozenset("ab"), "right so far, but a budget is about the peak: the largest "
+            Wrong(frozenset("bd"), "right so far, but a budget is about the peak: the largest "
                                    "amount in use at one moment, in blocks the allocator can give "
                                    "out (an OOM can happen with enough total free memory)."),
-            Wrong(frozenset("abce"), "both figures are in GiB here (14e9 B = 13.04 GiB, and the card "
+            Wrong(frozenset("bcde"), "both figures are in GiB here (14e9 B = 13.04 GiB, and the card "
                                      "has 16 GiB): the units are fine, the budget is incomplete."),
-            Wrong(frozenset("abcf"), "16-bit weights are used as they are (FP16/BF16 matrix "
+            Wrong(frozenset("bdef"), "16-bit weights are used as they are (FP16/BF16 matrix "
                                      "instructions read them directly); nothing forces an FP32 copy "
                                      "for inference."),
         ],
@@ -322,15 +330,15 @@ QUESTIONS = [
         prompt="After these experiments, what must a description like 'FP16 multiply, FP32 "
                "accumulate' state to be precise? Pick one:\n"
                + options_text(CONTRACT_OPTIONS),
-        answer="b",
+        answer="d",
         kind=Choice(tuple(CONTRACT_OPTIONS)),
         wrong=[
             Wrong("a", "the FP32 accumulator protects partial sums only: an input rounded when it "
                        "was stored in FP16 (4097 -> 4096) or a product rounded to FP16 (300*300 -> "
                        "inf) is already lost."),
-            Wrong("c", "order matters (2^24 + 1 - 2^24), but so do the formats at each step: the "
+            Wrong("b", "order matters (2^24 + 1 - 2^24), but so do the formats at each step: the "
                        "4097 and the overflowing product go wrong in any order."),
-            Wrong("d", "the inputs are rounded to FP16 when stored, and a product rounded to FP16 "
+            Wrong("c", "the inputs are rounded to FP16 when stored, and a product rounded to FP16 "
                        "can overflow: FP16 multiplication can lose information."),
         ],
         hint="Follow one value from input to product to sum: where can it be rounded?",
@@ -340,13 +348,13 @@ QUESTIONS = [
         id="01.oom_cause",
         prompt="A training step fails with \"CUDA out of memory. Tried to allocate 512 MiB\". "
                "What does that tell you? Pick one:\n" + options_text(OOM_CAUSE),
-        answer="a",
+        answer="c",
         kind=Choice(tuple(OOM_CAUSE)),
         wrong=[
-            Wrong("b", "the 512 MiB is only the request that found no room: the weights, the saved "
+            Wrong("a", "the 512 MiB is only the request that found no room: the weights, the saved "
                        "activations and the gradients already held most of the memory. What "
                        "decides is the peak of everything held at once."),
-            Wrong("c", "the peak can come in the forward pass (activations piling up) or in the "
+            Wrong("b", "the peak can come in the forward pass (activations piling up) or in the "
                        "optimizer update (its state) as well: find where the run's peak is."),
         ],
     ),

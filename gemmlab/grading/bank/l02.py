@@ -69,16 +69,20 @@ def _accumulator_not_reset(A, B):
 
 
 STRIDE_REASON = {
-    "a": "row-major storage puts whole rows one after another, and a row of B holds N elements: "
+    "a": "a matrix is stored column after column, and B has N columns, so going from B[k, j] to "
+         "B[k+1, j] skips over one whole column of N elements",
+    "b": "row-major storage puts whole rows one after another, and a row of B holds N elements: "
          "between B[k, j] and B[k+1, j] lies exactly one row",
-    "b": "columns are stored one after another, and B has N columns",
-    "c": "the stride of a dimension is the size of that dimension, and B's second one is N",
+    "c": "the stride of each dimension equals the size of that same dimension, whatever the "
+         "layout: B's second dimension is N, so moving along k costs N",
 }
 PLUS_EQUALS = {
-    "a": "C_old + AB: the result would depend on what C held before, and a second call would add "
+    "a": "AB, the same as with C[i, j] = acc: the loop writes each output element once, so += has "
+         "nothing else to add to",
+    "b": "2 AB: the loop accumulates acc over k and then adds it into C[i, j], so each product can "
+         "end up counted twice",
+    "c": "C_old + AB: the result would depend on what C held before, and a second call would add "
          "AB again",
-    "b": "AB, the same as with C[i, j] = acc",
-    "c": "2 AB",
 }
 
 
@@ -231,10 +235,10 @@ QUESTIONS = [
         id="02.b_row_stride_reason",
         prompt="Why is the row stride of a row-major B of shape (K, N) equal to N, not K? Pick "
                "one:\n" + options_text(STRIDE_REASON),
-        answer="a",
+        answer="b",
         kind=Choice(tuple(STRIDE_REASON)),
         wrong=[
-            Wrong("b", "that describes column-major storage (Fortran, cuBLAS's default). In "
+            Wrong("a", "that describes column-major storage (Fortran, cuBLAS's default). In "
                        "row-major order the elements of a row are neighbours, and the next row "
                        "starts after all N of them."),
             Wrong("c", "the stride of a dimension is how far the address moves when that index "
@@ -249,12 +253,12 @@ QUESTIONS = [
         prompt="The naive loop writes C[i, j] = acc. If it wrote C[i, j] += acc into a C that "
                "already held values, what would it compute? Pick one:\n"
                + options_text(PLUS_EQUALS),
-        answer="a",
+        answer="c",
         kind=Choice(tuple(PLUS_EQUALS)),
         wrong=[
-            Wrong("b", "+= adds to whatever C[i, j] held: C_old + AB, which is GEMM with beta = 1. "
+            Wrong("a", "+= adds to whatever C[i, j] held: C_old + AB, which is GEMM with beta = 1. "
                        "The course's naive loop computes C = AB, a function of A and B alone."),
-            Wrong("c", "the loop adds AB once per call; 2 AB would need C_old = AB, i.e. a second "
+            Wrong("b", "the loop adds AB once per call; 2 AB would need C_old = AB, i.e. a second "
                        "call on the result of a first one."),
         ],
         explain="Fixing C = AB makes every faster version checkable against one reference; "

@@ -43,14 +43,14 @@ def _best_chunk():
 
 # The execution model (section 10).
 BLOCK_ON_SM = {
-    "a": "all on one SM, from its first instruction to its last",
-    "b": "spread over several SMs, so that one large block keeps the whole GPU busy",
-    "c": "one warp per SM, so that the SMs share the block's work",
+    "a": "spread over several SMs, so that one large block keeps the whole GPU busy",
+    "b": "one warp per SM, so that the SMs share the block's work between them",
+    "c": "all on one SM, from its first instruction to its last",
 }
 WHILE_WAITING = {
-    "a": "it issues an instruction of another resident warp that is ready",
-    "b": "the SM stalls until the load returns",
-    "c": "the waiting warp's other instructions run ahead in its place",
+    "a": "the SM stalls until the load returns, as an in-order core does on a cache miss",
+    "b": "it issues an instruction of another resident warp that is ready",
+    "c": "the waiting warp's later instructions run ahead of the load, out of order, in its place",
 }
 
 
@@ -63,23 +63,38 @@ def _resident_warps(regs, threads, smem):
     return blocks_per_sm(regs, threads, smem, HOPPER)[0] * -(-threads // WARP_SIZE)
 
 
+SHARED_RACE = {
+    "a": "updates can be lost (a data race): two threads that read the same old C[i, j] both add "
+         "to it, and the later write replaces the earlier one",
+    "b": "C[i, j] gets the full sum: the hardware performs each += on global memory as one "
+         "indivisible step, so every thread's partial sum arrives",
+    "c": "it does not compile: Numba can refuse a kernel in which several threads may write the "
+         "same element of an output array",
+}
 ROUND_2_REASON = {
-    "a": "whoever is idle takes the next chunk, so faster workers take more and nobody idles while "
-         "work is left; but a chunk cannot be split once taken, and speeds differ, so the last "
-         "chunks still leave a tail",
-    "b": "it cannot: with equal chunks everyone finishes at the same moment",
-    "c": "it reduces the total work, so everyone finishes sooner",
+    "a": "it cannot reduce waiting: a chunk holds the same 4 numbers each time, so the four "
+         "workers get equal shares and finish at the same moment in both rounds anyway",
+    "b": "handing out small chunks reduces the total work, since each worker adds fewer numbers at "
+         "a time, so everyone finishes sooner, though not all at exactly the same moment",
+    "c": "whoever is idle takes the next chunk, so faster workers take more and nobody idles while "
+         "work is left; but a chunk cannot be split once taken, so the last chunks still leave a "
+         "tail",
 }
 SPLIT_WRITES = {
-    "a": "over i/j each output has one owner that writes it once; over k each worker keeps a "
+    "a": "the same in both cases: every thread adds its acc into C[i, j] with +=, since each "
+         "output starts at zero and addition does not depend on the order",
+    "b": "over i/j each output has one owner that writes it once; over k each worker keeps a "
          "private partial sum and the partial sums are combined by a reduction (or atomic adds)",
-    "b": "the same in both cases: every thread adds its acc into C[i, j]",
-    "c": "over i/j the outputs need a reduction too, since every output reads the same A and B",
+    "c": "over i/j the outputs need a reduction too: every worker reads the same rows of A and "
+         "columns of B, and those shared reads must be combined exactly like the partial sums over "
+         "k",
 }
 AMDAHL_S = {
     "a": "the fraction of the baseline's running TIME spent in the part that is not accelerated",
-    "b": "the fraction of the program's lines of code that are not accelerated",
-    "c": "the fraction of the operations that could never run in parallel, whatever is measured",
+    "b": "the fraction of the program's lines of code that the change may not accelerate, counted "
+         "in the source",
+    "c": "the fraction of the operations that are inherently serial and could never run in "
+         "parallel, whatever is measured",
 }
 
 
@@ -203,12 +218,11 @@ QUESTIONS = [
         id="03.shared_output_race",
         answer_name="race_answer",
         prompt="Threads split the k loop of one C[i,j] and each does C[i,j] += acc directly, "
-               "without a reduction. What happens? 'a': C[i,j] gets the full sum; 'b': updates "
-               "can be lost (a data race); 'c': it does not compile.",
-        answer="b",
-        kind=Choice(["a", "b", "c"]),
+               "without a reduction. What happens? Pick one:\n" + options_text(SHARED_RACE),
+        answer="a",
+        kind=Choice(tuple(SHARED_RACE)),
         wrong=[
-            Wrong("a", "+= is read, add, write. Two threads can read the same old value and the "
+            Wrong("b", "+= is read, add, write. Two threads can read the same old value and the "
                        "later write overwrites the earlier one. Split k only with a reduction "
                        "(partial sums merged) or atomic adds."),
             Wrong("c", "nothing stops it compiling; the bug appears only at run time, and only "
@@ -363,13 +377,13 @@ QUESTIONS = [
         prompt="Round 2 hands chunks of 4 numbers to whoever is idle first. Why can that reduce "
                "waiting without making the four workers finish at the same moment? Pick one:\n"
                + options_text(ROUND_2_REASON),
-        answer="a",
+        answer="c",
         kind=Choice(tuple(ROUND_2_REASON)),
         wrong=[
-            Wrong("b", "equal shares are not equal times: with speeds 1.25, 1, 1 and 0.75 the same "
+            Wrong("a", "equal shares are not equal times: with speeds 1.25, 1, 1 and 0.75 the same "
                        "hand-out leaves a spread of finish times (the lesson's uneven run), and a "
                        "chunk taken late is finished by one worker alone."),
-            Wrong("c", "the work is the same 32 additions; handing it out differently changes who "
+            Wrong("b", "the work is the same 32 additions; handing it out differently changes who "
                        "waits, not how much there is to do."),
         ],
         explain="Dynamic hand-out trades a little scheduling cost for balance; the last chunk "
@@ -379,10 +393,10 @@ QUESTIONS = [
         id="03.split_writes",
         prompt="How must the outputs be written when a GEMM's work is split over i/j, and when it "
                "is split over k? Pick one:\n" + options_text(SPLIT_WRITES),
-        answer="a",
+        answer="b",
         kind=Choice(tuple(SPLIT_WRITES)),
         wrong=[
-            Wrong("b", "over k several threads own parts of the same C[i, j]: C[i, j] += acc from "
+            Wrong("a", "over k several threads own parts of the same C[i, j]: C[i, j] += acc from "
                        "each is a read-modify-write race, and updates get lost."),
             Wrong("c", "reading the same inputs needs no coordination (they are read-only); only "
                        "writes to the same output do, and over i/j no two workers write the same "
@@ -419,13 +433,13 @@ QUESTIONS = [
         id="03.block_on_one_sm",
         answer_name="block_on_one_sm",
         prompt="Where do the threads of one block run? Pick one:\n" + options_text(BLOCK_ON_SM),
-        answer="a",
+        answer="c",
         kind=Choice(tuple(BLOCK_ON_SM)),
         wrong=[
-            Wrong("b", "a block shares one shared memory and one barrier, and both live in one "
+            Wrong("a", "a block shares one shared memory and one barrier, and both live in one "
                        "SM: a block never spans SMs. A GPU is filled by launching many blocks "
                        "(at least one per SM: 132 on the H200)."),
-            Wrong("c", "the warps of a block all run on the SM that holds the block, since they "
+            Wrong("b", "the warps of a block all run on the SM that holds the block, since they "
                        "share its shared memory and barrier; other SMs run other blocks."),
         ],
     ),
@@ -490,10 +504,10 @@ QUESTIONS = [
         answer_name="while_waiting",
         prompt="A warp waits for a load from device memory. What does its warp scheduler do "
                "meanwhile? Pick one:\n" + options_text(WHILE_WAITING),
-        answer="a",
+        answer="b",
         kind=Choice(tuple(WHILE_WAITING)),
         wrong=[
-            Wrong("b", "a GPU does not wait like a single in-order core: the scheduler switches "
+            Wrong("a", "a GPU does not wait like a single in-order core: the scheduler switches "
                        "to another resident warp that is ready, at no cost (each keeps its own "
                        "registers). That is latency hiding, and it needs enough resident warps."),
             Wrong("c", "a warp's instructions issue in order; an instruction that needs the "

@@ -69,70 +69,95 @@ def _block_inputs(model):
 
 
 
+PIPELINE_DEPENDENT = {
+    "a": "yes, as before: with two buffers the next load always runs while the current batch is "
+         "being computed, whatever it reads",
+    "b": "only with three buffers: one for the batch being computed, one for its output, and one "
+         "for the next input being loaded",
+    "c": "no: the next input does not exist until the previous compute has produced it, so its "
+         "load must always wait for that output",
+}
 SOURCE_LOADS = {
-    "a": "no: caches serve many of those loads, prefetchers and write-allocation add others; HBM "
-         "traffic has to be measured with hardware counters, and the two models only bracket it",
-    "b": "yes: every load in the source is one access to HBM",
-    "c": "yes, as long as the matrices are larger than the L2 cache",
+    "a": "yes: each load in the source is one access to HBM, since the GPU's caches only keep data "
+         "that a kernel explicitly places in shared memory",
+    "b": "no: caches serve many of those loads while prefetchers and write-allocation add others; "
+         "the HBM traffic is measured with counters, and the two models only bracket it",
+    "c": "yes, as long as the matrices are larger than the L2 cache: then no element stays cached "
+         "between two of its uses, and each load of the source goes out to HBM",
 }
 SAME_FLOPS = {
-    "a": "the time is bounded by the slower of computing and moving data; without reuse the bytes "
+    "a": "it cannot cut it a lot: a GEMM's time is set by its FLOPs and the peak, so with the same "
+         "2MNK FLOPs only small gains from tuning are left",
+    "b": "the optimisation must have removed FLOPs that the 2MNK count does not see, such as index "
+         "arithmetic and repeated address calculations in the loop",
+    "c": "the time is bounded by the slower of computing and moving data; without reuse the bytes "
          "were the bound, and keeping data on chip cuts the bytes",
-    "b": "it cannot: the time is set by the number of FLOPs",
-    "c": "the optimisation must have removed FLOPs that the 2MNK count does not see",
 }
 BELOW_SLOPE = {
-    "a": "feed the memory better at the same intensity (enough parallel work, contiguous "
-         "accesses, fewer launches and synchronisations): the point can rise to its roof first",
-    "b": "raise its arithmetic intensity: a point below the slope must move right",
-    "c": "use a GPU with a higher compute peak",
+    "a": "feed the memory better at the same intensity (enough parallel work, contiguous accesses, "
+         "fewer launches and syncs): the point can first rise to its roof",
+    "b": "raise its arithmetic intensity by reusing data on chip: a point below the slope can "
+         "climb only after it moves right, since the slope can cap its rate",
+    "c": "move it to a GPU with a higher compute peak: a faster chip raises the whole roofline, "
+         "and the point rises with it at the same intensity",
 }
 REPORT_FIRST = {
-    "a": "the measurement: did the timer wait for the kernel, is the element count right, did the "
-         "bytes really cross HBM; only consistent numbers can say whether the kernel needs fewer "
-         "bytes or better feeding",
-    "b": "nothing more: follow the report and raise the arithmetic throughput",
-    "c": "nothing: the 1.2 GB came from the L2 cache, which explains 9.6 TB/s",
+    "a": "just that: a kernel that finishes in 0.125 ms already moves its bytes fast enough, so "
+         "follow the report and raise the arithmetic throughput with more or faster compute units",
+    "b": "the measurement: did the timer wait for the kernel, is the element count right, did the "
+         "bytes cross HBM; only consistent numbers say whether to cut bytes or feed better",
+    "c": "nothing: at 9.6 TB/s, twice the HBM bandwidth, the 1.2 GB must have come from the L2 "
+         "cache, which is faster than HBM and explains the figure",
 }
 CPU_TABLE = {
-    "a": "no: it is one implementation at a few sizes on one machine, the reordered loop already "
+    "a": "yes: the table times the tiled loops against the reordered one on real hardware, and "
+         "tiling loses on this CPU while it wins in each of the course's GPU lessons",
+    "b": "no, it shows something else: tiling loses only because the compiler can vectorise the "
+         "reordered loop and cannot vectorise the tiled ones",
+    "c": "no: it is one implementation at a few sizes on one machine, the reordered loop already "
          "reused data, and GPU kernels tile explicitly (and can lose too, with bad tiles)",
-    "b": "yes: the table shows that tiling does not work on CPUs and does on GPUs",
-    "c": "it shows that tiling loses only because the reordered loop is vectorised and the tiled "
-         "ones are not",
 }
 CPU_FOLLOWUP = {
-    "a": "count cache misses per version with hardware counters, rerun at sizes far beyond the "
-         "last-level cache, and time the tiled loops on tiny always-cached matrices to isolate "
-         "their overhead",
-    "b": "run the same table a few more times and keep each version's fastest run",
-    "c": "compare the GFLOP/s of the versions at one more size",
+    "a": "count cache misses per version with hardware counters, rerun far beyond the last-level "
+         "cache, and time the tiled loops on tiny always-cached matrices to see their overhead",
+    "b": "run the same table ten more times and keep each version's fastest run, so that noise "
+         "from other processes on the machine no longer hides which explanation is right",
+    "c": "compare the GFLOP/s of the versions at one more size, halfway between the two already "
+         "measured: the trend of each version's speedup with the size tells the two causes apart",
 }
 TILING_VS_RECOMPUTE = {
     "a": "they relieve different limits: tiling spends fast-memory capacity to avoid moving the "
-         "same bytes again (bandwidth), recomputation spends FLOPs to avoid storing activations "
-         "(capacity); each spends the resource that is plentiful",
-    "b": "they contradict each other: one keeps data, the other throws it away, so at most one of "
-         "them can be right",
-    "c": "both reduce the FLOPs, just in different places",
+         "same bytes again (bandwidth); recomputation spends FLOPs to avoid storing activations "
+         "(capacity)",
+    "b": "they contradict each other: tiling keeps data close so as not to fetch it again, "
+         "recomputation throws data away and fetches its inputs again, so at most one of them can "
+         "be the right idea",
+    "c": "they do the same thing in different places: both reduce the FLOPs, tiling inside one "
+         "GEMM kernel and recomputation across the layers of the whole model",
 }
 M_ROWS = {
-    "a": "only that 128 input vectors are processed together: 128 positions of one request, one "
-         "position of each of 128 requests, or anything in between",
-    "b": "that 128 users are being served",
-    "c": "that the batch holds 128 words",
+    "a": "that 128 users are being served at once: each row of the activation matrix is one user's "
+         "request, so M counts the requests in the current batch",
+    "b": "only that 128 input vectors are processed together: 128 positions of one request, one "
+         "position of each of 128 requests, or any mix in between",
+    "c": "that the batch holds 128 words: the rows of X are the words of the input text, one row "
+         "per word, across all the requests together",
 }
 MEMORY_BOUND = {
-    "a": "limited by memory: by its bandwidth (Q / B is the larger time) or by waiting on its "
+    "a": "exactly that Q / B is larger than F / P in the roofline model: the term is defined by "
+         "that one comparison and means nothing else",
+    "b": "limited by memory: by its bandwidth (Q / B is the larger time) or by waiting on its "
          "latency with too few requests in flight",
-    "b": "exactly that Q / B is larger than F / P, nothing else",
-    "c": "that the data does not fit in the GPU's memory",
+    "c": "that its data may not fit in the GPU's memory, so the kernel must stream it in pieces "
+         "from the host while it runs",
 }
 INTENSITY_LEVEL = {
-    "a": "which boundary its bytes cross (HBM to the chip, L2 to L1, DRAM to a CPU cache), so it "
-         "can be set against that level's bandwidth",
-    "b": "nothing: intensity is a property of the algorithm alone",
-    "c": "only the data type",
+    "a": "which boundary its bytes cross (HBM to the chip, L2 to L1, DRAM to a CPU cache): every "
+         "level has its own bandwidth to set it against",
+    "b": "nothing: intensity is a property of the algorithm alone, its FLOPs divided by the bytes "
+         "of its inputs and outputs, whatever machine runs it",
+    "c": "only the data type, since the bytes per element (4 for FP32, 2 for FP16) are the one "
+         "thing that can change the bytes a given algorithm may move",
 }
 ADD_RATE = P / 2                    # the FP32 peak counts an FMA as 2 FLOPs; an add is 1
 
@@ -164,19 +189,20 @@ def busy_sms():
 
 
 FUSION_KEEPS_U = {
-    "a": "when another operator still reads u (a later layer, or the backward pass): then it "
-         "must be written anyway; fusing also changes each thread's registers, how the work is "
-         "split and how long u lives",
-    "b": "never: a fused kernel keeps every intermediate in registers, at no other cost",
-    "c": "always: fusion only saves kernel launches, not memory traffic",
+    "a": "never: a fused kernel keeps every intermediate in registers, at no other cost, and "
+         "anything that needs u later can recompute it from x and y",
+    "b": "always: fusion can only save kernel launches, since the hardware still writes each "
+         "intermediate to HBM between the two operations inside the kernel",
+    "c": "when another operator still reads u (a later layer, or the backward pass): then it must "
+         "be written anyway; fusing also changes each thread's registers and how the work is split",
 }
 TILED_SOFTMAX = {
     "a": "the running maximum and sum of each row's softmax, merged from tile to tile; the result "
          "is the same mathematically, but the new order of additions may change the last bits",
-    "b": "nothing: each tile's softmax is complete by itself, and the result is bit for bit the "
-         "untiled one",
+    "b": "nothing: each tile's softmax is complete by itself, since the exponentials of different "
+         "scores are independent, and the result is bit for bit the untiled one",
     "c": "the whole row of scores, kept on chip: a tile cannot be normalised before all of them "
-         "are known",
+         "are known, so the result is bit for bit the untiled one",
 }
 
 QUESTIONS = [
@@ -620,14 +646,14 @@ QUESTIONS = [
         id="04.pipeline_dependent",
         answer_name="dependent_answer",
         prompt="If each batch's input is computed from the previous batch's output, can its "
-               "load still overlap the previous compute? 'a': yes, as before; 'b': no, the load "
-               "must wait for that output; 'c': only with three buffers.",
-        answer="b",
-        kind=Choice(["a", "b", "c"]),
+               "load still overlap the previous compute? Pick one:\n"
+               + options_text(PIPELINE_DEPENDENT),
+        answer="c",
+        kind=Choice(tuple(PIPELINE_DEPENDENT)),
         wrong=[
             Wrong("a", "overlap needs independent work: the input does not exist until the "
                        "previous compute finishes."),
-            Wrong("c", "more buffers cannot create data that has not been computed yet."),
+            Wrong("b", "more buffers cannot create data that has not been computed yet."),
         ],
     ),
     Question(
@@ -663,10 +689,10 @@ QUESTIONS = [
         id="04.source_loads_traffic",
         prompt="Can you count the loads in the naive loop's source and call them the measured HBM "
                "traffic? Pick one:\n" + options_text(SOURCE_LOADS),
-        answer="a",
+        answer="b",
         kind=Choice(tuple(SOURCE_LOADS)),
         wrong=[
-            Wrong("b", "the next output reads the same row of A again, and it is usually still in "
+            Wrong("a", "the next output reads the same row of A again, and it is usually still in "
                        "L1 or L2: many source loads never reach HBM, while cache lines and "
                        "write-allocation can add bytes the source never names."),
             Wrong("c", "even then L1 and L2 keep the recently used row of A and lines of B, and "
@@ -678,12 +704,12 @@ QUESTIONS = [
         id="04.same_flops_faster",
         prompt="A GEMM optimisation leaves the FLOPs unchanged. Why can it still cut the time a "
                "lot? Pick one:\n" + options_text(SAME_FLOPS),
-        answer="a",
+        answer="c",
         kind=Choice(tuple(SAME_FLOPS)),
         wrong=[
-            Wrong("b", "the same 2.147 GFLOP take at least 1.79 ms without reuse and 32 us with "
+            Wrong("a", "the same 2.147 GFLOP take at least 1.79 ms without reuse and 32 us with "
                        "ideal reuse on the H200: the bytes, not the FLOPs, set the first bound."),
-            Wrong("c", "reordering and tiling do exactly the same multiply-adds; what changes is "
+            Wrong("b", "reordering and tiling do exactly the same multiply-adds; what changes is "
                        "how often each input crosses HBM."),
         ],
     ),
@@ -716,10 +742,10 @@ QUESTIONS = [
         prompt="A report says the 1.2 GB vector add ran in 0.125 ms on a 4.8 TB/s H200 and "
                "recommends more arithmetic throughput. What do you check first? Pick one:\n"
                + options_text(REPORT_FIRST),
-        answer="a",
+        answer="b",
         kind=Choice(tuple(REPORT_FIRST)),
         wrong=[
-            Wrong("b", "arithmetic was never the limit of a 1/12 FLOP/B kernel, and the numbers "
+            Wrong("a", "arithmetic was never the limit of a 1/12 FLOP/B kernel, and the numbers "
                        "contradict each other (9.6 TB/s of HBM traffic): fix the measurement "
                        "before choosing a direction."),
             Wrong("c", "1.2 GB cannot sit in the H200's 50 MB L2, so at this size the cache does "
@@ -744,13 +770,13 @@ QUESTIONS = [
         prompt="In the recorded CPU table the tiled loops are slower than the reordered one. Does "
                "it prove that 'CPUs do not benefit from tiling and GPUs always do'? Pick one:\n"
                + options_text(CPU_TABLE),
-        answer="a",
+        answer="c",
         kind=Choice(tuple(CPU_TABLE)),
         wrong=[
-            Wrong("b", "one implementation, a few sizes and one machine prove nothing general: "
+            Wrong("a", "one implementation, a few sizes and one machine prove nothing general: "
                        "tuned CPU libraries tile heavily, and a GPU kernel with a bad tile size "
                        "or extra synchronisation can be slower than a simpler one."),
-            Wrong("c", "the five loops go through the same compiler and its vectoriser; a "
+            Wrong("b", "the five loops go through the same compiler and its vectoriser; a "
                        "difference cannot be pinned on 'only one of them uses SIMD' without "
                        "checking the generated code."),
         ],
@@ -820,10 +846,10 @@ QUESTIONS = [
         id="04.m_rows_meaning",
         prompt="A linear layer runs with M = 128 rows. What does M = 128 tell you? Pick one:\n"
                + options_text(M_ROWS),
-        answer="a",
+        answer="b",
         kind=Choice(tuple(M_ROWS)),
         wrong=[
-            Wrong("b", "[b, L, K] becomes [bL, K]: 128 rows can be 128 positions of a single "
+            Wrong("a", "[b, L, K] becomes [bL, K]: 128 rows can be 128 positions of a single "
                        "request as well as 128 requests. M alone does not count users."),
             Wrong("c", "a batch counts samples or requests, not words; and the rows are tokens, "
                        "which are not words either."),
@@ -865,10 +891,10 @@ QUESTIONS = [
         id="04.memory_bound_meaning",
         prompt="A kernel is called memory-bound. What does that mean? Pick one:\n"
                + options_text(MEMORY_BOUND),
-        answer="a",
+        answer="b",
         kind=Choice(tuple(MEMORY_BOUND)),
         wrong=[
-            Wrong("b", "that is bandwidth-bound, one kind of memory-bound. A kernel can also wait "
+            Wrong("a", "that is bandwidth-bound, one kind of memory-bound. A kernel can also wait "
                        "on memory latency while using little of the bandwidth (too few "
                        "requests in flight)."),
             Wrong("c", "not fitting is a capacity problem (out of memory, lesson 01); memory-bound "
@@ -942,14 +968,14 @@ QUESTIONS = [
         id="04.fusion_keeps_u",
         prompt="Fusing u = x + y and z = u * w into one kernel spares u's round trip through "
                "memory. When must u still be written? Pick one:\n" + options_text(FUSION_KEEPS_U),
-        answer="a",
+        answer="c",
         kind=Choice(tuple(FUSION_KEEPS_U)),
         wrong=[
-            Wrong("b", "an intermediate another operator needs (a later layer that reads u, or "
+            Wrong("a", "an intermediate another operator needs (a later layer that reads u, or "
                        "the backward pass) cannot be dropped; and a fused kernel needs more "
                        "registers per thread and another split of the work, which can cost "
                        "occupancy."),
-            Wrong("c", f"fusion spares u's round trip through HBM: at N = 1e8 in FP32, "
+            Wrong("b", f"fusion spares u's round trip through HBM: at N = 1e8 in FP32, "
                        f"{fusion_traffic(N_VEC)['unfused_bytes'] / 1e9:g} GB become "
                        f"{fusion_traffic(N_VEC)['fused_bytes'] / 1e9:g} GB, unless someone else "
                        f"needs u."),

@@ -56,10 +56,12 @@ def max_tile_side():
 
 
 SRAM_OPTIONS = {
-    "a": "no: shared memory is the part the program manages, visible to one thread block; the L1 "
+    "a": "yes: shared memory is another name for all the SRAM on the chip, which is why the L1 "
+         "cache and shared memory are carved from the same storage",
+    "b": "no: shared memory is the part the program manages, visible to one thread block; the L1 "
          "cache and the register file are on-chip SRAM too, with other interfaces and scopes",
-    "b": "yes: shared memory is another name for all the SRAM on the chip",
-    "c": "no: shared memory is not on the chip at all, it is a part of HBM",
+    "c": "no: shared memory is not on the chip; it is a region of HBM that the threads of a block "
+         "can address, reserved for the block while it runs",
 }
 
 QUESTIONS = [
@@ -165,10 +167,10 @@ QUESTIONS = [
         id="05.sram_is_shared",
         prompt="Is all of a GPU's on-chip SRAM shared memory? Pick one:\n"
                + options_text(SRAM_OPTIONS),
-        answer="a",
+        answer="b",
         kind=Choice(tuple(SRAM_OPTIONS)),
         wrong=[
-            Wrong("b", "shared memory is built from on-chip SRAM, but the converse does not hold: "
+            Wrong("a", "shared memory is built from on-chip SRAM, but the converse does not hold: "
                        "the L1 cache (which shares storage with it), the register file and other "
                        "caches are SRAM too, and a kernel cannot address them as shared memory."),
             Wrong("c", "shared memory sits on the chip, next to the SMs' arithmetic units; that is "

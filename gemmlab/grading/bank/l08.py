@@ -36,17 +36,21 @@ def pingpong_smem_bytes(bm, bn, bk, buffers=2):
 
 
 TWO_ARRAYS = {
-    "a": "only if the hardware lets the load proceed while the compute runs (an asynchronous "
-         "copy, or a load whose register is not used until later) and the code issues it first; "
-         "two arrays by themselves make nothing run at the same time",
-    "b": "yes: with two buffers the load and the compute always run at the same time",
-    "c": "no, never: a GPU cannot load and compute at the same time",
+    "a": "yes: with two buffers the load and the compute always run at the same time, because they "
+         "touch different arrays and so never wait for each other",
+    "b": "no: a GPU cannot load and compute at the same time, since one warp scheduler issues both "
+         "and a load can stall the whole SM until its data arrives",
+    "c": "only if the hardware lets the load proceed while the compute runs (an asynchronous copy, "
+         "or a load whose register is used later) and the code issues it first; two arrays alone "
+         "overlap nothing",
 }
 SWAP_GUARD = {
-    "a": "every thread has finished reading it (a barrier or a completion event), and tile k+1 "
-         "has landed in the other buffer before anyone reads that",
-    "b": "nothing: each thread only reads the elements it loaded itself",
-    "c": "the output accumulators must first be copied into the other buffer",
+    "a": "every thread has finished reading it (a barrier or a completion event), and tile k+1 has "
+         "landed in the other buffer before anyone reads that",
+    "b": "nothing: each thread only reads the elements it loaded itself, so its own program order "
+         "already keeps all of its reads before its next writes",
+    "c": "the output accumulators must first be copied into the other buffer, since the partial "
+         "sums of tile k are kept in the buffer it was computed from",
 }
 
 QUESTIONS = [
@@ -166,14 +170,14 @@ QUESTIONS = [
         prompt="A kernel declares two shared-memory buffers and, in its loop, loads tile k+1 into "
                "one while it computes tile k from the other. Does the load overlap the compute? "
                "Pick one:\n" + options_text(TWO_ARRAYS),
-        answer="a",
+        answer="c",
         kind=Choice(tuple(TWO_ARRAYS)),
         wrong=[
-            Wrong("b", "a load that blocks the thread until the data arrives still runs before "
+            Wrong("a", "a load that blocks the thread until the data arrives still runs before "
                        "the compute, buffers or not. Overlap needs an asynchronous path "
                        "(cp.async, TMA, a copy engine, or loads whose registers are used later) "
                        "and a schedule that issues the load first."),
-            Wrong("c", "GPUs do overlap them: other warps compute while one waits, and the "
+            Wrong("b", "GPUs do overlap them: other warps compute while one waits, and the "
                        "asynchronous copies of newer GPUs run beside the arithmetic. The question "
                        "is whether this kernel makes it happen."),
         ],

@@ -79,11 +79,13 @@ def _mma_hidden(rng):
 
 
 MMA_SHAPES = {
-    "a": "no: the shape depends on the GPU generation, the input and accumulator types and the "
+    "a": "yes: a Tensor Core multiplies a 16 x 16 tile by a 16 x 16 tile, one warp at a time, and "
+         "other shapes can be built from these steps by the compiler",
+    "b": "no: it depends on the GPU generation, the input and accumulator types and the "
          "instruction family (WMMA m16n16k16, m32n8k16, m8n32k16; mma.sync m16n8k16; Hopper's "
-         "wgmma with M = 64 and N up to 256, issued by a warp group of 4 warps)",
-    "b": "yes: a Tensor Core always multiplies 16 x 16 by 16 x 16, one warp at a time",
-    "c": "it is 16 x 16 x 16 for FP16 on every GPU; only FP8 differs",
+         "wgmma: M = 64, N up to 256, issued by 4 warps)",
+    "c": "it is 16 x 16 x 16 for FP16 on the GPUs that have Tensor Cores; only the 8-bit and TF32 "
+         "instructions use other shapes, because their elements have other sizes",
 }
 
 QUESTIONS = [
@@ -351,10 +353,10 @@ QUESTIONS = [
         id="12.mma_shape_universal",
         prompt="Is 16 x 16 x 16 the shape of every Tensor Core matrix multiply-accumulate? Pick "
                "one:\n" + options_text(MMA_SHAPES),
-        answer="a",
+        answer="b",
         kind=Choice(tuple(MMA_SHAPES)),
         wrong=[
-            Wrong("b", "16 x 16 x 16 per warp is WMMA's picture: mma.sync steps are m16n8k16, and "
+            Wrong("a", "16 x 16 x 16 per warp is WMMA's picture: mma.sync steps are m16n8k16, and "
                        "on Hopper a group of 4 warps issues wgmma with 64 rows and up to 256 "
                        "columns."),
             Wrong("c", "even for FP16 the shapes differ between WMMA, mma.sync and wgmma, and "

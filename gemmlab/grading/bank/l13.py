@@ -55,35 +55,40 @@ AXIS_PROMPT = "'contexts' (samples or microbatches), 'layers', 'tokens' (of one 
 
 
 TP_FIXES = {
-    "a": "i_DP, i_PP and i_CP are fixed; i_TP walks 0 .. 7",
-    "b": "i_TP is fixed; the other three coordinates walk",
-    "c": "nothing is fixed: the TP group is the whole job",
+    "a": "i_TP is fixed; i_DP, i_PP and i_CP walk over their ranges",
+    "b": "nothing is fixed: the TP group spans all 128 ranks",
+    "c": "i_DP, i_PP and i_CP are fixed; i_TP walks all of 0 .. 7",
 }
 FOUR_D = {
-    "a": "four kinds of parallelism (DP, PP, CP, TP) combined on a grid of ranks",
-    "b": "that the model's tensors have four dimensions",
-    "c": "that the job runs on four GPUs",
+    "a": "that the model's tensors have four dimensions (batch, sequence, heads, head size)",
+    "b": "four kinds of parallelism (DP, PP, CP, TP) combined on a grid of ranks",
+    "c": "that the job runs on four GPUs, one for each of the four parts of the model",
 }
 TP_SPLITS = {
-    "a": "whichever dimension of a layer's matrices suits it: hidden features, attention heads, "
-         "the FFN's hidden units, a matrix's input or output dimension",
-    "b": "always the hidden feature dimension, and only that",
-    "c": "the tokens of the sequence",
+    "a": "whichever dimension of a layer's matrices suits it: features, attention heads, the FFN's "
+         "hidden units, a matrix's input or output dimension",
+    "b": "always the hidden feature dimension H and only that, so that every layer's weight "
+         "matrices are cut in the same way, the same on every rank of the group",
+    "c": "the tokens of the sequence: each TP rank takes a contiguous slice of the positions and "
+         "runs the whole layer on them",
 }
 
 WORK_VOLUME = {
-    "a": "no: it is a picture of the task's coordinates (each layer a token x feature plane); what "
-         "is held in memory depends on the run: inference keeps one layer's activations at a "
-         "time, training keeps or recomputes them for the backward pass",
-    "b": "yes: the L x S x H tensor is allocated when the run starts",
-    "c": "yes, but only on the last pipeline stage",
+    "a": "no: it is a picture of the task's coordinates; what is held depends on the run: "
+         "inference keeps one layer's activations at a time, training keeps or recomputes them for "
+         "the backward pass",
+    "b": "yes: the L x S x H tensor is allocated when the run starts, since every layer writes its "
+         "token x feature plane into it and the backward pass reads them all",
+    "c": "yes, but only on the last pipeline stage, which gathers every layer's plane from the "
+         "earlier stages before it computes the loss",
 }
 B_AXIS = {
-    "a": "not necessarily: B counts the task's independent contexts (microbatch items); data "
-         "loading, gradient accumulation and pipeline microbatches can lay them out differently "
-         "in memory",
-    "b": "yes: B is always the first dimension of the input tensor the framework sees",
-    "c": "no: B counts the GPUs of the data-parallel group",
+    "a": "not necessarily: B counts the task's independent contexts; data loading, gradient "
+         "accumulation and pipeline microbatches can lay them out differently in memory",
+    "b": "yes: B is always the first dimension of the input tensor that the framework sees, and "
+         "every training step processes exactly those B contexts together, side by side",
+    "c": "no: B counts the GPUs of the data-parallel group, each of which holds one context, so B "
+         "equals the data-parallel degree DP",
 }
 
 QUESTIONS = [
@@ -221,22 +226,22 @@ QUESTIONS = [
         id="13.tp_group_fixes",
         prompt="In the job with DP = 4, PP = 2, CP = 2, TP = 8, which coordinates does a TP group "
                "fix? Pick one:\n" + options_text(TP_FIXES),
-        answer="a",
+        answer="c",
         kind=Choice(tuple(TP_FIXES)),
         wrong=[
-            Wrong("b", "that describes the other groups of a rank seen together; a TP group is a "
+            Wrong("a", "that describes the other groups of a rank seen together; a TP group is a "
                        "line along the TP axis: the other three coordinates fixed, i_TP walking."),
-            Wrong("c", "the job has 128 ranks; a TP group has 8, one for each i_TP, sharing "
+            Wrong("b", "the job has 128 ranks; a TP group has 8, one for each i_TP, sharing "
                        "their DP, PP and CP coordinates."),
         ],
     ),
     Question(
         id="13.four_d_meaning",
         prompt="What does '4D' in '4D parallelism' count? Pick one:\n" + options_text(FOUR_D),
-        answer="a",
+        answer="b",
         kind=Choice(tuple(FOUR_D)),
         wrong=[
-            Wrong("b", "4D counts kinds of parallelism. The tensors may have any rank (batch, "
+            Wrong("a", "4D counts kinds of parallelism. The tensors may have any rank (batch, "
                        "sequence, heads, head dimension, often flattened)."),
             Wrong("c", "the number of GPUs is the product of the four degrees, 128 in the "
                        "lesson's example."),
