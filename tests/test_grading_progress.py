@@ -109,3 +109,53 @@ def test_the_table_and_figure_of_counts():
     assert "#" * 20 in text.splitlines()[1] and "x" * 7 in text.splitlines()[1]
     figure = progress.figure(rows)
     assert len(figure.axes[0].patches) == 6 and "1 revealed" in figure.axes[0].texts[0].get_text()
+
+
+def test_gl_progress_counts_inside_a_running_kernel_notebook_by_notebook(tmp_path, monkeypatch):
+    """What a student sees when a cell runs gl.progress() in Jupyter: a line per notebook while it
+    works, the counts right (not the 0 passed, 0 failed of asyncio.run() inside the kernel's
+    running loop), and no returned value shown a second time."""
+    from nbclient import NotebookClient
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from gemmlab import notebook_run
+    work = tmp_path / "work"
+    monkeypatch.chdir(tmp_path)
+    handout.make_student_folder(work)
+    _answer(work / "exercises" / "00_start_here.ipynb", "matrix_mib = ...", "matrix_mib = 4")
+    nb = new_notebook(cells=[new_code_cell(f"import gemmlab as gl\n"
+                                           f"gl.progress({str(work)!r}, lessons=['00', '01'], "
+                                           f"draw=False)")])
+    NotebookClient(nb, timeout=600, kernel_manager_class=notebook_run.LocalAsyncKernelManager,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = nb.cells[0].outputs
+    assert not [o for o in outputs if o.output_type in ("execute_result", "error")], outputs
+    assert not [o for o in outputs if o.get("name") == "stderr"], outputs
+    printed = "".join(o.get("text", "") for o in outputs)
+    assert "[1/1] 00_start_here.ipynb: 1 passed, 0 failed" in printed
+    row = next(line for line in printed.splitlines() if line.startswith("00 "))
+    assert row.split()[1:3] == ["1", "0"]
+    assert printed.index("[1/1] 00_start_here") < printed.index("lesson  ")
+
+
+def test_the_command_says_what_it_does_before_judging_and_counts_as_gl_progress(tmp_path):
+    work = tmp_path / "work"
+    made = subprocess.run([sys.executable, "-m", "gemmlab", "work", str(work)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    for name, old, new in (("00_start_here", "matrix_mib = ...", "matrix_mib = 5"),
+                           ("01_numbers_and_precision", "import gemmlab", "import gemmlab  #")):
+        _answer(work / "exercises" / f"{name}.ipynb", old, new)
+    with subprocess.Popen([sys.executable, "-m", "gemmlab", "progress", str(work), "--lesson",
+                           "00", "--lesson", "01"], cwd=tmp_path, stdout=subprocess.PIPE,
+                          text=True) as command:
+        first = command.stdout.readline()            # before any notebook has run
+        rest = command.stdout.read()
+    assert command.returncode == 0
+    assert first.startswith("gemmlab progress: judging the exercise notebooks")
+    assert "2 of yours to run, 2 at a time" in rest
+    assert max(len(line) for line in rest.splitlines()) <= 100
+    assert "00_start_here.ipynb: 0 passed, 1 failed" in rest
+    assert "01_numbers_and_precision.ipynb: 0 passed, 0 failed" in rest
+    assert next(line for line in rest.splitlines() if line.startswith("00 ")).split()[1:3] == \
+        ["0", "1"]
