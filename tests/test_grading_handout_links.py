@@ -86,10 +86,9 @@ def test_the_link_follower_finds_a_broken_link(tmp_path):
 
 
 def test_a_session_leaves_the_repository_notebooks_alone():
-    """`make lab` opens the student's copy, never notebooks/ itself."""
+    """`make lab` serves the student folder (`gemmlab lab`), never notebooks/ itself."""
     recipe = (ROOT / "Makefile").read_text().split("\nlab:", 1)[1].split("\n\n", 1)[0]
-    assert "jupyter lab $(WORK)/notebooks/00_start_here.ipynb" in recipe
-    assert "gemmlab work $(WORK)" in recipe
+    assert "gemmlab lab $(WORK)" in recipe and "jupyter lab" not in recipe
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)
