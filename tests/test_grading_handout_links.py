@@ -95,3 +95,12 @@ def test_a_session_leaves_the_repository_notebooks_alone():
 def test_lessons_send_students_to_their_own_exercises(path):
     text = path.read_text(encoding="utf-8")
     assert not re.search(r"(?<!your )`exercises/\d\d", text), "name the student folder's copy"
+
+
+def test_lesson_00s_course_map_lists_every_lesson():
+    """The map at the end of lesson 00 (its own section) links every lesson notebook, 12b too."""
+    cells = json.loads((ROOT / "notebooks" / "00_start_here.ipynb").read_text())["cells"]
+    course_map = next("".join(c["source"]) for c in cells
+                      if "".join(c["source"]).startswith("## 12. The course map"))
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb")):
+        assert f"]({path.name})" in course_map, path.name
