@@ -139,7 +139,7 @@ def build_parser():
     p = sub.add_parser("work", help="make your student folder DIR (work/) or add what it lacks, "
                                     "never over your files: the lessons in DIR/notebooks/, the "
                                     "exercises in DIR/exercises/, the glossary in DIR/docs/")
-    p.add_argument("dir", nargs="?", help="your folder of exercise notebooks (default: work)")
+    p.add_argument("dir", nargs="?", help="your student folder (default: work)")
     p.add_argument("--exercises", help="where the exercises are (default: ./exercises, else the "
                                        "installed course's)")
     p.add_argument("--to", default="work", help=argparse.SUPPRESS)      # the older spelling of DIR

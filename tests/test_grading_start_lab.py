@@ -81,3 +81,19 @@ def test_the_settings_ship_with_the_course():
     overrides = json.loads((settings / "labconfig" / "default_setting_overrides.json").read_text())
     assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
     assert "jupyter/**/*.json" in (course.CHECKOUT / "setup.py").read_text()   # into the wheel
+
+
+def test_help_readme_and_install_notes_say_the_same_thing():
+    """`gemmlab --help`, the README and docs/install.md: `gemmlab lab DIR` starts the lab, the
+    lessons go to DIR/notebooks (never DIR/lessons), and no step says to run `jupyter lab` on a
+    lesson (that makes the lesson's folder the root)."""
+    import subprocess
+    import sys
+    shown = subprocess.run([sys.executable, "-m", "gemmlab", "--help"], capture_output=True,
+                           text=True, timeout=120).stdout
+    shown = " ".join(shown.split())
+    assert "lab" in shown and "DIR/notebooks/" in shown and "DIR/lessons" not in shown
+    for name in ("README.md", "docs/install.md"):
+        text = " ".join((course.CHECKOUT / name).read_text().split())
+        assert "gemmlab lab DIR" in text and "DIR/notebooks/" in text, name
+        assert "DIR/lessons" not in text and "then `jupyter lab" not in text, name
