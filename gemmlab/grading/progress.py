@@ -140,8 +140,9 @@ def verdicts(work, lessons=(), say=None, workers=WORKERS):
     say("each top to bottom in a fresh kernel (up to a few minutes each on the simulator)")
     if todo:
         start = time.monotonic()
-        with ProcessPoolExecutor(min(workers, len(todo)),
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+        pool = ProcessPoolExecutor(min(workers, len(todo)),
+                                   mp_context=multiprocessing.get_context("spawn"))
+        try:
             running = {pool.submit(judge_notebook, path): path for path in todo}
             for done, future in enumerate(as_completed(running), start=1):
                 path = running[future]
@@ -149,6 +150,8 @@ def verdicts(work, lessons=(), say=None, workers=WORKERS):
                 passed, failed, left = _counts(found[path.name[:2]])
                 say(f"[{done}/{len(todo)}] {path.name}: {passed} passed, {failed} failed, {left} "
                     f"not attempted ({time.monotonic() - start:.0f} s)")
+        finally:        # after an interrupt (Jupyter's stop), return now: no notebook waits
+            pool.shutdown(wait=False, cancel_futures=True)
     return dict(sorted(found.items()))
 
 
