@@ -38,8 +38,9 @@ WORK ?= work
 lab: $(STAMP)
 	@exec $(VENV)/bin/gemmlab lab $(WORK) --port=$(PORT)
 
+# --durations: CI's log names the slowest tests, where a slow run's minutes went.
 test: $(STAMP)
-	GEMMLAB_BACKEND=sim $(VPY) -m pytest -n $(JOBS) --dist loadfile
+	GEMMLAB_BACKEND=sim $(VPY) -m pytest -n $(JOBS) --dist loadfile --durations=15
 
 # The edit-run loop: the lint gate, the unit tests and two lessons as a smoke test of the notebooks
 # (README, "The two commands"). Left to `make test`: the slow tests, and the files that run whole
