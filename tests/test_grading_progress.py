@@ -49,6 +49,7 @@ def test_progress_judges_the_students_notebooks_and_fits_100_columns(tmp_path, m
     assert max(len(line) for line in lines) <= 100
     text = "\n".join(lines)
     assert "2 of yours to run, 2 at a time" in text
+    assert "  00_start_here.ipynb, 01_numbers_and_precision.ipynb" in text     # which ones
     assert "00_start_here.ipynb: 1 passed, 0 failed" in text
     assert "01_numbers_and_precision.ipynb: 0 passed, 0 failed" in text
     row = next(line for line in lines if line.startswith("00 "))

@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -137,7 +138,10 @@ def verdicts(work, lessons=(), say=None, workers=WORKERS):
             todo.append(path)
     say(f"{len(found)} notebook(s) as handed out (not attempted); {len(todo)} of yours to run, "
         f"{min(workers, len(todo)) or 1} at a time,")
-    say("each top to bottom in a fresh kernel (up to a few minutes each on the simulator)")
+    say("each top to bottom in a fresh kernel (up to a few minutes each on the simulator)"
+        + (":" if todo else ""))
+    for line in textwrap.wrap(", ".join(path.name for path in todo), 96):
+        say(f"  {line}")
     if todo:
         start = time.monotonic()
         pool = ProcessPoolExecutor(min(workers, len(todo)),
