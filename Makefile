@@ -27,31 +27,20 @@ $(STAMP): pyproject.toml
 	PYTHONWARNINGS="ignore:Editable installation" $(VPY) -m pip install -q -e .
 	@touch $(STAMP)
 
-# The access token goes to JupyterLab through its environment (JUPYTER_TOKEN), which only you can
-# read, not on its command line, which every local user sees in `ps`. Kernels talk to the server
-# over Unix sockets in Jupyter's private runtime folder (the IPC transport), not over TCP ports on
-# localhost that any local user could connect to (and that made each kernel warn "running over
-# TCP without encryption"). `gemmlab work` first makes your student folder, $(WORK)/: your own
-# copies of the lessons ($(WORK)/notebooks/), the exercises ($(WORK)/exercises/) and the glossary,
-# laid out as in the repository so that every link works there. It adds only what you do not have
-# yet: your files are never overwritten, git ignores work/, and the repository's notebooks/ stay
-# as they are (git status stays clean). The course's JupyterLab settings (jupyter/: no news
-# pop-up) come through JUPYTER_CONFIG_PATH, next to yours.
+# `gemmlab lab` (gemmlab/grading/start_lab.py) makes your student folder, $(WORK)/, or adds what it
+# lacks: your own copies of the lessons ($(WORK)/notebooks/), the exercises ($(WORK)/exercises/)
+# and the glossary, laid out as in the repository so that every link works there. Your files are
+# never overwritten, git ignores work/, and the repository's notebooks/ stay as they are. Then it
+# becomes JupyterLab with $(WORK)/ as its root, the course's settings (jupyter/: no news pop-up; a
+# kernel that says which cell to run after a restart), the token in its environment (never on a
+# command line that `ps` shows) and kernels on private Unix sockets (no TCP ports).
 WORK ?= work
 lab: $(STAMP)
-	@$(VENV)/bin/gemmlab work $(WORK)
-	@token=$$($(VPY) -c 'import secrets; print(secrets.token_hex(16))'); \
-	browser=$$(if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ] || [ "$$(uname)" = Darwin ]; then echo; else echo --no-browser; fi); \
-	echo; echo "  Open: http://localhost:$(PORT)/lab/tree/$(WORK)/notebooks/00_start_here.ipynb?token=$$token"; \
-	echo "  Your student folder is $(WORK)/: lessons in $(WORK)/notebooks/, exercises in $(WORK)/exercises/."; echo; \
-	JUPYTER_TOKEN=$$token JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} \
-	  exec $(VENV)/bin/jupyter lab $(WORK)/notebooks/00_start_here.ipynb \
-	  --ServerApp.root_dir=. --port=$(PORT) --ServerApp.port_retries=0 $$browser \
-	  --KernelManager.transport=ipc \
-	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
+	@exec $(VENV)/bin/gemmlab lab $(WORK) --port=$(PORT)
 
+# --durations: CI's log names the slowest tests, where a slow run's minutes went.
 test: $(STAMP)
-	GEMMLAB_BACKEND=sim $(VPY) -m pytest -n $(JOBS) --dist loadfile
+	GEMMLAB_BACKEND=sim $(VPY) -m pytest -n $(JOBS) --dist loadfile --durations=15
 
 # The edit-run loop: the lint gate, the unit tests and two lessons as a smoke test of the notebooks
 # (README, "The two commands"). Left to `make test`: the slow tests, and the files that run whole

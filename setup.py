@@ -1,7 +1,8 @@
 """The one build step pyproject.toml cannot express: the wheel carries the course itself.
 
-The lesson and exercise notebooks, the recorded GPU runs the lessons read (benchmarks/**/*.json) and
-the glossary are copied into the package as ``gemmlab/_course/``, so that a course installed from
+The lesson and exercise notebooks, the recorded GPU runs the lessons read (benchmarks/**/*.json),
+the glossary and the course's Jupyter settings (jupyter/: JupyterLab's overrides, the kernel spec
+that `gemmlab lab` uses) are copied into the package as ``gemmlab/_course/``, so that a course installed from
 a wheel (pip, Colab) finds them through ``gemmlab.course``. An editable install reads them from the
 checkout instead and copies nothing. MANIFEST.in puts the same files into the sdist.
 """
@@ -12,7 +13,7 @@ from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 COURSE_FILES = ("notebooks/*.ipynb", "exercises/*.ipynb", "benchmarks/**/*.json",
-                "docs/glossary.md", "LICENSE")
+                "docs/glossary.md", "jupyter/**/*.json", "LICENSE")
 
 
 class BuildWithCourse(build_py):

@@ -1,6 +1,6 @@
-"""The ``gemmlab`` command: ``doctor``, ``bench``, ``allreduce``, ``tp``, ``work`` (students'
-copies), ``assign`` and ``grade`` (instructors). Each subcommand is a small function taking the
-parsed arguments.
+"""The ``gemmlab`` command: ``doctor``, ``bench``, ``allreduce``, ``tp``, ``lab``, ``work`` and
+``progress`` (students), ``assign`` and ``grade`` (instructors). Each subcommand is a small
+function taking the parsed arguments.
 
 ``gemmlab grade ...`` is the grader's command: the grader is a package of its own, which imports
 gemmlab and is never imported by it, so ``gemmlab grade`` becomes ``python -m gemmlab_grader``
@@ -31,19 +31,25 @@ def _work(args):
     return handout.work_main(args.exercises, args.dir or args.to)
 
 
+def _lab(args):
+    from .grading import start_lab
+    return start_lab.main(args.dir, args.port, False if args.no_browser else None)
+
+
 def _progress(args):
     import json
     from .grading import progress
+    say = (lambda text: print(text, file=sys.stderr, flush=True)) if args.json else \
+        (lambda text: print(text, flush=True))
+    say("gemmlab progress: judging the exercise notebooks of your student folder (Ctrl-C stops)")
     try:
-        found = progress.verdicts(args.dir, args.lessons)       # judged here (trusted: yours)
+        if args.json:
+            print(json.dumps(progress.verdicts(args.dir, args.lessons, say=say)))
+            return 0
+        rows = progress.report(args.dir, args.lessons, say=say)    # judged here (trusted: yours)
     except ValueError as exc:
         print(f"gemmlab progress: {exc}", file=sys.stderr)
         return 2
-    if args.json:
-        print(json.dumps(found))
-        return 0
-    rows = progress.tally(found, progress.revealed_in(args.dir))
-    print(progress.table(rows))
     if args.picture:
         progress.figure(rows).savefig(args.picture)
         print(f"picture: {args.picture}")
@@ -121,10 +127,19 @@ def build_parser():
                    help="write a student copy of the course (no solutions/) into the new DIR")
     p.set_defaults(run=_assign)
 
-    p = sub.add_parser("work", help="copy the exercise notebooks you do not have yet into DIR "
-                                    "(work/; never over yours; `make lab` runs it); from an "
-                                    "installed course, the lessons too, into DIR/lessons/")
-    p.add_argument("dir", nargs="?", help="your folder of exercise notebooks (default: work)")
+    p = sub.add_parser("lab", help="start JupyterLab in your student folder DIR (work/; made "
+                                   "or completed first, as `gemmlab work` does), opening "
+                                   "DIR/notebooks/00_start_here.ipynb; `make lab` runs it")
+    p.add_argument("dir", nargs="?", default="work", help="your student folder (default: work)")
+    p.add_argument("--port", type=int, default=8888, help="the port to serve on (default 8888)")
+    p.add_argument("--no-browser", action="store_true",
+                   help="do not open a browser (the address to open is printed)")
+    p.set_defaults(run=_lab)
+
+    p = sub.add_parser("work", help="make your student folder DIR (work/) or add what it lacks, "
+                                    "never over your files: the lessons in DIR/notebooks/, the "
+                                    "exercises in DIR/exercises/, the glossary in DIR/docs/")
+    p.add_argument("dir", nargs="?", help="your student folder (default: work)")
     p.add_argument("--exercises", help="where the exercises are (default: ./exercises, else the "
                                        "installed course's)")
     p.add_argument("--to", default="work", help=argparse.SUPPRESS)      # the older spelling of DIR

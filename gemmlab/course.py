@@ -31,3 +31,15 @@ def path(part):
         raise FileNotFoundError(f"this gemmlab install has no {part}/ (looked in {found}): "
                                 f"reinstall from the repository or a wheel built by its setup.py")
     return found
+
+
+def jupyter_settings():
+    """The course's Jupyter folder (``jupyter/``: JupyterLab's setting overrides in
+    ``labconfig/``, the kernel spec with the course's start-up in ``kernels/``), from the checkout
+    or the wheel; FileNotFoundError when this install lacks it."""
+    found = root() / "jupyter"
+    if not (found / "labconfig").is_dir():
+        raise FileNotFoundError(f"this gemmlab install has no Jupyter settings (looked in "
+                                f"{found}): reinstall from the repository or a wheel built by its "
+                                f"setup.py")
+    return found

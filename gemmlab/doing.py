@@ -1,7 +1,9 @@
 """One updating line saying what a long ``check()`` is doing ("compiling for sm_75, sm_90",
-"case 2 of 3"): silent for a check done within a second, then rewritten in place on stderr at
-each step and wiped at the end. Steps are said with :func:`step` from anywhere below a
-:func:`showing` block (the labs, the compile); outside one, :func:`step` does nothing."""
+"case 2 of 3"): silent for a check done within a second, then rewritten in place on stdout at
+each step and wiped at the end. Stdout, not stderr: in Jupyter the line then belongs to the same
+output as the verdict printed after it, which overwrites it (a carriage return), instead of
+staying above the PASS as a red stderr block. Steps are said with :func:`step` from anywhere
+below a :func:`showing` block (the labs, the compile); outside one, :func:`step` does nothing."""
 import sys
 import threading
 import time
@@ -12,8 +14,8 @@ _state = {"active": False, "text": "", "shown": False, "lock": threading.Lock()}
 
 
 def _show(text):
-    sys.stderr.write("\r\033[K" + text[:100] + ("" if text else "\r"))
-    sys.stderr.flush()
+    sys.stdout.write("\r\033[K" + text[:100] + ("" if text else "\r"))
+    sys.stdout.flush()
 
 
 def step(text):

@@ -52,6 +52,8 @@ def test_the_wheel_carries_the_course(wheel):
         for source in (ROOT / part).glob(pattern):
             assert f"gemmlab/_course/{part}/{source.name}" in names, source
     assert "gemmlab/_course/benchmarks/nccl_h200_np1/allreduce_nccl_np1.json" in names
+    for settings in ("labconfig/default_setting_overrides.json", "kernels/python3/kernel.json"):
+        assert f"gemmlab/_course/jupyter/{settings}" in names      # what `gemmlab lab` serves with
     assert not any(n.startswith("gemmlab/_course/solutions") for n in names)
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel).read(metadata).decode()
@@ -96,13 +98,15 @@ def test_installed_from_the_wheel_the_course_hands_out_and_finds_its_runs(wheel,
         colab.setup = lambda: original(run=commands.append, driver=(12, 4), cupy={{}})
         exec({colab.SETUP_CELL!r}, {{}})
         print(json.dumps({{"file": gemmlab.__file__, "root": str(gemmlab.course.root()),
-                          "gpu": run["machine"]["gpu"], "commands": commands}}))
+                          "gpu": run["machine"]["gpu"], "commands": commands,
+                          "settings": str(gemmlab.course.jupyter_settings())}}))
     """)
     found = subprocess.run([str(python), "-c", probe], cwd=tmp_path, capture_output=True,
                            text=True, timeout=300, env=env)
     assert found.returncode == 0, found.stderr[-2000:]
     report = json.loads(found.stdout.strip().splitlines()[-1])
     assert report["file"].startswith(site) and report["root"].endswith("gemmlab/_course")
+    assert report["settings"] == report["root"] + "/jupyter"     # what `gemmlab lab` serves with
     committed = json.loads((ROOT / "benchmarks" / "gpu_ladder.json").read_text())
     assert report["gpu"] == committed["machine"]["gpu"]           # the wheel's copy of the run
     assert report["commands"][-1][:3] == ["install", "-q", "cupy-cuda12x>=13"]

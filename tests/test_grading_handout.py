@@ -96,7 +96,8 @@ def test_make_lab_keeps_the_token_off_the_command_line_and_the_students_work(cou
         assert not any(token.encode() in c for c in command_lines)
         assert (course / "work" / "exercises" / "01_numbers_and_precision.ipynb").read_text() \
             == "my answers"
-        assert "/lab/tree/work/notebooks/00_start_here.ipynb" in printed
+        assert "/lab/tree/notebooks/00_start_here.ipynb" in printed     # work/ is the root
+        assert printed.count("Your student folder is work/") == 1
         assert len(list((course / "work" / "exercises").glob("[0-9][0-9]_*.ipynb"))) == \
             len(list((course / "exercises").glob("[0-9][0-9]_*.ipynb")))
     finally:

@@ -86,13 +86,21 @@ def test_the_link_follower_finds_a_broken_link(tmp_path):
 
 
 def test_a_session_leaves_the_repository_notebooks_alone():
-    """`make lab` opens the student's copy, never notebooks/ itself."""
+    """`make lab` serves the student folder (`gemmlab lab`), never notebooks/ itself."""
     recipe = (ROOT / "Makefile").read_text().split("\nlab:", 1)[1].split("\n\n", 1)[0]
-    assert "jupyter lab $(WORK)/notebooks/00_start_here.ipynb" in recipe
-    assert "gemmlab work $(WORK)" in recipe
+    assert "gemmlab lab $(WORK)" in recipe and "jupyter lab" not in recipe
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)
 def test_lessons_send_students_to_their_own_exercises(path):
     text = path.read_text(encoding="utf-8")
     assert not re.search(r"(?<!your )`exercises/\d\d", text), "name the student folder's copy"
+
+
+def test_lesson_00s_course_map_lists_every_lesson():
+    """The map at the end of lesson 00 (its own section) links every lesson notebook, 12b too."""
+    cells = json.loads((ROOT / "notebooks" / "00_start_here.ipynb").read_text())["cells"]
+    course_map = next("".join(c["source"]) for c in cells
+                      if "".join(c["source"]).startswith("## 12. The course map"))
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb")):
+        assert f"]({path.name})" in course_map, path.name

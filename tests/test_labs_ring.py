@@ -72,6 +72,15 @@ def centralized(comm, x):
     return comm.recv(0)
 
 
+def whole_buffer_ring(comm, x):
+    n, r = comm.size, comm.rank
+    total, passing = x.copy(), x.copy()
+    for _ in range(n - 1):
+        passing = comm.sendrecv(passing, (r + 1) % n, (r - 1) % n)
+        total = total + passing
+    return total
+
+
 def send_first(comm, x):
     n, r, chunks, right, left = _chunks(comm, x)
     for s in range(n - 1):
@@ -181,6 +190,7 @@ BROKEN = [
     (allgather_that_adds, "your all-gather adds: rank 0's chunk"),
     (off_by_one, "off-by-one chunk indices: rank 0 got chunk"),
     (centralized, "centralized: rank 1 sent its whole buffer"),
+    (whole_buffer_ring, "whole buffers: rank 0 sent its whole buffer"),
     (send_first, "deadlock: rank 0 waits in send to 1, rank 1 waits in send to "),
     (send_first, "Use comm.sendrecv(a, dst, src): it sends and receives in one step"),
     (send_then_recv, "a rank that sends and then receives (or receives and then sends"),

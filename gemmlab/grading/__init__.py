@@ -8,6 +8,6 @@ from .checker import FAIL, NOT_ATTEMPTED, PASS, Result, check, judge
 from .hints import hint
 from .reveal import reveal
 
-judged_cell.install()       # in IPython: a check cell's NameError says which cell to run first
+judged_cell.install()       # in IPython: cell run times, and a NameError naming the cell to run
 
 __all__ = ["check", "hint", "reveal", "judge", "Result", "PASS", "FAIL", "NOT_ATTEMPTED"]

@@ -1,6 +1,6 @@
 """What students get: their own copy of the course to work in, and a student copy of the course.
 
-``gemmlab work [DIR]`` (run by ``make lab``) makes the student folder ``DIR`` (``work/`` by
+``gemmlab work [DIR]`` (run by ``gemmlab lab`` and so ``make lab``) makes the student folder ``DIR`` (``work/`` by
 default) with the same layout as the course repository, so that every link of a notebook
 resolves there as it does in the repository, unchanged: ``DIR/notebooks/`` (the lessons),
 ``DIR/exercises/`` (the exercise notebooks) and ``DIR/docs/glossary.md``. The same folder comes
@@ -89,8 +89,9 @@ def make_student_folder(work="work", exercises=None):
     return done
 
 
-def work_main(exercises=None, work="work"):
-    """``gemmlab work``: make or complete the student folder ``work``."""
+def work_main(exercises=None, work="work", next_step=True):
+    """``gemmlab work``: make or complete the student folder ``work``; ``next_step``: also say
+    how to start JupyterLab in it (``gemmlab lab``, which runs this first, does not)."""
     try:
         root, source = _course_root(exercises)
     except FileNotFoundError as exc:
@@ -105,8 +106,10 @@ def work_main(exercises=None, work="work"):
     for part, (copied, kept) in done.items():
         print(f"{Path(work) / part}/: {len(copied)} new, {len(kept)} already yours (left as "
               f"they are)")
-    print(f"Your student folder is {work}/: work there. Start with {Path(work) / FIRST_LESSON} "
-          f"(jupyter lab {Path(work) / FIRST_LESSON}).")
+    print(f"Your student folder is {work}/: lessons in {Path(work) / 'notebooks'}/, exercises "
+          f"in {Path(work) / 'exercises'}/.")
+    if next_step:
+        print(f"Start JupyterLab in it with `gemmlab lab {work}` (it opens {FIRST_LESSON}).")
     return 0
 
 

@@ -43,7 +43,8 @@ def left(question_id):
 
 
 def hint(question_id):
-    """Print the next hint of ``question_id`` and return it ("" when none is left)."""
+    """Print the next hint of ``question_id`` (or that none is left). Returns None, so that
+    Jupyter shows the hint once, not again as the cell's value."""
     get_question(question_id)                  # an unknown id is a KeyError naming close ones
     texts = steps(question_id)
     record = student.load()
@@ -54,7 +55,7 @@ def hint(question_id):
                    f"reveal({question_id!r}) shows the worked answer." if texts else
                    f"{question_id}: this question has no hints.")
         print(message)
-        return ""
+        return None
     state["given"].append(index)
     state["next"] = None
     student.save(record)
@@ -62,7 +63,6 @@ def hint(question_id):
     remaining = len(texts) - len(state["given"])
     print(f"Hint {len(state['given'])} of {len(texts)} for {question_id} ({level}): "
           f"{texts[index]}" + (f" ({remaining} more: hint({question_id!r}))" if remaining else ""))
-    return texts[index]
 
 
 def after_check(question_id, result):

@@ -1,6 +1,6 @@
-"""``gl.progress()`` and ``gemmlab progress [DIR]``: each lesson's questions passed, failed, not
-attempted and revealed, from the student's own notebooks: a table that fits 100 columns and a
-bar per lesson.
+"""``gl.progress()`` and ``gemmlab progress [DIR]``, one implementation (:func:`report`): each
+lesson's questions passed, failed, not attempted and revealed, from the student's own notebooks:
+a line per notebook as it is judged, then a table that fits 100 columns and a bar per lesson.
 
 The verdicts (:func:`verdicts`, also ``gemmlab progress DIR --json``) are judged here, on the
 student's machine, with no grader (a release has none) and no sandbox: the student's own work,
@@ -9,13 +9,22 @@ cell), through the course's notebook runner (:class:`gemmlab.notebook_run.Counti
 :func:`gemmlab.judging.collected.extract` collects its answers in that kernel, and each is judged
 as ``check()`` and the grader judge it. A notebook still exactly as handed out is not run: "not
 attempted". The reveals come from the student's record (:mod:`gemmlab.grading.student`).
+
+The notebooks run in a small pool of child processes (:data:`WORKERS` at a time), started fresh
+("spawn"): each runs its notebook on an event loop of its own, so ``gl.progress()`` works inside a
+running Jupyter kernel (whose loop is busy running the cell), and two notebooks take the time of
+one on two cores.
 """
 import asyncio
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
 import tempfile
+import textwrap
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from jupyter_client.kernelspec import KernelSpecManager
@@ -33,6 +42,7 @@ from .checker import judge_question
 COLUMNS = ("passed", "failed", "not attempted", "revealed")
 BAR = 40
 CELL_TIMEOUT = 300          # seconds a cell of the student's notebook may take (then interrupted)
+WORKERS = 2                 # notebooks judged at once (each in a child with its own kernel)
 
 
 def _kernel_manager(workdir):
@@ -95,34 +105,65 @@ def judge_notebook(path):
     ids = lesson_questions(path.name[:2])
     data = Path(path).read_bytes()
     if data == _handed_out(path.name):
-        return {qid: NOT_ATTEMPTED for qid in ids}
+        return dict.fromkeys(ids, NOT_ATTEMPTED)
     bank = questions()
     answers = collect(data, [{"id": qid, "answer_name": bank[qid].answer_name,
                               "code": bank[qid].is_code} for qid in ids])
     return {qid: _judge(bank[qid], answers.get(qid)) for qid in ids}
 
 
-def verdicts(work, lessons=()):
+def _counts(statuses):
+    """(passed, failed, not attempted) among ``statuses``."""
+    return tuple(sum(s == want for s in statuses.values()) for want in (PASS, FAIL, NOT_ATTEMPTED))
+
+
+def verdicts(work, lessons=(), say=None, workers=WORKERS):
     """{lesson: {question id: status}} for the exercise notebooks ``NN_*.ipynb`` of the student
-    folder ``work`` (``lessons``: only these, two digits each; none: every lesson of the bank)."""
+    folder ``work`` (``lessons``: only these, two digits each; none: every lesson of the bank).
+    ``say(text)`` hears what is being done, from the start: how many notebooks run, then each one
+    as its verdicts come."""
     folder = Path(work) / "exercises"
     if not folder.is_dir():
         raise ValueError(f"{folder}/ does not exist: give your student folder (the one "
                          f"`gemmlab work` made)")
-    found = {}
+    say = say or (lambda text: None)
+    found, todo = {}, []
     for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
         lesson = path.name[:2]
-        if lesson_questions(lesson) and (not lessons or lesson in lessons):
+        if not lesson_questions(lesson) or (lessons and lesson not in lessons):
+            continue
+        if path.read_bytes() == _handed_out(path.name):     # not run: no child needed
             found[lesson] = judge_notebook(path)
-    return found
+        else:
+            todo.append(path)
+    say(f"{len(found)} notebook(s) as handed out (not attempted); {len(todo)} of yours to run, "
+        f"{min(workers, len(todo)) or 1} at a time,")
+    say("each top to bottom in a fresh kernel (up to a few minutes each on the simulator)"
+        + (":" if todo else ""))
+    for line in textwrap.wrap(", ".join(path.name for path in todo), 96):
+        say(f"  {line}")
+    if todo:
+        start = time.monotonic()
+        pool = ProcessPoolExecutor(min(workers, len(todo)),
+                                   mp_context=multiprocessing.get_context("spawn"))
+        try:
+            running = {pool.submit(judge_notebook, path): path for path in todo}
+            for done, future in enumerate(as_completed(running), start=1):
+                path = running[future]
+                found[path.name[:2]] = future.result()
+                passed, failed, left = _counts(found[path.name[:2]])
+                say(f"[{done}/{len(todo)}] {path.name}: {passed} passed, {failed} failed, {left} "
+                    f"not attempted ({time.monotonic() - start:.0f} s)")
+        finally:        # after an interrupt (Jupyter's stop), return now: no notebook waits
+            pool.shutdown(wait=False, cancel_futures=True)
+    return dict(sorted(found.items()))
 
 
 def tally(found, revealed):
     """[(lesson, passed, failed, not attempted, revealed)] in lesson order."""
     rows = []
     for lesson, statuses in sorted(found.items()):
-        counts = [sum(s == want for s in statuses.values()) for want in (PASS, FAIL, NOT_ATTEMPTED)]
-        rows.append((lesson, *counts, sum(q in revealed for q in statuses)))
+        rows.append((lesson, *_counts(statuses), sum(q in revealed for q in statuses)))
     return rows
 
 
@@ -163,20 +204,28 @@ def figure(rows):
     return fig
 
 
+def report(work, lessons=(), revealed=None, say=print):
+    """What ``gl.progress()`` and ``gemmlab progress`` show: each notebook as it is judged
+    (``say``), then the table; returns the rows (:func:`tally`). ``revealed``: the questions whose
+    worked answer was shown (default: the record in ``work``)."""
+    found = verdicts(work, lessons, say=say)
+    rows = tally(found, set(revealed_in(work) if revealed is None else revealed))
+    print(table(rows), flush=True)
+    return rows
+
+
 def progress(work=None, lessons=(), draw=True):
-    """Print the table of the student folder ``work`` (default: the one this notebook is in),
-    draw the bars, and return the rows."""
+    """Print each notebook's counts as it is judged and the table of the student folder ``work``
+    (default: the one this notebook is in), and draw the bars; returns None, so that Jupyter shows
+    nothing more (``gemmlab progress DIR --json`` gives the verdicts as data)."""
     work = Path(work) if work is not None else student.folder()
     if work is None:
         raise ValueError("this notebook is not in a student folder: give the folder, "
                          "gl.progress('work')")
-    rows = tally(verdicts(work, lessons), set(student.load()["revealed"]
-                                              if work == student.folder() else
-                                              revealed_in(work)))
-    print(table(rows))
+    revealed = student.load()["revealed"] if work == student.folder() else None
+    rows = report(work, lessons, revealed, say=lambda text: print(text, flush=True))
     if draw:
         figure(rows)
-    return rows
 
 
 def revealed_in(work):

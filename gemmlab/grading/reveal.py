@@ -48,33 +48,33 @@ def _explanation(question):
 
 
 def reveal(question_id, yes=False):
-    """Print the worked answer of ``question_id`` with its explanation and return it (None when
-    it is not shown: no attempt yet, not confirmed, or no worked answers in this install)."""
+    """Print the worked answer of ``question_id`` with its explanation, or why it is not shown
+    (no attempt yet, not confirmed, or no worked answers in this install). Returns None, so that
+    Jupyter shows the text once, not again as the cell's value."""
     q = get_question(question_id)
     if (course.root() / RELEASE_MARK).exists():
         print(f"{question_id}: this is a class release of the course: it ships no worked "
               f"answers. Ask your instructor, or use hint({question_id!r}).")
-        return None
+        return
     if not student.attempted(question_id):
         print(f"{question_id}: try it first. reveal() shows the worked answer once you have "
               f"checked an answer of your own (check({question_id!r}, ...)); hint("
               f"{question_id!r}) helps on the way.")
-        return None
+        return
     code = worked_answer(q)
     if code is None:
         print(f"{question_id}: this install of the course has no worked answers (they are in "
               f"the repository's solutions/, in a clone). hint({question_id!r}) gives hints.")
-        return None
+        return
     if question_id not in student.revealed() and not yes:
         reply = input(f"Show the worked answer of {question_id}? It is noted in your progress. "
                       f"[y/N] ")
         if reply.strip().lower() not in ("y", "yes"):
             print("Not shown.")
-            return None
+            return
     student.note_reveal(question_id)
     text = f"Worked answer of {question_id}:\n\n{code}\n"
     explanation = _explanation(q)
     if explanation:
         text += f"\nWhy it works:\n{explanation}\n"
     print(text)
-    return text

@@ -245,6 +245,8 @@ def _importer(allows):
             if level or not all(p in allows.imports for p in paths.values()):
                 _rule(f"from {name} import {', '.join(fromlist)}", "not granted here")
             return Facade(name, {f: allows.imports[p]() for f, p in paths.items()}, "granted")
+        if not level and name == "numpy" and "np" in allows.gives:
+            return allows.gives["np"][0]()     # `import numpy as np` (the source check: as np)
         if level or name not in allows.imports:
             _rule(f"import {name}", "this question grants no such import")
         return allows.imports[name]()
@@ -297,6 +299,8 @@ def _node_problem(allows, node):
         module = node.module if isinstance(node, ast.ImportFrom) else None
         for alias in node.names:
             path = f"{module}.{alias.name}" if module else alias.name
+            if _np_as_handed(allows, node, alias):
+                continue
             if getattr(node, "level", 0) or path not in allows.imports or alias.name == "*":
                 granted = ", ".join(allows.imports) or "none"
                 return f"imports {path}: this question grants these imports only: {granted}"
@@ -304,6 +308,13 @@ def _node_problem(allows, node):
         return (f"declares {type(node).__name__.lower()} {', '.join(node.names)}: an answer "
                 f"returns what it computes")
     return None
+
+
+def _np_as_handed(allows, node, alias):
+    """``import numpy as np`` where the answer is handed ``np``: it gives that same ``np`` (a
+    notebook cell imports what it uses), so it breaks no rule."""
+    return isinstance(node, ast.Import) and (alias.name, alias.asname) == ("numpy", "np") \
+        and "np" in allows.gives
 
 
 def _unanswered(fn):

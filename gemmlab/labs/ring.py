@@ -7,7 +7,8 @@ its low R bits, the element index (times the set's size) in the next I bits and 
 above, so the check can read, from any message or result, which chunk it is and whom it sums.
 That is how it names the mistake: a rank holding one reduced chunk (reduce-scatter only), a chunk
 summed twice (an all-gather that adds), a chunk missing some ranks (off-by-one chunk indices),
-whole buffers sent at once (centralized), too many steps or bytes.
+whole buffers sent at once (to a root and back: centralized; or around the ring), too many
+steps or bytes.
 """
 import numpy as np
 
@@ -203,10 +204,13 @@ def _diagnose_traffic(tags, run):
     whole = [t for t in run.trace if t.bytes >= S]
     if whole:
         t = whole[0]
-        return (f"centralized: rank {t.src} sent its whole buffer ({t.bytes} bytes) to rank "
-                f"{t.dst} in one message. Sending whole buffers to a root and back is the "
-                f"centralized all-reduce, whose root handles 2(N-1)S. The ring cuts every buffer "
-                f"into N chunks and sends one chunk per step to the next rank.")
+        sent = f"rank {t.src} sent its whole buffer ({t.bytes} bytes) to rank {t.dst} in one message"
+        ring = "The ring cuts every buffer into N chunks and sends one chunk per step to the next rank."
+        if len({(w.dst - w.src) % n for w in whole}) > 1:        # not all one way round
+            return (f"centralized: {sent}. Sending whole buffers to a root and back is the "
+                    f"centralized all-reduce, whose root handles 2(N-1)S. {ring}")
+        return (f"whole buffers: {sent}. Passing whole buffers around the ring makes every rank "
+                f"send (N-1)S or more, where a ring all-reduce sends 2(N-1)/N S per rank. {ring}")
     far = [t for t in run.trace if (t.dst - t.src) % n not in (1, n - 1)]
     if far:
         t = far[0]

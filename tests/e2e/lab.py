@@ -1,8 +1,10 @@
 """Run JupyterLab for the browser tests exactly as a student gets it, and always stop it.
 
-``running_lab`` starts ``make lab`` itself (same ``jupyter lab`` options, same fresh token, same
-extensions), only on a free port and with the virtual environment of the running interpreter. A
-few user settings are set in a throw-away settings folder, because the tests need them:
+``running_lab`` starts ``make lab`` itself (``gemmlab lab``: same options, same fresh token, same
+settings and kernel), only on a free port, with the virtual environment of the running
+interpreter and a student folder of its own (``student/`` in the lab's folder), which is the
+server's root: paths in the lab are relative to it, as a student's are. A few user settings are
+set in a throw-away settings folder, because the tests need them:
 
 * autosave off: running a lesson must never write outputs into the committed notebook;
 * every cell kept in the page (no windowing), so every output can be checked;
@@ -34,14 +36,19 @@ TEST_SETTINGS = {
 
 @dataclass(frozen=True)
 class Lab:
-    """A running JupyterLab: where it listens, its token, and the process group to stop."""
+    """A running JupyterLab: where it listens, its token, the process group to stop, and its
+    root (the student folder)."""
     port: int
     token: str
     pgid: int
+    root: Path
 
     def url(self, path):
-        """The address of ``path`` (a file of the repository) in the lab, with a fresh layout."""
-        return f"http://127.0.0.1:{self.port}/lab/tree/{path}?reset&token={self.token}"
+        """The address of ``path`` (relative to the root, or a file inside it) in the lab, with
+        a fresh layout."""
+        path = Path(path)
+        relative = path.relative_to(self.root) if path.is_absolute() else path
+        return f"http://127.0.0.1:{self.port}/lab/tree/{relative.as_posix()}?reset&token={self.token}"
 
     def api(self, method, path, body=None):
         """Call the server's REST API; returns the decoded JSON answer (None when empty)."""
@@ -96,19 +103,17 @@ def lab_environment(workdir):
     return env
 
 
-def lab_command(port, work=None):
+def lab_command(port, work):
     """``make lab`` on ``port``, with the running interpreter's environment taken as it is, and
-    the student folder ``work`` (relative to the repository) when given."""
+    the student folder ``work``."""
     venv = Path(sys.prefix)
     return ["make", "-s", "--no-print-directory", "lab", f"PORT={port}", f"VENV={venv}",
-            *([f"WORK={work}"] if work else []), "-o", str(venv / ".installed-stamp")]
+            f"WORK={work}", "-o", str(venv / ".installed-stamp")]
 
 
 def student_folder(workdir):
-    """The student folder of a lab whose files go to ``workdir``: inside it when it lies in the
-    repository (the suite's artifacts), so that the suite never writes into a real work/."""
-    workdir = Path(workdir).resolve()
-    return (workdir / "student").relative_to(ROOT) if ROOT in workdir.parents else None
+    """The student folder of a lab whose files go to ``workdir`` (never the repository's work/)."""
+    return Path(workdir).resolve() / "student"
 
 
 @contextlib.contextmanager
@@ -119,12 +124,14 @@ def running_lab(workdir, timeout=120):
     log_path = workdir / "jupyterlab.log"
     port = free_port()
     with open(log_path, "w") as log:
-        process = subprocess.Popen(lab_command(port, student_folder(workdir)), cwd=ROOT, env=lab_environment(workdir),
+        process = subprocess.Popen(lab_command(port, student_folder(workdir)), cwd=ROOT,
+                                   env=lab_environment(workdir),
                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)
     lab = None
     try:
-        lab = Lab(port, _wait_until_serving(process, port, log_path, timeout), process.pid)
+        lab = Lab(port, _wait_until_serving(process, port, log_path, timeout), process.pid,
+                  student_folder(workdir))
         yield lab
     finally:
         _stop(process, lab)

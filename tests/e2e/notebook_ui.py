@@ -19,7 +19,8 @@ WIDGET_REPR = re.compile(r"^\w+\((children|value|description|options|outputs|lay
 
 
 def open_notebook(page, lab, path, timeout_s=120):
-    """Open ``path`` (relative to the repository) and wait until its kernel is ready."""
+    """Open ``path`` (relative to the lab's root, the student folder, or a file inside it) and
+    wait until its kernel is ready."""
     page.goto(lab.url(path))
     page.locator(".jp-NotebookPanel .jp-Notebook").first.wait_for(timeout=timeout_s * 1000)
     page.locator(".jp-NotebookPanel .jp-Toolbar-kernelName", has_text="Python").wait_for(

@@ -5,7 +5,6 @@ red; a passing check without `show` draws nothing. Screenshots go to
 import nbformat
 import pytest
 
-from .lab import ROOT
 from .notebook_ui import code_cell, error_outputs, open_notebook, run_all_cells
 
 PICTURE = ".gemmlab-kernel-picture svg"
@@ -36,14 +35,14 @@ def marker(name):
 
 
 @pytest.fixture(scope="module")
-def picture_page(open_page, lab, artifacts):
-    path = artifacts / "kernel_picture.ipynb"
+def picture_page(open_page, lab):
+    path = lab.root / "kernel_picture.ipynb"
     cells = [nbformat.v4.new_code_cell(PREAMBLE)]
     cells += [nbformat.v4.new_code_cell(f"{marker(name)}\n{code}") for name, code in CASES.items()]
     nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
         "name": "python3", "display_name": "Python 3", "language": "python"}}), path)
     with open_page("kernel-picture") as page:
-        open_notebook(page, lab, path.relative_to(ROOT).as_posix())
+        open_notebook(page, lab, path)
         run_all_cells(page, timeout_s=300)
         errors = error_outputs(page)
         assert not errors, "the picture notebook shows errors:\n\n" + "\n\n".join(errors)

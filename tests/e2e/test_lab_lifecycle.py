@@ -50,8 +50,11 @@ def connection_file_of(kernel_id):
 def run_through_the_server(lab, kernel_id, code, timeout=120):
     """Run ``code`` in the kernel the way the browser does (the server's websocket, which talks
     to the kernel over its sockets); returns (the reply's status, the text the kernel printed).
-    It runs in a thread with an event loop of its own: the browser suite's Playwright keeps one
-    running in this thread."""
+    The printed text is complete once IOPub says ``status: idle`` for the request: the shell's
+    ``execute_reply`` may come before the last ``stream`` message (Jupyter does not order the
+    two channels), so the reply's status is kept and the idle status ends the wait. It runs in
+    a thread with an event loop of its own: the browser suite's Playwright keeps one running in
+    this thread."""
     from tornado.websocket import websocket_connect
 
     async def conversation():
@@ -64,16 +67,19 @@ def run_through_the_server(lab, kernel_id, code, timeout=120):
             "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
             "content": {"code": code, "silent": False, "store_history": False,
                         "user_expressions": {}, "allow_stdin": False}}))
-        printed = []
-        while True:
+        printed, reply, idle = [], None, False
+        while reply is None or not idle:
             message = json.loads(await socket.read_message())
             if message.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             if message["msg_type"] == "stream":
                 printed.append(message["content"]["text"])
-            if message["msg_type"] == "execute_reply":
-                socket.close()
-                return message["content"]["status"], "".join(printed)
+            elif message["msg_type"] == "execute_reply":
+                reply = message["content"]["status"]
+            elif message["msg_type"] == "status":
+                idle = message["content"]["execution_state"] == "idle"
+        socket.close()
+        return reply, "".join(printed)
 
     async def within_time():
         return await asyncio.wait_for(conversation(), timeout)

@@ -1,11 +1,18 @@
-"""A student's loop in the browser, from the student folder `make lab` makes: lesson 00 opens
-from it, a link leads to the student's own exercise notebook, an answer fails then passes, a lab
-kernel fails, a hint comes, the fix passes, and gl.progress() shows the lessons. Screenshots go
-to ``artifacts/student/``; the repository's notebooks are left as they were."""
+"""A student's loop in the browser, from the student folder `make lab` serves (its root): lesson 00
+opens, a link leads to the student's own exercise notebook, its cells run, a lab kernel fails,
+and every instruction the feedback gives is typed as given: `hint(...)`, `reveal(...)`; the fix
+passes with no note and nothing red above it; `gl.progress()`, as lesson 00 says, shows counts;
+after a kernel restart, a helper's NameError names the cell to run. The text on the page is
+asserted, and screenshots go to ``artifacts/student/`` (three also to GEMMLAB_E2E_SCREENS when
+set, for a review)."""
+import os
+import re
+import shutil
 import subprocess
+from pathlib import Path
 
-from .lab import ROOT, student_folder
-from .notebook_ui import open_notebook, wait_until_settled
+from .lab import ROOT
+from .notebook_ui import STDERR, open_notebook, run_all_cells, wait_until_settled
 
 WRONG_KERNEL = """from numba import cuda, float32
 
@@ -24,71 +31,105 @@ def lab_naive(A, B, C):
             acc += A[row, k] * B[k, col]
         C[row, col] = acc
 """
+LAB = "05.lab_naive"
+EXERCISE = "exercises/05_tiled_gemm.ipynb"
 
 
-def _run_new_cell(page, code, timeout_s=300):
-    """Add a cell at the end of the notebook, type ``code`` into it and run it; its output."""
-    page.locator(".jp-Notebook .jp-Cell").last.click()
-    page.keyboard.press("Escape")
-    page.keyboard.press("b")
+def _type_new_cell(page, code):
+    """Type ``code`` into an empty cell at the end of the notebook (the one Shift+Enter left, or
+    a new one) and run it; the cell."""
+    last = page.locator(".jp-Notebook .jp-Cell").last
+    if last.locator(".cm-content").inner_text().strip():
+        last.click()
+        page.keyboard.press("Escape")
+        page.keyboard.press("b")
     page.locator(".jp-Notebook .jp-Cell").last.locator(".cm-content").click()
     page.keyboard.insert_text(code)
     cells = page.locator(".jp-Notebook .jp-CodeCell")
     typed = cells.nth(cells.count() - 1)       # Shift+Enter then adds an empty cell below it
     page.keyboard.press("Shift+Enter")
+    return typed
+
+
+def _run_new_cell(page, code, timeout_s=300):
+    """Type and run ``code`` in a new cell; (the text of its output, the cell)."""
+    cell = _type_new_cell(page, code)
     wait_until_settled(page, timeout_s)
-    return _output(typed)
+    return cell.locator(".jp-OutputArea").inner_text(), cell
 
 
-def _output(cell):
-    return cell.locator(".jp-OutputArea").inner_text()
+def _echoed(cell):
+    """How many values Jupyter showed as the cell's result (Out[n]), beyond what it printed."""
+    return cell.locator(".jp-OutputArea-executeResult").count()
 
 
-def _shot(page, artifacts, name):
+def _shot(page, artifacts, name, review=None):
     (artifacts / "student").mkdir(exist_ok=True)
-    page.screenshot(path=artifacts / "student" / f"{name}.png", full_page=False)
+    path = artifacts / "student" / f"{name}.png"
+    page.screenshot(path=path, full_page=False)
+    screens = os.environ.get("GEMMLAB_E2E_SCREENS")
+    if review and screens:
+        Path(screens).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(screens) / f"{review}.png")
 
 
-def test_a_student_works_from_the_student_folder(page, lab, artifacts):
-    work = student_folder(artifacts / "lab")
-    assert (ROOT / work / "exercises" / "05_tiled_gemm.ipynb").is_file()
-    open_notebook(page, lab, f"{work}/notebooks/00_start_here.ipynb")
+def test_a_student_follows_every_instruction_from_the_student_folder(page, lab, artifacts):
+    assert (lab.root / EXERCISE).is_file()
+    open_notebook(page, lab, "notebooks/00_start_here.ipynb")
     _shot(page, artifacts, "01-lesson-00")
 
     page.locator('.jp-Notebook a[href*="exercises/00_start_here.ipynb"]').last.click()
-    page.locator(".lm-TabBar-tab.lm-mod-current", has_text="00_start_here").wait_for()
-    page.wait_for_function(f"() => location.pathname.includes('{work}/exercises/00_start_here')")
+    page.wait_for_function("() => location.pathname.includes('exercises/00_start_here')")
     page.locator(".jp-NotebookPanel:visible .jp-Notebook").wait_for()
     _shot(page, artifacts, "02-followed-link-to-exercise")
-    # the same notebook alone in a fresh layout (the page helpers expect one notebook panel)
-    open_notebook(page, lab, f"{work}/exercises/00_start_here.ipynb")
 
-    failed = _run_new_cell(page, 'from gemmlab.grading import check, hint, reveal\n'
-                                 'check("00.matrix_mib", 5)')
-    assert "[FAIL] 00.matrix_mib" in failed
-    passed = _run_new_cell(page, 'check("00.matrix_mib", 4)')
-    assert "[PASS] 00.matrix_mib" in passed
-    _shot(page, artifacts, "03-answer-failed-then-passed")
-
-    open_notebook(page, lab, f"{work}/exercises/05_tiled_gemm.ipynb")
+    open_notebook(page, lab, EXERCISE)         # alone in a fresh layout (one notebook panel)
+    run_all_cells(page, timeout_s=600)          # the student runs the notebook first
     _run_new_cell(page, WRONG_KERNEL)
-    verdict = _run_new_cell(page, 'import gemmlab as gl\nfrom gemmlab.grading import check, hint\n'
-                                  'check("05.lab_naive", lab_naive)')
-    assert "[FAIL] 05.lab_naive" in verdict and "hints left" in verdict
-    _shot(page, artifacts, "04-lab-failed")
-    given = _run_new_cell(page, 'hint("05.lab_naive")')
-    assert "Hint 1 of 3 for 05.lab_naive" in given
-    _shot(page, artifacts, "05-hint")
-    _run_new_cell(page, WRONG_KERNEL.replace("range(K - 1)", "range(K)"))
-    fixed = _run_new_cell(page, 'check("05.lab_naive", lab_naive)')
-    assert "[PASS] 05.lab_naive" in fixed
-    _shot(page, artifacts, "06-lab-fixed-and-passed")
+    failed, cell = _run_new_cell(page, f'check("{LAB}", lab_naive)')
+    assert f"[FAIL] {LAB}" in failed
+    told = re.search(r"hint\('05\.lab_naive'\)", failed)
+    assert told, failed                         # the feedback says what to type next ...
+    given, cell = _run_new_cell(page, told[0])  # ... and the student types exactly that
+    assert f"Hint 1 of 3 for {LAB}" in given and "NameError" not in given
+    assert _echoed(cell) == 0, "the hint was shown twice"
+    _shot(page, artifacts, "03-fail-then-hint", review="fail-then-hint")
 
-    page.keyboard.press("Control+s")         # progress reads the saved notebooks
-    shown = _run_new_cell(page, "rows = gl.progress(lessons=['05'])", timeout_s=600)
-    assert "05 " in shown
-    assert page.locator(".jp-Notebook .jp-CodeCell .jp-OutputArea img").count() >= 1
-    _shot(page, artifacts, "07-progress")
+    cell = _type_new_cell(page, f"reveal('{LAB}')")     # as lesson 00 says; it asks first: y
+    page.locator(".jp-Stdin-input").fill("y")
+    page.keyboard.press("Enter")
+    wait_until_settled(page, 120)
+    shown = cell.locator(".jp-OutputArea").inner_text()
+    assert f"Worked answer of {LAB}" in shown and "NameError" not in shown
+    assert _echoed(cell) == 0, "the worked answer was shown twice"
+    _shot(page, artifacts, "04-reveal")
+
+    _run_new_cell(page, WRONG_KERNEL.replace("range(K - 1)", "range(K)"))
+    passed, cell = _run_new_cell(page, f'check("{LAB}", lab_naive)')
+    assert f"[PASS] {LAB}" in passed
+    assert "edited" not in passed, passed       # the saved file is older than the run: no note
+    assert cell.locator(STDERR).count() == 0, "red text above the PASS"
+    _shot(page, artifacts, "05-pass-no-note", review="pass-with-no-note")
+
+    page.keyboard.press("Control+s")            # progress reads the saved notebooks
+    shown, cell = _run_new_cell(page, "gl.progress()", timeout_s=900)
+    assert "NameError" not in shown and "never awaited" not in shown
+    assert re.search(r"\[1/1\] 05_tiled_gemm\.ipynb: [1-9]\d* passed", shown), shown
+    row = next(line for line in shown.splitlines() if line.startswith("05 "))
+    assert int(row.split()[1]) >= 1, row        # lesson 05's row: passed, not all zero
+    assert _echoed(cell) == 0, "the rows were shown again as a list"
+    assert cell.locator("img").count() >= 1     # the bars
+    cell.evaluate("e => e.scrollIntoView()")    # the typed line, then the counts, in view
+    _shot(page, artifacts, "06-progress", review="progress-with-counts")
+
+    kernel = next(s["kernel"]["id"] for s in lab.api("GET", "sessions")
+                  if s["path"].endswith(EXERCISE))
+    lab.api("POST", f"kernels/{kernel}/restart")
+    page.locator('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status="idle"]').wait_for()
+    after, cell = _run_new_cell(page, f'hint("{LAB}")')
+    assert "NameError: hint is not defined. Run the cell that imports it first" in after, after
+    assert "import gemmlab as gl" in after and "Traceback" not in after
+    _shot(page, artifacts, "07-after-restart")
 
     status = subprocess.run(["git", "status", "--porcelain", "notebooks", "exercises"], cwd=ROOT,
                             capture_output=True, text=True, check=True).stdout

@@ -5,7 +5,6 @@ import nbformat
 import pytest
 from playwright.sync_api import expect
 
-from .lab import ROOT
 from .notebook_ui import (WIDGET_VIEW, code_cell, error_outputs, open_notebook, run_all_cells,
                           wait_until_settled)
 from .widget_cases import CASES
@@ -25,11 +24,11 @@ def write_widget_notebook(path):
 
 
 @pytest.fixture(scope="module")
-def widget_page(open_page, lab, artifacts):
-    path = artifacts / "widgets.ipynb"
+def widget_page(open_page, lab):
+    path = lab.root / "widgets.ipynb"
     write_widget_notebook(path)
     with open_page("widgets") as page:
-        open_notebook(page, lab, path.relative_to(ROOT).as_posix())
+        open_notebook(page, lab, path)
         run_all_cells(page, timeout_s=300)
         errors = error_outputs(page)
         assert not errors, "the widget notebook shows errors:\n\n" + "\n\n".join(errors)
