@@ -36,7 +36,7 @@ from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, where_it_lives
 from ..judging.cell import CellFunction
 from . import cases as cases_
 from . import feedback
-from .compile import argument_types, compile_meanwhile, refusal, resources
+from .compile import argument_types, compile_meanwhile, not_checked, refusal, resources
 from .kernel_source import kernel_cell
 from .observations import Observed
 from .observe import run_observed
@@ -149,8 +149,9 @@ class KernelLab:
             if rng is None and self.rung is not None:
                 text += (f" (On a GPU this check also times your kernel beside the course's "
                          f"`{self.rung[0]}` and cuBLAS.)")
-        if self.show_resources and status != NOT_ATTEMPTED:
-            text += f" {resources(compiled)}"
+        extra = resources(compiled) if self.show_resources else not_checked(compiled)
+        if extra:
+            text += f" {extra}"
         return status, text, picture
 
     # -- the checks ---------------------------------------------------------------------------
