@@ -56,6 +56,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 from traitlets import CaselessStrEnum, Float, HasTraits, Type, default
 
+from . import platforms
+
 CELL_TIMEOUT = 60
 
 
@@ -77,11 +79,15 @@ class _UnixSockets(HasTraits):
     """Kernel manager mixin: the IPC transport, its sockets in a folder only this user can enter
     (removed with the manager), on a short path (a Unix socket's path holds at most 107 bytes)."""
 
-    transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+    # Windows has no Unix sockets for ZeroMQ: there the kernel listens on 127.0.0.1 (TCP)
+    transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc" if platforms.POSIX else "tcp",
+                                config=True)
 
     _socket_folder = None
 
     def _ip_default(self):
+        if self.transport == "tcp":
+            return "127.0.0.1"
         self._socket_folder = tempfile.mkdtemp(prefix="gemmlab-kernel-")
         weakref.finalize(self, shutil.rmtree, self._socket_folder, True)
         return os.path.join(self._socket_folder, "kernel")

@@ -294,8 +294,9 @@ def checked(qid, source, name, label):
 def hide_compilers(monkeypatch, missing):
     """This process finds only what ``missing`` leaves, and forgets the verdicts check() kept
     (they are kept by cell, and were reached with the compilers)."""
+    from gemmlab import platforms
     from gemmlab.grading import checker
-    monkeypatch.setattr(nvc, "missing_compilers", lambda: missing)
+    monkeypatch.setattr(platforms, "missing_compilers", lambda: missing)
     monkeypatch.setattr(checker, "_VERDICTS", {})
 
 
@@ -337,7 +338,7 @@ def test_without_ptxas_the_register_report_says_it_was_not_checked(monkeypatch):
 def test_the_grader_never_skips_the_compile_step_when_compilers_are_missing(monkeypatch):
     """The grader's compiler answers for itself: a missing compiler there fails the grade (as
     before), whatever this process finds."""
-    monkeypatch.setattr(nvc, "missing_compilers", lambda: ("NVVM", "ptxas"))
+    hide_compilers(monkeypatch, ("NVVM", "ptxas"))
     broken = Recorder({"ok": False, "stage": "setup", "message": "libnvvm not found"})
     graded = judge_code("05.lab_tiled", TILED, "lab_tiled", seed=5, timeout=240, compiler=broken)
     assert graded.status == "fail" and "compiler is not usable" in graded.feedback

@@ -7,13 +7,10 @@ to a compiler (:mod:`gemmlab.labs.nvcompile`: Numba's ``compile_ptx`` with NVIDI
 words a kernel that does not compile (with the line of the cell), :func:`resources` the figures
 of one that does.
 
-Where NVIDIA's compilers are missing (macOS has no CUDA wheels; :func:`missing_compilers`), a
-student's check cannot compile: the simulator's verdict stands, and :func:`not_checked` says in
-one line what was not checked here (that the kernel compiles, what ptxas decides) and that the
-grader checks it. The grader's own compiler still requires them: a grade never skips this step.
+Without NVIDIA's compilers (a Mac) a student's check keeps the simulator's verdict and says what
+it left to the grader (:func:`gemmlab.platforms.not_checked`); the grader's compiler must work.
 """
 import ast
-import functools
 import json
 import os
 import re
@@ -23,7 +20,7 @@ import threading
 
 import numpy as np
 
-from .. import doing
+from .. import doing, platforms
 from ..judging import code_of
 from ..judging.cell import CellFunction
 from .kernel_source import KEPT, PREAMBLE_NAMES, defined, kernel_cell
@@ -53,48 +50,16 @@ def compile_kernel(kernel, arguments, archs=ARCHS):
     request = {"source": kept, "name": name, "arguments": arguments,
                "archs": [list(a) for a in archs]}
     compiler = kernel.compiler if isinstance(kernel, CellFunction) else None
-    if compiler is None and "NVVM" in missing_compilers():
-        return {"ok": True, "archs": {}, "unchecked": missing_compilers()}
+    missing = () if compiler is not None else platforms.missing_compilers()
+    if "NVVM" in missing:
+        return {"ok": True, "archs": {}, "unchecked": missing}
     doing.step(f"compiling for {', '.join(f'sm_{a}{b}' for a, b in archs)}")
     reply = dict(compiler.compile(request) if compiler is not None else _cached(request))
-    if compiler is None and reply.get("ok") and missing_compilers():
-        reply["unchecked"] = missing_compilers()
+    if reply.get("ok") and missing:
+        reply["unchecked"] = missing
     if not reply.get("ok"):
         reply["kept"] = kept            # the lines the complaint's line number refers to
     return reply
-
-
-@functools.cache
-def missing_compilers():
-    """Which of NVIDIA's compilers the compile step needs are missing here, as numba-cuda looks
-    for them (cuda-pathfinder: the wheels, conda, CUDA_HOME): a tuple of "NVVM" (compiles the
-    kernel to PTX) and "ptxas" (assembles it: registers, spills, limits); () when both are found."""
-    try:
-        import cuda.pathfinder as finder
-    except ImportError:     # numba-cuda without the CUDA wheels (macOS)
-        return ("NVVM", "ptxas")
-    missing = []
-    try:
-        finder.load_nvidia_dynamic_lib("nvvm")
-    except Exception:  # every failure to load means "not usable here"
-        missing.append("NVVM")
-    if not finder.find_nvidia_binary_utility("ptxas"):
-        missing.append("ptxas")
-    return tuple(missing)
-
-
-def not_checked(reply):
-    """The one line a reply compiled without (some of) NVIDIA's compilers adds to the verdict: what
-    was not checked on this machine, and who checks it; "" when nothing was left out."""
-    missing = reply.get("unchecked")
-    if not missing:
-        return ""
-    what = ("whether your kernel compiles for a GPU (a Python construct CUDA lacks) and what "
-            "ptxas decides (registers, spills, the limits of a block)" if "NVVM" in missing else
-            "what ptxas decides (registers, spills, the limits of a block)")
-    return (f"Not checked on this machine: {what}, since NVIDIA's {' and '.join(missing)} "
-            f"{'are' if len(missing) > 1 else 'is'} not installed here (macOS has no CUDA "
-            f"wheels); the grader checks it.")
 
 
 def compile_meanwhile(kernel, arguments, archs=ARCHS):
@@ -232,10 +197,10 @@ def refusal(reply, kept=""):
 
 def resources(reply):
     """'What ptxas reports for your kernel: sm_75 40 registers per thread, no spills, 2048 bytes
-    of shared memory per block; sm_90 ...', or "" for a reply without figures, or
-    :func:`not_checked`'s line for one compiled without ptxas."""
+    of shared memory per block; sm_90 ...', or "" for a reply without figures (or without ptxas:
+    what was not checked)."""
     if reply.get("unchecked"):
-        return not_checked(reply)
+        return platforms.not_checked(reply["unchecked"])
     parts = []
     for arch, figures in (reply.get("archs") or {}).items():
         if "registers" not in figures:

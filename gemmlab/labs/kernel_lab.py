@@ -31,12 +31,12 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from .. import device, doing
+from .. import device, doing, platforms
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, where_it_lives
 from ..judging.cell import CellFunction
 from . import cases as cases_
 from . import feedback
-from .compile import argument_types, compile_meanwhile, not_checked, refusal, resources
+from .compile import argument_types, compile_meanwhile, refusal, resources
 from .kernel_source import kernel_cell
 from .observations import Observed
 from .observe import run_observed
@@ -149,7 +149,8 @@ class KernelLab:
             if rng is None and self.rung is not None:
                 text += (f" (On a GPU this check also times your kernel beside the course's "
                          f"`{self.rung[0]}` and cuBLAS.)")
-        extra = resources(compiled) if self.show_resources else not_checked(compiled)
+        extra = (resources(compiled) if self.show_resources
+                 else platforms.not_checked(compiled.get("unchecked")))
         if extra:
             text += f" {extra}"
         return status, text, picture
