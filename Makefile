@@ -11,7 +11,11 @@ JOBS ?= auto
 # For `make gpu-test`: the venv when there is one, else the interpreter at hand (offline GPU boxes).
 GPU_PYTHON ?= $(if $(wildcard $(VPY)),$(VPY),$(PYTHON))
 
-# `make site` and `make e2e` add their optional dependencies (pyproject.toml) to .venv once.
+# The base install is what a student needs to run the lessons; each target adds the optional
+# dependencies (pyproject.toml) it needs to .venv once: JupyterLab (`lab`), the test and lint tools
+# (`dev`: `make test`, `make check`, `make lint`), the site builder and the browser tests.
+LAB_STAMP := $(VENV)/.lab-stamp
+DEV_STAMP := $(VENV)/.dev-stamp
 SITE_STAMP := $(VENV)/.site-stamp
 E2E_STAMP := $(VENV)/.e2e-stamp
 
@@ -26,6 +30,14 @@ $(STAMP): pyproject.toml
 	$(VPY) -m pip install -q --upgrade pip
 	PYTHONWARNINGS="ignore:Editable installation" $(VPY) -m pip install -q -e .
 	@touch $(STAMP)
+
+$(LAB_STAMP): $(STAMP)
+	PYTHONWARNINGS="ignore:Editable installation" $(VPY) -m pip install -q -e '.[lab]'
+	@touch $@
+
+$(DEV_STAMP): $(STAMP)
+	PYTHONWARNINGS="ignore:Editable installation" $(VPY) -m pip install -q -e '.[dev]'
+	@touch $@
 
 # The access token goes to JupyterLab through its environment (JUPYTER_TOKEN), which only you can
 # read, not on its command line, which every local user sees in `ps`. Kernels talk to the server
@@ -50,7 +62,7 @@ lab: $(STAMP)
 	  --KernelManager.transport=ipc \
 	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
-test: $(STAMP)
+test: $(DEV_STAMP)
 	GEMMLAB_BACKEND=sim $(VPY) -m pytest -n $(JOBS) --dist loadfile
 
 # The edit-run loop: the lint gate, the unit tests and two lessons as a smoke test of the notebooks
@@ -69,7 +81,7 @@ check: lint
 	  $(addprefix --ignore=,$(CHECK_LEAVES)) tests $(CHECK_NOTEBOOKS)
 
 # The lint gate (.ci/run): zero findings of pyproject.toml's [tool.ruff] rules, in a second or two.
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
 
 gpu-test:
@@ -85,7 +97,7 @@ $(SITE_STAMP): $(STAMP)
 	$(VPY) -m pip install -q -e '.[site]'
 	@touch $@
 
-$(E2E_STAMP): $(SITE_STAMP)
+$(E2E_STAMP): $(SITE_STAMP) $(LAB_STAMP) $(DEV_STAMP)
 	$(VPY) -m pip install -q -e '.[e2e]'
 	@touch $@
 
