@@ -26,8 +26,12 @@ def online():
         return False
 
 
-needs_index = pytest.mark.skipif(not online(), reason="offline: the package index (pypi.org) "
-                                                      "does not answer, and resolving needs it")
+@pytest.fixture
+def index():
+    """Skips the test, saying why, where the package index does not answer (asked only by the
+    tests that need it, when they run)."""
+    if not online():
+        pytest.skip("offline: the package index (pypi.org) does not answer, and resolving needs it")
 
 
 def _key(requirement):
@@ -56,7 +60,8 @@ def test_environment_yml_has_the_dependencies_of_a_local_install_with_the_same_b
             assert bool(requirement.marker) == through_pip, (
                 f"{item}: a marker needs pip's section, and pip's section holds only those")
             listed.add(_key(requirement))
-    assert wanted - listed == set(), f"missing or other bounds in environment.yml: {wanted - listed}"
+    missing = wanted - listed
+    assert missing == set(), f"missing or other bounds in environment.yml: {missing}"
     assert listed - wanted == set(), f"only in environment.yml: {listed - wanted}"
 
 
@@ -84,9 +89,9 @@ def test_macos_gets_the_simulator_and_the_others_nvidias_compilers():
     assert all(numpy.specifier.contains(s["numpy"]) for s in sets.values())
 
 
+@pytest.mark.slow          # about 40 s: left to `make test` and CI, out of `make check`'s loop
 @pytest.mark.network
-@needs_index
-def test_the_committed_sets_are_what_the_dependencies_resolve_to_today():
+def test_the_committed_sets_are_what_the_dependencies_resolve_to_today(index):
     """uv resolves pyproject.toml for each platform, the index as of resolve.INDEX_DATE: the
     committed set is that resolution (a change of dependencies without `python
     constraints/resolve.py` fails here, with the difference)."""
@@ -97,8 +102,7 @@ def test_the_committed_sets_are_what_the_dependencies_resolve_to_today():
 
 @pytest.mark.slow
 @pytest.mark.network
-@needs_index
-def test_a_venv_of_the_macos_set_runs_the_labs_checks_and_lessons_00_and_03(tmp_path):
+def test_a_venv_of_the_macos_set_runs_the_labs_checks_and_lessons_00_and_03(tmp_path, index):
     """The set that resolves for macOS (for this Python: the committed one is for 3.12), installed
     here with Linux wheels of the same versions, so without cuda-bindings or NVIDIA's compilers:
     every kernel lab's and puzzle's check() passes on its worked answer, saying what it could
