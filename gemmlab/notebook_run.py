@@ -79,9 +79,12 @@ class _UnixSockets(HasTraits):
     """Kernel manager mixin: the IPC transport, its sockets in a folder only this user can enter
     (removed with the manager), on a short path (a Unix socket's path holds at most 107 bytes)."""
 
-    # Windows has no Unix sockets for ZeroMQ: there the kernel listens on 127.0.0.1 (TCP)
-    transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc" if platforms.POSIX else "tcp",
-                                config=True)
+    transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+    @default("transport")
+    def _local_transport(self):
+        """Unix sockets; on Windows, where ZeroMQ has none, TCP on 127.0.0.1."""
+        return "ipc" if platforms.POSIX else "tcp"
 
     _socket_folder = None
 

@@ -121,18 +121,12 @@ def test_the_grader_says_it_needs_linux_and_wsl_elsewhere():
 def test_on_windows_the_notebook_kernels_listen_on_localhost_tcp(monkeypatch):
     """ZeroMQ has no Unix sockets on Windows: the course's kernel managers fall back to TCP on
     127.0.0.1 there, and keep their private Unix sockets elsewhere."""
-    import importlib
-
     from gemmlab import notebook_run
     assert notebook_run.LocalKernelManager().transport == "ipc"
     monkeypatch.setattr(platforms, "POSIX", False)
-    try:
-        reloaded = importlib.reload(notebook_run)
-        manager = reloaded.LocalKernelManager()
-        assert (manager.transport, manager.ip) == ("tcp", "127.0.0.1")
-    finally:
-        monkeypatch.undo()
-        importlib.reload(notebook_run)
+    for kind in (notebook_run.LocalKernelManager, notebook_run.LocalAsyncKernelManager):
+        manager = kind()
+        assert (manager.transport, manager.ip) == ("tcp", "127.0.0.1"), kind
 
 
 @pytest.mark.parametrize("code, words", [
