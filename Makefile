@@ -11,7 +11,11 @@ JOBS ?= auto
 # For `make gpu-test`: the venv when there is one, else the interpreter at hand (offline GPU boxes).
 GPU_PYTHON ?= $(if $(wildcard $(VPY)),$(VPY),$(PYTHON))
 
-# `make site` and `make e2e` add their optional dependencies (pyproject.toml) to .venv once.
+# The base install is what a student needs to run the lessons; each target adds the optional
+# dependencies (pyproject.toml) it needs to .venv once: JupyterLab (`lab`), the test and lint tools
+# (`dev`: `make test`, `make check`, `make lint`), the site builder and the browser tests.
+LAB_STAMP := $(VENV)/.lab-stamp
+DEV_STAMP := $(VENV)/.dev-stamp
 SITE_STAMP := $(VENV)/.site-stamp
 E2E_STAMP := $(VENV)/.e2e-stamp
 
@@ -27,6 +31,14 @@ $(STAMP): pyproject.toml
 	PYTHONWARNINGS="ignore:Editable installation" $(VPY) -m pip install -q -e .
 	@touch $(STAMP)
 
+$(LAB_STAMP): $(STAMP)
+	PYTHONWARNINGS="ignore:Editable installation" $(VPY) -m pip install -q -e '.[lab]'
+	@touch $@
+
+$(DEV_STAMP): $(STAMP)
+	PYTHONWARNINGS="ignore:Editable installation" $(VPY) -m pip install -q -e '.[dev]'
+	@touch $@
+
 # `gemmlab lab` (gemmlab/grading/start_lab.py) makes your student folder, $(WORK)/, or adds what it
 # lacks: your own copies of the lessons ($(WORK)/notebooks/), the exercises ($(WORK)/exercises/)
 # and the glossary, laid out as in the repository so that every link works there. Your files are
@@ -35,11 +47,11 @@ $(STAMP): pyproject.toml
 # kernel that says which cell to run after a restart), the token in its environment (never on a
 # command line that `ps` shows) and kernels on private Unix sockets (no TCP ports).
 WORK ?= work
-lab: $(STAMP)
+lab: $(LAB_STAMP)
 	@exec $(VENV)/bin/gemmlab lab $(WORK) --port=$(PORT)
 
 # --durations: CI's log names the slowest tests, where a slow run's minutes went.
-test: $(STAMP)
+test: $(DEV_STAMP)
 	GEMMLAB_BACKEND=sim $(VPY) -m pytest -n $(JOBS) --dist loadfile --durations=15
 
 # The edit-run loop: the lint gate, the unit tests and two lessons as a smoke test of the notebooks
@@ -58,7 +70,7 @@ check: lint
 	  $(addprefix --ignore=,$(CHECK_LEAVES)) tests $(CHECK_NOTEBOOKS)
 
 # The lint gate (.ci/run): zero findings of pyproject.toml's [tool.ruff] rules, in a second or two.
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
 
 gpu-test:
@@ -74,7 +86,7 @@ $(SITE_STAMP): $(STAMP)
 	$(VPY) -m pip install -q -e '.[site]'
 	@touch $@
 
-$(E2E_STAMP): $(SITE_STAMP)
+$(E2E_STAMP): $(SITE_STAMP) $(LAB_STAMP) $(DEV_STAMP)
 	$(VPY) -m pip install -q -e '.[e2e]'
 	@touch $@
 

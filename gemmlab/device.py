@@ -8,6 +8,7 @@ hard-code them.
 """
 import functools
 import importlib.metadata
+import importlib.util
 import os
 import platform
 import sys
@@ -118,6 +119,8 @@ def backend():
     if _backend is None:
         chosen, reason = _choose()
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if chosen == "sim" else "0"
+        if not _nvidia_bindings():      # numba-cuda refuses to import without, unless told
+            os.environ.setdefault("NUMBA_CUDA_USE_NVIDIA_BINDING", "0")
         if "numba.cuda" in sys.modules:
             if _numba_cuda_simulates() != (chosen == "sim"):
                 raise RuntimeError(
@@ -128,6 +131,17 @@ def backend():
             sys.modules["numba"].core.config.reload_config()
         _backend, _reason = chosen, reason
     return _backend
+
+
+def _nvidia_bindings():
+    """Whether NVIDIA's CUDA Python bindings (cuda-bindings) are installed. numba-cuda's [cu12]
+    extra brings them; macOS has no such wheel, and there numba-cuda imports only when told to
+    use its own ctypes bindings (NUMBA_CUDA_USE_NVIDIA_BINDING=0), which the simulator needs no
+    more than."""
+    try:
+        return importlib.util.find_spec("cuda.bindings") is not None
+    except ImportError:     # no `cuda` package at all
+        return False
 
 
 def _numba_cuda_simulates():

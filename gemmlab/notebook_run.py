@@ -56,6 +56,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 from traitlets import CaselessStrEnum, Float, HasTraits, Type, default
 
+from . import platforms
+
 CELL_TIMEOUT = 60
 
 
@@ -79,9 +81,16 @@ class _UnixSockets(HasTraits):
 
     transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
 
+    @default("transport")
+    def _local_transport(self):
+        """Unix sockets; on Windows, where ZeroMQ has none, TCP on 127.0.0.1."""
+        return "ipc" if platforms.POSIX else "tcp"
+
     _socket_folder = None
 
     def _ip_default(self):
+        if self.transport == "tcp":
+            return "127.0.0.1"
         self._socket_folder = tempfile.mkdtemp(prefix="gemmlab-kernel-")
         weakref.finalize(self, shutil.rmtree, self._socket_folder, True)
         return os.path.join(self._socket_folder, "kernel")

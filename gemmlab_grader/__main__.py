@@ -70,6 +70,8 @@ def build_parser():
 
 
 def main(argv=None):
+    from gemmlab.platforms import needs_linux
+    needs_linux("The grader (gemmlab grade)", "its sandbox is bubblewrap, its limits Linux's")
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["merge"]:
         p = argparse.ArgumentParser(prog="gemmlab-grade merge", description="Join the outputs "

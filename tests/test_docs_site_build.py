@@ -83,3 +83,32 @@ def test_the_limit_per_cell_is_the_course_one_and_must_be_positive(monkeypatch):
     assert build.parser().parse_args(["--timeout", "5"]).timeout == 5
     with pytest.raises(SystemExit):
         build.parser().parse_args(["--timeout", "0"])
+
+
+def test_sphinx_gets_the_executed_lessons_with_execution_off_and_every_page_in_its_contents(
+        tmp_path):
+    """What the builder hands Sphinx: the lessons as executed here (outputs kept, widgets as
+    pictures), execution off, a home page whose tables of contents list every lesson, exercise and
+    docs page, and links to repository files the site does not show written as their names."""
+    pytest.importorskip("mathjax", reason="MathJax 3 comes with `make site`'s extra")
+    lesson = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# 00 · A lesson\nSee [the design](../docs/architecture.md) "
+                                      "and [labs](../docs/labs.md)."),
+        nbformat.v4.new_code_cell("1 + 1", outputs=[nbformat.v4.new_output(
+            "execute_result", {"text/plain": "2"}, execution_count=1)])])
+    exercise_paths = build.exercises()[:2]
+    source = tmp_path / "source"
+    build.stage(source, {tmp_path / "00_a.ipynb": lesson}, exercise_paths)
+    conf = (source / "conf.py").read_text()
+    assert 'nb_execution_mode = "off"' in conf and "sphinx_book_theme" in conf
+    staged = nbformat.read(source / "notebooks" / "00_a.ipynb", as_version=4)
+    assert staged.cells[1].outputs[0]["data"]["text/plain"] == "2"
+    assert staged.cells[0].source.endswith(
+        "See the design (`../docs/architecture.md`) and [labs](../docs/labs.md).")
+    home = (source / "index.md").read_text()
+    assert "notebooks/00_a" in home and all(f"exercises/{p.stem}" in home for p in exercise_paths)
+    assert all(f"docs/{name}" in home for name in build.DOCS)
+    assert (source / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
+    assert build.on_the_site("[the design](../docs/architecture.md) and [labs](../docs/labs.md)",
+                             "notebooks/00_a.ipynb") == (
+        "the design (`../docs/architecture.md`) and [labs](../docs/labs.md)")

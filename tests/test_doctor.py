@@ -47,3 +47,11 @@ def test_missing_mpi_says_how_to_get_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "mpi4py", None)          # import mpi4py now fails
     (label, text), = doctor.mpi()
     assert label == "mpi" and "gemmlab[mpi]" in text and "WSL" in text
+
+
+def test_on_macos_the_compilers_line_says_there_are_none_to_install(monkeypatch):
+    monkeypatch.setattr(sys, "platform", "darwin")
+    rows = dict(doctor.compilers())
+    assert set(rows) == {"nvvm", "nvrtc", "ptxas"}
+    assert all("none on macOS" in text and "the grader checks it" in text and "pip install" not in
+               text for text in rows.values())

@@ -279,3 +279,67 @@ def test_the_partial_k_tile_hint_only_when_the_last_tile_is_what_is_missing():
                   ("b = B[k0 + ty, col]", "b = B[k0 + tx, col]")]:                    # wrong B tile
         status, text = verdict("05.lab_tiled", wrong)
         assert status == "fail" and "partial K tile" not in text, text
+
+
+# -- without NVIDIA's compilers (a Mac: issue 56) -------------------------------------------------
+
+PYTHON_LIST = ("acc = float32(0)", "acc = float32(0)\n    junk = [1, 2]\n    junk.append(3)")
+
+
+def checked(qid, source, name, label):
+    from gemmlab.grading import check
+    return check(qid, live(source, name, label))
+
+
+def hide_compilers(monkeypatch, missing):
+    """This process finds only what ``missing`` leaves, and forgets the verdicts check() kept
+    (they are kept by cell, and were reached with the compilers)."""
+    from gemmlab import platforms
+    from gemmlab.grading import checker
+    monkeypatch.setattr(platforms, "missing_compilers", lambda: missing)
+    monkeypatch.setattr(checker, "_VERDICTS", {})
+
+
+def test_without_the_compilers_a_check_keeps_the_simulators_verdict_and_names_what_it_left(
+        monkeypatch):
+    """Where NVVM and ptxas are missing, the honest kernel still passes and a kernel only the
+    compiler refuses passes on the simulator: one line says what was not checked on this machine
+    and that the grader checks it, and no compiler child is started."""
+    listed = TILED.replace(*PYTHON_LIST)
+    with_compilers = [checked("05.lab_tiled", source, "lab_tiled", f"with {n}")
+                      for n, source in enumerate((TILED, listed))]
+    assert [r.status for r in with_compilers] == ["pass", "fail"]
+    assert "does not compile for a GPU" in with_compilers[1].feedback
+    assert not any("Not checked" in r.feedback for r in with_compilers)
+
+    hide_compilers(monkeypatch, ("NVVM", "ptxas"))
+    started = nvc.COMPILES["count"]
+    hidden = [checked("05.lab_tiled", source, "lab_tiled", f"hidden {n}")
+              for n, source in enumerate((TILED, listed))]
+    assert [r.status for r in hidden] == ["pass", "pass"]
+    for result in hidden:
+        lines = [line for line in result.feedback.splitlines() if "Not checked" in line]
+        assert len(lines) == 1 and lines[0].count("Not checked on this machine") == 1
+        assert "compiles for a GPU" in lines[0] and "the grader checks it." in lines[0]
+        assert "NVVM and ptxas are not installed here" in lines[0]
+    assert nvc.COMPILES["count"] == started
+
+
+def test_without_ptxas_the_register_report_says_it_was_not_checked(monkeypatch):
+    source, name, _ = cell("10.lab_outer")
+    hide_compilers(monkeypatch, ("ptxas",))
+    result = checked("10.lab_outer", source, name, "no ptxas")
+    assert result.status == "pass", result.feedback
+    assert "What ptxas reports" not in result.feedback
+    assert ("Not checked on this machine: what ptxas decides (registers, spills, the limits of "
+            "a block), since NVIDIA's ptxas is not installed here") in result.feedback
+
+
+def test_the_grader_never_skips_the_compile_step_when_compilers_are_missing(monkeypatch):
+    """The grader's compiler answers for itself: a missing compiler there fails the grade (as
+    before), whatever this process finds."""
+    hide_compilers(monkeypatch, ("NVVM", "ptxas"))
+    broken = Recorder({"ok": False, "stage": "setup", "message": "libnvvm not found"})
+    graded = judge_code("05.lab_tiled", TILED, "lab_tiled", seed=5, timeout=240, compiler=broken)
+    assert graded.status == "fail" and "compiler is not usable" in graded.feedback
+    assert broken.requests, "the grader's compiler was not asked"

@@ -1,16 +1,18 @@
-"""Build the course as a static HTML site, for reading without Jupyter (``make site``).
+"""Build the course as a static HTML site, for reading without Jupyter (``make site``), with the
+field's tool: Sphinx, myst-nb (notebooks and MyST markdown) and the book theme (sphinx-book-theme,
+built on the PyData theme: the course in a sidebar, full-text search, previous/next links),
+formulas by MathJax 3.
 
 Every lesson in notebooks/ is executed on the simulator backend as gemmlab.notebook_run runs
 notebooks (each in a fresh local kernel, under a time limit per cell: a lesson that stalls or
-fails is a failure, and then nothing is written) and rendered with nbconvert's JupyterLab
-template, extended in templates/gemmlab with a navigation bar; widgets become a static picture of
-their state (widget_snapshot.py). The exercise notebooks are rendered
-as they are, unexecuted. The home page holds the table of contents and the README's course map,
-and docs/glossary.md becomes docs/glossary.html. Links between notebooks and to .md pages are
-pointed at the rendered pages, so the site keeps the repository's layout:
+fails is a failure, naming the lesson and the cell, and then nothing is written). The executed
+notebooks, with each widget made a static picture of its state (widget_snapshot.py), go to Sphinx
+with execution off; the exercise notebooks as they are, unexecuted; the home page holds the table
+of contents and the README's course map; the setup pages (install, labs, grading,
+troubleshooting) and the glossary come from docs/. The site keeps the repository's layout:
 
     site/index.html  site/notebooks/NN_*.html  site/exercises/NN_*.html  site/docs/glossary.html
-    site/static/mathjax/   (MathJax, so that the formulas render without a network)
+    site/search.html  site/_static/mathjax/  (MathJax 3, so that formulas render offline)
 
     python docs/site/build.py [--out site] [--jobs N] [--timeout SECONDS_PER_CELL]
 
@@ -21,29 +23,29 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import nbformat
-from nbconvert import HTMLExporter
 
 from gemmlab import colab, notebook_run
 
 from widget_snapshot import WidgetSnapshotPreprocessor
 
 ROOT = Path(__file__).resolve().parents[2]
-TEMPLATES = Path(__file__).resolve().parent / "templates"
-MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
-# a relative link to a notebook or a markdown page: href="../exercises/01_x.ipynb#part"
-LOCAL_PAGE_LINK = re.compile(r'href="(?![a-z][a-z0-9+.-]*:|#|/)([^"#]*)\.(?:ipynb|md)(#[^"]*)?"')
+HERE = Path(__file__).resolve().parent
+DOCS = ("install", "labs", "grading", "troubleshooting", "glossary")     # docs/ pages on the site
+# a link to a markdown page of the repository: [words](../docs/x.md#part)
+MD_LINK = re.compile(r"\[([^\]]+)\]\(((?![a-z][a-z0-9+.-]*:)[^)#\s]+\.md)(#[^)]*)?\)")
 
 
 def mathjax():
-    """MathJax 2 as jupyter-server-mathjax (`make site`'s extra) ships it, copied into the site so
-    that formulas render offline."""
-    import jupyter_server_mathjax
-    return Path(jupyter_server_mathjax.__file__).parent / "static"
+    """MathJax 3 (its es5 bundles, as django-static-mathjax ships them: `make site`'s extra),
+    copied into the site so that formulas render offline."""
+    import mathjax as package
+    return Path(package.__file__).parent / "static" / "mathjax" / "es5"
 
 
 def lessons():
@@ -52,16 +54,6 @@ def lessons():
 
 def exercises():
     return sorted((ROOT / "exercises").glob("[0-9][0-9]_*.ipynb"))
-
-
-def title_of(nb, fallback):
-    """The notebook's first level-1 heading, or ``fallback``."""
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            found = re.search(r"^#\s+(.+?)\s*$", cell.source, re.M)
-            if found:
-                return found.group(1)
-    return fallback
 
 
 def execute(path, timeout):
@@ -90,23 +82,30 @@ def run_lessons(paths, jobs, timeout):
     return results
 
 
-def render(nb, title, site_root):
-    """A page of the site: nbconvert's lab template, widgets as snapshots, links to .html."""
-    exporter = HTMLExporter(
-        template_name="gemmlab", extra_template_basedirs=[str(TEMPLATES)],
-        mathjax_url=f"{site_root}static/mathjax/MathJax.js?config={MATHJAX_CONFIG}")
-    exporter.register_preprocessor(WidgetSnapshotPreprocessor(), enabled=True)
-    for cell in nb.cells:           # the site loads nothing from the network: a link, no badge
+def for_the_site(nb, here):
+    """The notebook at ``here`` (relative to the repository root) as the site shows it: widgets
+    as static snapshots, the Colab badge a plain link (the site loads nothing from the network),
+    links to pages the site does not show written as their names (:func:`on_the_site`)."""
+    nb, _ = WidgetSnapshotPreprocessor().preprocess(nb, {})
+    for cell in nb.cells:
         if cell.get("id") == colab.LINK_ID:
             cell.source = cell.source.replace(f"[![Open in Colab]({colab.BADGE})]",
                                               "[Open in Colab]")
-    nb.metadata["title"] = title
-    body, _ = exporter.from_notebook_node(nb, resources={"site_root": site_root})
-    return LOCAL_PAGE_LINK.sub(lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', body)
+        if cell.cell_type == "markdown":
+            cell.source = on_the_site(cell.source, here)
+    return nbformat.from_dict(nb)       # the snapshots are plain dicts
 
 
-def markdown_page(text):
-    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
+def on_the_site(markdown, here):
+    """``markdown`` (of the page at ``here``, relative to the repository root) with its links to
+    the repository's .md pages that the site does not render written as text naming the file,
+    so that no link on the site breaks; links to pages it renders are kept."""
+    def keep_or_name(m):
+        target = (ROOT / here).parent.joinpath(m.group(2)).resolve()
+        if target.parent == ROOT / "docs" and target.stem in DOCS:
+            return m.group(0)
+        return f"`{m.group(2)}`" if m.group(1) == m.group(2) else f"{m.group(1)} (`{m.group(2)}`)"
+    return MD_LINK.sub(keep_or_name, markdown)
 
 
 def course_map():
@@ -114,46 +113,75 @@ def course_map():
     as the home page is to the site's root)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     found = re.search(r"^## The course map\n.*?(?=^## |\Z)", readme, re.M | re.S)
-    return on_the_site(found.group(0)) if found else ""
+    return on_the_site(found.group(0), "index.md") if found else ""
 
 
-def on_the_site(markdown):
-    """``markdown`` with its links to the repository's .md pages that the site does not render
-    (all but the glossary) written as text naming the file, so that no link on the site breaks."""
-    return re.sub(r"\[([^\]]+)\]\(((?!docs/glossary\.md)[^)#]+\.md)(#[^)]*)?\)",
-                  lambda m: (f"`{m.group(2)}`" if m.group(1) == m.group(2)
-                             else f"{m.group(1)} (`{m.group(2)}`)"), markdown)
+def home_page(lessons, exercises):
+    """MyST markdown of the home page: the sidebar's tables of contents, then the course map."""
+    def toc(caption, entries):
+        return ["```{toctree}", f":caption: {caption}", ":maxdepth: 1", "", *entries, "```", ""]
+    return "\n".join(
+        ["# gemmlab: the course, to read", "",
+         "Each lesson was run from top to bottom on the CPU simulator backend to make this site; "
+         "interactive widgets are shown as they were drawn then. To run the code and use the "
+         "widgets, open the notebooks in JupyterLab (`make lab`). Search the whole course with "
+         "the search box.", ""]
+        + toc("Lessons", [f"notebooks/{p.stem}" for p in lessons])
+        + toc("Exercises (unexecuted: run them in JupyterLab)",
+              [f"exercises/{p.stem}" for p in exercises])
+        + toc("Setting up and reference", [f"docs/{name}" for name in DOCS])
+        + [course_map()])
 
 
-def home_page(lesson_titles, exercise_titles):
-    """Markdown of the home page: the table of contents, then the course map."""
-    exercise_stems = {p.stem for p in exercise_titles}
-    lines = ["# gemmlab: the course, to read", "",
-             "Each lesson was run from top to bottom on the CPU simulator backend to make this "
-             "site; interactive widgets are shown as they were drawn then. To run the code and "
-             "use the widgets, open the notebooks in JupyterLab (`make lab`).", "",
-             "## Contents", "", "### Lessons", ""]
-    for path, title in lesson_titles.items():
-        extra = (f" ([exercises](exercises/{path.stem}.ipynb))"
-                 if path.stem in exercise_stems else "")
-        lines.append(f"* [{title}](notebooks/{path.name}){extra}")
-    lines += ["", "### Exercises (unexecuted: run them in JupyterLab)", ""]
-    lines += [f"* [{title}](exercises/{path.name})" for path, title in exercise_titles.items()]
-    lines += ["", "### Reference", "", "* [Glossary · 术语表](docs/glossary.md)", "",
-              course_map()]
-    return "\n".join(lines)
+CONF = """# Written by docs/site/build.py for one build.
+project = "gemmlab"
+extensions = ["myst_nb"]
+nb_execution_mode = "off"                   # executed by build.py, as every tool runs notebooks
+myst_enable_extensions = ["dollarmath", "amsmath"]
+html_theme = "sphinx_book_theme"           # the PyData theme with the whole course in its sidebar
+html_title = "gemmlab"
+html_static_path = ["_static"]
+html_css_files = ["gemmlab.css"]
+mathjax_path = "mathjax/tex-mml-chtml.js"   # MathJax 3, from _static: no network
+html_theme_options = {"home_page_in_toc": True, "show_navbar_depth": 1,
+                      "use_download_button": False, "use_fullscreen_button": False}
+suppress_warnings = ["myst.header", "misc.highlighting_failure"]
+html_show_sourcelink = False
+html_copy_source = False
+smartquotes = False                         # titles and text as written
+"""
 
 
-def write(out, relative, text):
-    path = out / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+def stage(source, executed, exercise_paths):
+    """Write the Sphinx project into ``source``: conf.py, the home page, the executed lessons,
+    the exercises, the docs pages and the static files."""
+    for folder in ("notebooks", "exercises", "docs", "_static"):
+        (source / folder).mkdir(parents=True)
+    (source / "conf.py").write_text(CONF, encoding="utf-8")
+    (source / "index.md").write_text(home_page(list(executed), exercise_paths), encoding="utf-8")
+    for path, nb in executed.items():
+        nbformat.write(for_the_site(nb, f"notebooks/{path.name}"), source / "notebooks" / path.name)
+    for path in exercise_paths:
+        nb = nbformat.read(path, as_version=4)
+        nbformat.write(for_the_site(nb, f"exercises/{path.name}"), source / "exercises" / path.name)
+    for name in DOCS:
+        text = (ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8")
+        (source / "docs" / f"{name}.md").write_text(on_the_site(text, f"docs/{name}.md"),
+                                                    encoding="utf-8")
+    shutil.copytree(mathjax(), source / "_static" / "mathjax")
+    shutil.copy(HERE / "gemmlab.css", source / "_static" / "gemmlab.css")
+
+
+def sphinx(source, out):
+    """Sphinx's HTML build of ``source`` into ``out``; its warnings and errors go to stderr."""
+    from sphinx.cmd.build import build_main
+    return build_main(["-b", "html", "-q", "-j", "1", str(source), str(out)])
 
 
 def build(out, jobs, timeout):
     """Build the site into ``out``; returns the failures (one text per lesson that did not run to
-    the end). When a lesson fails, nothing is written: a site is never left with a lesson missing
-    or incomplete."""
+    the end, or Sphinx's). When anything fails, nothing is written: a site is never left with a
+    lesson missing or incomplete."""
     os.environ["GEMMLAB_BACKEND"] = "sim"
     os.environ.pop("MPLBACKEND", None)          # figures drawn inline, as in JupyterLab
     paths = lessons()
@@ -161,27 +189,16 @@ def build(out, jobs, timeout):
     failed = [results[path][1] for path in paths if results[path][1]]
     if failed:
         return failed
-
-    for stale in ("notebooks", "exercises", "docs", "static", "index.html"):
-        target = out / stale
-        shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
-    shutil.copytree(mathjax(), out / "static" / "mathjax")
-    lesson_titles = {}
-    for path in paths:
-        nb = results[path][0]
-        lesson_titles[path] = title_of(nb, path.stem)
-        write(out, f"notebooks/{path.stem}.html", render(nb, lesson_titles[path], "../"))
-
-    exercise_titles = {}
-    for path in exercises():
-        nb = nbformat.read(path, as_version=4)
-        exercise_titles[path] = title_of(nb, path.stem)
-        write(out, f"exercises/{path.stem}.html", render(nb, exercise_titles[path], "../"))
-
-    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
-    write(out, "docs/glossary.html", render(markdown_page(glossary), "Glossary", "../"))
-    write(out, "index.html", render(markdown_page(home_page(lesson_titles, exercise_titles)),
-                                    "gemmlab", ""))
+    with tempfile.TemporaryDirectory(prefix="gemmlab-site-") as work:
+        source, html = Path(work) / "source", Path(work) / "html"
+        stage(source, {path: results[path][0] for path in paths}, exercises())
+        if sphinx(source, html) != 0:
+            return ["Sphinx could not build the site (its messages are above)"]
+        shutil.rmtree(html / ".doctrees")
+        for name in {p.name for p in html.iterdir()} | {"static"}:  # "static": the old builder's
+            stale = out / name                      # only what this build writes is replaced
+            shutil.rmtree(stale) if stale.is_dir() else stale.unlink(missing_ok=True)
+        shutil.copytree(html, out, dirs_exist_ok=True)
     return []
 
 

@@ -12,7 +12,8 @@ def write_file(path, data, mode=0o600):
     path = Path(path)
     data = data.encode("utf-8") if isinstance(data, str) else data
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    # O_NOFOLLOW: POSIX only (on Windows, O_EXCL alone refuses a link already there)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)

@@ -14,12 +14,13 @@ user can read, not on its command line, which every local user sees in ``ps``. K
 the server over Unix sockets in Jupyter's private runtime folder (the IPC transport), not over TCP
 ports on localhost that any local user could connect to.
 """
+import importlib.util
 import os
 import secrets
 import sys
 from pathlib import Path
 
-from .. import course
+from .. import course, platforms
 from .handout import FIRST_LESSON, work_main
 
 
@@ -40,11 +41,12 @@ def environment(base, settings, token):
 def command(work, port, browser):
     """JupyterLab's command line for the student folder ``work`` (an absolute path)."""
     argv = [sys.executable, "-m", "jupyterlab", str(work / FIRST_LESSON),
-            f"--ServerApp.root_dir={work}", f"--port={port}", "--ServerApp.port_retries=0",
-            "--KernelManager.transport=ipc"]
+            f"--ServerApp.root_dir={work}", f"--port={port}", "--ServerApp.port_retries=0"]
+    if platforms.POSIX:                     # Unix sockets; Windows keeps TCP on localhost
+        argv.append("--KernelManager.transport=ipc")
     if not browser:
         argv.append("--no-browser")
-    if os.geteuid() == 0:
+    if platforms.POSIX and os.geteuid() == 0:
         argv.append("--allow-root")
     return argv
 
@@ -61,6 +63,10 @@ def main(work="work", port=8888, browser=None):
         settings = course.jupyter_settings()
     except FileNotFoundError as exc:
         print(f"gemmlab lab: {exc}", file=sys.stderr)
+        return 2
+    if importlib.util.find_spec("jupyterlab") is None:
+        print("gemmlab lab: JupyterLab is not installed here (the lean install leaves it out): "
+              "pip install 'gemmlab[lab]'", file=sys.stderr)
         return 2
     status = work_main(None, work, next_step=False)
     if status:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 
+from .. import platforms
 from . import values
 from .verdict import FAIL, NOT_ATTEMPTED, AnswerTypeError
 from .where import helper_spec
@@ -64,6 +65,7 @@ class Channel:
     def read(self, n):
         """Up to ``n`` bytes of the worker's reply; TimeoutError at the deadline."""
         left = self.deadline - time.monotonic()
+        # POSIX only: made by plain_channel (which refuses Windows) or the grader
         if left <= 0 or not select.select([self.popen.stdout], [], [], left)[0]:
             raise TimeoutError(f"no answer within {self.timeout:g} s (an endless loop, or a very "
                                f"slow one?)")
@@ -87,9 +89,9 @@ def describe_exit(returncode):
     if returncode >= 0:
         return f"exit status {returncode}"
     sig = -returncode
-    reason = {signal.SIGKILL: " (killed: out of memory, or by another process)",
-              signal.SIGXCPU: " (its CPU time limit)", signal.SIGXFSZ: " (its file size limit)",
-              signal.SIGSEGV: " (a crash)"}.get(sig, "")
+    reason = {getattr(signal, n, None): w for n, w in (   # by name: Windows lacks some
+        ("SIGKILL", " (killed: out of memory, or by another process)"), ("SIGSEGV", " (a crash)"),
+        ("SIGXCPU", " (its CPU time limit)"), ("SIGXFSZ", " (its file size limit)"))}.get(sig, "")
     return f"signal {signal.Signals(sig).name}{reason}" if sig in signal.valid_signals() \
         else f"signal {sig}"
 
@@ -97,6 +99,8 @@ def describe_exit(returncode):
 def plain_channel(timeout=120.0):
     """A worker as a plain child on the simulator backend, in a session of its own that closing
     ends."""
+    if not platforms.POSIX:     # select() on a pipe, and ending a process group
+        raise RuntimeError(platforms.needs_posix("check() of a code answer on a GPU backend"))
     env = dict(os.environ, GEMMLAB_BACKEND="sim",
                PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     popen = subprocess.Popen([sys.executable, "-m", WORKER], stdin=subprocess.PIPE,

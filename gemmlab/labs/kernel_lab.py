@@ -31,7 +31,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from .. import device, doing
+from .. import device, doing, platforms
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, where_it_lives
 from ..judging.cell import CellFunction
 from . import cases as cases_
@@ -149,8 +149,10 @@ class KernelLab:
             if rng is None and self.rung is not None:
                 text += (f" (On a GPU this check also times your kernel beside the course's "
                          f"`{self.rung[0]}` and cuBLAS.)")
-        if self.show_resources and status != NOT_ATTEMPTED:
-            text += f" {resources(compiled)}"
+        extra = (resources(compiled) if self.show_resources
+                 else platforms.not_checked(compiled.get("unchecked")))
+        if extra:
+            text += f" {extra}"
         return status, text, picture
 
     # -- the checks ---------------------------------------------------------------------------

@@ -373,9 +373,12 @@ class _Atomics:
 
 
 def _np_dtype(dtype):
-    from numba.cuda import types
+    """The NumPy dtype of a shared or local array's dtype: NumPy's own, or Numba's type (told
+    apart without ``numba.cuda.types.Type``, which numba-cuda 0.20, macOS's, lacks)."""
     from numba.cuda.np import numpy_support
-    return numpy_support.as_dtype(dtype) if isinstance(dtype, types.Type) else np.dtype(dtype)
+    if isinstance(dtype, (str, type, np.dtype)):
+        return np.dtype(dtype)
+    return numpy_support.as_dtype(dtype)
 
 
 def _allocation_name(code, lasti):
