@@ -12,6 +12,9 @@
 - :mod:`.allow`: what a code answer may do (``Allows``): the namespace its cell runs in
   (granted builtins, facades, stand-in arguments) and the allow-list on its source
   (``refused``).
+- :mod:`.runtime` (+ :mod:`.runtime_child`, sent as text): a Python answer runs in a process of
+  its own with the standard library, NumPy where granted and its hand-outs, nothing of gemmlab;
+  ``check()`` and the grader judge it from outside.
 - :mod:`.worker` and :mod:`.cell`: the grader runs a cell's code alone in a sandboxed worker
   process and judges it from outside (``judge_cell``); :mod:`.values` carries values between the
   two without pickle. A notebook's ``check()`` calls the same kinds in its own process.

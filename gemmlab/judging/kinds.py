@@ -211,12 +211,6 @@ class Function:
                                   f"got {describe(answer)}")
         return answer
 
-    def worker_source(self, source, name):
-        """(the cell a worker runs, None): ``source`` loaded under the question's declaration
-        (:mod:`gemmlab.grading.answer`), so the worker judges it in the question's namespace."""
-        return (declared_cell(self.question_id, source, name) if self.question_id else source,
-                None)
-
     def judge(self, question, fn, rng=None):
         """(status, feedback) for the student's function ``fn``: the public cases when ``rng``
         is None, else hidden cases drawn from it. The expected values come first, from this
