@@ -63,8 +63,8 @@ def setup_of(allows):
             uses_numpy[0] = True
             return value.__name__
         raise Untravelled(f"{key}: {type(value).__name__}")
-    given = {name: expression(maker(), name) for name, (maker, _why) in allows.gives.items()}
-    given = {**DEFAULTS, **given}
+    given = {**DEFAULTS, **{name: expression(maker(), name)
+                            for name, (maker, _why) in allows.gives.items()}}
     lines = ["import math"] + (["import numpy as np"] if uses_numpy[0] else [])
     lines += list(sources.values())
     lines.append("HANDOUTS = {" + ", ".join(f"{k!r}: {v}" for k, v in given.items()) + "}")

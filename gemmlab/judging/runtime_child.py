@@ -50,7 +50,7 @@ class Facade:
         self.name, self.members, self.reason = name, dict(members), reason
 
     def __getattr__(self, attr):
-        if attr in ("name", "members", "reason") or attr.startswith("__"):
+        if attr.startswith("__"):
             raise AttributeError(attr)      # Python's protocols (copy, hasattr) ask for these
         if attr in self.members:
             return self.members[attr]
@@ -107,17 +107,6 @@ def cells_zeros(shape, dtype=None):
     return Cells([0.0] * rows if cols is None else [[0.0] * cols for _ in range(rows)])
 
 
-def cells_shape(a):
-    return tuple(a.shape)
-
-
-def _rows(flat, shape):
-    if len(shape) <= 1:
-        return list(flat)
-    step = len(flat) // shape[0] if shape[0] else 0
-    return [_rows(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
-
-
 def decode(data, cells):
     tag, v = data["t"], data.get("v")
     if tag in ("none", "ellipsis"):
@@ -137,11 +126,13 @@ def decode(data, cells):
         if numpy is not None and not cells:
             value = numpy.frombuffer(raw, dtype=data["dtype"]).reshape(data["shape"]).copy()
             return value if tag == "array" else value.reshape(())[()]
-        code = {"<f8": "d", "<f4": "f", "<i8": "q", "<i4": "i", "|b1": "?"}[data["dtype"]]
-        count = len(raw) // struct.calcsize(code)
-        flat = [float(x) if cells else x for x in struct.unpack(f"<{count}{code}", raw)]
-        value = _rows(flat, data["shape"]) if tag == "array" else flat[0]
-        return Cells(value) if cells and tag == "array" else value
+        # no NumPy here: the element-by-element arrays (1-D or 2-D) of plain floats
+        flat = [float(x) for x in memoryview(raw).cast({"<f8": "d", "<f4": "f", "<i8": "q",
+                                                        "<i4": "i"}[data["dtype"]])]
+        if tag == "scalar" or len(data["shape"]) < 2:
+            return flat[0] if tag == "scalar" else Cells(flat)
+        rows, cols = data["shape"]
+        return Cells([flat[i * cols:(i + 1) * cols] for i in range(rows)])
     raise ValueError(f"a value this runtime does not carry: {tag}")
 
 
@@ -198,7 +189,7 @@ def handouts(request):
         import numpy  # noqa: F401 (loaded before no file can be opened)
     import math  # noqa: F401
     scope = {"Facade": Facade, "Cells": Cells, "cells_zeros": cells_zeros,
-             "cells_shape": cells_shape}
+             "cells_shape": lambda a: tuple(a.shape)}
     exec(compile(request["setup"], "<hand-outs>", "exec"), scope)
     return scope["HANDOUTS"]
 
