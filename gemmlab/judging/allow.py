@@ -130,10 +130,6 @@ class Allows:
         return (f"({rule}{extra}; Python's builtins except eval, exec and getattr; no other "
                 f"imports, no names starting with _.)")
 
-    def as_data(self):
-        """For the old worker protocol: nothing to put out of reach at run time."""
-        return None
-
 
 def _shown(name, value):
     """``np.zeros, np.shape`` for a facade, its name for anything else."""

@@ -266,8 +266,7 @@ def reads_per_fma(lab, case, trace):
     return reads / fmas
 
 
-# The proxies a lab may measure: its flag, what it measures, and whether a case can measure it
-# (reads per FMA: K a multiple of any BK up to 32, no padded steps, and a whole block inside C).
+# Proxies: a lab's flag, what it measures, whether a case can (K % 32: no padded BK steps).
 PROXIES = (("reads_per_fma", "reads per FMA",
             lambda lab, case: case.K % 32 == 0 and min(case.M, case.N) >= lab.tile),)
 
