@@ -43,7 +43,8 @@ def judged_naive_matmul(source):
 
 
 @pytest.mark.parametrize("body, words", [
-    ("return getattr(A, 'do' + 't')(B)", "'dot' on an array"),
+    ("return getattr(A, 'do' + 't')(B)", "getattr() is not allowed in this answer"),
+    ("match A:\n        case object(dot=d):\n            return d(B)", "'dot' on an array"),
     ("return (A[:, :, None] * B[None]).sum(1)", "one element at a time"),
     ("return A.dot(B)", "'dot' on an array"),
     ("return np.matmul(A, B)", "np.matmul is not allowed"),

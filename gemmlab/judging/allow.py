@@ -6,10 +6,10 @@ builtins it is granted (a mapping: no ``eval``, ``exec``, ``compile``, ``__impor
 ``getattr``, ``vars``, ``globals``, ``open``...), the imports it may write, the stand-ins its
 arguments become, and what its prompt promises that the source must show (``loops=3``).
 
-A Python answer (a Function question) runs in the answer runtime (:mod:`.runtime`), a process
-that holds nothing but what it is handed: there :func:`refused` is a lint for early, friendly
-messages, not the guard. A lab's cell runs in a namespace built from that declaration (:func:`namespace`), after its source
-passes an allow-list on the AST (:func:`refused`): no attribute or name that starts with an
+A Python answer runs in the answer runtime (:mod:`.runtime`), which holds only what it is
+handed: there :func:`refused` is a lint for friendly messages, not the guard. A lab's cell runs
+in a namespace built from that declaration (:func:`namespace`), after its source passes an
+allow-list on the AST (:func:`refused`): no attribute or name that starts with an
 underscore (``().__class__.__base__.__subclasses__()``, ``f.__globals__``), no frame or code
 introspection (``gi_frame``, ``f_back``), no ``str.format`` (which reads attributes from a
 string), no ``import`` but the granted ones, no ``global``/``nonlocal``. What the question does not
@@ -216,8 +216,10 @@ def _node_problem(allows, node):
             return f"reaches .{node.attr}: frames and code objects are not part of an answer"
         if node.attr in FORMATTERS:
             return f"calls .{node.attr}: use an f-string (str.format reads hidden attributes)"
-    elif isinstance(node, ast.Name) and node.id.startswith("__"):
-        return f"uses {node.id}: Python's internals are not part of an answer"
+    elif isinstance(node, ast.Name) and (node.id.startswith("__") or node.id in WITHHELD):
+        why = WITHHELD.get(node.id)
+        return f"uses {node.id}: " + (f"{node.id}() is not allowed in this answer: {why}" if why
+                                      else "Python's internals are not part of an answer")
     elif isinstance(node, (ast.Import, ast.ImportFrom)):
         module = node.module if isinstance(node, ast.ImportFrom) else None
         for alias in node.names:

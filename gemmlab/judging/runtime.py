@@ -28,8 +28,7 @@ from .verdict import FAIL
 
 CHILD = Path(__file__).with_name("runtime_child.py").read_text(encoding="utf-8")
 NUMPY_HOME = os.path.dirname(os.path.dirname(np.__file__))
-ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-       "PATH": os.defpath}
+ENV = {**dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"), "1"), "PATH": os.defpath}
 DEFAULTS = {"np": 'Facade("np", {}, "this exercise is plain Python")',
             "gl": 'Facade("gl", {}, "the package\'s own implementation is not part of an answer")'}
 

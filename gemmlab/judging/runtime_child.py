@@ -187,7 +187,6 @@ def handouts(request):
                 os.symlink(os.path.join(request["numpy"], name), os.path.join("lib", name))
         sys.path.insert(0, os.path.abspath("lib"))
         import numpy  # noqa: F401 (loaded before no file can be opened)
-    import math  # noqa: F401
     scope = {"Facade": Facade, "Cells": Cells, "cells_zeros": cells_zeros,
              "cells_shape": lambda a: tuple(a.shape)}
     exec(compile(request["setup"], "<hand-outs>", "exec"), scope)
