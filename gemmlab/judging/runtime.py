@@ -1,14 +1,10 @@
-"""The answer runtime, the judge's end: a Python answer runs in a small process of its own
-(:mod:`gemmlab.judging.runtime_child`, sent as text to ``python -I -S``) with the standard
-library, NumPy only where its question grants it, and the question's hand-outs rebuilt there
-from source text (:func:`setup_of`). Nothing of gemmlab is importable or readable there, so an
-escape (``match check: case object(__globals__=g)``, frames, any spelling yet to be found) reaches
-only what the answer was handed anyway. Cases, references and comparisons stay here: the answer
-gets each case's inputs and gives back plain data (:func:`gemmlab.judging.cell.judge_loaded`).
-
-``check()`` starts it as a plain child; the grader starts it in its sandbox, which mounts none of
-the package's files (``confine``). :mod:`gemmlab.judging.allow`'s check of the source stays as a
-lint that names a rule before anything runs.
+"""The answer runtime, the judge's end: a Python answer runs in a process of its own
+(:mod:`.runtime_child`, sent as text to ``python -I -S``) with the standard library, NumPy where
+its question grants it, and its hand-outs rebuilt from source text (:func:`setup_of`). Nothing of
+gemmlab is importable or readable there: an escape (``match check: case object(__globals__=g)``,
+frames, any spelling yet to be found) reaches only what the answer was handed. Cases, references
+and comparisons stay here (:func:`.cell.judge_loaded`). ``check()`` starts it as a plain child,
+the grader in its sandbox with no package file (``confine``); the source check is a lint.
 """
 import dis
 import inspect

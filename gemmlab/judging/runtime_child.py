@@ -1,14 +1,10 @@
-"""The answer runtime, the untrusted end of a Python answer's judging (the judge's end is
-:mod:`gemmlab.judging.runtime`). The judge sends this file's TEXT to ``python -I -S -c``: it
-imports nothing but the standard library (gemmlab is not on its path and, in the grader, not
-mounted), plus NumPy only where the question grants it. Its cwd is an empty folder.
-
-Protocol (the code worker's, :mod:`gemmlab.judging.worker`): frames of JSON on fds 0/1 (then
-moved, so that the answer's prints go nowhere). ``{"op": "load", "source", "name", "numpy",
-"setup"}``: ``numpy`` the folder holding NumPy or None, ``setup`` source text that builds the
-question's hand-outs (``HANDOUTS``: name -> object) from the stand-ins below; then the cell runs
-with them, and ``{"op": "call", "args", "kwargs"}`` calls the answer. Before the cell runs, the
-process may open no file (RLIMIT_NOFILE 0): no reading, no importing what is not loaded yet.
+"""The answer runtime, the untrusted end of a Python answer's judging (:mod:`.runtime` is the
+judge's): the judge sends this file's TEXT to ``python -I -S -c``, in an empty folder. It uses
+the standard library only, plus NumPy where granted; gemmlab is neither on its path nor mounted.
+The code worker's protocol (:mod:`.worker`): ``{"op": "load", "source", "name", "numpy",
+"setup", "cells"}`` (``setup``: source text that builds the hand-outs, ``HANDOUTS``, from the
+stand-ins below), then ``{"op": "call", "args", "kwargs"}``. Before the cell runs, the process
+loses the right to open any file (RLIMIT_NOFILE 0): no reading, no importing what is not loaded.
 """
 import base64
 import json
