@@ -201,7 +201,6 @@ class Function:
     cases: Callable[[], Sequence[tuple]]
     compare: Any = field(default_factory=Array)
     hidden: Callable[[np.random.Generator], Sequence[tuple]] = None
-    question_id: str = ""   # set by the Question: the worker loads the cell under its declaration
     proxy_judge: ClassVar[bool] = True  # judge() only calls fn on data: the grader may pass a
                                         # proxy to the student's process (see judging.where)
 
