@@ -113,8 +113,8 @@ def plain_child(argv, cwd, env):
     def end():
         try:
             os.killpg(popen.pid, signal.SIGKILL)
-        except OSError:
-            pass
+        except (OSError, AttributeError):       # gone already, or Windows: no process groups
+            popen.kill()
         popen.wait()
     return popen, end
 

@@ -24,20 +24,17 @@ from .verdict import FAIL
 
 CHILD = Path(__file__).with_name("runtime_child.py").read_text(encoding="utf-8")
 NUMPY_HOME = os.path.dirname(os.path.dirname(np.__file__))
-ENV = {**dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"), "1"), "PATH": os.defpath}
+ENV = {**dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"), "1"), "PATH": os.defpath,
+       **{k: os.environ[k] for k in ("SYSTEMROOT",) if k in os.environ}}   # Windows needs it
 DEFAULTS = {"np": 'Facade("np", {}, "this exercise is plain Python")',
             "gl": 'Facade("gl", {}, "the package\'s own implementation is not part of an answer")'}
 
 
-class Untravelled(ValueError):
-    """A hand-out that cannot be rebuilt from source text in the runtime."""
-
-
 def setup_of(allows):
     """(the setup text that builds ``allows``'s hand-outs in the runtime, whether it needs
-    NumPy); Untravelled if one of them cannot travel as text (a module, a stateful object)."""
+    NumPy); ValueError if one of them cannot travel as text (a module, a stateful object)."""
     if allows.imports:
-        raise Untravelled(f"imports {', '.join(allows.imports)}")
+        raise ValueError(f"imports {', '.join(allows.imports)}")
     sources, uses_numpy = {}, [False]
 
     def expression(value, key):
@@ -57,7 +54,7 @@ def setup_of(allows):
             _course_source(value, sources)
             uses_numpy[0] = True
             return value.__name__
-        raise Untravelled(f"{key}: {type(value).__name__}")
+        raise ValueError(f"{key}: {type(value).__name__}")
     given = {**DEFAULTS, **{name: expression(maker(), name)
                             for name, (maker, _why) in allows.gives.items()}}
     lines = ["import math"] + (["import numpy as np"] if uses_numpy[0] else [])
@@ -68,7 +65,7 @@ def setup_of(allows):
 
 def _course_source(fn, sources):
     """Put the source of the course function ``fn`` and of the module's functions it calls into
-    ``sources`` (name -> text), callees first; Untravelled if it reads any other module global
+    ``sources`` (name -> text), callees first; ValueError if it reads any other module global
     than math and np."""
     module = sys.modules[fn.__module__]
     for name in _globals_read(fn.__code__):
@@ -76,7 +73,7 @@ def _course_source(fn, sources):
         if dep is None or dep is allow.math or dep is np or name in sources:
             continue
         if not (inspect.isfunction(dep) and dep.__module__ == fn.__module__):
-            raise Untravelled(f"{fn.__name__} reads {name}")
+            raise ValueError(f"{fn.__name__} reads {name}")
         _course_source(dep, sources)
     sources[fn.__name__] = textwrap.dedent(inspect.getsource(fn))
 
@@ -97,7 +94,7 @@ def serves(question):
         return False
     try:
         setup_of(question.allows)
-    except Untravelled:
+    except ValueError:          # a hand-out that cannot travel as text
         return False
     return True
 

@@ -9,9 +9,13 @@ loses the right to open any file (RLIMIT_NOFILE 0): no reading, no importing wha
 import base64
 import json
 import os
-import resource
 import struct
 import sys
+
+try:
+    import resource
+except ImportError:         # Windows: no rlimits (there check() is the student's own machine)
+    resource = None
 
 
 def _read(stream, n):
@@ -56,8 +60,7 @@ class Facade:
 
 
 class Cells:
-    """A 2-D array of plain floats that reads one element, writes one element and has
-    ``.shape``: the stand-in of an exercise about element-wise loops."""
+    """An array of plain floats read and written one element at a time (and ``.shape``)."""
     RULE = "this exercise works one element at a time (read A[i, k], write C[i, j], A.shape)"
 
     def __init__(self, rows):
@@ -174,14 +177,13 @@ def error(exc):
 
 
 def handouts(request):
-    """The question's hand-outs, built by its setup text (NumPy imported first where granted:
-    from a folder holding only NumPy, linked into the cwd)."""
+    """The hand-outs its setup text builds (NumPy first where granted, from a folder of links)."""
     if request.get("numpy"):
         os.mkdir("lib")
-        for name in ("numpy", "numpy.libs"):
+        for name in ("numpy", "numpy.libs") if os.name == "posix" else ():  # Windows: no links
             if os.path.isdir(os.path.join(request["numpy"], name)):
                 os.symlink(os.path.join(request["numpy"], name), os.path.join("lib", name))
-        sys.path.insert(0, os.path.abspath("lib"))
+        sys.path.insert(0, os.path.abspath("lib") if os.name == "posix" else request["numpy"])
         import numpy  # noqa: F401 (loaded before no file can be opened)
     scope = {"Facade": Facade, "Cells": Cells, "cells_zeros": cells_zeros,
              "cells_shape": lambda a: tuple(a.shape)}
@@ -196,7 +198,8 @@ def load(request, quiet):
     exec("def check(*args, **kwargs):\n    return None\n", namespace)
     namespace.update(handouts(request))
     os.dup2(quiet, 2)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (0, 0))  # from here, no file can be opened
+    if resource is not None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (0, 0))  # from here, no file can be opened
     return namespace, loaded(namespace, name, source)
 
 
