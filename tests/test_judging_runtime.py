@@ -120,3 +120,13 @@ def test_an_answer_that_imports_opens_and_walks_reaches_nothing():
     # the same walk, in the judge's own interpreter, finds the package: the test can fail
     here = _live(source.replace("def reach():", "def reach(check=check):"), "reach")
     assert "import gemmlab" in here() and "read " in here()
+
+
+def test_progress_judges_a_python_answer_in_the_runtime_as_check_does():
+    """gl.progress() judges a collected cell: the course's answer passes, the attack fails."""
+    from gemmlab.grading.progress import _judge
+    q = get_question("02.naive_matmul")
+    source, name, _ = cell("02.naive_matmul", name=q.answer_name)
+    assert _judge(q, {"source": source, "name": name}) == "pass"
+    attack = _attack("attack_match_stand_in/02_gemm_from_neurons.ipynb")
+    assert _judge(q, {"source": attack, "name": name}) == "fail"

@@ -20,9 +20,9 @@
   two without pickle. A notebook's ``check()`` calls the same kinds in its own process.
 
 It imports nothing of ``gemmlab.grading``, ``gemmlab.labs`` or the grader: the labs and the bank
-build on it, ``check()`` and the grader use it. (A Function question's cell is sent to the
-worker wrapped in a call of ``gemmlab.grading.answer.load_answer``, which the worker imports:
-the declarations live beside the bank.)
+build on it, ``check()`` and the grader use it. (A lab's cell is sent to the worker wrapped
+in a call of ``gemmlab.grading.answer.load_answer``, which the worker imports: the declarations
+live beside the bank.)
 """
 from .kinds import Array, Choice, Exact, Function, Number, Shape, describe
 from .question import Question, Wrong, evaluate
