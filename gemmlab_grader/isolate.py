@@ -16,6 +16,7 @@ import numpy as np
 
 from gemmlab.grading.bank import get_question
 from gemmlab.grading.checker import Result
+from gemmlab.judging import runtime
 from gemmlab.judging.cell import WORKER, Channel, describe_exit, judge_cell
 from gemmlab.labs import compile as compile_
 
@@ -115,6 +116,18 @@ class ConfinedCompiler:
             return compile_.reply_of(out, describe_exit(tree.popen.returncode))
 
 
+def confined_runtime(isolation):
+    """How the answer runtime starts here: under the limits, in the sandbox with no package."""
+    def start(argv, folder, env):
+        if isolation.sandbox:
+            argv = sandbox.command(argv, folder, (), isolation.hidden_paths,
+                                   memory_bytes=isolation.limits.memory_bytes)
+        tree = sandbox.Tree(argv, isolation.limits, cwd=folder, env=env, stdin=-1, stdout=-1,
+                            stderr=subprocess.DEVNULL)
+        return tree.popen, tree.kill
+    return start
+
+
 def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation=None,
                compiler=None):
     """The :class:`~gemmlab.grading.checker.Result` on the function ``name`` of the cell
@@ -128,6 +141,9 @@ def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     rng = None if seed is None else np.random.default_rng(seed)
     isolation = isolation or Isolation()
+    if runtime.serves(q):
+        status, feedback = runtime.judge(q, source, name, rng, timeout, confined_runtime(isolation))
+        return Result(q.id, status, str(feedback)[:4000])
     with (tempfile.TemporaryDirectory(prefix="gemmlab-code-", ignore_cleanup_errors=True) as folder,
           open(os.path.join(folder, "worker.log"), "w+b") as log):     # its stderr
         tree = start_confined(isolation, folder, WORKER, stdin=-1, stdout=-1, stderr=log)

@@ -238,6 +238,16 @@ def test_code_runs_without_the_references_and_its_processes_die(full):
     assert "imports subprocess" in row["feedback"]["02.row_major_index"]
 
 
+def test_an_answer_that_escapes_through_match_reaches_nothing(full):
+    """Issue 54: these passed when the answer shared the judge's interpreter."""
+    stand_in = full.rows["attack_match_stand_in"]
+    assert stand_in["results"]["02.naive_matmul"] == "fail"
+    assert "'_data' on an array is not allowed" in stand_in["feedback"]["02.naive_matmul"]
+    imported = full.rows["attack_match_import"]
+    assert imported["results"]["03.amdahl_function"] == "fail"
+    assert "No module named 'gemmlab'" in imported["feedback"]["03.amdahl_function"]
+
+
 def test_the_repository_cannot_be_read_from_the_sandbox(full):
     assert _passed(full.rows["attack_solutions_reader"]) == (0, N01)
 

@@ -28,7 +28,6 @@ def _unconfined(qid):
     a broadcast), so that what they test is the process boundary, not the allow-list."""
     q = questions()[qid]
     vehicle = types.SimpleNamespace(**{f.name: getattr(q, f.name) for f in dataclasses.fields(q)})
-    vehicle.kind = dataclasses.replace(q.kind, question_id="")
     vehicle.allows = vehicle.rules = None
     vehicle.is_code = True
     return vehicle

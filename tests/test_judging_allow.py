@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from gemmlab.grading.bank import get_question, questions
+from gemmlab.judging import runtime
 from gemmlab.judging.allow import AllowError, namespace, refused
 from gemmlab.judging.source import load_function
 from gemmlab.labs.solutions import cell
@@ -35,8 +36,15 @@ def refused_when_run(qid, source, *args, name=None):
     return str(caught.value)
 
 
+def judged_naive_matmul(source):
+    """(status, feedback) of 02.naive_matmul's answer ``source``, run in the answer runtime (its
+    arrays the runtime's element-by-element stand-ins), on the public cases."""
+    return runtime.judge(get_question("02.naive_matmul"), source, "naive_matmul")
+
+
 @pytest.mark.parametrize("body, words", [
-    ("return getattr(A, 'do' + 't')(B)", "getattr() is not allowed"),
+    ("return getattr(A, 'do' + 't')(B)", "getattr() is not allowed in this answer"),
+    ("match A:\n        case object(dot=d):\n            return d(B)", "'dot' on an array"),
     ("return (A[:, :, None] * B[None]).sum(1)", "one element at a time"),
     ("return A.dot(B)", "'dot' on an array"),
     ("return np.matmul(A, B)", "np.matmul is not allowed"),
@@ -49,9 +57,8 @@ def refused_when_run(qid, source, *args, name=None):
 def test_naive_matmul_refuses_every_vectorised_answer_naming_the_rule(body, words):
     loops = "    for i in range(1):\n        for j in range(1):\n            for k in range(1):\n" \
             "                pass\n"        # the promised loops are there: the stand-ins refuse
-    source = f"def naive_matmul(A, B):\n{loops}    {body}\n"
-    message = refused_when_run("02.naive_matmul", source, A, B)
-    assert words in message, message
+    status, message = judged_naive_matmul(f"def naive_matmul(A, B):\n{loops}    {body}\n")
+    assert status == "fail" and words in message, message
 
 
 def test_naive_matmul_checks_the_three_loops_its_prompt_promises():
@@ -59,19 +66,18 @@ def test_naive_matmul_checks_the_three_loops_its_prompt_promises():
            "    for i in range(M):\n        for j in range(4):\n"
            "            C[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]\n"
            "    return C\n")
-    message = refused_when_run("02.naive_matmul", two, A, B)
+    status, message = judged_naive_matmul(two)
     assert "1 nested loop" in message or "2 nested loop" in message, message
-    assert "3 explicit nested loops" in message
+    assert status == "fail" and "3 explicit nested loops" in message
 
 
 def test_the_exercise_skeleton_is_unanswered_not_refused():
     source, name, _label = cell("02.naive_matmul", "exercises")
-    assert load("02.naive_matmul", source, name)(A, B) is Ellipsis
+    assert judged_naive_matmul(source)[0] == "not attempted"
 
 
 def test_the_course_answer_of_naive_matmul_runs_on_the_stand_ins():
-    fn = load("02.naive_matmul", solution_source("02.naive_matmul")[0])
-    assert np.allclose(fn(A, B), A @ B)
+    assert judged_naive_matmul(solution_source("02.naive_matmul")[0])[0] == "pass"
 
 
 FRESH_IMPORT = ("import sys\ndel sys.modules['gemmlab.parallel']\nimport gemmlab.parallel\n"

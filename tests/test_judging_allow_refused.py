@@ -34,12 +34,13 @@ def test_a_broken_rule_is_named_with_its_line(source, words):
 
 
 def test_graded_naive_matmul_refuses_what_the_source_check_cannot_see():
-    """getattr with a computed name and a broadcast pass the allow-list on the source; in the
-    grader's worker the answer runs in its question's namespace on stand-ins, and fails naming
+    """A match pattern (an attribute named in a string) and a broadcast pass the check of the
+    source; in the grader's answer runtime they meet the question's stand-ins and fail naming
     the rule. The course's answer and an honest comprehension pass."""
     loops = ("    for i in range(1):\n        for j in range(1):\n            for k in range(1):\n"
              "                pass\n")
-    for body, words in (("return getattr(A, 'do' + 't')(B)", "getattr() is not allowed"),
+    for body, words in (("match A:\n        case object(dot=d):\n            return d(B)",
+                         "'dot' on an array is not allowed"),
                         ("return (A[:, :, None] * B[None]).sum(1)", "one element at a time")):
         sneaky = f"def naive_matmul(A, B):\n{loops}    {body}\n"
         assert refused(questions()["02.naive_matmul"].rules, sneaky) is None

@@ -13,7 +13,8 @@ import pytest
 import gemmlab as gl
 from gemmlab.grading import judge
 from gemmlab.grading.bank import get_question
-from gemmlab.labs import kernel_lab
+from gemmlab.labs import cases as cases_
+from gemmlab.labs import feedback, kernel_lab
 from gemmlab.labs.solutions import cell, solution
 from gemmlab.judging import load_function
 
@@ -261,3 +262,24 @@ def test_a_lab_check_gives_the_simulator_no_more_work_than_a_64_cubed_gemm(qid):
     fmas = sum(c.M * c.N * c.K for c in cases)
     assert threads <= CHECK_THREADS, f"{qid}: its cases start {threads} threads"
     assert fmas <= CHECK_FMAS, f"{qid}: its cases do {fmas} multiply-adds"
+
+
+def test_every_hidden_draw_of_the_register_labs_measures_reads_per_fma():
+    """Issue 54: the hidden cases held a case that measures reads per FMA (K a multiple of 32, a
+    whole 32 x 32 block inside C) for about two students in three, and a kernel with no register
+    blocking passed the others. Every draw has one now; cases without one are a FAIL."""
+    for lab in (kernel_lab.OUTER, kernel_lab.TWOLEVEL):
+        for seed in range(60):
+            assert not feedback.unmeasured(lab, lab.cases(np.random.default_rng(seed))), seed
+    unmeasuring = [cases_.make_case(33, 40, 33, np.random.default_rng(1)),
+                   cases_.make_case(31, 40, 64, np.random.default_rng(2))]
+    status, text = kernel_lab.OUTER.examine(None, cases=unmeasuring)[:2]
+    assert status == "fail" and text.startswith("no case measured reads per FMA"), text
+
+
+def test_a_kernel_without_register_blocking_fails_a_graded_draw():
+    kernel = variant("10.lab_outer", ("acc[i, j] += a[i] * b[j]",
+                                      "acc[i, j] += sA[ty * TM + i, k] * sB[k, tx * TN + j]"))
+    status, text = kernel_lab.OUTER.verdict(kernel, np.random.default_rng(3))
+    assert status == "fail" and "shared-memory reads per FMA" in text, text
+

@@ -280,3 +280,29 @@ def test_parity_ordering_is_told_its_step_count_on_the_public_case():
     result = judge(QID, parity_ordered)
     assert "takes 12 communication steps where a ring all-reduce takes 2(N-1) = 6" in \
         result.feedback, result.feedback
+
+
+SHARED_LIST = '''SUMS = []
+
+
+def ring_allreduce(comm, x):
+    n, r = comm.size, comm.rank
+    SUMS.append(x.copy())                   # the ranks share the cell's globals ...
+    chunks = [c.copy() for c in np.array_split(x, n)]
+    for step in range(2 * (n - 1)):         # ... while zeros travel in the ring's pattern
+        comm.sendrecv(np.zeros_like(chunks[(r - step - 1) % n]), (r + 1) % n, (r - 1) % n)
+    return sum(SUMS[-n:])
+'''
+
+
+def test_a_sum_carried_by_a_module_level_list_fails_on_what_the_messages_carried():
+    """Issue 54: the results, steps, neighbours and bytes were right, and it passed; the check
+    now reads what each message carried."""
+    from gemmlab_grader.isolate import judge_code
+    namespace = {"np": np}
+    exec(SHARED_LIST, namespace)
+    checked = judge(QID, namespace["ring_allreduce"])
+    graded = judge_code(QID, SHARED_LIST, "ring_allreduce", seed=4, timeout=240)
+    for result in (checked, graded):
+        assert result.status == "fail", result.feedback
+        assert "the ring's messages carried zeros: rank 0 to rank 1 in step 0" in result.feedback

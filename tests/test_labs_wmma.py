@@ -121,3 +121,32 @@ def test_an_endless_loop_is_stopped():
 def test_what_is_not_a_fragment_loop_is_refused(answer, words):
     result = judge(QID, answer)
     assert result.status == "fail" and words in result.feedback
+
+
+THROW_AWAY_MMAS = '''from gemmlab.labs import wmma
+
+
+def lab_wmma(A, B, C):
+    M, K = A.shape
+    N = B.shape[1]
+    acc = wmma.fill_fragment(0.0)
+    a, b = wmma.load_matrix_sync(A, 0, 0), wmma.load_matrix_sync(B, 0, 0)
+    for _ in range(-(-M // 16) * -(-N // 16) * -(-K // 16)):
+        acc = wmma.mma_sync(a, b, acc)      # the MMA count, made on a throw-away fragment
+'''
+
+
+@pytest.mark.parametrize("write, words", [
+    ("    C.data[:] = A.data.dot(B.data)\n", "'Operand' object has no attribute 'data'"),
+    ("    match A, B, C:\n        case object(_array=a), object(_array=b), object(_array=c):\n"
+     "            c[:] = a.dot(b)\n", "was written outside wmma.store_matrix_sync"),
+])
+def test_a_c_written_past_the_fragments_fails_in_check_and_in_a_graded_run(write, words):
+    """Issue 54: the operand's array was public, and nothing checked that C came from stores of
+    accumulators; this passed with the right MMA count made on a throw-away fragment."""
+    from gemmlab_grader.isolate import judge_code
+    source = THROW_AWAY_MMAS + write
+    checked = judge(QID, load_function(source, "lab_wmma", f"<attack {abs(hash(write))}>"))
+    graded = judge_code(QID, source, "lab_wmma", seed=5, timeout=240)
+    for result in (checked, graded):
+        assert result.status == "fail" and words in result.feedback, result.feedback

@@ -7,7 +7,7 @@ bank applies these declarations when it loads (their sentence goes into each pro
 :mod:`gemmlab.grading.answer` reads them wherever an answer is loaded.
 """
 from .. import collectives, parallel, perfmodel
-from ..judging.allow import ELEMENTWISE_NP, KERNEL, PLAIN, Allows, Facade, cells, facade, numpy_ops
+from ..judging.allow import ELEMENTWISE_NP, KERNEL, PLAIN, Allows, Facade, facade, numpy_ops
 
 
 def _wmma():
@@ -16,10 +16,10 @@ def _wmma():
 
 
 # naive_matmul is the product's loops: its arrays are stand-ins that read and write one element
-# (gemmlab.judging.allow.Cells), and np gives only the zeroed output and the inputs' shapes.
+# (the answer runtime's Cells), and np gives only the zeroed output and the inputs' shapes.
 ELEMENT_LOOPS = Allows(gives={"np": numpy_ops(
     ("zeros", "shape"), "the output's zeros and the inputs' shapes; every product is written out",
-    **ELEMENTWISE_NP)}, standins=cells, loops=3, matmul=False)
+    **ELEMENTWISE_NP)}, standins="cells", loops=3, matmul=False)
 
 # The tensor-parallel layers are blocks and their products: NumPy cuts and joins, @ multiplies;
 # the package's column_parallel / row_parallel are not there.

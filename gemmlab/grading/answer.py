@@ -1,7 +1,7 @@
 """A code answer loaded under its question's declaration (:mod:`gemmlab.judging.allow`), in any
-process: the cell a worker runs for a Function question
-(:meth:`gemmlab.judging.kinds.Function.worker_source`) calls :func:`load_answer` there, so the
-answer is judged in the namespace its question builds whichever process runs it."""
+process: the cell a worker runs for a lab (:func:`gemmlab.judging.kinds.declared_cell`) calls
+:func:`load_answer` there, so the answer is judged in the namespace its question builds whichever
+process runs it. (A Function question's answer runs in :mod:`gemmlab.judging.runtime`.)"""
 from ..judging.allow import PLAIN
 from ..judging.source import defined
 from .allowed import ALLOWS

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from .. import device, doing
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, code_of, evaluate, is_missing
+from ..judging import runtime
 from ..judging.cell import judge_alone, prepared
 from ..judging.source import from_other_cells, load_function
 from ..judging.worker import CELL_FILE
@@ -156,7 +157,9 @@ def judge_alone_in_a_worker(q, answer):
     if cell is None:
         return judge_question(q, answer)
     source, name = cell
-    if device.backend() == "sim":
+    if runtime.serves(q):
+        (status, feedback), picture = runtime.judge(q, source, name), None
+    elif device.backend() == "sim":
         status, feedback, picture = judge_cell_here(q, source, name)
     else:
         status, feedback, picture = judge_alone(q, source, name, picture=True)

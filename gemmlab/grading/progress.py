@@ -32,6 +32,7 @@ from nbclient.exceptions import DeadKernelError
 
 from .. import course
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, values
+from ..judging import runtime
 from ..judging.cell import judge_alone
 from ..notebook_run import CellStopped, CountingClient, LocalAsyncKernelManager
 from ..judging import collected
@@ -83,8 +84,9 @@ def collect(data, requests):
 def _judge(q, entry):
     if entry is None or entry.get("missing"):
         return NOT_ATTEMPTED
-    if "source" in entry:
-        return judge_alone(q, str(entry["source"]), str(entry.get("name")))[0]
+    if "source" in entry:           # a Python answer in its runtime, a lab's cell in a worker
+        judge_code = runtime.judge if runtime.serves(q) else judge_alone
+        return judge_code(q, str(entry["source"]), str(entry.get("name")))[0]
     if "value" not in entry:
         return FAIL
     try:

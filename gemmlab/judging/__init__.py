@@ -12,14 +12,17 @@
 - :mod:`.allow`: what a code answer may do (``Allows``): the namespace its cell runs in
   (granted builtins, facades, stand-in arguments) and the allow-list on its source
   (``refused``).
+- :mod:`.runtime` (+ :mod:`.runtime_child`, sent as text): a Python answer runs in a process of
+  its own with the standard library, NumPy where granted and its hand-outs, nothing of gemmlab;
+  ``check()`` and the grader judge it from outside.
 - :mod:`.worker` and :mod:`.cell`: the grader runs a cell's code alone in a sandboxed worker
   process and judges it from outside (``judge_cell``); :mod:`.values` carries values between the
   two without pickle. A notebook's ``check()`` calls the same kinds in its own process.
 
 It imports nothing of ``gemmlab.grading``, ``gemmlab.labs`` or the grader: the labs and the bank
-build on it, ``check()`` and the grader use it. (A Function question's cell is sent to the
-worker wrapped in a call of ``gemmlab.grading.answer.load_answer``, which the worker imports:
-the declarations live beside the bank.)
+build on it, ``check()`` and the grader use it. (A lab's cell is sent to the worker wrapped
+in a call of ``gemmlab.grading.answer.load_answer``, which the worker imports: the declarations
+live beside the bank.)
 """
 from .kinds import Array, Choice, Exact, Function, Number, Shape, describe
 from .question import Question, Wrong, evaluate

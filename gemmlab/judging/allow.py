@@ -6,8 +6,10 @@ builtins it is granted (a mapping: no ``eval``, ``exec``, ``compile``, ``__impor
 ``getattr``, ``vars``, ``globals``, ``open``...), the imports it may write, the stand-ins its
 arguments become, and what its prompt promises that the source must show (``loops=3``).
 
-The cell runs in a namespace built from that declaration (:func:`namespace`), after its source
-passes an allow-list on the AST (:func:`refused`): no attribute or name that starts with an
+A Python answer runs in the answer runtime (:mod:`.runtime`), which holds only what it is
+handed: there :func:`refused` is a lint for friendly messages, not the guard. A lab's cell runs
+in a namespace built from that declaration (:func:`namespace`), after its source passes an
+allow-list on the AST (:func:`refused`): no attribute or name that starts with an
 underscore (``().__class__.__base__.__subclasses__()``, ``f.__globals__``), no frame or code
 introspection (``gi_frame``, ``f_back``), no ``str.format`` (which reads attributes from a
 string), no ``import`` but the granted ones, no ``global``/``nonlocal``. What the question does not
@@ -58,78 +60,6 @@ def _rule(what, why):
     raise AllowError(f"{what} is not allowed in this answer: {why}")
 
 
-# -- stand-in arrays ------------------------------------------------------------------------------
-
-class Cells:
-    """A 2-D array that allows reading one element, writing one element and ``.shape``: the
-    stand-in of an exercise about element-wise loops. ``A[i, k]`` and ``A[i][k]`` read one value,
-    ``C[i, j] = x`` writes one, ``len(A)`` is its rows; slicing, broadcasting, ``.dot``, iteration and any NumPy function
-    given a ``Cells`` fail naming the rule."""
-    __slots__ = ("_data", "shape")
-    RULE = "this exercise works one element at a time (read A[i, k], write C[i, j], A.shape)"
-
-    def __init__(self, data):
-        object.__setattr__(self, "_data", data)
-        object.__setattr__(self, "shape", tuple(data.shape))
-
-    def _index(self, key):
-        key = key if isinstance(key, tuple) else (key,)
-        if not all(isinstance(k, int) and not isinstance(k, bool) for k in key):
-            _rule(f"indexing with {key!r}", self.RULE + ": only whole-number indices")
-        return key
-
-    def __getitem__(self, key):
-        key = self._index(key)
-        if len(key) == len(self.shape):
-            return float(self._data[key])
-        if len(key) == 1 and len(self.shape) == 2:
-            return Cells(self._data[key[0]])
-        _rule(f"indexing with {key!r}", self.RULE)
-
-    def __setitem__(self, key, value):
-        key = self._index(key)
-        if len(key) != len(self.shape) or not isinstance(value, (int, float)):
-            _rule("this assignment", self.RULE + ": one number into one element")
-        self._data[key] = value
-
-    def __getattr__(self, name):
-        _rule(f"{name!r} on an array", self.RULE)
-
-    def __setattr__(self, name, value):
-        _rule(f"setting {name!r} on an array", self.RULE)
-
-    def __iter__(self):
-        _rule("iterating over an array", self.RULE + ": loop over range(n) and index")
-
-    def __array__(self, *args, **kwargs):
-        _rule("turning the array into a NumPy array", self.RULE)
-
-    def __array_ufunc__(self, *args, **kwargs):
-        _rule("a NumPy operation on the array", self.RULE)
-
-    def __array_function__(self, *args, **kwargs):
-        _rule("a NumPy function on the array", self.RULE)
-
-    def _arith(self, *args):
-        _rule("arithmetic on a whole array (broadcasting)", self.RULE)
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _arith
-    __matmul__ = __rmatmul__ = __pow__ = __neg__ = _arith
-
-    def __len__(self):
-        return self.shape[0]
-
-
-def cells(value):
-    """A float64 array as a :class:`Cells`; anything else unchanged."""
-    return Cells(np.array(value, dtype=np.float64)) if isinstance(value, np.ndarray) else value
-
-
-def unwrap(value):
-    """What a stand-in holds, for comparing the answer's result (a copy)."""
-    return np.array(value._data) if isinstance(value, Cells) else value
-
-
 # -- facades ---------------------------------------------------------------------------------------
 
 class Facade:
@@ -161,15 +91,13 @@ class Facade:
         return f"<{object.__getattribute__(self, '_name')}: {', '.join(dir(self))}>"
 
 
-def _cells_zeros(shape, dtype=None):
-    return Cells(np.zeros(shape, dtype=np.float64))
+class InRuntime(str):
+    """A hand-out that exists only in the answer runtime, by its name there
+    (:mod:`gemmlab.judging.runtime_child`: its element-by-element arrays)."""
 
 
-def _cells_shape(a):
-    return tuple(a.shape) if isinstance(a, Cells) else np.shape(a)
-
-
-ELEMENTWISE_NP = {"zeros": _cells_zeros, "shape": _cells_shape}
+# np of an element-by-element exercise: the zeroed output and the shapes of the runtime's arrays
+ELEMENTWISE_NP = {"zeros": InRuntime("cells_zeros"), "shape": InRuntime("cells_shape")}
 
 
 # -- the declaration --------------------------------------------------------------------------------
@@ -179,7 +107,8 @@ class Allows:
     """What a code answer may do. ``gives``: names the cell is handed, each a zero-argument
     maker (built per namespace) with the reason it is there; ``builtins``: the builtins granted;
     ``imports``: ``"module"`` or ``"module.name"`` the cell may import (a granted maker gives
-    the object); ``standins``: turns each argument into what the answer gets (``cells``);
+    the object); ``standins``: what the answer runtime turns the arguments into (``"cells"``:
+    its element-by-element arrays; None: themselves);
     ``loops``: the nesting of ``for`` loops the prompt promises in the answer's function;
     ``matmul``: whether ``@`` may appear (not where the exercise is the product's loops).
     ``np`` and ``gl`` are always there, as facades of what ``gives`` grants under those names
@@ -200,10 +129,6 @@ class Allows:
         extra += "" if self.matmul else "; no @"
         return (f"({rule}{extra}; Python's builtins except eval, exec and getattr; no other "
                 f"imports, no names starting with _.)")
-
-    def as_data(self):
-        """For the old worker protocol: nothing to put out of reach at run time."""
-        return None
 
 
 def _shown(name, value):
@@ -293,8 +218,10 @@ def _node_problem(allows, node):
             return f"reaches .{node.attr}: frames and code objects are not part of an answer"
         if node.attr in FORMATTERS:
             return f"calls .{node.attr}: use an f-string (str.format reads hidden attributes)"
-    elif isinstance(node, ast.Name) and node.id.startswith("__"):
-        return f"uses {node.id}: Python's internals are not part of an answer"
+    elif isinstance(node, ast.Name) and (node.id.startswith("__") or node.id in WITHHELD):
+        why = WITHHELD.get(node.id)
+        return f"uses {node.id}: " + (f"{node.id}() is not allowed in this answer: {why}" if why
+                                      else "Python's internals are not part of an answer")
     elif isinstance(node, (ast.Import, ast.ImportFrom)):
         module = node.module if isinstance(node, ast.ImportFrom) else None
         for alias in node.names:

@@ -103,17 +103,24 @@ def plain_channel(timeout=120.0):
         raise RuntimeError(platforms.needs_posix("check() of a code answer on a GPU backend"))
     env = dict(os.environ, GEMMLAB_BACKEND="sim",
                PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    popen = subprocess.Popen([sys.executable, "-m", WORKER], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+    popen, end = plain_child([sys.executable, "-m", WORKER], None, env)
+    return Channel(popen, timeout, end)
+
+
+def plain_child(argv, cwd, env):
+    """``argv`` as a plain child with pipes, in a session of its own; (popen, a function that
+    ends it and all it started)."""
+    popen = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              start_new_session=True)
 
     def end():
         try:
             os.killpg(popen.pid, signal.SIGKILL)
-        except OSError:
-            pass
+        except (OSError, AttributeError):       # gone already, or Windows: no process groups
+            popen.kill()
         popen.wait()
-    return Channel(popen, timeout, end)
+    return popen, end
 
 
 class CellFunction:
@@ -174,16 +181,18 @@ def judge_cell(question, source, name, rng, channel, picture=False):
     cases drawn from it, here. A broken rule, a cell that raises, a worker that dies or hangs: a
     FAIL with the reason. The caller closes the channel. With ``picture``, a third item: a
     kernel lab's picture of the run, or None."""
-    verdict = tuple(_judge_cell(question, source, name, rng, channel, picture))
+    source, problem = prepared(question, source, name)
+    verdict = (FAIL, problem) if problem else tuple(judge_loaded(
+        question, channel, {"op": "load", "source": str(source), "name": str(name)}, name, rng,
+        picture))
     return (verdict + (None,))[:3] if picture else verdict[:2]
 
 
-def _judge_cell(question, source, name, rng, channel, picture):
-    source, problem = prepared(question, source, name)
-    if problem:
-        return FAIL, problem
+def judge_loaded(question, channel, load, name, rng, picture):
+    """(status, feedback[, picture]): the cell loaded by ``load`` behind ``channel`` (the worker,
+    :mod:`.runtime`'s answer runtime), its function ``name`` judged here by the question's kind."""
     try:
-        loaded = channel.request({"op": "load", "source": str(source), "name": str(name)})
+        loaded = channel.request(load)
     except TimeoutError as exc:
         return FAIL, f"your cell did not finish: {exc}."
     except CodeError as exc:
@@ -199,7 +208,7 @@ def _judge_cell(question, source, name, rng, channel, picture):
     text = str(loaded.get("repr", ""))[:200]
     try:
         if loaded.get("callable"):
-            answer = CellFunction(channel, text, (str(source), str(name)), wants_picture=picture)
+            answer = CellFunction(channel, text, (load["source"], name), wants_picture=picture)
         else:       # a value that is not a function: its kind refuses the stand-in, naming it
             answer = question.kind.coerce(values.decode({"t": "opaque", "type": loaded.get("type"),
                                                          "repr": text}))

@@ -201,7 +201,6 @@ class Function:
     cases: Callable[[], Sequence[tuple]]
     compare: Any = field(default_factory=Array)
     hidden: Callable[[np.random.Generator], Sequence[tuple]] = None
-    question_id: str = ""   # set by the Question: the worker loads the cell under its declaration
     proxy_judge: ClassVar[bool] = True  # judge() only calls fn on data: the grader may pass a
                                         # proxy to the student's process (see judging.where)
 
@@ -210,12 +209,6 @@ class Function:
             raise AnswerTypeError(f"expected a function (pass its name, without calling it), "
                                   f"got {describe(answer)}")
         return answer
-
-    def worker_source(self, source, name):
-        """(the cell a worker runs, None): ``source`` loaded under the question's declaration
-        (:mod:`gemmlab.grading.answer`), so the worker judges it in the question's namespace."""
-        return (declared_cell(self.question_id, source, name) if self.question_id else source,
-                None)
 
     def judge(self, question, fn, rng=None):
         """(status, feedback) for the student's function ``fn``: the public cases when ``rng``

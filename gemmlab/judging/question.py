@@ -5,11 +5,11 @@ reveals.
 A question holds a *reference computation* (a function), not a pasted literal, wherever the value
 can be computed, so the bank and the lessons cannot drift apart.
 """
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from .allow import Allows
-from .kinds import Function, Number
+from .kinds import Number
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,6 @@ class Question:
             object.__setattr__(self, "prompt", f"{self.prompt} {self.allows.sentence()}")
         if self.is_code and self.allows is None:
             object.__setattr__(self, "allows", Allows())
-        if isinstance(self.kind, Function) and self.kind.question_id != self.id:
-            object.__setattr__(self, "kind", replace(self.kind, question_id=self.id))
         if not self.answer_name.isidentifier():
             raise ValueError(f"question {self.id!r}: answer_name {self.answer_name!r} is not a "
                              f"Python name")

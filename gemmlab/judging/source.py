@@ -65,9 +65,8 @@ def load_function(source, name, filename="<student cell>", allows=None):
 
     With ``allows`` (a question's :class:`~gemmlab.judging.allow.Allows`), the cell runs instead
     in the namespace the question builds, after its source passes the allow-list (a broken rule
-    raises :class:`~gemmlab.judging.allow.AllowError` naming it), and the function returned gets
-    its arguments as the question's stand-ins. This is the one place an answer's code is
-    executed, in whatever process calls it."""
+    raises :class:`~gemmlab.judging.allow.AllowError` naming it). This is where a lab's answer
+    runs, in whatever process calls it; a Python answer runs in :mod:`.runtime`'s process."""
     found = defined(source, name, filename, allows)
     if not callable(found.get(name)):
         raise ValueError(f"the cell's source does not define a function named {name!r}")
@@ -75,7 +74,7 @@ def load_function(source, name, filename="<student cell>", allows=None):
 
 
 def defined(source, name, filename="<student cell>", allows=None):
-    """``{name: what the cell binds to it}`` (a function given its stand-ins), or ``{}`` if the
+    """``{name: what the cell binds to it}``, or ``{}`` if the
     cell binds nothing to ``name``: :func:`load_function` for callers that tell an unanswered
     question from a wrong one. Raises what the cell raised, or the broken rule."""
     if allows is None:
@@ -89,20 +88,7 @@ def defined(source, name, filename="<student cell>", allows=None):
         raise error
     if name not in namespace:
         return {}
-    value = namespace[name]
-    if allows is not None and allows.standins is not None and callable(value):
-        value = _on_standins(value, allows.standins)
-    return {name: value}
-
-
-def _on_standins(fn, standin):
-    """``fn`` called with each argument as ``standin`` makes it, its result unwrapped."""
-    def confined(*args, **kwargs):
-        result = fn(*map(standin, args), **{k: standin(v) for k, v in kwargs.items()})
-        return allow.unwrap(result)
-    confined.__name__ = fn.__name__
-    confined.__wrapped_answer__ = fn
-    return confined
+    return {name: namespace[name]}
 
 
 def from_other_cells(fn, source):

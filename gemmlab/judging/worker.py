@@ -14,6 +14,9 @@ Protocol on stdin/stdout (then /dev/null, so that the student's prints cannot mi
   simulated ranks; :func:`gemmlab.judging.where.where_it_lives`). Replies ``{"ok": true,
   "value"}`` or ``{"ok": false, "error": {"type", "message"}}``. Arguments are the worker's own
   copies: what the code writes into them stays here.
+
+It loads and serves as the answer runtime does (:mod:`.runtime_child`), with the preamble and
+the package: it runs the labs' cells, whose run helpers live in gemmlab.
 """
 import json
 import linecache
@@ -21,6 +24,7 @@ import os
 import struct
 import sys
 
+from .runtime_child import loaded, pipes, serve
 from .source import PREAMBLE
 from .where import package_object
 
@@ -72,39 +76,14 @@ def read_frame(stream):
         raise ValueError("a frame nested too deeply") from None
 
 
-def _error(exc):
-    try:
-        message = str(exc)
-    except Exception:  # a student's exception with a broken __str__
-        message = ""
-    return {"type": type(exc).__name__, "message": message[:500]}
-
-
 def _load(namespace, name, source):
     linecache.cache[CELL_FILE] = (len(source), None, source.splitlines(True), CELL_FILE)
-    try:
-        exec(compile(source, CELL_FILE, "exec"), namespace)
-    except BaseException as exc:  # noqa: B036 (SystemExit, KeyboardInterrupt from the cell too)
-        if name not in namespace:
-            return {"ok": False, "error": _error(exc)}
-    if name not in namespace:
-        return {"ok": True, "state": "missing"}
-    value = namespace[name]
-    try:
-        text = repr(value)[:200]
-    except Exception:
-        text = f"<{type(value).__name__}>"
-    return {"ok": True, "callable": callable(value), "type": type(value).__name__, "repr": text,
-            "state": "none" if value is None else "ellipsis" if value is Ellipsis else "value"}
+    return loaded(namespace, name, source, CELL_FILE)
 
 
 def main():
     """Load the cell of the first request, then answer calls until another op or the end."""
-    inp = os.fdopen(os.dup(0), "rb", buffering=0)
-    out = os.fdopen(os.dup(1), "wb", buffering=0)
-    quiet = os.open(os.devnull, os.O_RDWR)
-    os.dup2(quiet, 0)
-    os.dup2(quiet, 1)
+    inp, out, quiet = pipes()
     request = read_frame(inp)
     from . import values
     name = str(request["name"])
@@ -113,24 +92,14 @@ def main():
     namespace["check"] = lambda *args, **kwargs: None
     os.dup2(quiet, 2)           # from here on the student's code runs: its output goes nowhere
     out.write(frame(_load(namespace, name, str(request["source"]))))
-    while True:
-        request = read_frame(inp)
-        if request is None or request.get("op") != "call":
-            return
-        try:
-            args = [values.decode(a) for a in request.get("args", [])]
-            kwargs = {k: values.decode(v) for k, v in request.get("kwargs", {}).items()}
-            fn = namespace[name]
-            result = (package_object(request["helper"])(fn, *args, **kwargs)
-                      if request.get("helper") else fn(*args, **kwargs))
-            reply = {"ok": True, "value": values.encode(result)}
-        except BaseException as exc:  # noqa: B036 the student's code may raise anything
-            reply = {"ok": False, "error": _error(exc)}
-        try:
-            out.write(frame(reply))
-        except (TypeError, ValueError) as exc:
-            out.write(frame({"ok": False, "error": _error(exc)}))
 
+    def call(request):
+        args = [values.decode(a) for a in request.get("args", [])]
+        kwargs = {k: values.decode(v) for k, v in request.get("kwargs", {}).items()}
+        fn = namespace[name]
+        return values.encode(package_object(request["helper"])(fn, *args, **kwargs)
+                             if request.get("helper") else fn(*args, **kwargs))
+    serve(inp, out, call)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -63,11 +63,12 @@ def public_cases(shapes, seed):
 
 def hidden_shapes(rng, tile, k_multiple=None):
     """Shapes drawn for the grader: a square one (where the layout mistakes show), then two with
-    ragged edges in M, N and K; with ``k_multiple``, the last has K a multiple of it."""
+    ragged edges in M, N and K; with ``k_multiple``, the last has K a multiple of it and a whole
+    tile x tile block inside C (the case that measures reads per FMA)."""
     n = int(rng.integers(tile + 1, 2 * tile)) | 1
     shapes = [(n, n, n)]
     for last in (False, True):
-        M = int(rng.integers(1, 3 * tile))
+        M = int(rng.integers(tile + 1 if k_multiple and last else 1, 3 * tile))
         N = int(rng.integers(tile + 2, 3 * tile))          # >1 block column: traffic shows
         if k_multiple and last:
             K = k_multiple * int(rng.integers(1, 3))

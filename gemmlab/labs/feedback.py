@@ -266,9 +266,20 @@ def reads_per_fma(lab, case, trace):
     return reads / fmas
 
 
+# Proxies: a lab's flag, what it measures, whether a case can (K % 32: no padded BK steps).
+PROXIES = (("reads_per_fma", "reads per FMA",
+            lambda lab, case: case.K % 32 == 0 and min(case.M, case.N) >= lab.tile),)
+
+
+def unmeasured(lab, cases):
+    """What ``lab`` measures that none of ``cases`` can measure ("" if none): a FAIL, not a PASS."""
+    return ", ".join(words for flag, words, can in PROXIES
+                     if getattr(lab, flag, False) and not any(can(lab, case) for case in cases))
+
+
 def _reads_per_fma(lab, case, C, trace):
-    if not lab.reads_per_fma or case.K % 32:
-        return None      # measured where K is a multiple of any BK up to 32 (no padded steps)
+    if not (lab.reads_per_fma and PROXIES[0][2](lab, case)):
+        return None
     ratio = reads_per_fma(lab, case, trace)
     if ratio is None or ratio <= 0.55:
         return None
@@ -344,10 +355,8 @@ def summary(lab, runs):
                    for _, _, t in runs)
         parts.append(f"one barrier per K tile{' plus the prologue' if most > 0 else ''}")
     if lab.reads_per_fma:
-        ratios = [reads_per_fma(lab, c, t) for c, _, t in runs if c.K % 32 == 0]
-        ratios = [r for r in ratios if r is not None]
-        if ratios:
-            parts.append(f"{max(ratios):.2f} shared-memory reads per FMA")
+        ratios = [reads_per_fma(lab, c, t) for c, _, t in runs if PROXIES[0][2](lab, c)]
+        parts.append(f"{max(ratios):.2f} shared-memory reads per FMA")
     if lab.overlap:
         steps = sum(overlap.steps(t.observed["tile_order"]) for _, _, t in runs)
         parts.append(f"in every K step the loads of the next tile were issued before the "

@@ -162,6 +162,7 @@ def as_data(trace, arrays, picture=True):
         "barriers": [[list(block), count] for block, count in trace.barriers.items()],
         "read_intervals": [[list(block), count] for block, count in trace.read_intervals.items()],
         "shared_reads": np.array(trace.shared_reads, dtype=np.int64),
+        "atomic_chain": max(trace.atomics.values(), default=0),
         "fault": None if fault is None else _fault_data(fault),
         "observed": {} if trace.observer is None else trace.observer.as_data(),
         "picture": trace.observed if picture else None}
@@ -206,6 +207,7 @@ class Observed(Located):
         self.barriers = {tuple(b): int(c) for b, c in data["barriers"]}
         self.read_intervals = {tuple(b): int(c) for b, c in data["read_intervals"]}
         self.shared_reads = [int(n) for n in np.asarray(data["shared_reads"])]
+        self.atomic_chain = int(data["atomic_chain"])  # the most atomics on one address
         self.fault = None if data["fault"] is None else _fault_from(data["fault"])
         self.observed = dict(data.get("observed") or {})      # observer name -> its record
         self.picture = data.get("picture")      # one block's run (labs.observed), or None

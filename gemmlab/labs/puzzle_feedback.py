@@ -300,6 +300,9 @@ def _reduction(puzzle, case, out, trace):
         return None
     work = thread_reads(trace)
     longest = max(work)
+    if trace.atomic_chain > SPAN_LIMIT:         # the dataflow's critical path, across threads
+        return (f"a serial chain of {trace.atomic_chain} atomics on one address: a GPU applies "
+                f"them one at a time. Add level by level in shared memory, lesson 03's tree.")
     if longest > SPAN_LIMIT:
         gid = work.index(longest)
         levels = math.ceil(math.log2(256))

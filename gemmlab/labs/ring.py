@@ -199,7 +199,8 @@ def _diagnose_shape(tags, r, arr):
 
 
 def _diagnose_traffic(tags, run):
-    """For right results: centralized messages, non-neighbours, the step count, the bytes."""
+    """For right results: centralized messages, non-neighbours, the step count, the bytes, and
+    what the messages carried."""
     n, S = tags.n, tags.nbytes
     whole = [t for t in run.trace if t.bytes >= S]
     if whole:
@@ -238,6 +239,13 @@ def _diagnose_traffic(tags, run):
         r = bad[0]
         return (f"the sums are right, but rank {r} sent {sent[r]} bytes = {sent[r] / S:.3g} S; a "
                 f"ring rank sends 2(N-1)/N S = {expected / S:.3g} S: one chunk of S/N per step.")
+    blind = [(t, data) for t, data in zip(run.trace, run.payloads, strict=True)
+             if t.phase == "unknown"]   # the sums travel in the messages, whatever ranks share
+    if blind:
+        t, data = blind[0]
+        return (f"the ring's messages carried {'no partial sums' if np.any(data) else 'zeros'}: "
+                f"rank {t.src} to rank {t.dst} in step {t.step}, {len(blind)} of "
+                f"{len(run.trace)} messages. Each rank adds what arrives and sends that on.")
     return None
 
 

@@ -87,6 +87,7 @@ class Trace(Located):
     observer: object = None             # what watched the run, when one was given
     observed: dict = None               # one block's accesses as plain data (labs.observed)
     read_intervals: dict = field(default_factory=dict)  # block -> intervals with shared reads
+    atomics: dict = field(default_factory=dict)         # (array, index) -> atomics on it
     grid_ndim: int = 2
     block_ndim: int = 2
 
@@ -364,6 +365,8 @@ class _Atomics:
         launch = self._launch
 
         def atomic(*args, **kwargs):
+            address = (id(args[0]), repr(args[1:2]))       # atomics on one address: a chain
+            launch.trace.atomics[address] = launch.trace.atomics.get(address, 0) + 1
             launch.in_atomic = True
             try:
                 return operation(*args, **kwargs)

@@ -11,13 +11,11 @@ of :func:`gemmlab.tensorcore.mma` (exact products of FP16/BF16 inputs, FP32 accu
 A load past an edge of the matrix fills zeros there (as the kernel's zero-filled shared tiles
 do) and a store writes only the part inside C; a fragment's origin must lie inside its matrix.
 
-The lab question (:class:`WmmaLab`) calls the student's ``lab_wmma(A, B, C)`` with A (M x K) and
-B (K x N) in FP16 and C (M x N) in FP32, wrapped so that they can only be used through these
-four calls, where the function lives (:func:`run_fragments`, a run helper: in a graded run and in
-``check()``, a worker that ran the cell alone), and counts the calls; the record comes back as
-plain data and is judged in the judging process: an MMA count other than ceil(M/16) ceil(N/16) ceil(K/16), an
-accumulator stored inside the K loop, a C loaded into the accumulator (C += AB) and wrong or
-missing results are named.
+The lab question (:class:`WmmaLab`) calls ``lab_wmma(A, B, C)`` (A: M x K, B: K x N in FP16,
+C: M x N in FP32), wrapped so that only these calls use them, where the function lives
+(:func:`run_fragments`, a run helper), and counts the calls; the judging process names an MMA
+count other than ceil(M/16) ceil(N/16) ceil(K/16), a store inside the K loop, C loaded into the
+accumulator (C += AB), C written outside the stores, wrong or missing results.
 """
 import math
 from dataclasses import dataclass
@@ -55,10 +53,10 @@ class Fragment:
 
 class Operand:
     """A matrix the lab hands to the student's function: usable only through the fragment calls,
-    so that every access is one the check sees."""
+    so that every access is one the check sees (its array is not public: no ``.data``)."""
 
     def __init__(self, name, data):
-        self.name, self.data = name, data
+        self.name, self._array = name, data
         self.shape, self.dtype, self.ndim = data.shape, data.dtype, data.ndim
 
     def _refuse(self, *args):
@@ -87,7 +85,7 @@ _record = None      # the check in progress, if any
 
 def _matrix(X, what):
     if isinstance(X, Operand):
-        return X.name, X.data
+        return X.name, X._array
     if isinstance(X, np.ndarray) and X.ndim == 2:
         return None, X
     raise FragmentError(f"{what} needs a 2-D matrix (an array, or the A, B, C the lab passes), "
@@ -294,6 +292,11 @@ def _problem(A, B, C0, C, record):
         return ("you loaded C into the accumulator: the result is the old C plus A B (C += AB). "
                 "C = A B starts from a zero accumulator (wmma.fill_fragment(0.0)); loading C "
                 "is what beta = 1 would do.")
+    stored = {(r + i, c + j) for r, c in record.stores for i in range(FRAG) for j in range(FRAG)}
+    outside = [(int(i), int(j)) for i, j in np.argwhere(C != C0) if (i, j) not in stored]
+    if outside:
+        return (f"C{list(outside[0])} was written outside wmma.store_matrix_sync: every C fragment "
+                f"is stored from an accumulator that went through mma_sync.")
     want = math.ceil(M / FRAG) * math.ceil(N / FRAG) * math.ceil(K / FRAG)
     if record.mmas != want:
         hint = (" A loop that stops at the last full fragment (range(M // 16)) misses the edges: "

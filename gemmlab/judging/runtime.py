@@ -1,0 +1,120 @@
+"""The answer runtime, the judge's end: a Python answer runs in a process of its own
+(:mod:`.runtime_child`, sent as text to ``python -I -S``) with the standard library, NumPy where
+its question grants it, and its hand-outs rebuilt from source text (:func:`setup_of`). Nothing of
+gemmlab is importable or readable there: an escape (``match check: case object(__globals__=g)``,
+frames, any spelling yet to be found) reaches only what the answer was handed. Cases, references
+and comparisons stay here (:func:`.cell.judge_loaded`). ``check()`` starts it as a plain child,
+the grader in its sandbox with no package file (``confine``); the source check is a lint.
+"""
+import dis
+import inspect
+import os
+import shutil
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+from . import allow
+from .cell import Channel, judge_loaded, plain_child
+from .kinds import Function
+from .verdict import FAIL
+
+CHILD = Path(__file__).with_name("runtime_child.py").read_text(encoding="utf-8")
+NUMPY_HOME = os.path.dirname(os.path.dirname(np.__file__))
+ENV = {**dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"), "1"), "PATH": os.defpath,
+       **{k: os.environ[k] for k in ("SYSTEMROOT",) if k in os.environ}}   # Windows needs it
+DEFAULTS = {"np": 'Facade("np", {}, "this exercise is plain Python")',
+            "gl": 'Facade("gl", {}, "the package\'s own implementation is not part of an answer")'}
+
+
+def setup_of(allows):
+    """(the setup text that builds ``allows``'s hand-outs in the runtime, whether it needs
+    NumPy); ValueError if one of them cannot travel as text (a module, a stateful object)."""
+    if allows.imports:
+        raise ValueError(f"imports {', '.join(allows.imports)}")
+    sources, uses_numpy = {}, [False]
+
+    def expression(value, key):
+        if isinstance(value, allow.Facade):
+            members = object.__getattribute__(value, "_members")
+            inner = ", ".join(f"{k!r}: {expression(v, k)}" for k, v in members.items())
+            return (f"Facade({object.__getattribute__(value, '_name')!r}, {{{inner}}}, "
+                    f"{object.__getattribute__(value, '_reason')!r})")
+        if value is getattr(np, str(key), None):
+            uses_numpy[0] = True
+            return f"np.{key}"
+        if isinstance(value, allow.InRuntime):
+            return str(value)
+        if value is allow.math:
+            return "math"
+        if inspect.isfunction(value) and value.__module__.startswith("gemmlab."):
+            _course_source(value, sources)
+            uses_numpy[0] = True
+            return value.__name__
+        raise ValueError(f"{key}: {type(value).__name__}")
+    given = {**DEFAULTS, **{name: expression(maker(), name)
+                            for name, (maker, _why) in allows.gives.items()}}
+    lines = ["import math"] + (["import numpy as np"] if uses_numpy[0] else [])
+    lines += list(sources.values())
+    lines.append("HANDOUTS = {" + ", ".join(f"{k!r}: {v}" for k, v in given.items()) + "}")
+    return "\n".join(lines) + "\n", uses_numpy[0]
+
+
+def _course_source(fn, sources):
+    """Put the source of the course function ``fn`` and of the module's functions it calls into
+    ``sources`` (name -> text), callees first; ValueError if it reads any other module global
+    than math and np."""
+    module = sys.modules[fn.__module__]
+    for name in _globals_read(fn.__code__):
+        dep = vars(module).get(name)
+        if dep is None or dep is allow.math or dep is np or name in sources:
+            continue
+        if not (inspect.isfunction(dep) and dep.__module__ == fn.__module__):
+            raise ValueError(f"{fn.__name__} reads {name}")
+        _course_source(dep, sources)
+    sources[fn.__name__] = textwrap.dedent(inspect.getsource(fn))
+
+
+def _globals_read(code):
+    """The global names ``code`` (and the code nested in it) loads."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"}
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _globals_read(const)
+    return names
+
+
+def serves(question):
+    """Whether ``question``'s answer is judged in the runtime: a Function question (the answer
+    is called on data) whose hand-outs can travel as text."""
+    if type(question.kind) is not Function or question.allows is None:
+        return False
+    try:
+        setup_of(question.allows)
+    except ValueError:          # a hand-out that cannot travel as text
+        return False
+    return True
+
+
+def judge(question, source, name, rng=None, timeout=30.0, confine=plain_child):
+    """(status, feedback) on the function ``name`` of the cell ``source``, run in a fresh
+    runtime started by ``confine(argv, folder, env) -> (popen, end)``: public cases when ``rng``
+    is None, else hidden cases drawn from it."""
+    problem = allow.refused(question.allows, source, name)
+    if problem:
+        return FAIL, problem
+    setup, uses_numpy = setup_of(question.allows)
+    folder = tempfile.mkdtemp(prefix="gemmlab-answer-")
+    popen, end = confine([sys.executable, "-I", "-S", "-c", CHILD], folder, dict(ENV))
+    channel = Channel(popen, timeout, end)
+    message = {"op": "load", "source": str(source), "name": str(name), "setup": setup,
+               "numpy": NUMPY_HOME if uses_numpy else None,
+               "cells": question.allows.standins == "cells"}
+    try:
+        return judge_loaded(question, channel, message, name, rng, picture=False)
+    finally:
+        channel.close()
+        shutil.rmtree(folder, ignore_errors=True)
