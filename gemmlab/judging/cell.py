@@ -112,10 +112,12 @@ def plain_child(argv, cwd, env):
     ends it and all it started)."""
     popen = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             # POSIX only: Windows ignores it, and end() falls back to kill()
                              start_new_session=True)
 
     def end():
         try:
+            # POSIX only: Windows has no killpg (AttributeError, below)
             os.killpg(popen.pid, signal.SIGKILL)
         except (OSError, AttributeError):       # gone already, or Windows: no process groups
             popen.kill()

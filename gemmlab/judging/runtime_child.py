@@ -13,6 +13,7 @@ import struct
 import sys
 
 try:
+    # POSIX only: Windows has no resource module (ImportError, below)
     import resource
 except ImportError:         # Windows: no rlimits (there check() is the student's own machine)
     resource = None
