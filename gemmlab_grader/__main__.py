@@ -43,7 +43,7 @@ def build_parser():
                    "notebooks), or of one notebook per student (with --lesson)")
     p.add_argument("--out", default="grades", help="where the reports go (outside the "
                    "submissions): summary.txt, grades.html, grades.csv, grades-lms.csv, "
-                   "grades.json")
+                   "gradebook-canvas.csv, gradebook-moodle.csv, grades.json, students/")
     p.add_argument("--lesson", type=_lesson, help="the lesson every notebook answers (default: "
                    "the NN_ that starts each file name)")
     p.add_argument("--timeout", type=_positive, default=120,
@@ -64,8 +64,15 @@ def build_parser():
                         "they run as you and nothing is guarded. Never for students' notebooks")
     p.add_argument("--no-sandbox", action="count", default=0, help=argparse.SUPPRESS)
     p.add_argument("--seed", type=_seed, help="the secret each student's hidden cases derive from, "
-                   "with the student's folder name (default: random; never written anywhere): to "
-                   "repeat a run")
+                   "with the student's folder name (default: random); in no report")
+    p.add_argument("--seed-file", metavar="FILE", help="repeat a run exactly: the secret it "
+                   "wrote beside its reports (OUT/PRIVATE-run-secret-do-not-share.txt)")
+    p.add_argument("--points", metavar="FILE", help="the points of questions or lessons, JSON "
+                   "or TOML: {\"07.lab_ring\": 10, \"03\": 1} (default: a lab 5, other code 3, "
+                   "a value 2, a choice 1)")
+    p.add_argument("--roster", metavar="FILE", help="CSV: student (the folder name), id, "
+                   "email, name, section, sis_user_id, sis_login_id: who each student is in the "
+                   "LMS, for the gradebooks")
     return p
 
 
@@ -87,6 +94,8 @@ def main(argv=None):
                      "--trusted: nothing is guarded then")
     if args.sandbox and args.trusted:
         parser.error("--sandbox and --trusted contradict each other")
+    if args.seed is not None and args.seed_file:
+        parser.error("--seed and --seed-file contradict each other: give one")
     if args.trusted:
         print("WARNING: --trusted: the notebooks run as you with no sandbox and nothing guarded; "
               "grade only notebooks you trust (your own solutions)", file=sys.stderr)
@@ -94,7 +103,8 @@ def main(argv=None):
     return grade(args.submissions, out=args.out, timeout=args.timeout,
                  notebook_timeout=args.notebook_timeout, memory_mib=args.memory,
                  use_sandbox=not args.trusted, seed=args.seed, lesson=args.lesson,
-                 jobs=args.jobs, shard=args.shard)
+                 jobs=args.jobs, shard=args.shard, points_file=args.points,
+                 roster_file=args.roster, seed_file=args.seed_file)
 
 
 if __name__ == "__main__":

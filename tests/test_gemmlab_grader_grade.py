@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from gemmlab.grading.bank import lesson_questions
-from gemmlab_grader import grade, publish, report, sandbox, submissions, withheld_bank
+from gemmlab.grading.bank import get_question, lesson_questions
+from gemmlab_grader import grade, publish, report, sandbox, secret, submissions, withheld_bank
 from gemmlab_grader.folders import FolderSnapshot
 from gemmlab_grader.grade import NotebookGrade, Settings, grade_notebook
 from gemmlab_grader.submissions import Submission, find_submissions, lesson_of
@@ -144,15 +144,22 @@ def test_one_notebook_per_student_with_lesson_and_the_protections_printed(tmp_pa
     assert "protections in this run" in done.stderr
     assert "hidden cases drawn per student from this run's secret" in done.stderr
     assert "seed" not in json.loads((tmp_path / "out" / "grades.json").read_text())
-    for written in (tmp_path / "out").iterdir():            # the secret is in no report
-        assert "987654321" not in written.read_text(), written.name
+    hidden = (987654321).to_bytes(8, "big").hex()       # the secret, as its private file holds it
+    private = tmp_path / "out" / secret.FILE
+    assert hidden in private.read_text() and private.stat().st_mode & 0o777 == 0o600
+    for written in (tmp_path / "out").rglob("*"):       # and in no report
+        if written.is_file() and written != private:
+            assert "987654321" not in written.read_text(), written.name
+            assert hidden not in written.read_text(), written.name
     assert "987654321" not in done.stdout + done.stderr
     rows = {r["student"]: r for r in json.loads((tmp_path / "out" / "grades.json").read_text())
             ["notebooks"]}
     total = len(lesson_questions(1))           # every question of lesson 01 counts
     assert (rows["alice"]["passed"], rows["alice"]["total"], rows["alice"]["lesson"]) == (1, total, "01")
     assert rows["bob"]["results"]["01.weights_gib"] == "fail"
-    assert "alice" in done.stdout and f"1/{total}" in done.stdout
+    worth = sum(get_question(q).points for q in lesson_questions(1))      # printed in points
+    assert (rows["alice"]["score"], rows["alice"]["possible"]) == (2, worth)
+    assert "alice" in done.stdout and f"2/{worth}" in done.stdout
 
 
 # --- grading small notebooks --------------------------------------------------------------------
@@ -230,7 +237,8 @@ def test_a_notebook_past_its_total_time_is_stopped(tmp_path):
 # --- reports ------------------------------------------------------------------------------------
 
 def _grade(student, note=""):
-    g = NotebookGrade(student, f"{student}/01_x.ipynb", "01", {"01.q": "pass"}, {"01.q": "ok"})
+    g = NotebookGrade(student, f"{student}/01_x.ipynb", "01", {"01.weights_gib": "pass"},
+                      {"01.weights_gib": "ok"})
     if note:
         g.notes.append(note)
     return g
