@@ -93,11 +93,19 @@ def test_bad_options_are_refused_with_a_one_line_error(tmp_path, option):
     (["subs", "--out", "subs/grades"], "--out must lie outside"),
     (["subs", "--out", "subs"], "--out must lie outside"),
     (["missing"], "is not a folder of submissions"),
-    (["empty"], "no .ipynb files"),
+    (["empty"], "nothing graded: no .ipynb files"),
+    (["unnamed"], "nothing graded: none of the 1 notebook(s)"),
+    (["subs", "--shard", f"{3 - submissions.shard_of('a', 2)}/2"],
+     "nothing graded: shard"),
     (["subs", "--lesson", "88"], "no such lesson"),
+    (["subs", "--points", "bad.json"], "bad.json: '07.nope' is no question"),
+    (["subs", "--roster", "bad.json"], "the header row is"),
+    (["subs", "--seed-file", "bad.json"], "expected the file a grading run wrote"),
 ])
 def test_unusable_folders_and_options_stop_before_anything_runs(tmp_path, args, message):
     _write(tmp_path / "subs" / "a" / "01_x.ipynb", "x = 1")
+    _write(tmp_path / "unnamed" / "a" / "homework.ipynb", "x = 1")
+    (tmp_path / "bad.json").write_text('{"07.nope": 1}')
     (tmp_path / "empty").mkdir()
     done = _cli(*args, cwd=tmp_path)
     assert done.returncode == 2 and message in done.stderr
@@ -117,7 +125,7 @@ def test_without_bubblewrap_the_default_sandbox_is_refused_with_the_way_out(tmp_
 @pytest.mark.parametrize("option, message", [
     (["--shard", "0/4"], "counted from 1"), (["--shard", "5/4"], "counted from 1"),
     (["--shard", "x"], "expected a shard"), (["--jobs", "0"], "expected a whole number"),
-    (["--sandbox", "--trusted"], "contradict"),
+    (["--sandbox", "--trusted"], "contradict"), (["--seed", "1", "--seed-file", "f"], "contradict"),
 ])
 def test_bad_shards_and_jobs_are_refused(tmp_path, option, message):
     done = _cli("subs", *option, cwd=tmp_path)
