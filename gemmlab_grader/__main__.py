@@ -51,8 +51,11 @@ def build_parser():
     p.add_argument("--notebook-timeout", type=_positive, default=900,
                    help="seconds allowed per notebook, everything included")
     p.add_argument("--memory", type=_positive, default=8192,
-                   help="MiB of address space per process of a notebook, and the size of each "
-                        "of its two writable memory file systems in the sandbox")
+                   help="MiB of memory per notebook: address space per process, all its "
+                        "processes together (its cgroup, where one can be made), and its two "
+                        "writable memory file systems together, in the sandbox")
+    p.add_argument("--processes", type=_positive, default=512,
+                   help="processes per notebook (its cgroup's pids.max, where one can be made)")
     p.add_argument("--jobs", type=_positive, help="notebooks graded at once (default: the cores)")
     p.add_argument("--shard", type=_shard, metavar="I/N",
                    help="grade only the students of shard I of N (fixed by each student's name, "
@@ -104,7 +107,7 @@ def main(argv=None):
                  notebook_timeout=args.notebook_timeout, memory_mib=args.memory,
                  use_sandbox=not args.trusted, seed=args.seed, lesson=args.lesson,
                  jobs=args.jobs, shard=args.shard, points_file=args.points,
-                 roster_file=args.roster, seed_file=args.seed_file)
+                 roster_file=args.roster, seed_file=args.seed_file, processes=args.processes)
 
 
 if __name__ == "__main__":

@@ -76,7 +76,8 @@ class NotebookGrade:
 class Settings:
     timeout: int = 120                  # seconds per cell (wall clock and CPU), and per code answer
     notebook_timeout: int = 900         # seconds per notebook, everything included
-    memory_mib: int = 8192              # address space per process; size of each of its tmpfs
+    memory_mib: int = 8192              # per process (address space) and per tree (cgroup), and
+                                        # what its two tmpfs hold together
     sandbox: bool = True
     seed: int = None                    # the secret of the hidden cases (None: random); unreported
     lesson: str = None                  # the lesson of every notebook (else from its file name)
@@ -84,10 +85,11 @@ class Settings:
     cell_cpu: int = None                # CPU seconds per cell, if not ``timeout``
     points: dict = None                 # the instructor's points ({question or lesson: points})
     secret: bytes = None                # the run's secret, read back from --seed-file
+    processes: int = 512                # per notebook (and per code worker)
 
     def limits(self):
         return sandbox.Limits(cpu_seconds=self.notebook_timeout,
-                              memory_bytes=self.memory_mib << 20)
+                              memory_bytes=self.memory_mib << 20, processes=self.processes)
 
 
 class Grader:
@@ -242,7 +244,6 @@ class Grader:
 
     def protections(self):
         limits, settings = self.settings.limits(), self.settings
-        processes = "NOT limited (root)" if os.geteuid() == 0 else f"at most {limits.processes} more"
         lines = ["verdicts: each answer is collected after the notebook ran and judged here; "
                  "nothing the notebook prints, logs or calls counts",
                  "code answers: each run in a sandboxed process of its own (kernels compiled in "
@@ -252,12 +253,13 @@ class Grader:
                  f"{settings.notebook_timeout} s",
                  f"limits per process: {limits.cpu_seconds} s of CPU, "
                  f"{limits.memory_bytes >> 20} MiB of address space, files up to "
-                 f"{limits.file_bytes >> 20} MiB, no core files; processes: {processes}"]
+                 f"{limits.file_bytes >> 20} MiB, no core files",
+                 f"containment: {sandbox.containment(limits)}"]
         if settings.sandbox:
             return lines + [
                 f"sandbox (bubblewrap): read-only file system, no network, no other processes "
                 f"visible; writable only its work folder and /dev/shm, empty memory file systems "
-                f"of {settings.memory_mib} MiB each; the repository, the submissions and the "
+                f"of {settings.memory_mib // 2} MiB each; the repository, the submissions and the "
                 f"output folder not mounted; {settings.jobs} notebook(s) at a time"]
         return lines + ["NO sandbox (--trusted): the notebooks run as you, unguarded: they can "
                         "read and change whatever you can. For trusted notebooks only"]
@@ -288,7 +290,7 @@ def grade_notebook(path, student="student", settings=Settings()):
 
 def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mib=8192,
          use_sandbox=True, seed=None, lesson=None, jobs=None, shard=None, cell_cpu=None,
-         points_file=None, roster_file=None, seed_file=None):
+         points_file=None, roster_file=None, seed_file=None, processes=512):
     """The ``gemmlab grade`` command; returns the exit status (0; 2 for a usage problem, a
     sandbox that cannot be had or nothing to grade; 130 when interrupted, with the reports of
     what was graded)."""
@@ -334,7 +336,7 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
     jobs = jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                     else os.cpu_count())      # the cores this process may run on
     settings = Settings(timeout, notebook_timeout, memory_mib, use_sandbox, seed, lesson, jobs,
-                        cell_cpu, overrides, secret_)
+                        cell_cpu, overrides, secret_, processes)
     bytecode = sys.dont_write_bytecode
     sys.dont_write_bytecode = True      # the grader writes no bytecode into the shared Python
     started = time.monotonic()
