@@ -1,5 +1,6 @@
 """The grader's command: ``gemmlab-grade SUBMISSIONS [options]`` (also ``python -m
 gemmlab_grader`` and ``gemmlab grade``) and ``gemmlab-grade merge`` (:mod:`~gemmlab_grader.merge`).
+``gemmlab-grade gradescope`` builds a Gradescope autograder (:mod:`~gemmlab_grader.gradescope`).
 Bad options are a one-line error with exit status 2; :func:`gemmlab_grader.grade.main` and the
 merge's ``main`` give the others."""
 import argparse
@@ -79,6 +80,30 @@ def build_parser():
     return p
 
 
+def _gradescope(argv):
+    """``gemmlab-grade gradescope --out autograder.zip``: the Gradescope autograder."""
+    p = argparse.ArgumentParser(prog="gemmlab-grade gradescope", description="Build a Gradescope "
+                                "autograder zip that grades each submission with this grader, "
+                                "in its sandbox (see gemmlab_grader/gradescope.py).")
+    p.add_argument("--out", default="autograder.zip", help="the zip to write")
+    p.add_argument("--lesson", type=_lesson, help="the lesson every submitted notebook answers "
+                   "(default: the NN_ that starts each file name)")
+    p.add_argument("--points", metavar="FILE", help="the points of questions or lessons (JSON "
+                   "or TOML), as for grading")
+    args = p.parse_args(argv)
+    from gemmlab.grading.bank import questions
+
+    from . import gradescope, points
+    try:
+        overrides = points.read(args.points, questions()) if args.points else None
+    except ValueError as exc:
+        p.error(str(exc))
+    print(f"wrote {gradescope.build(args.out, args.lesson, overrides)}: upload it as the "
+          f"assignment's autograder (Configure Autograder, Zip file upload). It holds the run's "
+          f"secret and solutions/: keep it from students.")
+    return 0
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["merge"]:
@@ -89,6 +114,8 @@ def main(argv=None):
         args = p.parse_args(argv[1:])
         from .merge import main as merge
         return merge(args.shards, args.out)
+    if argv[:1] == ["gradescope"]:
+        return _gradescope(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.no_sandbox:
