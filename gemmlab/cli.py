@@ -121,9 +121,9 @@ def build_parser():
                    help="write a student copy of the course (no solutions/) into the new DIR")
     p.set_defaults(run=_assign)
 
-    p = sub.add_parser("work", help="copy the exercise notebooks you do not have yet into DIR "
-                                    "(work/; never over yours; `make lab` runs it); from an "
-                                    "installed course, the lessons too, into DIR/lessons/")
+    p = sub.add_parser("work", help="make your student folder DIR (work/): the lessons in "
+                                    "DIR/notebooks/, the exercises in DIR/exercises/, never over "
+                                    "yours (`make lab` runs it)")
     p.add_argument("dir", nargs="?", help="your folder of exercise notebooks (default: work)")
     p.add_argument("--exercises", help="where the exercises are (default: ./exercises, else the "
                                        "installed course's)")
