@@ -14,7 +14,7 @@ from gemmlab.grading import handout
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTRUCTORS = ("solutions", "tests", "gemmlab_grader", ".ci", "docs/rounds", "docs/grading.md",
-               "docs/architecture.md", "docs/site", "docs/README-students.md")
+               "docs/architecture.md", "docs/site", "docs/release")
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ never a silent "0 copied".
 ``gemmlab assign --release DIR`` writes a student copy of the course into a new folder DIR, a
 repository to publish: the lessons, the exercises, the package with setup.py (so that its wheel
 carries the course), the LICENSE, the dependency lists, the students' docs
-(:data:`STUDENT_DOCS`), ``docs/README-students.md`` as its README and the course Makefile's
+(:data:`STUDENT_DOCS`), ``docs/release/README.md`` as its README and the course Makefile's
 ``venv`` and ``lab`` targets as its Makefile; no ``solutions/``, no ``tests/`` (they grade the
 solutions), no CI, no instructors' docs, no grader (its commands are left out of the release's
 ``pyproject.toml``, so installing it gives none that cannot start). It is marked as a release
@@ -39,7 +39,7 @@ RELEASE = ("LICENSE", "setup.py", "MANIFEST.in", "CHANGELOG.md", "CITATION.cff",
            "constraints.txt", "pyproject.toml", "environment.yml", ".gitignore", "jupyter",
            "notebooks", "exercises", "gemmlab", "benchmarks")
 STUDENT_DOCS = ("glossary.md", "misconceptions.md", "install.md", "labs.md", "troubleshooting.md")
-STUDENT_README = "docs/README-students.md"
+STUDENT_README = "docs/release/README.md"
 STUDENT_TARGETS = ("venv", "lab")      # the course Makefile's targets a release keeps
 JUNK = ("__pycache__", ".ipynb_checkpoints", "*.pyc", "*.egg-info", ".DS_Store", MANIFEST)
 RELEASE_MARK = ".gemmlab-release"       # at a release's root: no worked answers ship

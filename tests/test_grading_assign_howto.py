@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell
 
-from test_docs_grade_a_class import run_blocks, shell_blocks
+from test_gemmlab_grader_grade_howto import run_blocks, shell_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "add-a-question.md"
