@@ -45,8 +45,7 @@ def text(grades, student, shown=None):
                      f"{show(g.score)} of {show(g.possible)} points")
         lines += [f"  note: {report.printable(n)}" for n in notes]
         for q, status in g.results.items():
-            earned = g.worth(q) if status == PASS else 0
-            lines.append(f"  {q}: {status} ({show(earned)}/{show(g.worth(q))} points)")
+            lines.append(f"  {q}: {status} ({show(g.earned(q))}/{show(g.worth(q))} points)")
             lines.append(f"      {report.printable(g.feedback.get(q, ''))}")
         lines.append("")
     return "\n".join(lines)
@@ -69,9 +68,8 @@ def page(grades, student, shown=None):
         out.append("<table><tr><th>question</th><th>verdict</th><th>points</th><th>feedback"
                    "</th></tr>")
         for q, status in g.results.items():
-            earned = g.worth(q) if status == PASS else 0
             out.append(f'<tr><td>{e(q)}</td><td class="{_CLASS.get(status, "")}">{e(status)}'
-                       f"</td><td>{show(earned)}/{show(g.worth(q))}</td>"
+                       f"</td><td>{show(g.earned(q))}/{show(g.worth(q))}</td>"
                        f"<td>{e(g.feedback.get(q, ''))}</td></tr>")
         out.append("</table>")
     return "\n".join(out) + "\n</body></html>\n"

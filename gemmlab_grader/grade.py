@@ -18,12 +18,14 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+
+import numpy as np
 
 from gemmlab.grading.bank import get_question, lesson_questions, questions
 from gemmlab.grading.checker import Result, judge_question
-from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS, values
+from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS, Function, values
 
 from . import gradebook, points, publish, report, roster, sandbox, secret, withheld_bank
 from .execute import NotebookRun
@@ -42,6 +44,8 @@ class NotebookGrade:
     notes: list = field(default_factory=list)       # what went wrong while running it
     seconds: float = 0.0                            # how long grading it took
     points: dict = field(default_factory=dict)      # question id -> what it counts in this run
+    credit: dict = field(default_factory=dict)      # question id -> share of hidden cases right
+                                                    # (a function that failed some)
 
     @property
     def passed(self):
@@ -51,10 +55,15 @@ class NotebookGrade:
         """The points of ``question`` in this run (the bank's, where the run set none)."""
         return self.points[question] if question in self.points else get_question(question).points
 
+    def earned(self, question):
+        """Its points if passed, a function's share of hidden cases right of them if not."""
+        share = 1 if self.results.get(question) == PASS else self.credit.get(question, 0)
+        return round(self.worth(question) * share, 2)
+
     @property
     def score(self):
-        """The points of the questions passed."""
-        return sum(self.worth(q) for q, s in self.results.items() if s == PASS)
+        """The points earned."""
+        return round(sum(self.earned(q) for q in self.results), 2)
 
     @property
     def possible(self):
@@ -186,7 +195,7 @@ class Grader:
             elif self.stop.is_set():
                 grade.set(Result(q.id, FAIL, "not graded: the run was interrupted"))
             else:
-                grade.set(self._judge(q, collected.get(q.id), sub.student))
+                grade.set(self._judge(q, collected.get(q.id), sub.student, grade.credit))
         if problem:
             grade.notes.insert(0, problem)
 
@@ -218,9 +227,10 @@ class Grader:
             return None, checked.get("problem") or "its answers could not be read back"
         return checked["answers"], ""
 
-    def _judge(self, q, entry, student):
+    def _judge(self, q, entry, student, credit=None):
         """The verdict on one collected answer entry (see answers.extract) of ``student``; a code
-        answer runs in a worker of its own, in the sandbox (:func:`judge_code`)."""
+        answer runs in a worker of its own, in the sandbox (:func:`judge_code`). A function that
+        fails puts its share of hidden cases right into ``credit`` (:meth:`_cases_right`)."""
         try:
             if not isinstance(entry, dict) or entry.get("missing"):
                 return Result(q.id, NOT_ATTEMPTED, f"the notebook has no variable "
@@ -228,14 +238,31 @@ class Grader:
             if entry.get("error"):
                 return Result(q.id, FAIL, f"{q.answer_name}: {str(entry['error'])[:300]}")
             if q.is_code and "source" in entry:
-                return judge_code(q.id, str(entry["source"]), str(entry.get("name")),
-                                  seed=case_seed(self.secret, student, q.id),
-                                  timeout=self.settings.timeout,
-                                  isolation=self._isolation())
+                code = (str(entry["source"]), str(entry.get("name")))
+                result = judge_code(q.id, *code, seed=case_seed(self.secret, student, q.id),
+                                    timeout=self.settings.timeout, isolation=self._isolation())
+                if result.status == FAIL and isinstance(q.kind, Function) and credit is not None:
+                    right, cases = self._cases_right(q, code, case_seed(self.secret, student, q.id))
+                    if right:
+                        credit[q.id] = right / cases
+                        result.feedback += (f" Partial credit: {right} of {cases} hidden cases "
+                                            f"right.")
+                return result
             return judge_question(q, values.decode(entry.get("value")))
         except Exception as exc:  # a bug of ours must not stop the others' grading
             return Result(q.id, FAIL, f"the grader could not judge this answer "
                                       f"({type(exc).__name__}: {str(exc)[:200]})")
+
+    def _cases_right(self, q, code, seed):
+        """(hidden cases right, cases) of a function: each of the cases its verdict was drawn on
+        (the same seed), judged alone, in a worker of its own."""
+        cases = list(q.kind.hidden(np.random.default_rng(seed)))
+        right = 0
+        for case in cases:
+            one = replace(q, kind=replace(q.kind, hidden=lambda rng, c=case: [c]))
+            right += judge_code(q.id, *code, seed=seed, timeout=self.settings.timeout,
+                                isolation=self._isolation(), question=one).status == PASS
+        return right, len(cases)
 
     def _isolation(self):
         """How this run confines a student's process (it imports the package copy)."""

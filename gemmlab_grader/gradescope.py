@@ -93,7 +93,8 @@ def results(grades):
         notes += [f"{row['notebook']}: {n}" for n in row["notes"]]
         for q, status in row["results"].items():
             worth = row["points"][q]
-            tests.append({"name": q, "score": worth if status == "pass" else 0,
+            share = 1 if status == "pass" else row["credit"].get(q, 0)
+            tests.append({"name": q, "score": round(worth * share, 2),
                           "max_score": worth,
                           "status": "passed" if status == "pass" else "failed",
                           "output": f"{status}: {row['feedback'].get(q, '')}",
