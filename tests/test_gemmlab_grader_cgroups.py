@@ -17,23 +17,22 @@ except cgroups.Unavailable as exc:
     WHY_NOT = str(exc)
 pytestmark = pytest.mark.skipif(bool(WHY_NOT), reason=f"no cgroup here: {WHY_NOT}")
 
-# forks up to 200 children that sleep; prints how many it got and why it stopped
-BOMB = """
-import os, time
-made, why = 0, "none"
-for _ in range(200):
+# forks up to 300 children that sleep, however the limit fares: made, why it stopped, children
+FORKS = """import os, signal, time
+made, why, children = 0, 'none', []
+for _ in range(300):
     try:
         pid = os.fork()
     except OSError as exc:
         why = type(exc).__name__
         break
     if pid == 0:
-        time.sleep(60)
+        time.sleep(120)
         os._exit(0)
     made += 1
-print(made, why, flush=True)
-time.sleep(60)
+    children.append(pid)
 """
+BOMB = FORKS + "print(made, why, flush=True)\ntime.sleep(60)\n"
 
 # writes its memory file system 1 MiB at a time, saying how far it got after each
 HOG = """

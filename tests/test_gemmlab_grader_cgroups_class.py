@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from test_gemmlab_grader_cgroups import WHY_NOT
+from test_gemmlab_grader_cgroups import FORKS, WHY_NOT
 from test_gemmlab_grader_grade import _cli, _write
 from test_gemmlab_grader_sandbox import WORKS_HERE
 
@@ -15,22 +15,9 @@ pytestmark = [pytest.mark.skipif(bool(WHY_NOT), reason=f"no cgroup here: {WHY_NO
               pytest.mark.skipif(not WORKS_HERE, reason="bubblewrap is not installed")]
 
 RIGHT = "weights_gib = 7e9 * 2 / 2**30"
-# at most 300 sleeping children, however the limit fares; says how many it made, after ending
-# them (so that the next cell, the hog, has process ids to run with)
-BOMB = """import os, signal, time
-made, why, children = 0, '', []
-for _ in range(300):
-    try:
-        pid = os.fork()
-    except OSError as exc:
-        why = type(exc).__name__
-        break
-    if pid == 0:
-        time.sleep(120)
-        os._exit(0)
-    made += 1
-    children.append(pid)
-for pid in children:
+# the fork bomb says how many children it made, after ending them (so that the next cell, the
+# hog, has process ids to run with)
+BOMB = FORKS + """for pid in children:
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
 raise RuntimeError(f'made {made} {why}')"""
