@@ -11,8 +11,8 @@
   ``<Full Name>_<participant id>_assignsubmission_file_`` (the trailing ``_`` may be missing),
   holding the files as the student named them.
 
-The student is ``<name>_<id>`` (two students of one name stay two); their LMS id and name go
-to the gradebooks (:mod:`~gemmlab_grader.gradebook`).
+The student is ``<name>_<id>`` (two students of one name stay two); their Canvas id, or Moodle
+participant number, and name go to the gradebooks (:mod:`~gemmlab_grader.gradebook`).
 """
 import re
 from dataclasses import dataclass
@@ -44,5 +44,5 @@ def read(parts):
                      _AGAIN.sub("", m["file"]), late)
     if len(parts) > 1 and (m := MOODLE.fullmatch(parts[0])):
         student = f"{m['name']}_{m['user']}"
-        return Found(student, Identity(student, id=m["user"], name=m["name"]), parts[-1])
+        return Found(student, Identity(student, name=m["name"], participant=m["user"]), parts[-1])
     return None

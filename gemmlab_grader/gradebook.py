@@ -57,7 +57,8 @@ def moodle(grades, people):
     out = [["Email address", "ID number", "Identifier", "Full name"]
            + [f"{assignment(l)} (of {show(p)})" for l, p in lessons]
            + [f"gemmlab total (of {show(sum(p for _, p in lessons))})"]]
-    out += [[who.email, who.sis_user_id, f"Participant {who.id}" if who.id else "", who.shown]
+    out += [[who.email, who.sis_user_id, f"Participant {who.participant}" if who.participant
+             else "", who.shown]
             + [show(got[l]) for l, _ in lessons] + [show(total)] for who, got, total in rows]
     return report.csv_rows(out)
 
@@ -78,7 +79,7 @@ def generic(grades, people):
 def missing_ids(people):
     """A warning naming the students the LMS cannot match (no id, email or SIS id), or ''."""
     lost = [p.student for p in people.values()
-            if not (p.id or p.email or p.sis_user_id or p.sis_login_id)]
+            if not (p.id or p.email or p.sis_user_id or p.sis_login_id or p.participant)]
     if not lost:
         return ""
     return (f"{len(lost)} student(s) have no LMS id or email, so an LMS cannot match their "

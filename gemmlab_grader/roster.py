@@ -27,6 +27,7 @@ class Identity:
     section: str = ""
     sis_user_id: str = ""
     sis_login_id: str = ""
+    participant: str = ""      # a Moodle download's participant number (its "Identifier")
 
     @property
     def shown(self):

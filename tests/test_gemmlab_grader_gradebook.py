@@ -52,7 +52,10 @@ def test_moodle_has_email_and_id_number_to_map_and_a_total(tmp_path):
     assert rows[0][:4] == ["Email address", "ID number", "Identifier", "Full name"]
     assert rows[0][-1] == f"gemmlab total (of {_worth('01') + _worth('02')})"
     bob = next(r for r in rows if r[0] == "bob@uni.edu")
-    assert bob[1:4] == ["B-102", "Participant 102", "Builder, Bob"] and bob[4:] == ["4", "0", "4"]
+    assert bob[1:4] == ["B-102", "", "Builder, Bob"] and bob[4:] == ["4", "0", "4"]
+    jane = roster.Identity("Jane Doe_4321", name="Jane Doe", participant="4321")  # downloaded
+    row = _rows(gradebook.moodle(grades, {"Jane Doe_4321": jane}))[1]
+    assert row[2:4] == ["Participant 4321", "Jane Doe"]
 
 
 def test_the_generic_gradebook_takes_its_ids_from_the_roster(tmp_path):
