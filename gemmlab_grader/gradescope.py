@@ -13,7 +13,8 @@ its hidden cases drawn from the zip's secret and the student's Gradescope id, an
 output: the feedback), the total, and the notes.
 
 Gradescope runs the autograder in a Docker container; under Docker's default seccomp profile a
-process without CAP_SYS_ADMIN may not make the user namespaces bubblewrap needs. Where the
+process without CAP_SYS_ADMIN may not make the user namespaces bubblewrap needs (tried in
+tests/docker_like.py's stand-in for such a container: bubblewrap cannot start). Where the
 sandbox cannot start, nothing of the submission runs: results.json says why, with no score
 shown to the student, and the command exits non-zero, as ``gemmlab grade`` refuses.
 """

@@ -2,7 +2,8 @@
 into an /autograder layout (source/, submission/, submission_metadata.json), run_autograder's
 command run on a student's notebook, and results.json checked against Gradescope's documented
 format (gradescope-autograders.readthedocs.io/en/latest/specs/) and read back; where the sandbox
-cannot start, nothing of the submission runs and results.json says why."""
+cannot start (a stand-in bwrap that fails, and the real one in a container like Gradescope's,
+tests/docker_like.py), nothing of the submission runs and results.json says why."""
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 
 from gemmlab.grading.bank import get_question, lesson_questions
 from gemmlab_grader import gradescope
+import docker_like
 from test_gemmlab_grader_grade import _write
 from test_gemmlab_grader_sandbox import WORKS_HERE
 
@@ -55,17 +57,18 @@ def autograder(tmp_path_factory):
     return root, modes
 
 
-def _submit(root, *sources, path=None):
-    """run_autograder's command on a submission of one notebook; (exit status, results.json)."""
+def _submit(root, *sources, path=None, wrap=lambda argv: argv):
+    """run_autograder's command on a submission of one notebook (``wrap``: what runs it);
+    (exit status, results.json)."""
     _write(root / "submission" / "01_numbers_and_precision.ipynb", *sources)
     (root / "submission_metadata.json").write_text(json.dumps(
         {"users": [{"email": "ada@uni.edu", "id": 4711, "name": "Ada"}]}))
     env = dict(os.environ, PYTHONPATH=str(root / "source"), GEMMLAB_BACKEND="sim")
     if path:
         env["PATH"] = path
-    done = subprocess.run([sys.executable, "-m", "gemmlab_grader.gradescope", root / "submission",
-                           root / "results" / "results.json"], cwd=root / "source", env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(wrap([sys.executable, "-m", "gemmlab_grader.gradescope",
+                                root / "submission", root / "results" / "results.json"]),
+                          cwd=root / "source", env=env, capture_output=True, text=True, timeout=600)
     return done.returncode, json.loads((root / "results" / "results.json").read_text())
 
 
@@ -109,3 +112,17 @@ def test_where_the_sandbox_cannot_start_nothing_runs_and_results_json_says_why(a
     assert result["output"].startswith("NOT GRADED: the sandbox cannot start")
     assert "Operation not permitted" in result["output"] and result["visibility"] == "hidden"
     assert not os.path.exists("/tmp/gemmlab-pwned")
+
+
+@pytest.mark.skipif(not docker_like.usable(), reason="needs root, x86_64 and setpriv")
+def test_in_a_container_like_gradescopes_the_real_bubblewrap_cannot_start_and_nothing_runs(
+        autograder):
+    """Root without CAP_SYS_ADMIN under Docker's default seccomp answers: no user namespaces."""
+    root, _ = autograder
+    status, result = _submit(root, "open('/tmp/gemmlab-pwned-docker', 'w').close()",
+                             wrap=docker_like.argv)
+    assert status != 0
+    jsonschema.validate(result, SCHEMA)
+    assert result["output"].startswith("NOT GRADED: the sandbox cannot start")
+    assert "No permissions to create new namespace" in result["output"], result["output"]
+    assert not os.path.exists("/tmp/gemmlab-pwned-docker")
