@@ -227,7 +227,7 @@ class Grader:
             return None, checked.get("problem") or "its answers could not be read back"
         return checked["answers"], ""
 
-    def _judge(self, q, entry, student, credit=None):
+    def _judge(self, q, entry, student, credit):
         """The verdict on one collected answer entry (see answers.extract) of ``student``; a code
         answer runs in a worker of its own, in the sandbox (:func:`judge_code`). A function that
         fails puts its share of hidden cases right into ``credit`` (:meth:`_cases_right`)."""
@@ -241,7 +241,7 @@ class Grader:
                 code = (str(entry["source"]), str(entry.get("name")))
                 result = judge_code(q.id, *code, seed=case_seed(self.secret, student, q.id),
                                     timeout=self.settings.timeout, isolation=self._isolation())
-                if result.status == FAIL and isinstance(q.kind, Function) and credit is not None:
+                if result.status == FAIL and isinstance(q.kind, Function):
                     right, cases = self._cases_right(q, code, case_seed(self.secret, student, q.id))
                     if right:
                         credit[q.id] = right / cases
