@@ -1,5 +1,6 @@
 """The grader's command: ``gemmlab-grade SUBMISSIONS [options]`` (also ``python -m
 gemmlab_grader`` and ``gemmlab grade``) and ``gemmlab-grade merge`` (:mod:`~gemmlab_grader.merge`).
+``gemmlab-grade gradescope`` builds a Gradescope autograder (:mod:`~gemmlab_grader.gradescope`).
 Bad options are a one-line error with exit status 2; :func:`gemmlab_grader.grade.main` and the
 merge's ``main`` give the others."""
 import argparse
@@ -43,7 +44,7 @@ def build_parser():
                    "notebooks), or of one notebook per student (with --lesson)")
     p.add_argument("--out", default="grades", help="where the reports go (outside the "
                    "submissions): summary.txt, grades.html, grades.csv, grades-lms.csv, "
-                   "grades.json")
+                   "gradebook-canvas.csv, gradebook-moodle.csv, grades.json, students/")
     p.add_argument("--lesson", type=_lesson, help="the lesson every notebook answers (default: "
                    "the NN_ that starts each file name)")
     p.add_argument("--timeout", type=_positive, default=120,
@@ -51,8 +52,11 @@ def build_parser():
     p.add_argument("--notebook-timeout", type=_positive, default=900,
                    help="seconds allowed per notebook, everything included")
     p.add_argument("--memory", type=_positive, default=8192,
-                   help="MiB of address space per process of a notebook, and the size of each "
-                        "of its two writable memory file systems in the sandbox")
+                   help="MiB of memory per notebook: address space per process, all its "
+                        "processes together (its cgroup, where one can be made), and its two "
+                        "writable memory file systems together, in the sandbox")
+    p.add_argument("--processes", type=_positive, default=512,
+                   help="processes per notebook (its cgroup's pids.max, where one can be made)")
     p.add_argument("--jobs", type=_positive, help="notebooks graded at once (default: the cores)")
     p.add_argument("--shard", type=_shard, metavar="I/N",
                    help="grade only the students of shard I of N (fixed by each student's name, "
@@ -64,9 +68,40 @@ def build_parser():
                         "they run as you and nothing is guarded. Never for students' notebooks")
     p.add_argument("--no-sandbox", action="count", default=0, help=argparse.SUPPRESS)
     p.add_argument("--seed", type=_seed, help="the secret each student's hidden cases derive from, "
-                   "with the student's folder name (default: random; never written anywhere): to "
-                   "repeat a run")
+                   "with the student's folder name (default: random); in no report")
+    p.add_argument("--seed-file", metavar="FILE", help="repeat a run exactly: the secret it "
+                   "wrote beside its reports (OUT/PRIVATE-run-secret-do-not-share.txt)")
+    p.add_argument("--points", metavar="FILE", help="the points of questions or lessons, JSON "
+                   "or TOML: {\"07.lab_ring\": 10, \"03\": 1} (default: a lab 5, other code 3, "
+                   "a value 2, a choice 1)")
+    p.add_argument("--roster", metavar="FILE", help="CSV: student (the folder name), id, "
+                   "email, name, section, sis_user_id, sis_login_id: who each student is in the "
+                   "LMS, for the gradebooks")
     return p
+
+
+def _gradescope(argv):
+    """``gemmlab-grade gradescope --out autograder.zip``: the Gradescope autograder."""
+    p = argparse.ArgumentParser(prog="gemmlab-grade gradescope", description="Build a Gradescope "
+                                "autograder zip that grades each submission with this grader, "
+                                "in its sandbox (see gemmlab_grader/gradescope.py).")
+    p.add_argument("--out", default="autograder.zip", help="the zip to write")
+    p.add_argument("--lesson", type=_lesson, help="the lesson every submitted notebook answers "
+                   "(default: the NN_ that starts each file name)")
+    p.add_argument("--points", metavar="FILE", help="the points of questions or lessons (JSON "
+                   "or TOML), as for grading")
+    args = p.parse_args(argv)
+    from gemmlab.grading.bank import questions
+
+    from . import gradescope, points
+    try:
+        overrides = points.read(args.points, questions()) if args.points else None
+    except ValueError as exc:
+        p.error(str(exc))
+    print(f"wrote {gradescope.build(args.out, args.lesson, overrides)}: upload it as the "
+          f"assignment's autograder (Configure Autograder, Zip file upload). It holds the run's "
+          f"secret and solutions/: keep it from students.")
+    return 0
 
 
 def main(argv=None):
@@ -81,6 +116,8 @@ def main(argv=None):
         args = p.parse_args(argv[1:])
         from .merge import main as merge
         return merge(args.shards, args.out)
+    if argv[:1] == ["gradescope"]:
+        return _gradescope(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.no_sandbox:
@@ -89,6 +126,8 @@ def main(argv=None):
                      "--trusted: nothing is guarded then")
     if args.sandbox and args.trusted:
         parser.error("--sandbox and --trusted contradict each other")
+    if args.seed is not None and args.seed_file:
+        parser.error("--seed and --seed-file contradict each other: give one")
     if args.trusted:
         print("WARNING: --trusted: the notebooks run as you with no sandbox and nothing guarded; "
               "grade only notebooks you trust (your own solutions)", file=sys.stderr)
@@ -96,7 +135,8 @@ def main(argv=None):
     return grade(args.submissions, out=args.out, timeout=args.timeout,
                  notebook_timeout=args.notebook_timeout, memory_mib=args.memory,
                  use_sandbox=not args.trusted, seed=args.seed, lesson=args.lesson,
-                 jobs=args.jobs, shard=args.shard)
+                 jobs=args.jobs, shard=args.shard, points_file=args.points,
+                 roster_file=args.roster, seed_file=args.seed_file, processes=args.processes)
 
 
 if __name__ == "__main__":

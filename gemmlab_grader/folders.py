@@ -75,7 +75,7 @@ def read_at(dir_fd, name, limit):
         return f.read(limit + 1)
 
 
-Saved = namedtuple("Saved", "kind size data")     # data: the bytes of a regular file, or None
+Saved = namedtuple("Saved", "kind size data mtime")  # data: a regular file's bytes, or None
 
 
 class FolderSnapshot:
@@ -98,4 +98,4 @@ class FolderSnapshot:
                 except OSError:
                     pass
                 data = data if data is not None and len(data) <= max_file else None
-            self.entries[e.rel] = Saved(kind, e.stat.st_size, data)
+            self.entries[e.rel] = Saved(kind, e.stat.st_size, data, e.stat.st_mtime)

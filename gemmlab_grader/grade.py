@@ -12,25 +12,26 @@ import hashlib
 import hmac
 import os
 import resource
-import secrets
 import shutil
 import sys
 import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from gemmlab.grading.bank import lesson_questions, questions
-from gemmlab.grading.checker import Result, judge_question
-from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS, values
+import numpy as np
 
-from . import publish, report, sandbox, withheld_bank
+from gemmlab.grading.bank import get_question, lesson_questions, questions
+from gemmlab.grading.checker import Result, judge_question
+from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS, Function, values
+
+from . import gradebook, points, publish, report, roster, sandbox, secret, withheld_bank
 from .execute import NotebookRun
 from .folders import FolderSnapshot
 from .isolate import Isolation, judge_code
-from .submissions import Submission, find_submissions, in_shard, lesson_of
+from .submissions import Submission, find_submissions, in_shard, lesson_of, one_per_lesson
 
 
 @dataclass
@@ -42,17 +43,39 @@ class NotebookGrade:
     feedback: dict = field(default_factory=dict)    # question id -> text
     notes: list = field(default_factory=list)       # what went wrong while running it
     seconds: float = 0.0                            # how long grading it took
+    points: dict = field(default_factory=dict)      # question id -> what it counts in this run
+    credit: dict = field(default_factory=dict)      # question id -> share of hidden cases right
+                                                    # (a function that failed some)
 
     @property
     def passed(self):
         return sum(s == PASS for s in self.results.values())
+
+    def worth(self, question):
+        """The points of ``question`` in this run (the bank's, where the run set none)."""
+        return self.points[question] if question in self.points else get_question(question).points
+
+    def earned(self, question):
+        """Its points if passed, a function's share of hidden cases right of them if not."""
+        share = 1 if self.results.get(question) == PASS else self.credit.get(question, 0)
+        return round(self.worth(question) * share, 2)
+
+    @property
+    def score(self):
+        """The points earned."""
+        return round(sum(self.earned(q) for q in self.results), 2)
+
+    @property
+    def possible(self):
+        return sum(self.worth(q) for q in self.results)
 
     @property
     def note(self):
         return "; ".join(self.notes)
 
     def as_dict(self):
-        return dict(asdict(self), passed=self.passed, total=len(self.results))
+        return dict(asdict(self), passed=self.passed, total=len(self.results), score=self.score,
+                    possible=self.possible)
 
     def set(self, result):
         self.results[result.question], self.feedback[result.question] = result.status, result.feedback
@@ -62,16 +85,20 @@ class NotebookGrade:
 class Settings:
     timeout: int = 120                  # seconds per cell (wall clock and CPU), and per code answer
     notebook_timeout: int = 900         # seconds per notebook, everything included
-    memory_mib: int = 8192              # address space per process; size of each of its tmpfs
+    memory_mib: int = 8192              # per process (address space) and per tree (cgroup), and
+                                        # what its two tmpfs hold together
     sandbox: bool = True
     seed: int = None                    # the secret of the hidden cases (None: random); unreported
     lesson: str = None                  # the lesson of every notebook (else from its file name)
     jobs: int = 1                       # notebooks graded at once
     cell_cpu: int = None                # CPU seconds per cell, if not ``timeout``
+    points: dict = None                 # the instructor's points ({question or lesson: points})
+    secret: bytes = None                # the run's secret, read back from --seed-file
+    processes: int = 512                # per notebook (and per code worker)
 
     def limits(self):
         return sandbox.Limits(cpu_seconds=self.notebook_timeout,
-                              memory_bytes=self.memory_mib << 20)
+                              memory_bytes=self.memory_mib << 20, processes=self.processes)
 
 
 class Grader:
@@ -81,9 +108,9 @@ class Grader:
         """``submissions``: the FolderSnapshot of the submissions folder; ``out``: the output
         folder (existing)."""
         self.settings, self.progress = settings, progress
-        self._secret = (secrets.token_bytes(32) if settings.seed is None
-                        else settings.seed.to_bytes(8, "big"))
+        self.secret = settings.secret or secret.new(settings.seed)
         self.bank = questions()                     # loaded before any student code runs
+        self.points = points.table(self.bank, settings.points)
         public = [{"id": q.id, "prompt": q.prompt, "answer_name": q.answer_name}
                   for q in self.bank.values()]
         self.hidden = (str(submissions.root), str(out))     # never mounted in the sandbox
@@ -106,9 +133,9 @@ class Grader:
         try:
             for done, future in enumerate(as_completed(futures), 1):
                 sub, grade = futures[future]
-                self.progress(f"[{done}/{len(grades)}] {report.printable(sub.student, 40)}: "
-                              f"{report.printable(sub.notebook, 60)}: {grade.passed}/"
-                              f"{len(grade.results)} ({grade.seconds:.1f} s)")
+                self.progress(f"[{done}/{len(grades)}] {report.printable(sub.notebook, 50)}: "
+                              f"{points.show(grade.score)}/{points.show(grade.possible)} points "
+                              f"({grade.seconds:.1f} s)")
         except KeyboardInterrupt:
             self.interrupted = True
             self.stop.set()
@@ -139,20 +166,25 @@ class Grader:
         lesson = lesson_of(sub, self.settings.lesson)
         if lesson is None:
             return
-        grade.lesson = lesson
+        self._of_lesson(grade, lesson)
         for q in lesson_questions(lesson):
             if q not in grade.results:
                 grade.set(Result(q, FAIL, why))
         if why not in grade.notes and any(f == why for f in grade.feedback.values()):
             grade.notes.append(why)
 
+    def _of_lesson(self, grade, lesson):
+        grade.lesson = lesson
+        grade.points = {q: self.points[q] for q in lesson_questions(lesson)}
+
     def grade_one(self, sub, grade):
+        grade.notes += sub.remarks
         lesson = lesson_of(sub, self.settings.lesson)
         if lesson is None:
             grade.notes.append("no lesson: name the notebook NN_... after its lesson, or grade "
                                "with --lesson NN")
             return
-        grade.lesson = lesson
+        self._of_lesson(grade, lesson)
         wanted = [self.bank[q] for q in lesson_questions(lesson)]
         problem, collected = sub.problem, None
         if not problem:
@@ -163,7 +195,7 @@ class Grader:
             elif self.stop.is_set():
                 grade.set(Result(q.id, FAIL, "not graded: the run was interrupted"))
             else:
-                grade.set(self._judge(q, collected.get(q.id), sub.student))
+                grade.set(self._judge(q, collected.get(q.id), sub.student, grade.credit))
         if problem:
             grade.notes.insert(0, problem)
 
@@ -195,9 +227,10 @@ class Grader:
             return None, checked.get("problem") or "its answers could not be read back"
         return checked["answers"], ""
 
-    def _judge(self, q, entry, student):
+    def _judge(self, q, entry, student, credit):
         """The verdict on one collected answer entry (see answers.extract) of ``student``; a code
-        answer runs in a worker of its own, in the sandbox (:func:`judge_code`)."""
+        answer runs in a worker of its own, in the sandbox (:func:`judge_code`). A function that
+        fails puts its share of hidden cases right into ``credit`` (:meth:`_cases_right`)."""
         try:
             if not isinstance(entry, dict) or entry.get("missing"):
                 return Result(q.id, NOT_ATTEMPTED, f"the notebook has no variable "
@@ -205,14 +238,31 @@ class Grader:
             if entry.get("error"):
                 return Result(q.id, FAIL, f"{q.answer_name}: {str(entry['error'])[:300]}")
             if q.is_code and "source" in entry:
-                return judge_code(q.id, str(entry["source"]), str(entry.get("name")),
-                                  seed=case_seed(self._secret, student, q.id),
-                                  timeout=self.settings.timeout,
-                                  isolation=self._isolation())
+                code = (str(entry["source"]), str(entry.get("name")))
+                result = judge_code(q.id, *code, seed=case_seed(self.secret, student, q.id),
+                                    timeout=self.settings.timeout, isolation=self._isolation())
+                if result.status == FAIL and isinstance(q.kind, Function):
+                    right, cases = self._cases_right(q, code, case_seed(self.secret, student, q.id))
+                    if right:
+                        credit[q.id] = right / cases
+                        result.feedback += (f" Partial credit: {right} of {cases} hidden cases "
+                                            f"right.")
+                return result
             return judge_question(q, values.decode(entry.get("value")))
         except Exception as exc:  # a bug of ours must not stop the others' grading
             return Result(q.id, FAIL, f"the grader could not judge this answer "
                                       f"({type(exc).__name__}: {str(exc)[:200]})")
+
+    def _cases_right(self, q, code, seed):
+        """(hidden cases right, cases) of a function: each of the cases its verdict was drawn on
+        (the same seed), judged alone, in a worker of its own."""
+        cases = list(q.kind.hidden(np.random.default_rng(seed)))
+        right = 0
+        for case in cases:
+            one = replace(q, kind=replace(q.kind, hidden=lambda rng, c=case: [c]))
+            right += judge_code(q.id, *code, seed=seed, timeout=self.settings.timeout,
+                                isolation=self._isolation(), question=one).status == PASS
+        return right, len(cases)
 
     def _isolation(self):
         """How this run confines a student's process (it imports the package copy)."""
@@ -221,7 +271,6 @@ class Grader:
 
     def protections(self):
         limits, settings = self.settings.limits(), self.settings
-        processes = "NOT limited (root)" if os.geteuid() == 0 else f"at most {limits.processes} more"
         lines = ["verdicts: each answer is collected after the notebook ran and judged here; "
                  "nothing the notebook prints, logs or calls counts",
                  "code answers: each run in a sandboxed process of its own (kernels compiled in "
@@ -231,12 +280,13 @@ class Grader:
                  f"{settings.notebook_timeout} s",
                  f"limits per process: {limits.cpu_seconds} s of CPU, "
                  f"{limits.memory_bytes >> 20} MiB of address space, files up to "
-                 f"{limits.file_bytes >> 20} MiB, no core files; processes: {processes}"]
+                 f"{limits.file_bytes >> 20} MiB, no core files",
+                 f"containment: {sandbox.containment(limits)}"]
         if settings.sandbox:
             return lines + [
                 f"sandbox (bubblewrap): read-only file system, no network, no other processes "
                 f"visible; writable only its work folder and /dev/shm, empty memory file systems "
-                f"of {settings.memory_mib} MiB each; the repository, the submissions and the "
+                f"of {settings.memory_mib // 2} MiB each; the repository, the submissions and the "
                 f"output folder not mounted; {settings.jobs} notebook(s) at a time"]
         return lines + ["NO sandbox (--trusted): the notebooks run as you, unguarded: they can "
                         "read and change whatever you can. For trusted notebooks only"]
@@ -266,9 +316,11 @@ def grade_notebook(path, student="student", settings=Settings()):
 
 
 def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mib=8192,
-         use_sandbox=True, seed=None, lesson=None, jobs=None, shard=None, cell_cpu=None):
-    """The ``gemmlab grade`` command; returns the exit status (0; 2 for a usage problem or a
-    sandbox that cannot be had; 130 when interrupted, with the reports of what was graded)."""
+         use_sandbox=True, seed=None, lesson=None, jobs=None, shard=None, cell_cpu=None,
+         points_file=None, roster_file=None, seed_file=None, processes=512):
+    """The ``gemmlab grade`` command; returns the exit status (0; 2 for a usage problem, a
+    sandbox that cannot be had or nothing to grade; 130 when interrupted, with the reports of
+    what was graded)."""
     root, out_path = Path(submissions).resolve(), Path(out).resolve()
 
     def refuse(message):
@@ -290,15 +342,28 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
             raise NotADirectoryError("not a folder this user can write")
     except OSError as exc:
         return refuse(f"--out {out}: {exc.strerror or exc}")
+    try:
+        overrides = points.read(points_file, questions()) if points_file else None
+        people = roster.read(roster_file) if roster_file else {}
+        secret_ = secret.read(seed_file) if seed_file else None
+    except ValueError as exc:
+        return refuse(str(exc))
     snapshot = FolderSnapshot(root)
     everyone = find_submissions(snapshot)
     if not everyone:
-        return refuse(f"no .ipynb files under {root}")
-    found = in_shard(everyone, shard)
+        return refuse(f"nothing graded: no .ipynb files under {root}")
+    if not any(lesson_of(s, lesson) for s in everyone):
+        return refuse(f"nothing graded: none of the {len(everyone)} notebook(s) under {root} "
+                      f"answers a lesson (e.g. {everyone[0].notebook}): name each NN_... after "
+                      f"its lesson as handed out, or grade with --lesson NN")
+    found = one_per_lesson(in_shard(everyone, shard), lesson)
+    if not found:
+        return refuse(f"nothing graded: shard {shard[0]}/{shard[1]} holds none of the "
+                      f"{len({s.student for s in everyone})} students")
     jobs = jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                     else os.cpu_count())      # the cores this process may run on
     settings = Settings(timeout, notebook_timeout, memory_mib, use_sandbox, seed, lesson, jobs,
-                        cell_cpu)
+                        cell_cpu, overrides, secret_, processes)
     bytecode = sys.dont_write_bytecode
     sys.dont_write_bytecode = True      # the grader writes no bytecode into the shared Python
     started = time.monotonic()
@@ -308,6 +373,7 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
           f"{time.monotonic() - started:.1f} s; protections in this run:", file=sys.stderr)
     print("\n".join(f"  - {line}" for line in protections), file=sys.stderr)
     try:
+        kept = secret.write(out_path, grader.secret)
         grades = grader.grade(found)
     finally:
         grader.close()
@@ -316,7 +382,14 @@ def main(submissions, out="grades", timeout=120, notebook_timeout=900, memory_mi
             "jobs": settings.jobs, "shard": list(shard) if shard else None,
             "students": len({s.student for s in found}), "protections": protections,
             "warnings": [], "trusted": not settings.sandbox,
-            "interrupted": grader.interrupted,
+            "interrupted": grader.interrupted, "secret_file": kept.name,
+            "rule": "one notebook per student and lesson counts: the one with the name the "
+                    "lesson was handed out under, otherwise the newest",
             "grader_peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
-    publish.finish(grades, out_path, info)
+    people = roster.combine(people, {s.student: s.identity for s in found if s.identity},
+                            {s.student for s in found})
+    info["warnings"] += [w for w in [gradebook.missing_ids(people)] if w]
+    publish.finish(grades, out_path, info, people=people)
+    print(f"the run's secret (to regrade with the same hidden cases, --seed-file; keep it from "
+          f"students): {kept}", file=sys.stderr)
     return 130 if grader.interrupted else 0

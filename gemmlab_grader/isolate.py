@@ -129,12 +129,13 @@ def confined_runtime(isolation):
 
 
 def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation=None,
-               compiler=None):
+               compiler=None, question=None):
     """The :class:`~gemmlab.grading.checker.Result` on the function ``name`` of the cell
     ``source`` for the code question ``question_id``. ``timeout``: seconds for everything;
-    ``isolation``: how the worker and the kernel's compiler child are confined. Never raises for
-    the student's code."""
-    q = get_question(question_id)
+    ``isolation``: how the worker and the kernel's compiler child are confined; ``question``: the
+    bank's question, changed (one hidden case of it, for partial credit). Never raises for the
+    student's code."""
+    q = question or get_question(question_id)
     if not q.is_code:
         raise ValueError(f"{question_id} is not a code question (its kind has no judge method)")
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:

@@ -44,9 +44,17 @@ def _grade(row):
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         raise ShardError(f"{row['notebook'][:80]}: notes are not texts")
     seconds = row.get("seconds", 0.0)
+    worth, credit = row.get("points", {}), row.get("credit", {})
+    for table in (worth, credit):
+        if not isinstance(table, dict) or not all(
+                k in results and isinstance(v, (int, float)) and not isinstance(v, bool)
+                for k, v in table.items()):
+            raise ShardError(f"{row['notebook'][:80]}: points or credit are not numbers of its "
+                             f"questions")
     return NotebookGrade(row["student"], row["notebook"], row["lesson"][:2], results,
                          _texts(row.get("feedback", {}), "feedback"), [n[:2000] for n in notes],
-                         float(seconds) if isinstance(seconds, (int, float)) else 0.0)
+                         float(seconds) if isinstance(seconds, (int, float)) else 0.0, worth,
+                         credit)
 
 
 def load(folder):

@@ -7,15 +7,18 @@ file is written whole, through a new file renamed into place, never through a li
 import html
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
 from gemmlab.grading.files import write_file
 from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS
 
-from . import report
+from . import feedback, gradebook, report, roster
+from .points import show
 
-FILES = ("summary.txt", "grades.csv", "grades-lms.csv", "grades.json", "grades.html")
+FILES = ("summary.txt", "grades.csv", "grades-lms.csv", "gradebook-canvas.csv",
+         "gradebook-moodle.csv", "grades.json", "grades.html")
 _CLASS = {PASS: "pass", FAIL: "fail", NOT_ATTEMPTED: "none"}
 _STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
@@ -39,12 +42,13 @@ def _e(text, width=None):
 def _summary(grades):
     sizes = report.lessons(grades)
     out = ["<table><tr><th>student</th>"
-           + "".join(f"<th>{_e(l)}<br><small>/{n}</small></th>" for l, n in sizes.items())
-           + f"<th>passed<br><small>/{sum(sizes.values())}</small></th><th>%</th></tr>"]
+           + "".join(f"<th>{_e(l)}<br><small>/{show(n)}</small></th>" for l, n in sizes.items())
+           + f"<th>points<br><small>/{show(sum(sizes.values()))}</small></th><th>%</th></tr>"]
     for s in report.students(grades):
-        cells = "".join(f'<td class="n">{s.lessons.get(l, "-")}</td>' for l in sizes)
+        cells = "".join(f'<td class="n">{show(s.lessons[l]) if l in s.lessons else "-"}</td>'
+                        for l in sizes)
         out.append(f'<tr><td><a href="#{_anchor(s.name)}">{_e(s.name, 60)}</a></td>{cells}'
-                   f'<td class="n">{s.passed}</td><td class="n">{s.percent}</td></tr>')
+                   f'<td class="n">{show(s.score)}</td><td class="n">{s.percent}</td></tr>')
     return "\n".join(out) + "</table>"
 
 
@@ -73,9 +77,10 @@ def _feedback(grades):
     out, possible = [], sum(report.lessons(grades).values())
     for s in report.students(grades):
         out.append(f'<details id="{_anchor(s.name)}"><summary><b>{_e(s.name, 80)}</b>: '
-                   f'{s.passed}/{possible}</summary>')
+                   f'{show(s.score)}/{show(possible)} points</summary>')
         for g in sorted((g for g in grades if g.student == s.name), key=lambda g: g.notebook):
-            out.append(f"<h4>{_e(g.notebook, 120)}: {g.passed}/{len(g.results)}</h4>")
+            out.append(f"<h4>{_e(g.notebook, 120)}: {show(g.score)}/{show(g.possible)} "
+                       f"points</h4>")
             if g.notes:
                 out.append('<ul class="notes">' + "".join(f"<li>{_e(n, 600)}</li>"
                                                           for n in g.notes) + "</ul>")
@@ -119,19 +124,25 @@ def _folder(out):
     return other, f"{out} is not a folder this run can write: the reports went to {other}"
 
 
-def write_all(grades, out, run_info, warn=None):
+def write_all(grades, out, run_info, warn=None, people=None):
     """Every report (:data:`FILES`) into ``out``, or into the folder :func:`_folder` finds, each
-    on its own: one that fails is named through ``warn`` (default: standard error) and in the
-    warnings of those made after it (the JSON and the page come last). Returns the paths written."""
+    on its own, then each student's feedback (:mod:`~gemmlab_grader.feedback`) into
+    ``out/students``: one that fails is named through ``warn`` (default: standard error) and in
+    the warnings of those made after it (the JSON and the page come last). ``people``: {student:
+    roster.Identity} for the gradebooks (default: the students graded, with no LMS ids).
+    Returns the paths written."""
     warn = warn or (lambda text: print(f"gemmlab grade: {text}", file=sys.stderr))
     folder, moved = _folder(out)
     warnings = list(run_info.get("warnings", [])) + ([moved] if moved else [])
     if moved:
         warn(moved)
+    people = people or roster.combine({}, {}, {g.student for g in grades})
     report.flag_lookalikes(grades)
     makers = {"summary.txt": lambda: report.text(grades) + "\n",
               "grades.csv": lambda: report.csv_text(grades),
-              "grades-lms.csv": lambda: report.lms_csv(grades),
+              "grades-lms.csv": lambda: gradebook.generic(grades, people),
+              "gradebook-canvas.csv": lambda: gradebook.canvas(grades, people),
+              "gradebook-moodle.csv": lambda: gradebook.moodle(grades, people),
               "grades.json": lambda: report.json_text(grades, dict(run_info, warnings=warnings)),
               "grades.html": lambda: page(grades, dict(run_info, warnings=warnings))}
     written = []
@@ -144,14 +155,47 @@ def write_all(grades, out, run_info, warn=None):
                        f"{report.printable(exc, 200)})")
             warnings.append(failure)
             warn(failure)
+    return written + _write_students(grades, folder / feedback.FOLDER, people, warn)
+
+
+def _write_students(grades, folder, people, warn):
+    """Each graded student's feedback files into ``folder``; returns the paths written."""
+    written = []
+    try:
+        folder.mkdir(exist_ok=True)
+        if folder.is_symlink() or not folder.is_dir():
+            raise NotADirectoryError(f"{folder} is not a folder")
+    except OSError as exc:
+        warn(f"the students' feedback could not be written ({report.printable(exc, 200)})")
+        return written
+    for student in sorted({g.student for g in grades}):
+        shown = people[student].shown if student in people else student
+        stem = folder / feedback.file_stem(student)
+        for suffix, make in ((".html", feedback.page), (".txt", feedback.text)):
+            try:
+                write_file(stem.with_suffix(suffix), make(grades, student, shown), mode=0o644)
+                written.append(stem.with_suffix(suffix))
+            except Exception as exc:  # noqa: BLE001 one student's file must not stop the others
+                warn(f"{stem.name}{suffix} could not be written ({type(exc).__name__}: "
+                     f"{report.printable(exc, 200)})")
     return written
 
 
-def finish(grades, out, run_info):
-    """How a run ends (grading or merging): the summary printed, every report written
-    (:func:`write_all`), the run's warnings and the files written listed."""
-    print(report.text(grades))
-    written = write_all(grades, out, run_info)
+def finish(grades, out, run_info, people=None):
+    """How a run ends (grading or merging): the summary printed (the tables per lesson are in
+    summary.txt, wider than a terminal), every report written (:func:`write_all`), the run's
+    warnings and the files written listed."""
+    report.flag_lookalikes(grades)
+    print(report.summary(grades) if grades else "no notebooks graded")
+    written = write_all(grades, out, run_info, people=people)
     for warning in run_info.get("warnings", []):
         print(f"WARNING: {report.printable(warning, 300)}", file=sys.stderr)
-    print("\nwritten: " + "\n         ".join(str(p) for p in written))
+    students = [p for p in written if p.parent.name == feedback.FOLDER]
+    reports = [p for p in written if p not in students]
+    if reports:
+        print(f"\nwritten into {reports[0].parent}/:")
+        print(textwrap.fill(", ".join(p.name for p in reports), 98, initial_indent="  ",
+                            subsequent_indent="  "))
+    if students:
+        print(f"  {feedback.FOLDER}/: {len(students)} files, each student's feedback (one .html, "
+              f"one .txt)")

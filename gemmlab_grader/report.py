@@ -18,6 +18,8 @@ from collections import namedtuple
 
 from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS
 
+from .points import show
+
 _SHORT = {PASS: "pass", FAIL: "FAIL", NOT_ATTEMPTED: "-"}
 _UNSAFE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}
 # default-ignorable characters outside those categories: drawn as nothing
@@ -60,46 +62,49 @@ def flag_lookalikes(grades):
 
 # --- the class as a whole -----------------------------------------------------------------------
 
-Student = namedtuple("Student", "name lessons passed percent noted")
+Student = namedtuple("Student", "name lessons score possible percent noted")
 
 
 def lessons(grades):
-    """{lesson: its number of questions}, in lesson order, for the lessons graded."""
+    """{lesson: its points}, in lesson order, for the lessons graded."""
     found = {}
     for g in grades:
         if g.lesson:
-            found[g.lesson] = max(found.get(g.lesson, 0), len(g.results))
+            found[g.lesson] = max(found.get(g.lesson, 0), g.possible)
     return dict(sorted(found.items()))
 
 
 def students(grades):
-    """A :class:`Student` per student, in name order: {lesson: questions passed by its best
-    notebook}, passed in all, the percent of every lesson graded, notebooks with notes."""
+    """A :class:`Student` per student, in name order: {lesson: points of its notebook (the one
+    that counts, see :mod:`~gemmlab_grader.choose`)}, the points in all, the points possible
+    (every lesson graded), the percent, how many of the student's notebooks have notes."""
     possible = sum(lessons(grades).values())
-    best, noted = {}, {}
+    scored, noted = {}, {}
     for g in grades:
-        mine = best.setdefault(g.student, {})
+        mine = scored.setdefault(g.student, {})
         if g.lesson:
-            mine[g.lesson] = max(mine.get(g.lesson, 0), g.passed)
+            mine[g.lesson] = max(mine.get(g.lesson, 0), g.score)
         noted[g.student] = noted.get(g.student, 0) + bool(g.notes)
     rows = []
-    for name in sorted(best):
-        passed = sum(best[name].values())
-        percent = f"{100 * passed / possible:.1f}" if possible else "-"
-        rows.append(Student(name, best[name], passed, percent, noted[name]))
+    for name in sorted(scored):
+        score = sum(scored[name].values())
+        percent = f"{100 * score / possible:.1f}" if possible else "-"
+        rows.append(Student(name, scored[name], score, possible, percent, noted[name]))
     return rows
 
 
 def summary(grades):
-    """Students x lessons: questions passed per lesson ('-': no notebook), the total, the
-    percentage, and how many of the student's notebooks have notes (see the lesson tables)."""
+    """Students x lessons: points per lesson ('-': no notebook), the total, the percentage, and
+    how many of the student's notebooks have notes (see the lesson tables)."""
     sizes = lessons(grades)
     possible = sum(sizes.values())
     # the empty column puts two spaces before the totals
-    rows = [["student", *sizes, "", "passed", "%", "notes"],
-            ["(questions)", *map(str, sizes.values()), "", f"/{possible}", "", ""]]
-    rows += [[printable(s.name, 24), *(str(s.lessons.get(l, "-")) for l in sizes), "",
-              f"{s.passed}/{possible}", s.percent, str(s.noted or "")] for s in students(grades)]
+    rows = [["student", *sizes, "", "points", "%", "notes"],
+            ["(points)", *map(show, sizes.values()), "", f"/{show(possible)}", "", ""]]
+    rows += [[printable(s.name, 24), *(show(s.lessons[l]) if l in s.lessons else "-"
+                                       for l in sizes), "",
+              f"{show(s.score)}/{show(possible)}", s.percent, str(s.noted or "")]
+             for s in students(grades)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join(" ".join(c.rjust(w) if i else c.ljust(w)
                               for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
@@ -108,14 +113,14 @@ def summary(grades):
 
 def table(grades):
     """A row per notebook, a column per question (pass / FAIL / - not attempted; without the
-    lesson number when all are of one lesson), the total and a note."""
+    lesson number when all are of one lesson), its points and a note."""
     cols = list(dict.fromkeys(q for g in grades for q in g.results))
     one_lesson = len({q[:2] for q in cols}) == 1
     header = (["student", "notebook"] + [q[3:] if one_lesson else q for q in cols]
-              + ["passed", "note"])
+              + ["points", "note"])
     rows = [[printable(g.student, 40), printable(g.notebook, 40)]
             + [_SHORT.get(g.results.get(q), "") for q in cols]
-            + [f"{g.passed}/{len(g.results)}", printable(g.note, 70)] for g in grades]
+            + [f"{show(g.score)}/{show(g.possible)}", printable(g.note, 70)] for g in grades]
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
              for row in [header] + rows]
@@ -126,9 +131,10 @@ def table(grades):
 def lesson_tables(grades):
     """:func:`table` for each lesson, then the notebooks that answer none."""
     parts = []
-    for lesson, n in lessons(grades).items():
+    for lesson, worth in lessons(grades).items():
         mine = sorted((g for g in grades if g.lesson == lesson), key=lambda g: g.notebook)
-        parts.append(f"lesson {lesson} ({n} questions)\n{table(mine)}")
+        parts.append(f"lesson {lesson} ({max(len(g.results) for g in mine)} questions, "
+                     f"{show(worth)} points)\n{table(mine)}")
     loose = [g for g in grades if not g.lesson]
     if loose:
         parts.append(f"notebooks of no lesson\n{table(loose)}")
@@ -136,7 +142,8 @@ def lesson_tables(grades):
 
 
 def text(grades):
-    """What the grader prints: the summary, then the lesson tables."""
+    """summary.txt: the summary, then the lesson tables (wider than a terminal: the grader
+    prints only the summary)."""
     if not grades:
         return "no notebooks graded"
     flag_lookalikes(grades)
@@ -145,34 +152,27 @@ def text(grades):
 
 # --- files ----------------------------------------------------------------------------------------
 
-def _cell(text):
+def cell(text):
+    """A CSV cell: escaped (:func:`printable`), a would-be formula defused."""
     text = printable(text)
     return "'" + text if text[:1] in ("=", "+", "-", "@") and text != "-" else text
 
 
-def _csv(rows):
+def csv_rows(rows):
     """``rows`` as CSV, each cell escaped (:func:`printable`) and a would-be formula defused."""
     buffer = io.StringIO()
-    csv.writer(buffer).writerows([_cell(c) for c in row] for row in rows)
+    csv.writer(buffer).writerows([cell(c) for c in row] for row in rows)
     return buffer.getvalue()
 
 
 def csv_text(grades):
-    """A row per notebook: its questions' verdicts, passed, total, note."""
+    """A row per notebook: its questions' verdicts, passed, total, points, note."""
     cols = list(dict.fromkeys(q for g in grades for q in g.results))
-    return _csv([["student", "notebook", "lesson"] + cols + ["passed", "total", "note"]]
+    return csv_rows([["student", "notebook", "lesson"] + cols
+                 + ["passed", "total", "points", "possible", "note"]]
                 + [[g.student, g.notebook, g.lesson] + [g.results.get(q, "") for q in cols]
-                   + [g.passed, len(g.results), g.note] for g in grades])
-
-
-def lms_csv(grades):
-    """A row per student, a column per lesson (questions passed; 0 with no notebook), the total
-    and the percent, for an LMS gradebook; a last column flags :func:`lookalikes` if any."""
-    sizes, twins = lessons(grades), lookalikes(grades)
-    return _csv([["student"] + [f"lesson {l} (of {n})" for l, n in sizes.items()]
-                 + [f"total (of {sum(sizes.values())})", "percent"] + (["check"] if twins else [])]
-                + [[s.name] + [s.lessons.get(l, 0) for l in sizes] + [s.passed, s.percent]
-                   + ([twins.get(s.name, "")] if twins else []) for s in students(grades)])
+                   + [g.passed, len(g.results), show(g.score), show(g.possible), g.note]
+                   for g in grades])
 
 
 def json_text(grades, run_info):

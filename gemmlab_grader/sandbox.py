@@ -22,6 +22,8 @@ from pathlib import Path
 
 import gemmlab
 
+from . import cgroups
+
 # the installed course package and this grader: never mounted (the sandbox gets copies)
 PACKAGES = (Path(gemmlab.__file__).resolve().parent, Path(__file__).resolve().parent)
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -81,7 +83,7 @@ def is_inside(path, folder):
 
 def command(argv, workdir, readable=(), hidden=(), memory_bytes=1 << 30):
     """``argv`` wrapped in bwrap: ``workdir`` (its path as outside) and /dev/shm empty tmpfs of
-    ``memory_bytes`` each, the only writable places; ``readable`` and the Python read-only;
+    half ``memory_bytes`` each, the only writable places; ``readable`` and the Python read-only;
     ``hidden`` folders (and the installed packages, and their repository) not mounted, or masked
     when a mounted folder contains them. Raises RuntimeError when bubblewrap is not available."""
     path = bwrap()
@@ -110,7 +112,8 @@ def command(argv, workdir, readable=(), hidden=(), memory_bytes=1 << 30):
     for h in hidden:
         if any(is_inside(h, m) for m in mounts) and os.path.isdir(h):
             args += ["--tmpfs", h]
-    workdir, size = os.path.realpath(workdir), str(int(memory_bytes))
+    # the two memory file systems share the memory limit: together they hold at most that
+    workdir, size = os.path.realpath(workdir), str(int(memory_bytes) // 2)
     args += ["--dev", "/dev", "--proc", "/proc",
              "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
              "--perms", "0700", "--size", size, "--tmpfs", workdir, "--chdir", workdir,
@@ -128,7 +131,8 @@ class Limits:
     cpu_seconds: int = 900            # RLIMIT_CPU: the process is killed past it
     memory_bytes: int = 8 << 30       # RLIMIT_AS: address space; allocations past it fail
     file_bytes: int = 256 << 20       # RLIMIT_FSIZE: largest file a process may write
-    processes: int = 512              # RLIMIT_NPROC above the user's count (not for root)
+    processes: int = 512              # the tree's cgroup's pids.max; without a cgroup,
+                                      # RLIMIT_NPROC above the user's count (not for root)
 
     def __post_init__(self):
         for name in ("cpu_seconds", "memory_bytes", "file_bytes", "processes"):
@@ -147,24 +151,54 @@ def _user_process_count():
     return count
 
 
+@functools.lru_cache(maxsize=1)
+def _no_cgroup():
+    """Why no cgroup can be made here ('' while they can: the last failure is remembered)."""
+    try:
+        cgroups.make(1, 1 << 20).close()
+    except cgroups.Unavailable as exc:
+        return str(exc)
+    return ""
+
+
+def containment(limits):
+    """How a tree's processes and memory are bounded in this run, in words."""
+    if not _no_cgroup():
+        return (f"a cgroup per notebook and per code worker: at most {limits.processes} "
+                f"processes, {limits.memory_bytes >> 20} MiB of memory in all, its memory file "
+                f"systems included")
+    processes = ("NOT limited (root, and no cgroup)" if os.geteuid() == 0
+                 else f"at most {limits.processes} more of this user's")
+    return f"no cgroup ({_no_cgroup()}); processes: {processes}"
+
+
 class Tree:
     """``Tree(argv, limits, cwd=..., env=..., stdin=..., stdout=..., stderr=...)``: the started
-    process tree (``.popen`` is its leader); :meth:`kill` ends it."""
+    process tree (``.popen`` is its leader), in a cgroup of its own where one can be made
+    (:mod:`~gemmlab_grader.cgroups`); :meth:`kill` ends it."""
 
     def __init__(self, argv, limits=Limits(), **popen_kwargs):
+        self.group = None if _no_cgroup() else cgroups.make(limits.processes, limits.memory_bytes)
         # computed here: the child runs no Python that could need a lock held when it forked
         self._rlimits = [(resource.RLIMIT_CPU, limits.cpu_seconds),
                          (resource.RLIMIT_AS, limits.memory_bytes),
                          (resource.RLIMIT_FSIZE, limits.file_bytes),
                          (resource.RLIMIT_CORE, 0)]
-        if os.geteuid() != 0:
+        if self.group is None and os.geteuid() != 0:
             self._rlimits.append((resource.RLIMIT_NPROC, _user_process_count() + limits.processes))
-        self.popen = subprocess.Popen(argv, start_new_session=True, close_fds=True,
-                                      preexec_fn=self._in_child, **popen_kwargs)
+        try:
+            self.popen = subprocess.Popen(argv, start_new_session=True, close_fds=True,
+                                          preexec_fn=self._in_child, **popen_kwargs)
+        except BaseException:
+            if self.group is not None:
+                self.group.close()
+            raise
         with _lock:
             _live_trees.add(self)
 
     def _in_child(self):
+        if self.group is not None:
+            self.group.join()
         for which, value in self._rlimits:
             resource.setrlimit(which, (value, value))
 
@@ -180,6 +214,8 @@ class Tree:
             self.popen.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
+        if self.group is not None:
+            self.group.close()
         with _lock:
             _live_trees.discard(self)
 

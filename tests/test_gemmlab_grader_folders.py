@@ -52,7 +52,9 @@ def test_only_the_notebooks_are_read_and_a_file_too_large_is_named_not_read(clas
     snap = FolderSnapshot(class_folder, max_file=11)
     assert set(snap.entries) == {"alice/01_x.ipynb", "bob/01_x.ipynb", "bob/latest.ipynb"}
     assert snap.entries["bob/01_x.ipynb"].data == b"bob's work"
-    assert snap.entries["alice/01_x.ipynb"] == ("file", 12, None)
+    assert snap.entries["alice/01_x.ipynb"][:3] == ("file", 12, None)
+    found = snap.entries["alice/01_x.ipynb"]
+    assert found.mtime == (class_folder / "alice" / "01_x.ipynb").stat().st_mtime  # which is newest
 
 
 def test_fifos_and_links_are_recorded_never_opened(class_folder):

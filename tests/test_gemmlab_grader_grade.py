@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from gemmlab.grading.bank import lesson_questions
-from gemmlab_grader import grade, publish, report, sandbox, submissions, withheld_bank
+from gemmlab.grading.bank import get_question, lesson_questions
+from gemmlab_grader import grade, publish, report, sandbox, secret, submissions, withheld_bank
 from gemmlab_grader.folders import FolderSnapshot
 from gemmlab_grader.grade import NotebookGrade, Settings, grade_notebook
 from gemmlab_grader.submissions import Submission, find_submissions, lesson_of
@@ -93,11 +93,19 @@ def test_bad_options_are_refused_with_a_one_line_error(tmp_path, option):
     (["subs", "--out", "subs/grades"], "--out must lie outside"),
     (["subs", "--out", "subs"], "--out must lie outside"),
     (["missing"], "is not a folder of submissions"),
-    (["empty"], "no .ipynb files"),
+    (["empty"], "nothing graded: no .ipynb files"),
+    (["unnamed"], "nothing graded: none of the 1 notebook(s)"),
+    (["subs", "--shard", f"{3 - submissions.shard_of('a', 2)}/2"],
+     "nothing graded: shard"),
     (["subs", "--lesson", "88"], "no such lesson"),
+    (["subs", "--points", "bad.json"], "bad.json: '07.nope' is no question"),
+    (["subs", "--roster", "bad.json"], "the header row is"),
+    (["subs", "--seed-file", "bad.json"], "expected the file a grading run wrote"),
 ])
 def test_unusable_folders_and_options_stop_before_anything_runs(tmp_path, args, message):
     _write(tmp_path / "subs" / "a" / "01_x.ipynb", "x = 1")
+    _write(tmp_path / "unnamed" / "a" / "homework.ipynb", "x = 1")
+    (tmp_path / "bad.json").write_text('{"07.nope": 1}')
     (tmp_path / "empty").mkdir()
     done = _cli(*args, cwd=tmp_path)
     assert done.returncode == 2 and message in done.stderr
@@ -117,7 +125,7 @@ def test_without_bubblewrap_the_default_sandbox_is_refused_with_the_way_out(tmp_
 @pytest.mark.parametrize("option, message", [
     (["--shard", "0/4"], "counted from 1"), (["--shard", "5/4"], "counted from 1"),
     (["--shard", "x"], "expected a shard"), (["--jobs", "0"], "expected a whole number"),
-    (["--sandbox", "--trusted"], "contradict"),
+    (["--sandbox", "--trusted"], "contradict"), (["--seed", "1", "--seed-file", "f"], "contradict"),
 ])
 def test_bad_shards_and_jobs_are_refused(tmp_path, option, message):
     done = _cli("subs", *option, cwd=tmp_path)
@@ -144,15 +152,22 @@ def test_one_notebook_per_student_with_lesson_and_the_protections_printed(tmp_pa
     assert "protections in this run" in done.stderr
     assert "hidden cases drawn per student from this run's secret" in done.stderr
     assert "seed" not in json.loads((tmp_path / "out" / "grades.json").read_text())
-    for written in (tmp_path / "out").iterdir():            # the secret is in no report
-        assert "987654321" not in written.read_text(), written.name
+    hidden = (987654321).to_bytes(8, "big").hex()       # the secret, as its private file holds it
+    private = tmp_path / "out" / secret.FILE
+    assert hidden in private.read_text() and private.stat().st_mode & 0o777 == 0o600
+    for written in (tmp_path / "out").rglob("*"):       # and in no report
+        if written.is_file() and written != private:
+            assert "987654321" not in written.read_text(), written.name
+            assert hidden not in written.read_text(), written.name
     assert "987654321" not in done.stdout + done.stderr
     rows = {r["student"]: r for r in json.loads((tmp_path / "out" / "grades.json").read_text())
             ["notebooks"]}
     total = len(lesson_questions(1))           # every question of lesson 01 counts
     assert (rows["alice"]["passed"], rows["alice"]["total"], rows["alice"]["lesson"]) == (1, total, "01")
     assert rows["bob"]["results"]["01.weights_gib"] == "fail"
-    assert "alice" in done.stdout and f"1/{total}" in done.stdout
+    worth = sum(get_question(q).points for q in lesson_questions(1))      # printed in points
+    assert (rows["alice"]["score"], rows["alice"]["possible"]) == (2, worth)
+    assert "alice" in done.stdout and f"2/{worth}" in done.stdout
 
 
 # --- grading small notebooks --------------------------------------------------------------------
@@ -230,7 +245,8 @@ def test_a_notebook_past_its_total_time_is_stopped(tmp_path):
 # --- reports ------------------------------------------------------------------------------------
 
 def _grade(student, note=""):
-    g = NotebookGrade(student, f"{student}/01_x.ipynb", "01", {"01.q": "pass"}, {"01.q": "ok"})
+    g = NotebookGrade(student, f"{student}/01_x.ipynb", "01", {"01.weights_gib": "pass"},
+                      {"01.weights_gib": "ok"})
     if note:
         g.notes.append(note)
     return g

@@ -1,12 +1,13 @@
-"""A class's submissions: the notebooks found in the folder's snapshot, their lessons, and the
-fixed slice of the students each shard grades."""
+"""A class's submissions: the notebooks found in the folder's snapshot, their lessons, the
+fixed slice of the students each shard grades, and the one notebook per student and lesson that
+counts (the handed-out name, else the newest)."""
 import collections
 
 import pytest
 
 from gemmlab_grader.folders import FolderSnapshot
-from gemmlab_grader.submissions import (Submission, find_submissions, in_shard, lesson_of,
-                                        parse_shard)
+from gemmlab_grader.submissions import (Submission, find_submissions, handed_out, in_shard,
+                                        lesson_of, one_per_lesson, parse_shard)
 
 
 def test_checkpoints_and_entries_inside_a_notebook_named_folder_are_skipped(tmp_path):
@@ -59,3 +60,37 @@ def test_shards_split_the_students_whole_fixed_by_name_and_even_enough():
     for i in range(1, 9):                                       # a new student moves no one
         assert [s for s in in_shard(subs + [newcomer], (i, 8)) if s is not newcomer] == shards[i - 1]
     assert in_shard(subs, None) == subs
+
+
+# --- one notebook per student and lesson ---------------------------------------------------------
+
+def _sub(student, name, mtime):
+    return Submission(student, f"{student}/{name}", None, mtime=mtime)
+
+
+def test_the_handed_out_name_counts_over_a_newer_copy_and_the_copy_is_named():
+    blank = _sub("alice", "07_ring_allreduce.ipynb", 1.0)
+    copy = _sub("alice", "07_ring_allreduce_full.ipynb", 2.0)
+    [kept] = one_per_lesson([copy, blank], names={"07": "07_ring_allreduce.ipynb"})
+    assert kept is blank
+    assert "the handed-out name 07_ring_allreduce.ipynb counts" in kept.remarks[0]
+    assert "not graded: alice/07_ring_allreduce_full.ipynb" in kept.remarks[0]
+
+
+def test_without_the_handed_out_name_the_newest_counts_and_the_others_are_named():
+    guesses = [_sub("bob", f"07_guess{i}.ipynb", float(t)) for i, t in enumerate([3, 9, 1, 5])]
+    kept = one_per_lesson(guesses + [_sub("bob", "08_x.ipynb", 0.0), _sub("bob", "notes.ipynb", 0)],
+                          names={"07": "07_ring_allreduce.ipynb"})
+    assert [s.notebook for s in kept] == ["bob/07_guess1.ipynb", "bob/08_x.ipynb",
+                                          "bob/notes.ipynb"]
+    assert all(f"bob/07_guess{i}.ipynb" in kept[0].remarks[0] for i in (0, 2, 3))
+    assert not kept[1].remarks
+
+
+def test_the_handed_out_names_are_the_exercises():
+    assert handed_out()["07"] == "07_ring_allreduce.ipynb" and len(handed_out()) == 16
+
+
+def test_with_lesson_each_students_notebook_counts():
+    subs = [Submission(n, f"{n}.ipynb", None) for n in ("a", "b")]
+    assert one_per_lesson(subs, forced="07", names={}) == subs

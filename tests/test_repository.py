@@ -370,11 +370,14 @@ GRADING_PATH = (sorted((ROOT / "gemmlab_grader").glob("*.py"))
                    for m in ("compile", "nvcompile", "kernel_source")])
 
 
+# Issue 55 added what instructors asked for (feedback per student, points, LMS gradebooks and
+# downloads, the run's secret, cgroups per notebook, the Gradescope autograder): 1,000 lines more.
 def test_the_grading_path_stays_within_its_line_budget():
     lines = {p.relative_to(ROOT).as_posix(): p.read_bytes().count(b"\n") for p in GRADING_PATH}
-    assert sum(lines.values()) <= 3000, (
-        f"issue 36's budget: the grader, judging's process half and the compile path come to at "
-        f"most 3,000 lines (wc -l, docstrings included), not {sum(lines.values())}: {lines}")
+    assert sum(lines.values()) <= 4000, (
+        f"issue 36's budget and issue 55's additions: the grader, judging's process half and the "
+        f"compile path come to at most 4,000 lines (wc -l, docstrings included), not "
+        f"{sum(lines.values())}: {lines}")
 
 
 def test_the_wheel_holds_both_packages():

@@ -12,11 +12,14 @@ stay, and a new course version only adds what is new. A notebook the older layou
 opened, so a session leaves ``git status`` clean. Finding no exercise notebook at all is an error,
 never a silent "0 copied".
 
-``gemmlab assign --release DIR`` writes a student copy of the course into a new folder DIR: the
-lessons, the exercises, the package, the README, the Makefile and the dependency lists; no
-``solutions/``, no ``tests/`` (they grade the solutions), no CI, no grader (its commands are left
-out of the release's ``pyproject.toml``, so installing it gives none that cannot start). It is
-marked as a release (:data:`RELEASE_MARK`), so ``reveal()`` says that no worked answers ship. The
+``gemmlab assign --release DIR`` writes a student copy of the course into a new folder DIR, a
+repository to publish: the lessons, the exercises, the package with setup.py (so that its wheel
+carries the course), the LICENSE, the dependency lists, the students' docs
+(:data:`STUDENT_DOCS`), ``docs/release/README.md`` as its README and the course Makefile's
+``venv`` and ``lab`` targets as its Makefile; no ``solutions/``, no ``tests/`` (they grade the
+solutions), no CI, no instructors' docs, no grader (its commands are left out of the release's
+``pyproject.toml``, so installing it gives none that cannot start). It is marked as a release
+(:data:`RELEASE_MARK`), so ``reveal()`` says that no worked answers ship. The
 package keeps its question bank, reference answers included: ``check()`` needs them to give
 feedback, so a student who reads the package's source can find them. The grader does not depend
 on hiding them (it collects the answers and runs code on hidden cases itself), and a graded
@@ -32,8 +35,12 @@ from . import student
 from .assign import BEGIN, MANIFEST, main as assign_main
 from .files import write_file
 
-RELEASE = ("README.md", "Makefile", "pyproject.toml", "environment.yml", ".gitignore",
-           "notebooks", "exercises", "gemmlab", "docs", "benchmarks")
+RELEASE = ("LICENSE", "setup.py", "MANIFEST.in", "CHANGELOG.md", "CITATION.cff",
+           "constraints.txt", "pyproject.toml", "environment.yml", ".gitignore", "jupyter",
+           "notebooks", "exercises", "gemmlab", "benchmarks")
+STUDENT_DOCS = ("glossary.md", "misconceptions.md", "install.md", "labs.md", "troubleshooting.md")
+STUDENT_README = "docs/release/README.md"
+STUDENT_TARGETS = ("venv", "lab")      # the course Makefile's targets a release keeps
 JUNK = ("__pycache__", ".ipynb_checkpoints", "*.pyc", "*.egg-info", ".DS_Store", MANIFEST)
 RELEASE_MARK = ".gemmlab-release"       # at a release's root: no worked answers ship
 NOTEBOOKS = "[0-9][0-9]_*.ipynb"
@@ -131,6 +138,11 @@ def release(dest, root="."):
                             symlinks=True)
         elif source.is_file():
             shutil.copy2(source, dest / name)
+    (dest / "docs").mkdir()
+    for name in STUDENT_DOCS:
+        shutil.copy2(root / "docs" / name, dest / "docs" / name)
+    shutil.copy2(root / STUDENT_README, dest / "README.md")
+    write_file(dest / "Makefile", student_makefile((root / "Makefile").read_text()), mode=0o644)
     _drop_missing_commands(dest / "pyproject.toml", dest)
     write_file(dest / RELEASE_MARK, "A class release of the course: no worked answers ship.\n",
                mode=0o644)
@@ -139,6 +151,28 @@ def release(dest, root="."):
     if leaked:
         raise RuntimeError(f"solution blocks found in the release: {', '.join(leaked)}")
     return dest
+
+
+def student_makefile(text):
+    """The course Makefile cut to :data:`STUDENT_TARGETS`: the paragraphs (blank-line separated)
+    holding their rules, the variables those use, and a .PHONY line naming only them."""
+    rules, variables = [], {}
+    for paragraph in text.split("\n\n"):
+        for line in paragraph.splitlines():
+            if var := re.match(r"([A-Z_]+) [?:]?=", line):
+                variables[var[1]] = line
+        targets = re.findall(r"^([$()\w.-]+):(?!=)", paragraph, re.M)
+        if any(t in (*STUDENT_TARGETS, "$(STAMP)") for t in targets):
+            rules.append("\n".join(line for line in paragraph.splitlines()
+                                   if not re.match(r"[A-Z_]+ [?:]?=", line)))
+    used, grew = set(), True
+    while grew:                 # the variables the rules use, and those these use
+        text_used = "\n".join(rules + [variables[v] for v in used])
+        found = {v for v in variables if f"$({v})" in text_used}
+        grew, used = found - used, used | found
+    head = [variables[v] for v in variables if v in used]
+    return "\n\n".join(["# The students' commands (from the course's Makefile).\n" + "\n".join(head),
+                        f".PHONY: {' '.join(STUDENT_TARGETS)}", *rules]) + "\n"
 
 
 def _drop_missing_commands(pyproject, dest):

@@ -33,6 +33,8 @@ class Question:
     allows: Allows = None   # a code question's: what its answer may do (the bank's are in
                             # gemmlab/grading/allowed.py; default: plain Python); the prompt
                             # states a declaration given
+    points: float = 0       # what it counts in a grade (0: default_points, by its kind); an
+                            # instructor's file overrides it when grading a class
 
     def __post_init__(self):
         if not self.answer_name:
@@ -41,6 +43,8 @@ class Question:
             object.__setattr__(self, "prompt", f"{self.prompt} {self.allows.sentence()}")
         if self.is_code and self.allows is None:
             object.__setattr__(self, "allows", Allows())
+        if not self.points:
+            object.__setattr__(self, "points", default_points(self))
         if not self.answer_name.isidentifier():
             raise ValueError(f"question {self.id!r}: answer_name {self.answer_name!r} is not a "
                              f"Python name")
@@ -59,6 +63,14 @@ class Question:
     @property
     def lesson(self):
         return self.id.split(".", 1)[0]
+
+
+def default_points(question):
+    """A question's points by its kind: a lab (code named ``NN.lab_*``: a kernel or a per-rank
+    program) 5, other code 3, a value 2, a choice among options 1."""
+    if question.is_code:
+        return 5 if question.id.split(".", 1)[-1].startswith("lab_") else 3
+    return 1 if hasattr(question.kind, "options") else 2
 
 
 def evaluate(value):
