@@ -34,6 +34,12 @@ def _theirs(grades, student):
     return [(g, [n for n in g.notes if n != twins]) for g in mine]
 
 
+def _lines(feedback):
+    """A feedback text's lines, each escaped (:func:`report.printable`): the line breaks of a
+    question's prompt (its options, one a line) stay line breaks, not a printed ``\\n``."""
+    return [report.printable(line) for line in str(feedback).split("\n")]
+
+
 def text(grades, student, shown=None):
     """The plain-text feedback of ``student`` (``shown``: the name to print, e.g. the LMS's)."""
     mine = _theirs(grades, student)
@@ -46,7 +52,7 @@ def text(grades, student, shown=None):
         lines += [f"  note: {report.printable(n)}" for n in notes]
         for q, status in g.results.items():
             lines.append(f"  {q}: {status} ({show(g.earned(q))}/{show(g.worth(q))} points)")
-            lines.append(f"      {report.printable(g.feedback.get(q, ''))}")
+            lines += [f"      {line}" for line in _lines(g.feedback.get(q, ""))]
         lines.append("")
     return "\n".join(lines)
 
@@ -70,6 +76,7 @@ def page(grades, student, shown=None):
         for q, status in g.results.items():
             out.append(f'<tr><td>{e(q)}</td><td class="{_CLASS.get(status, "")}">{e(status)}'
                        f"</td><td>{show(g.earned(q))}/{show(g.worth(q))}</td>"
-                       f"<td>{e(g.feedback.get(q, ''))}</td></tr>")
+                       f"<td>{'<br>'.join(e(line) for line in _lines(g.feedback.get(q, '')))}"
+                       f"</td></tr>")
         out.append("</table>")
     return "\n".join(out) + "\n</body></html>\n"

@@ -59,6 +59,16 @@ def test_verdicts_and_points_per_question_are_in_the_text_file(graded):
     assert "got str 'carol-typed-words'" in _read(out, "carol", ".txt")
 
 
+def test_a_questions_options_show_one_a_line_not_as_escapes(graded):
+    """A prompt's line breaks (a choice question's options) are line breaks in the file, where a
+    student reads them, not a printed backslash-n."""
+    out, _ = graded
+    text = _read(out, "bob", ".txt")
+    assert "\\n" not in text
+    assert any(line.strip().startswith("a) ") for line in text.splitlines())
+    assert "<br>" in _read(out, "bob", ".html")
+
+
 def test_the_run_prints_a_summary_within_100_columns_and_names_the_feedback_folder(graded):
     _, done = graded
     assert max(map(len, done.stdout.splitlines())) <= 100
