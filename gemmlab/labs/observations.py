@@ -35,12 +35,8 @@ class KernelFault(Exception):
                 "action": self.action}
 
 
-ATOMIC_NOTES = {
-    "writer": "the write was a cuda.atomic, which orders atomics among themselves only, not a "
-              "plain access beside them",
-    "reader": "the first access was a cuda.atomic, which orders atomics among themselves only, "
-              "not a plain access beside them"}
-ATOMIC_FIRST = "the first access was a cuda.atomic"
+ATOMIC_NOTE = ("one of the two was a cuda.atomic, and an atomic orders only atomics, not a plain "
+               "access beside it: put a barrier between them")
 
 
 @dataclass
@@ -80,7 +76,7 @@ class Race:
                 "after or beside another)")
         note = f" ({self.note})" if self.note else ""
         if self.kind == "write-write":
-            values = "" if self.note.startswith(ATOMIC_FIRST) else " with different values"
+            values = "" if ATOMIC_NOTE in self.note else " with different values"
             return (f"{self.reader} and {self.writer}{of} both wrote {where}{values} {when} "
                     f"({self.reader}{read_at}, {self.writer}{write_at}){note}")
         return (f"{self.reader}{of} read {where}{read_at} {when} in which {self.writer} wrote "

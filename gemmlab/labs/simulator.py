@@ -55,7 +55,7 @@ import numpy as np
 
 from .. import device
 from .limits import Stop, seconds, where
-from .observations import ATOMIC_NOTES, KernelFault, Located, Race, block_name, thread_name
+from .observations import ATOMIC_NOTE, KernelFault, Located, Race, block_name, thread_name
 from .observed import FAULT, PLAIN, RACE, UNWRITTEN, BlockRecorder
 from .views import Reinterpreted, slice_of
 from .warps import FULL_MASK, Request, WarpError, step
@@ -130,12 +130,14 @@ class _Indexer:
         return self.checked_flat(index, action)
 
     def checked_flat(self, index, action):
-        """As :meth:`flat`, with the checks; -1 for an index that takes a view (a slice, or
-        fewer indices than dimensions: a row), which the caller makes (:func:`.views.slice_of`)."""
+        """As :meth:`flat`, with the checks; -1 for an index with a slice (``s[0:8]``,
+        ``a[i, :]``), which takes a view the caller makes (:func:`.views.slice_of`). Fewer
+        indices than dimensions is a mistake here, not a row: ``A[row * K + k]`` of a matrix is
+        the flattened index a GPU course's student writes by habit."""
         shape = self.shape
         if type(index) is not tuple:
             index = (index,)
-        if any(type(i) is slice for i in index) or 0 < len(index) < len(shape):
+        if any(type(i) is slice for i in index):
             return -1
         if len(index) != len(shape):
             self.launch.fail("index", f"{self.launch.who()} indexed {self.name} with "
@@ -229,10 +231,10 @@ class GlobalArray(_Indexer):
         if writer != -1 and writer != g and not (atomic and self.w_atomic[e]) and \
                 (then == now or then // EPOCH != now // EPOCH) and \
                 launch.unordered(writer, then, self.w_gen[e]):
-            note = "writer" if self.w_atomic[e] else ("reader" if atomic else "")
+            either = self.w_atomic[e] or atomic
             launch.global_race(self, e, g, writer, "read-write", line,
                                self.a_line[e] if writer != self.w_gid[e] else self.w_line[e],
-                               note)
+                               either)
         if atomic:
             return                          # an atomic's read is checked with its write
         if self.r_epoch[e] != now:
@@ -277,11 +279,11 @@ class GlobalArray(_Indexer):
             if reader != -1 and launch.unordered(reader, then, self.r_gen[e]) and \
                     (atomic or self._flat_data[e] != np.asarray(value, self.dtype)):
                 launch.global_race(self, e, reader, g, "read-write", at, line,
-                                   "writer" if atomic else "")
+                                   atomic)
         if self.r_block_gid[e] != -1 and self.r_block_gid[e] // launch.threads_per_block != \
                 block:
             launch.global_race(self, e, self.r_block_gid[e], g, "read-write",
-                               self.r_block_line[e], line, "writer" if atomic else "")
+                               self.r_block_line[e], line, atomic)
         if atomic:
             return                      # its read checked the plain writes before it
         writer, then = self.w_gid[e], self.w_epoch[e]
@@ -291,7 +293,7 @@ class GlobalArray(_Indexer):
                 and (self.w_atomic[e] or self._flat_data[e] != np.asarray(value, self.dtype))
                 and launch.unordered(writer, then, self.w_gen[e])):
             launch.global_race(self, e, writer, g, "write-write", self.w_line[e], line,
-                               "reader" if self.w_atomic[e] else "")
+                               self.w_atomic[e])
 
     def counts(self, which):
         return np.array(getattr(self, which)).reshape(self.shape)
@@ -368,7 +370,7 @@ class SharedArray(_Indexer):
                     and launch.unordered_in_block(writer, self.w_gen[e])):
                 launch.race(self, e, reader=t, writer=writer, kind="read-write",
                             had_value=self.first_w[e] < now, lines=(line, at), other="w",
-                            note="writer" if self.w_atomic[e] else ("reader" if atomic else ""))
+                            atomic=self.w_atomic[e] or atomic)
         elif self.first_w[e] == -1:
             launch.uninitialized_read(self, e)
         if atomic:
@@ -403,7 +405,7 @@ class SharedArray(_Indexer):
                     (atomic or changes()):
                 launch.race(self, e, reader=other, writer=t, kind="read-write",
                             had_value=self.first_w[e] != -1 and self.first_w[e] < now,
-                            lines=(at, line), other="r", note="writer" if atomic else "")
+                            lines=(at, line), other="r", atomic=atomic)
         if self.w_interval[e] == now and not atomic:
             writer, at = self.w_thread[e], self.w_line[e]
             if writer == t and self.w_atomic[e]:
@@ -412,7 +414,7 @@ class SharedArray(_Indexer):
                     and launch.unordered_in_block(writer, self.w_gen[e])):
                 launch.race(self, e, reader=writer, writer=t, kind="write-write",
                             had_value=self.first_w[e] < now, lines=(at, line), other="w",
-                            note="reader" if self.w_atomic[e] else "")
+                            atomic=self.w_atomic[e])
         if not atomic and self.first_w[e] != -1 and not changes():
             return          # the value stays as it was: nothing a reader sees changes
         if atomic and self.w_interval[e] == now and self.w_atomic[e] and self.w_thread[e] != t:
@@ -882,23 +884,23 @@ class Launch:
         return "" if frame is None else _site_text(((filename, frame.f_lineno),))
 
     def race(self, array, e, reader, writer, kind, had_value, lines=(0, 0), other="w",
-             note=""):
+             atomic=False):
         """File a race on a shared element between two threads of the running block
-        (block-local ids) and the lines of their accesses; ``note``: which access was an atomic
-        ("reader": the first, "writer": the write), ``other``: which access of the element's
+        (block-local ids) and the lines of their accesses; ``atomic``: one of them was an atomic,
+        ``other``: which access of the element's
         record the race is with ("r" or "w", for an alias's name)."""
         if self.block_race is not None and len(self.trace.races) >= MAX_RACES:
             return
         threads = self.block_run.threads
         name, index = array.label(e)
-        notes = [ATOMIC_NOTES[note]] if note else []
+        notes = [ATOMIC_NOTE] if atomic else []
         if isinstance(array, DynamicBytes):
             notes += [n for n in [array.alias_note(e, other)] if n]
         self._file(Race(name, index, threads[reader].name_, threads[writer].name_, kind,
                         bool(had_value), self.interval, self.block_run.name, self.cell_line(),
                         reader, writer, *self._lines(lines), note="; ".join(notes)))
 
-    def global_race(self, array, e, reader, writer, kind, read_line, write_line, note=""):
+    def global_race(self, array, e, reader, writer, kind, read_line, write_line, atomic=False):
         """File a race on a global element between two threads (global ids): of the running
         block in one interval, or of two blocks."""
         if self.block_race is not None and len(self.trace.races) >= MAX_RACES:
@@ -914,7 +916,7 @@ class Launch:
                         name(reader), name(writer), kind, False, self.interval if same else -1, self.block_run.name if same else "",
                         self.cell_line(), local[0], local[1],
                         *self._lines((read_line, write_line)), space="global",
-                        note=ATOMIC_NOTES[note] if note else ""))
+                        note=ATOMIC_NOTE if atomic else ""))
 
     def _lines(self, lines):
         filename = self.fn.__code__.co_filename

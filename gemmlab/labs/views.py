@@ -1,8 +1,8 @@
 """Slices and dynamic shared memory for the instrumented simulator: arrays that are views of
 another array's elements, tracked like the array's own.
 
-- :func:`slice_of` is what ``a[i:]``, ``s[0:8]``, ``a[i]`` of a 2-D array (a row) and the like
-  return inside a kernel: a :class:`View` whose elements are elements of the array it was cut
+- :func:`slice_of` is what ``a[i:]``, ``s[0:8]``, ``t[i, :]`` (a row of a 2-D array) and the
+  like return inside a kernel: a :class:`View` whose elements are elements of the array it was cut
   from, so every read and write through it is counted, checked for races and bounds, and shown,
   as an access of that array.
 - A block's dynamic shared memory is the bytes the launch asked for (``kernel[grid, block,
@@ -16,7 +16,8 @@ import sys
 import numpy as np
 
 def slice_of(array, index):
-    """The view ``array[index]`` (``index`` has a slice, or fewer indices than dimensions)."""
+    """The view ``array[index]`` (``index`` has a slice; missing trailing indices count as
+    whole slices, as in NumPy)."""
     return View(array.base_of(), array.units_of()[_checked_key(array, index)],
                 f"{array.name}[{_key_text(index)}]")
 
@@ -26,9 +27,9 @@ def _checked_key(array, index):
     key = index if type(index) is tuple else (index,)
     for i, dim in zip(key, array.shape, strict=False):
         if type(i) is slice:
-            if i.step is not None and i.step <= 0:
+            if i.step == 0:
                 array.launch.fail("index", f"{array.launch.who()} sliced {array.name} with "
-                                  f"step {i.step}: a kernel's slices go forward")
+                                  f"step 0: a slice's step must not be 0")
             continue
         if not 0 <= int(i) < dim:
             array.launch.out_of_bounds(array, "sliced", key)
@@ -69,9 +70,9 @@ class View:
     def unit(self, index, action):
         """The base's element at ``index``, or -1 when ``index`` takes a view."""
         key = index if type(index) is tuple else (index,)
-        if any(type(i) is slice for i in key) or len(key) < self.ndim:
+        if any(type(i) is slice for i in key):
             return -1
-        if len(key) > self.ndim:
+        if len(key) != self.ndim:
             self.launch.fail("index", f"{self.launch.who()} indexed {self.name} with "
                              f"{len(key)} indices, but it has {self.ndim} dimension(s)")
         if not all(0 <= int(i) < d for i, d in zip(key, self.shape, strict=True)):

@@ -7,8 +7,10 @@ of the block has stopped, :func:`step` takes the warps' waiting lanes and, for e
 can go, computes what each lane gets, as the hardware would:
 
 - The threads a mask names must all arrive at the same primitive with the same mask. A mask that
-  names a lane which has exited, which does not exist (the block ends before it), or which waits
-  somewhere else is a named error; so is a mask that leaves out the calling lane itself.
+  names a lane which has exited, or which waits somewhere else, is a named error; so is a mask
+  that leaves out the calling lane itself. Lanes past the end of the block (a block of 10
+  threads has a warp of 10 lanes) are not in the warp at all: a mask may name them, as
+  numba-cuda's own tests do, but a shuffle may not read them.
 - A shuffle reads the value of its source lane (``shfl_sync``: lane ``src & 31``;
   ``shfl_up_sync``: ``lane - delta``, ``shfl_down_sync``: ``lane + delta``, ``shfl_xor_sync``:
   ``lane ^ mask``); a source outside the warp gives the lane its own value (PTX's rule), and a
@@ -82,7 +84,7 @@ def step(lanes, waiting, describe):
             raise WarpError(f"lane {lane} called {request.kind} at {request.site} with mask "
                             f"{mask:#010x}, which does not name lane {lane} itself: the calling "
                             f"lane must be in the mask")
-        members = [m for m in range(WARP) if mask >> m & 1]
+        members = [m for m in range(WARP) if mask >> m & 1 and m in lanes]
         reason = _why_not(request, lane, members, lanes, waiting, describe)
         if reason:
             blocked = blocked or reason
@@ -96,11 +98,6 @@ def _why_not(request, lane, members, lanes, waiting, describe):
     """Why the lanes ``members`` cannot complete ``request`` now ('' when they can); a lane
     that will never arrive raises :class:`WarpError`."""
     for m in members:
-        if m not in lanes:
-            raise WarpError(f"lane {lane} called {request.kind} at {request.site} with mask "
-                            f"{int(request.mask) & FULL_MASK:#010x}, which names lane {m}, but "
-                            f"the block has no such thread (its last warp has {len(lanes)} "
-                            f"lanes): name only the threads that exist")
         other = waiting.get(m)
         if other is None:
             where = describe(m)

@@ -1,23 +1,22 @@
-"""Wrong: a block of 16 threads calls syncwarp with a mask that names all 32 lanes."""
+"""Wrong: a block of 16 threads shuffles down by 8 with a full mask, so lanes 8-15 read lanes
+16-23, which the block does not have."""
 import numpy as np
-from numba import cuda, int32
+from numba import cuda
 
 LAUNCH = (1, 16, 0)
-EXPECT = "the block has no such thread"
+EXPECT = "lane 16 does not exist"
 
 
 @cuda.jit
-def kernel(out):
-    s = cuda.shared.array(16, int32)
+def kernel(a, out):
     t = cuda.threadIdx.x
-    s[t] = t
-    cuda.syncwarp(0xFFFFFFFF)
-    out[t] = s[15 - t]
+    out[t] = cuda.shfl_down_sync(0xFFFFFFFF, a[t], 8) + a[t]
 
 
 def inputs():
-    return {"out": np.zeros(16, np.int32)}
+    return {"a": np.arange(16, dtype=np.int32), "out": np.zeros(16, np.int32)}
 
 
 def reference(args):
-    return np.arange(16, dtype=np.int32)[::-1].copy()
+    a = args["a"]
+    return np.concatenate([a[8:] + a[:8], 2 * a[8:]]).astype(np.int32)

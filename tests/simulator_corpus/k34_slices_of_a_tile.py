@@ -10,7 +10,7 @@ EXPECT = None
 def kernel(a, out):
     tile = cuda.shared.array((2, 32), float32)
     t = cuda.threadIdx.x
-    row = tile[t // 32]
+    row = tile[t // 32, :]
     row[t % 32] = a[t]
     cuda.syncthreads()
     mine = out[t // 32 * 32:]
