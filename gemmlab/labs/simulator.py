@@ -223,27 +223,36 @@ class GlobalArray(_Indexer):
         return self._flat_data[e]
 
     def _track_read(self, e, g, line):
+        """Check a read against the element's writers, then record it as the epoch's reader
+        (kept lean: most reads are of inputs that no thread writes)."""
         launch = self.launch
-        writer, now, atomic = self.w_gid[e], launch.epoch, launch.in_atomic
-        then = self.w_epoch[e]
+        now, atomic = launch.epoch, launch.in_atomic
+        if self.w_gid[e] != -1:
+            self._check_read(e, g, line, now, atomic)
+        if atomic:
+            return                          # an atomic's read is checked with its write
+        r_epoch = self.r_epoch
+        then = r_epoch[e]
+        if then != now:
+            if then != -1 and then // EPOCH != now // EPOCH:
+                self.r_block_gid[e], self.r_block_line[e] = self.r_gid[e], self.r_line[e]
+            r_epoch[e], self.r_gid[e], self.r_line[e], self.r_other[e] = now, g, line, -1
+            self.r_gen[e] = launch.block_run.warp_gens[launch.current.local_id >> 5]
+        elif self.r_gid[e] != g and self.r_other[e] == -1:
+            self.r_other[e], self.r_oline[e] = g, line
+
+    def _check_read(self, e, g, line, now, atomic):
+        """A read of an element another thread changed where nothing orders the two."""
+        writer, then = self.w_gid[e], self.w_epoch[e]
         if writer == g and then == now and self.w_atomic[e] and not atomic:
             writer = self.a_other[e]        # another thread's atomic, before this one's own
         if writer != -1 and writer != g and not (atomic and self.w_atomic[e]) and \
                 (then == now or then // EPOCH != now // EPOCH) and \
-                launch.unordered(writer, then, self.w_gen[e]):
-            either = self.w_atomic[e] or atomic
-            launch.global_race(self, e, g, writer, "read-write", line,
-                               self.a_line[e] if writer != self.w_gid[e] else self.w_line[e],
-                               either)
-        if atomic:
-            return                          # an atomic's read is checked with its write
-        if self.r_epoch[e] != now:
-            if self.r_epoch[e] != -1 and self.r_epoch[e] // EPOCH != now // EPOCH:
-                self.r_block_gid[e], self.r_block_line[e] = self.r_gid[e], self.r_line[e]
-            self.r_epoch[e], self.r_gid[e], self.r_line[e], self.r_other[e] = now, g, line, -1
-            self.r_gen[e] = launch.warp_gen()
-        elif self.r_gid[e] != g and self.r_other[e] == -1:
-            self.r_other[e], self.r_oline[e] = g, line
+                self.launch.unordered(writer, then, self.w_gen[e]):
+            self.launch.global_race(
+                self, e, g, writer, "read-write", line,
+                self.a_line[e] if writer != self.w_gid[e] else self.w_line[e],
+                self.w_atomic[e] or atomic)
 
     def write_unit(self, e, value, line):
         """Write ``value`` into element ``e`` (row-major) at the kernel's ``line``."""
