@@ -18,7 +18,8 @@ import numpy as np
 
 class KernelFault(Exception):
     """The kernel did something a GPU would not survive or that cannot be simulated: ``kind`` is
-    "out of bounds", "barrier", "exception", "index" or "timeout"; the message names the thread.
+    "out of bounds", "barrier", "warp" (a warp primitive whose mask cannot complete: see
+    :mod:`gemmlab.labs.warps`), "exception", "index" or "timeout"; the message names the thread.
     ``thread`` (the block-local id of the thread to blame, or None), ``block``, and for an
     out-of-bounds access ``array``, ``index`` and ``action`` ("read" or "wrote") say it as data."""
 

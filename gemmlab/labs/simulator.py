@@ -1,8 +1,8 @@
 """Run a student's ``@cuda.jit`` kernel on Numba's CUDA simulator, instrumented.
 
 The kernel runs on the simulator's own ``cuda`` module (thread and block indices, ``cuda.grid``,
-local arrays, atomics: :class:`numba.cuda.simulator.kernelapi.FakeCUDAModule`), with three parts
-replaced so that the run can be measured and can never hang:
+local arrays, atomics: :class:`numba.cuda.simulator.kernelapi.FakeCUDAModule`), with the parts
+below replaced or added so that the run can be measured and can never hang:
 
 - **Global arrays** are :class:`GlobalArray` wrappers: every read and write is counted per element
   and per thread, and an index outside the array stops the run with a :class:`KernelFault` that
@@ -10,7 +10,21 @@ replaced so that the run can be measured and can never hang:
   with their block and barrier interval, as shared memory does: a read of an element another
   thread of the block wrote in the same interval, or another block wrote at all (blocks of one
   launch are ordered by nothing), and a write of one another thread read so, is a :class:`Race`,
-  unless both are atomics (``cuda.atomic``).
+  unless both are atomics (``cuda.atomic``). Readers are tracked from the first access, so a
+  read before another thread's write in the same interval is found in any order. A write that
+  leaves the value as it was changes nothing a reader can see, and is no race.
+- **Dynamic shared memory** is the launch's ``shared_bytes``, tracked byte by byte
+  (:class:`DynamicBytes`); every ``cuda.shared.array(0, dtype)`` lays its type over the same
+  bytes, as on the GPU, so two of them alias and a race through the alias names both arrays.
+  **Slices** (``s[0:8]``, ``a[i:]``) are views (:mod:`gemmlab.labs.views`) whose accesses are the
+  array's own.
+- **Atomics** (``cuda.atomic``) are no race among themselves; an atomic and a plain access of one
+  element that nothing orders are one, whichever came first, named with both lines.
+- **Warp primitives** (``syncwarp``, ``shfl_*_sync``, the votes, ``activemask``): a thread waits
+  at one like at a barrier of its warp, and the lanes its mask names complete it together, with
+  the GPU's rules (:mod:`gemmlab.labs.warps`); a mask naming a lane that exited, or a shuffle
+  reading one, stops the run with a "warp" fault. A ``syncwarp`` orders the accesses of its
+  warp's threads (the race check counts each warp's syncwarps).
 - **Shared arrays** are :class:`SharedArray` wrappers: every access is tagged with the thread and
   its *barrier interval* (how many ``syncthreads`` the block has passed). A read of an element
   another thread wrote in the same interval, or a write of one another thread read in it, is a
