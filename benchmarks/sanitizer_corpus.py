@@ -4,6 +4,8 @@ between runs. Writes benchmarks/sanitizer_corpus.json (the table in RESULTS.md).
 
     python benchmarks/sanitizer_corpus.py record --out sanitizer_corpus.json   # on the GPU
     python benchmarks/sanitizer_corpus.py one k01_shared_raw_no_barrier        # one kernel
+    GEMMLAB_BACKEND=sim python benchmarks/sanitizer_corpus.py simulator        # add the
+        # instrumented simulator's first report of each kernel (forward order) to the record
 
 Every (kernel, tool) pair runs in a process of its own (a kernel that hangs or corrupts memory
 spoils no other row), several at a time, each with a time limit.
@@ -131,6 +133,36 @@ def record(out, workers):
               row["differs_between_runs"] else "")
 
 
+def first_report(trace):
+    """What the instrumented simulator says first about a run: the fault, the first race, or the
+    first read of shared memory nobody wrote; '' when it says nothing."""
+    if trace.fault is not None:
+        return str(trace.fault)
+    if trace.races:
+        return trace.races[0].describe()
+    if trace.uninitialized:
+        name, index, who, block, line = trace.uninitialized[0]
+        return f"{who} of {block} read {name}{list(index)} at {line}, which nobody wrote"
+    return ""
+
+
+def simulator_report(stem, order="forward"):
+    """The instrumented simulator's first report on corpus kernel ``stem`` (sim backend)."""
+    from gemmlab.labs.simulator import simulate
+    case = load(stem)
+    grid, block, shared = case.LAUNCH
+    trace = simulate(case.kernel, grid, block, list(case.inputs().items()), schedule=order,
+                     shared_bytes=shared, time_limit=30)
+    return first_report(trace)
+
+
+def add_simulator(path):
+    data = json.loads(Path(path).read_text())
+    for row in data["kernels"]:
+        row["simulator"] = simulator_report(row["kernel"])
+    Path(path).write_text(json.dumps(data, indent=1) + "\n")
+
+
 def load_expect(stem):
     """The corpus file's EXPECT, read from its text (the GPU process needs no kernel here)."""
     text = (CORPUS / f"{stem}.py").read_text()
@@ -147,11 +179,16 @@ def main():
     rec = sub.add_parser("record")
     rec.add_argument("--out", default=str(Path(__file__).with_suffix(".json")))
     rec.add_argument("--workers", type=int, default=12)
+    sim = sub.add_parser("simulator")
+    sim.add_argument("--record", default=str(Path(__file__).with_suffix(".json")))
     args = parser.parse_args()
     if args.what == "one":
         run_one(args.stem, args.runs)
-    else:
+    elif args.what == "record":
         record(args.out, args.workers)
+    else:
+        import gemmlab  # noqa: F401  (chooses the backend before numba.cuda is imported)
+        add_simulator(args.record)
 
 
 if __name__ == "__main__":

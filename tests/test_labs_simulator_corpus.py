@@ -17,28 +17,20 @@ from gemmlab.labs.simulator import SCHEDULES, simulate  # noqa: E402
 
 CORPUS = Path(__file__).parent / "simulator_corpus"
 FILES = sorted(CORPUS.glob("k[0-9][0-9]_*.py"))
-RECORD = Path(__file__).parent.parent / "benchmarks" / "sanitizer_corpus.json"
+BENCHMARKS = Path(__file__).parent.parent / "benchmarks"
+RECORD = BENCHMARKS / "sanitizer_corpus.json"
 ORDERS = [order if order != "shuffled" else [order, 5] for order in SCHEDULES]
 
 
 def load(path):
+    """A corpus file (or the benchmark script) as a module."""
     spec = importlib.util.spec_from_file_location(f"corpus_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def first_report(trace):
-    """What the simulator says first about a run: the fault, the first race, or the first read
-    of shared memory nobody wrote; '' when it says nothing."""
-    if trace.fault is not None:
-        return str(trace.fault)
-    if trace.races:
-        return trace.races[0].describe()
-    if trace.uninitialized:
-        name, index, who, block, line = trace.uninitialized[0]
-        return f"{who} of {block} read {name}{list(index)} at {line}, which nobody wrote"
-    return ""
+SCRIPT = load(BENCHMARKS / "sanitizer_corpus.py")     # its first_report is the table's
 
 
 def test_the_corpus_has_thirty_kernels_racy_and_correct():
@@ -56,7 +48,7 @@ def test_each_kernel_gets_its_report_under_every_order(path, order):
     grid, block, shared = case.LAUNCH
     trace = simulate(case.kernel, grid, block, list(args.items()), schedule=order,
                      shared_bytes=shared, time_limit=30)
-    report = first_report(trace)
+    report = SCRIPT.first_report(trace)
     if case.EXPECT is None:
         assert report == ""
         np.testing.assert_array_equal(args["out"], case.reference(case.inputs()))
@@ -76,3 +68,4 @@ def test_the_gpu_table_covers_the_corpus():
         assert isinstance(row["differs_from_reference"], bool)
         assert isinstance(row["differs_between_runs"], bool)
         assert row["racy"] == (load(CORPUS / f"{name}.py").EXPECT is not None)
+        assert row["simulator"] == SCRIPT.simulator_report(name), name   # recorded = live
