@@ -217,11 +217,13 @@ class GlobalArray(_Indexer):
             self.write_unit(e, value, sys._getframe(1).f_lineno)
 
     def read_unit(self, e, line, index=None):
-        """Read element ``e`` (row-major) at the kernel's ``line``: counted and checked."""
+        """Read element ``e`` (row-major) at the kernel's ``line``: counted, checked against
+        the element's writers, and recorded as a reader of this epoch (inline: most reads are of
+        inputs no thread writes, and this is the labs' hottest path)."""
         launch = self.launch
         t = launch.current
-        g = t.gid
-        if launch.in_atomic:
+        g, now, atomic = t.gid, launch.epoch, launch.in_atomic
+        if atomic:
             line = launch.atomic_line
         launch.recorder.access(t.local_id, launch.interval, "r", self.name, e)
         self.reads[e] += 1
@@ -230,30 +232,22 @@ class GlobalArray(_Indexer):
             if self.read_before_write is None:
                 self.read_before_write = (np.unravel_index(e, self.shape), g,
                                           launch.cell_line())
-        self._track_read(e, g, line)
+        elif self.w_gid[e] != -1:
+            self._check_read(e, g, line, now, atomic)
+        if not atomic:                      # (an atomic's read is checked with its write)
+            r_epoch = self.r_epoch
+            then = r_epoch[e]
+            if then != now:
+                if then != -1 and then // EPOCH != now // EPOCH:
+                    self.r_block_gid[e], self.r_block_line[e] = self.r_gid[e], self.r_line[e]
+                r_epoch[e], self.r_gid[e], self.r_line[e], self.r_other[e] = now, g, line, -1
+                self.r_gen[e] = launch.block_run.warp_gens[t.local_id >> 5]
+            elif self.r_gid[e] != g and self.r_other[e] == -1:
+                self.r_other[e], self.r_oline[e] = g, line
         if launch.observer is not None:
             launch.observer.global_read(t, self.name, np.unravel_index(e, self.shape)
                                         if index is None else index)
         return self._flat_data[e]
-
-    def _track_read(self, e, g, line):
-        """Check a read against the element's writers, then record it as the epoch's reader
-        (kept lean: most reads are of inputs that no thread writes)."""
-        launch = self.launch
-        now, atomic = launch.epoch, launch.in_atomic
-        if self.w_gid[e] != -1:
-            self._check_read(e, g, line, now, atomic)
-        if atomic:
-            return                          # an atomic's read is checked with its write
-        r_epoch = self.r_epoch
-        then = r_epoch[e]
-        if then != now:
-            if then != -1 and then // EPOCH != now // EPOCH:
-                self.r_block_gid[e], self.r_block_line[e] = self.r_gid[e], self.r_line[e]
-            r_epoch[e], self.r_gid[e], self.r_line[e], self.r_other[e] = now, g, line, -1
-            self.r_gen[e] = launch.block_run.warp_gens[launch.current.local_id >> 5]
-        elif self.r_gid[e] != g and self.r_other[e] == -1:
-            self.r_other[e], self.r_oline[e] = g, line
 
     def _check_read(self, e, g, line, now, atomic):
         """A read of an element another thread changed where nothing orders the two."""
