@@ -207,7 +207,8 @@ class GlobalArray(_Indexer):
         e = self.flat(index, "read")
         if e < 0:
             return slice_of(self, index)
-        return self.read_unit(e, sys._getframe(1).f_lineno, index)
+        caller = sys._getframe(1)       # where, as (code, offset): f_lineno costs a table walk
+        return self.read_unit(e, (caller.f_code, caller.f_lasti), index)
 
     def __setitem__(self, index, value):
         e = self.flat(index, "wrote")
@@ -217,7 +218,8 @@ class GlobalArray(_Indexer):
             self.write_unit(e, value, sys._getframe(1).f_lineno)
 
     def read_unit(self, e, line, index=None):
-        """Read element ``e`` (row-major) at the kernel's ``line``: counted, checked against
+        """Read element ``e`` (row-major) at the kernel's ``line`` (a number, or (code, offset):
+        see :func:`_line_number`): counted, checked against
         the element's writers, and recorded as a reader of this epoch (inline: most reads are of
         inputs no thread writes, and this is the labs' hottest path)."""
         launch = self.launch
@@ -937,7 +939,7 @@ class Launch:
 
     def _lines(self, lines):
         filename = self.fn.__code__.co_filename
-        return [_site_text(((filename, n),)) if n else "" for n in lines]
+        return [_site_text(((filename, _line_number(n)),)) if n else "" for n in lines]
 
     def _file(self, race):
         if self.trace.races and self.trace.races[-1] == race:
@@ -1138,6 +1140,15 @@ def _where(thread):
     if thread.state == WAITING:
         return f"waits at the syncthreads at {_site_text(thread.site)}"
     return "is still running"
+
+
+def _line_number(where):
+    """A line number kept as a number, or as (code, bytecode offset) by the hot path of global
+    reads (which turns it into a number only when a race quotes it)."""
+    if type(where) is not tuple:
+        return where
+    code, offset = where
+    return next((line for start, end, line in code.co_lines() if start <= offset < end), 0) or 0
 
 
 def _some(threads, shown=3):
