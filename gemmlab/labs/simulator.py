@@ -71,7 +71,7 @@ from .. import device
 from .limits import Stop, seconds, where
 from .observations import ATOMIC_NOTE, KernelFault, Located, Race, block_name, thread_name
 from .observed import FAULT, PLAIN, RACE, UNWRITTEN, BlockRecorder
-from .views import Reinterpreted, slice_of
+from .views import Elements, Reinterpreted, slice_of
 from .warps import FULL_MASK, Request, WarpError, step
 from .watchdog import Watchdog
 
@@ -318,7 +318,7 @@ class GlobalArray(_Indexer):
         return np.array(getattr(self, which)).reshape(self.shape)
 
 
-class SharedArray(_Indexer):
+class SharedArray(Elements, _Indexer):
     """One block's shared array: every access tagged with the thread and its barrier interval
     (and the warp generation: a ``syncwarp`` orders the accesses of one warp's threads)."""
     __slots__ = ("dtype", "_flat_data", "ndim", "size", "w_interval", "w_thread", "first_w",
@@ -350,18 +350,7 @@ class SharedArray(_Indexer):
         """(name, index) of element ``e`` in a report."""
         return self.name, tuple(int(i) for i in np.unravel_index(e, self.shape))
 
-    def __getitem__(self, index):
-        e = self.flat(index, "read")
-        if e < 0:
-            return slice_of(self, index)
-        return self.read_unit(e, sys._getframe(1).f_lineno)
-
-    def __setitem__(self, index, value):
-        e = self.flat(index, "wrote")
-        if e < 0:
-            slice_of(self, index).assign(value, sys._getframe(1).f_lineno)
-        else:
-            self.write_unit(e, value, sys._getframe(1).f_lineno)
+    unit = _Indexer.flat          # (Elements indexes through it)
 
     def read_unit(self, e, line):
         """Read element ``e`` (row-major) at the kernel's ``line``: recorded and checked."""

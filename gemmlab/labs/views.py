@@ -49,7 +49,27 @@ def _part_text(i):
     return text + ("" if i.step is None else f":{i.step}")
 
 
-class View:
+class Elements:
+    """Indexing in terms of ``unit(index, action)`` (the element's number, or -1 for an index
+    with a slice), ``read_unit(e, line)`` and ``write_unit(e, value, line)``: a slice makes a
+    view, a whole index reads or writes one tracked element at the kernel's line."""
+    __slots__ = ()
+
+    def __getitem__(self, index):
+        e = self.unit(index, "read")
+        if e < 0:
+            return slice_of(self, index)
+        return self.read_unit(e, sys._getframe(1).f_lineno)
+
+    def __setitem__(self, index, value):
+        e = self.unit(index, "wrote")
+        if e < 0:
+            slice_of(self, index).assign(value, sys._getframe(1).f_lineno)
+        else:
+            self.write_unit(e, value, sys._getframe(1).f_lineno)
+
+
+class View(Elements):
     """Elements of ``base`` (a tracked array) in the shape of ``units`` (the base's row-major
     element numbers): a slice, read and written through the base's own tracking."""
 
@@ -79,18 +99,11 @@ class View:
             self.launch.out_of_bounds(self, action, key)
         return int(self.units[key])
 
-    def __getitem__(self, index):
-        e = self.unit(index, "read")
-        if e < 0:
-            return slice_of(self, index)
-        return self.base.read_unit(e, sys._getframe(1).f_lineno)
+    def read_unit(self, e, line):
+        return self.base.read_unit(e, line)
 
-    def __setitem__(self, index, value):
-        e = self.unit(index, "wrote")
-        if e < 0:
-            slice_of(self, index).assign(value, sys._getframe(1).f_lineno)
-        else:
-            self.base.write_unit(e, value, sys._getframe(1).f_lineno)
+    def write_unit(self, e, value, line):
+        self.base.write_unit(e, value, line)
 
     def assign(self, value, line):
         """``view[...] = value`` (a slice assignment): one write per element, in order."""
@@ -99,7 +112,7 @@ class View:
             self.base.write_unit(int(e), v, line)
 
 
-class Reinterpreted:
+class Reinterpreted(Elements):
     """A dynamic shared array: elements of ``dtype`` laid over the block's dynamic bytes from
     offset 0; each access checks every byte it covers (so arrays of two types alias as on the GPU)
     and a report names the element of this array, and of the other array when it differs."""
@@ -118,7 +131,7 @@ class Reinterpreted:
     def units_of(self):
         return np.arange(self.size)
 
-    def _element(self, index, action):
+    def unit(self, index, action):
         key = index if type(index) is tuple else (index,)
         if any(type(i) is slice for i in key):
             return -1
@@ -128,19 +141,6 @@ class Reinterpreted:
         if not 0 <= int(key[0]) < self.size:
             self.launch.out_of_bounds(self, action, key)
         return int(key[0])
-
-    def __getitem__(self, index):
-        k = self._element(index, "read")
-        if k < 0:
-            return slice_of(self, index)
-        return self.read_unit(k, sys._getframe(1).f_lineno)
-
-    def __setitem__(self, index, value):
-        k = self._element(index, "wrote")
-        if k < 0:
-            slice_of(self, index).assign(value, sys._getframe(1).f_lineno)
-        else:
-            self.write_unit(k, value, sys._getframe(1).f_lineno)
 
     def _bytes(self, k):
         size = self.dtype.itemsize
