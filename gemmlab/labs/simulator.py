@@ -385,7 +385,7 @@ class SharedArray(Elements, _Indexer):
             return                          # an atomic's read is checked with its write
         if self.r_interval[e] != now:
             self.r_interval[e], self.r_thread[e], self.r_other[e] = now, t, -1
-            self.r_line[e], self.r_gen[e] = line, launch.warp_gen()
+            self.r_line[e], self.r_gen[e] = line, launch.block_run.warp_gens[t >> 5]
         elif self.r_thread[e] != t and self.r_other[e] == -1:
             self.r_other[e], self.r_oline[e] = t, line
 
