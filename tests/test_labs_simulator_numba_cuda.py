@@ -71,17 +71,19 @@ CASES = _cases()
 
 def _unskipped(case):
     """The test case with the skips numba-cuda puts on features its own simulator lacks
-    removed (skip_on_cudasim); every other skip stays."""
-    cls = type(case)
+    (skip_on_cudasim) lifted, in a subclass made for the run; every other skip stays."""
+    cls, name = type(case), case._testMethodName
+    attrs = {}
     if getattr(cls, "__unittest_skip__", False) and "cudasim" in \
             (cls.__unittest_skip_why__ or "").lower():
-        cls.__unittest_skip__ = False
-    method = getattr(cls, case._testMethodName)
+        attrs["__unittest_skip__"] = False
+    method = getattr(cls, name)
     while (getattr(method, "__unittest_skip__", False) and hasattr(method, "__wrapped__")
            and "cudasim" in (method.__unittest_skip_why__ or "").lower()):
         method = method.__wrapped__
-    return cls(case._testMethodName) if method is getattr(cls, case._testMethodName) else \
-        type(cls.__name__, (cls,), {case._testMethodName: method})(case._testMethodName)
+    if method is not getattr(cls, name):
+        attrs[name] = method
+    return type(cls.__name__, (cls,), attrs)(name) if attrs else case
 
 
 @pytest.fixture
