@@ -18,7 +18,8 @@ import numpy as np
 
 class KernelFault(Exception):
     """The kernel did something a GPU would not survive or that cannot be simulated: ``kind`` is
-    "out of bounds", "barrier", "exception", "index" or "timeout"; the message names the thread.
+    "out of bounds", "barrier", "warp" (a warp primitive whose mask cannot complete: see
+    :mod:`gemmlab.labs.warps`), "exception", "index" or "timeout"; the message names the thread.
     ``thread`` (the block-local id of the thread to blame, or None), ``block``, and for an
     out-of-bounds access ``array``, ``index`` and ``action`` ("read" or "wrote") say it as data."""
 
@@ -33,6 +34,10 @@ class KernelFault(Exception):
         return {"kind": self.kind, "message": str(self), "thread": self.thread,
                 "array": self.array, "index": None if self.index is None else list(self.index),
                 "action": self.action}
+
+
+ATOMIC_NOTE = ("one of the two was a cuda.atomic, and an atomic orders only atomics, not a plain "
+               "access beside it: put a barrier between them")
 
 
 @dataclass
@@ -54,6 +59,7 @@ class Race:
     read_line: str = ""    # the read's line (for "write-write": the first write's)
     write_line: str = ""   # the write's line
     space: str = "shared"  # "shared" or "global"
+    note: str = ""         # why an atomic did not order it, or that two arrays alias
 
     def plain(self):
         return {"kind": self.kind, "array": self.array, "index": list(self.index),
@@ -69,11 +75,13 @@ class Race:
         when = ("in the same barrier interval" if self.interval >= 0 else
                 "in the same launch (no barrier orders two blocks, and a block may run before, "
                 "after or beside another)")
+        note = f" ({self.note})" if self.note else ""
         if self.kind == "write-write":
-            return (f"{self.reader} and {self.writer}{of} both wrote {where} with different "
-                    f"values {when} ({self.reader}{read_at}, {self.writer}{write_at})")
+            values = "" if ATOMIC_NOTE in self.note else " with different values"
+            return (f"{self.reader} and {self.writer}{of} both wrote {where}{values} {when} "
+                    f"({self.reader}{read_at}, {self.writer}{write_at}){note}")
         return (f"{self.reader}{of} read {where}{read_at} {when} in which {self.writer} wrote "
-                f"it{write_at}")
+                f"it{write_at}{note}")
 
 
 def as_sentence(text):
@@ -156,7 +164,8 @@ def as_data(trace, arrays, picture=True):
         "outputs": {name: np.ascontiguousarray(value) for name, value in arrays.items()},
         "shared": dict(trace.shared),
         "races": [[r.array, list(r.index), r.reader, r.writer, r.kind, r.had_value, r.interval,
-                   r.block, r.line, r.read_line, r.write_line, r.space] for r in trace.races],
+                   r.block, r.line, r.read_line, r.write_line, r.space, r.note]
+                  for r in trace.races],
         "uninitialized": [[name, list(index), who, block, line]
                           for name, index, who, block, line in trace.uninitialized],
         "barriers": [[list(block), count] for block, count in trace.barriers.items()],
@@ -200,8 +209,9 @@ class Observed(Located):
         self.outputs = dict(data["outputs"])
         self.shared = dict(data["shared"])
         self.races = [Race(a, tuple(i), r, w, k, bool(h), int(n), b, str(line),
-                           read_line=str(rl), write_line=str(wl), space=str(space))
-                      for a, i, r, w, k, h, n, b, line, rl, wl, space in data["races"]]
+                           read_line=str(rl), write_line=str(wl), space=str(space),
+                           note=str(note))
+                      for a, i, r, w, k, h, n, b, line, rl, wl, space, note in data["races"]]
         self.uninitialized = [(name, tuple(index), who, block, str(line))
                               for name, index, who, block, line in data["uninitialized"]]
         self.barriers = {tuple(b): int(c) for b, c in data["barriers"]}

@@ -1,8 +1,8 @@
 """Run a student's ``@cuda.jit`` kernel on Numba's CUDA simulator, instrumented.
 
 The kernel runs on the simulator's own ``cuda`` module (thread and block indices, ``cuda.grid``,
-local arrays, atomics: :class:`numba.cuda.simulator.kernelapi.FakeCUDAModule`), with three parts
-replaced so that the run can be measured and can never hang:
+local arrays, atomics: :class:`numba.cuda.simulator.kernelapi.FakeCUDAModule`), with the parts
+below replaced or added so that the run can be measured and can never hang:
 
 - **Global arrays** are :class:`GlobalArray` wrappers: every read and write is counted per element
   and per thread, and an index outside the array stops the run with a :class:`KernelFault` that
@@ -10,7 +10,21 @@ replaced so that the run can be measured and can never hang:
   with their block and barrier interval, as shared memory does: a read of an element another
   thread of the block wrote in the same interval, or another block wrote at all (blocks of one
   launch are ordered by nothing), and a write of one another thread read so, is a :class:`Race`,
-  unless both are atomics (``cuda.atomic``).
+  unless both are atomics (``cuda.atomic``). Readers are tracked from the first access, so a
+  read before another thread's write in the same interval is found in any order. A write that
+  leaves the value as it was changes nothing a reader can see, and is no race.
+- **Dynamic shared memory** is the launch's ``shared_bytes``, tracked byte by byte
+  (:class:`DynamicBytes`); every ``cuda.shared.array(0, dtype)`` lays its type over the same
+  bytes, as on the GPU, so two of them alias and a race through the alias names both arrays.
+  **Slices** (``s[0:8]``, ``a[i:]``) are views (:mod:`gemmlab.labs.views`) whose accesses are the
+  array's own.
+- **Atomics** (``cuda.atomic``) are no race among themselves; an atomic and a plain access of one
+  element that nothing orders are one, whichever came first, named with both lines.
+- **Warp primitives** (``syncwarp``, ``shfl_*_sync``, the votes, ``activemask``): a thread waits
+  at one like at a barrier of its warp, and the lanes its mask names complete it together, with
+  the GPU's rules (:mod:`gemmlab.labs.warps`); a mask naming a lane that exited, or a shuffle
+  reading one, stops the run with a "warp" fault. A ``syncwarp`` orders the accesses of its
+  warp's threads (the race check counts each warp's syncwarps).
 - **Shared arrays** are :class:`SharedArray` wrappers: every access is tagged with the thread and
   its *barrier interval* (how many ``syncthreads`` the block has passed). A read of an element
   another thread wrote in the same interval, or a write of one another thread read in it, is a
@@ -55,8 +69,10 @@ import numpy as np
 
 from .. import device
 from .limits import Stop, seconds, where
-from .observations import KernelFault, Located, Race, block_name, thread_name
+from .observations import ATOMIC_NOTE, KernelFault, Located, Race, block_name, thread_name
 from .observed import FAULT, PLAIN, RACE, UNWRITTEN, BlockRecorder
+from .views import Elements, Reinterpreted, slice_of
+from .warps import FULL_MASK, Request, WarpError, step
 from .watchdog import Watchdog
 
 device.backend()   # the simulator modules below exist only once the backend is chosen
@@ -102,6 +118,13 @@ class _Indexer:
     """Row-major flat index of an element, with the checks a student needs to hear about."""
     __slots__ = ("name", "shape", "launch")
 
+    def base_of(self):
+        """The tracked array a slice of this one is a view of (:func:`.views.slice_of`)."""
+        return self
+
+    def units_of(self):
+        return np.arange(self.size).reshape(self.shape)
+
     def flat(self, index, action):
         """The flat index of ``index``: at once for whole numbers inside the array, one per
         dimension (nearly every access), else through :meth:`checked_flat`."""
@@ -122,9 +145,15 @@ class _Indexer:
         return self.checked_flat(index, action)
 
     def checked_flat(self, index, action):
+        """As :meth:`flat`, with the checks; -1 for an index with a slice (``s[0:8]``,
+        ``a[i, :]``), which takes a view the caller makes (:func:`.views.slice_of`). Fewer
+        indices than dimensions is a mistake here, not a row: ``A[row * K + k]`` of a matrix is
+        the flattened index a GPU course's student writes by habit."""
         shape = self.shape
         if type(index) is not tuple:
             index = (index,)
+        if any(type(i) is slice for i in index):
+            return -1
         if len(index) != len(shape):
             self.launch.fail("index", f"{self.launch.who()} indexed {self.name} with "
                              f"{len(index)} index(es), but {self.name} has {len(shape)} "
@@ -135,8 +164,7 @@ class _Indexer:
                 i = operator.index(i)
             except TypeError:
                 self.launch.fail("index", f"{self.launch.who()} indexed {self.name} with "
-                                 f"{index!r}: indices must be whole numbers, one element at a "
-                                 f"time (no floats, no slices)")
+                                 f"{index!r}: indices must be whole numbers or slices")
             if i < 0 or i >= dim:
                 self.launch.out_of_bounds(self, action, index)
             flat = flat * dim + i
@@ -146,11 +174,12 @@ class _Indexer:
 class GlobalArray(_Indexer):
     """A kernel argument in global memory, counting reads and writes per element and per thread,
     and keeping each element's last writer and latest readers (with when and where) to find the
-    accesses no barrier orders (see the module)."""
-    __slots__ = ("_flat_data", "reads", "writes", "writer", "thread_reads",
+    accesses no barrier orders (see the module). Readers are tracked from the first access, so
+    a read that comes before another thread's write in the same interval is found in any order."""
+    __slots__ = ("_flat_data", "reads", "writes", "writer", "w_gid", "thread_reads",
                  "thread_writes", "read_before_write", "ndim", "size", "dtype", "w_epoch",
-                 "w_line", "w_atomic", "r_epoch", "r_gid", "r_line", "r_other", "r_oline",
-                 "r_block_gid", "r_block_line", "written")
+                 "w_line", "w_atomic", "w_gen", "a_other", "a_line", "r_epoch", "r_gid",
+                 "r_line", "r_gen", "r_other", "r_oline", "r_block_gid", "r_block_line")
 
     def __init__(self, launch, name, data):
         self.launch, self.name = launch, name
@@ -160,12 +189,15 @@ class GlobalArray(_Indexer):
         self.reads = [0] * n
         self.writes = [0] * n
         self.writer = [-1] * n                  # global id of the last thread that wrote it
+        self.w_gid = [-1] * n                   # ... and changed it (what a reader may see)
         self.thread_reads = {}
         self.thread_writes = {}
         self.read_before_write = None           # (index, thread, line) of the first such read
-        self.written = False                    # readers are tracked once the array is written
         self.w_epoch, self.w_line, self.w_atomic = [-1] * n, [0] * n, [False] * n
+        self.w_gen = [0] * n                    # the writer's warp generation (see Launch)
+        self.a_other, self.a_line = [-1] * n, [0] * n   # an earlier atomic writer of that epoch
         self.r_epoch, self.r_gid, self.r_line = [-1] * n, [-1] * n, [0] * n
+        self.r_gen = [0] * n
         self.r_other, self.r_oline = [-1] * n, [0] * n      # a second reader of that epoch
         self.r_block_gid, self.r_block_line = [-1] * n, [0] * n  # a reader of an earlier block
 
@@ -174,9 +206,28 @@ class GlobalArray(_Indexer):
 
     def __getitem__(self, index):
         e = self.flat(index, "read")
+        if e < 0:
+            return slice_of(self, index)
+        caller = sys._getframe(1)       # where, as (code, offset): f_lineno costs a table walk
+        return self.read_unit(e, (caller.f_code, caller.f_lasti), index)
+
+    def __setitem__(self, index, value):
+        e = self.flat(index, "wrote")
+        if e < 0:
+            slice_of(self, index).assign(value, sys._getframe(1).f_lineno)
+        else:
+            self.write_unit(e, value, sys._getframe(1).f_lineno)
+
+    def read_unit(self, e, line, index=None):
+        """Read element ``e`` (row-major) at the kernel's ``line`` (a number, or (code, offset):
+        see :func:`_line_number`): counted, checked against
+        the element's writers, and recorded as a reader of this epoch (inline: most reads are of
+        inputs no thread writes, and this is the labs' hottest path)."""
         launch = self.launch
         t = launch.current
-        g = t.gid
+        g, now, atomic = t.gid, launch.epoch, launch.in_atomic
+        if atomic:
+            line = launch.atomic_line
         launch.recorder.access(t.local_id, launch.interval, "r", self.name, e)
         self.reads[e] += 1
         self.thread_reads[g] = self.thread_reads.get(g, 0) + 1
@@ -184,74 +235,102 @@ class GlobalArray(_Indexer):
             if self.read_before_write is None:
                 self.read_before_write = (np.unravel_index(e, self.shape), g,
                                           launch.cell_line())
-        if self.written:
-            self._track_read(e, g, sys._getframe(1).f_lineno)
-        if self.launch.observer is not None:
-            self.launch.observer.global_read(t, self.name, index)
+        elif self.w_gid[e] != -1:
+            self._check_read(e, g, line, now, atomic)
+        if not atomic:                      # (an atomic's read is checked with its write)
+            r_epoch = self.r_epoch
+            then = r_epoch[e]
+            if then != now:
+                if then != -1 and then // EPOCH != now // EPOCH:
+                    self.r_block_gid[e], self.r_block_line[e] = self.r_gid[e], self.r_line[e]
+                r_epoch[e], self.r_gid[e], self.r_line[e], self.r_other[e] = now, g, line, -1
+                self.r_gen[e] = launch.block_run.warp_gens[t.local_id >> 5]
+            elif self.r_gid[e] != g and self.r_other[e] == -1:
+                self.r_other[e], self.r_oline[e] = g, line
+        if launch.observer is not None:
+            launch.observer.global_read(t, self.name, np.unravel_index(e, self.shape)
+                                        if index is None else index)
         return self._flat_data[e]
 
-    def _track_read(self, e, g, line):
-        launch = self.launch
-        writer, now = self.writer[e], launch.epoch
-        if writer != -1 and writer != g and not (launch.in_atomic and self.w_atomic[e]):
-            then = self.w_epoch[e]
-            if then == now or then // EPOCH != now // EPOCH:
-                launch.global_race(self, e, g, writer, "read-write", line, self.w_line[e])
-        if self.r_epoch[e] != now:
-            if self.r_epoch[e] != -1 and self.r_epoch[e] // EPOCH != now // EPOCH:
-                self.r_block_gid[e], self.r_block_line[e] = self.r_gid[e], self.r_line[e]
-            self.r_epoch[e], self.r_gid[e], self.r_line[e], self.r_other[e] = now, g, line, -1
-        elif self.r_gid[e] != g and self.r_other[e] == -1:
-            self.r_other[e], self.r_oline[e] = g, line
+    def _check_read(self, e, g, line, now, atomic):
+        """A read of an element another thread changed where nothing orders the two."""
+        writer, then = self.w_gid[e], self.w_epoch[e]
+        if writer == g and then == now and self.w_atomic[e] and not atomic:
+            writer = self.a_other[e]        # another thread's atomic, before this one's own
+        if writer != -1 and writer != g and not (atomic and self.w_atomic[e]) and \
+                (then == now or then // EPOCH != now // EPOCH) and \
+                self.launch.unordered(writer, then, self.w_gen[e]):
+            self.launch.global_race(
+                self, e, g, writer, "read-write", line,
+                self.a_line[e] if writer != self.w_gid[e] else self.w_line[e],
+                self.w_atomic[e] or atomic)
 
-    def __setitem__(self, index, value):
-        e = self.flat(index, "wrote")
+    def write_unit(self, e, value, line):
+        """Write ``value`` into element ``e`` (row-major) at the kernel's ``line``."""
         launch = self.launch
         t = launch.current
-        g, now = t.gid, launch.epoch
-        line = sys._getframe(1).f_lineno
+        g, now, atomic = t.gid, launch.epoch, launch.in_atomic
+        if atomic:
+            line = launch.atomic_line
         launch.recorder.access(t.local_id, launch.interval, "w", self.name, e)
-        if self.written and not launch.in_atomic:
-            self._check_write(e, g, now, line, value)
-        self.written = True
+        self._check_write(e, g, now, line, value, atomic)
         self.writes[e] += 1
-        self.writer[e], self.w_epoch[e], self.w_line[e] = g, now, line
-        self.w_atomic[e] = launch.in_atomic
+        self.writer[e] = g
         self.thread_writes[g] = self.thread_writes.get(g, 0) + 1
+        if atomic or self.w_gid[e] == -1 or self._flat_data[e] != np.asarray(value, self.dtype):
+            if atomic and self.w_atomic[e] and self.w_epoch[e] == now and self.w_gid[e] != g:
+                self.a_other[e], self.a_line[e] = self.w_gid[e], self.w_line[e]
+            elif self.w_epoch[e] != now:
+                self.a_other[e] = -1
+            self.w_gid[e], self.w_epoch[e], self.w_line[e] = g, now, line
+            self.w_atomic[e], self.w_gen[e] = atomic, launch.warp_gen()
+        # (a write that leaves the value as it was changes nothing a reader can see)
         self._flat_data[e] = value
 
-    def _check_write(self, e, g, now, line, value):
-        """A write of an element another thread read, or wrote with another value, where no
-        barrier orders the two (the same interval of one block, or two blocks)."""
+    def _check_write(self, e, g, now, line, value, atomic):
+        """A write of an element another thread read, or wrote with another value or with an
+        atomic, where no barrier orders the two (the same interval of one block, or two blocks).
+        Atomics among themselves are no race; an atomic beside a plain access is."""
         launch, block = self.launch, now // EPOCH
         then = self.r_epoch[e]
         if then != -1 and (then == now or then // EPOCH != block):
             reader, at = ((self.r_gid[e], self.r_line[e]) if self.r_gid[e] != g else
                           (self.r_other[e], self.r_oline[e]))
-            if reader != -1:
-                launch.global_race(self, e, reader, g, "read-write", at, line)
+            if reader != -1 and launch.unordered(reader, then, self.r_gen[e]) and \
+                    (atomic or self._flat_data[e] != np.asarray(value, self.dtype)):
+                launch.global_race(self, e, reader, g, "read-write", at, line,
+                                   atomic)
         if self.r_block_gid[e] != -1 and self.r_block_gid[e] // launch.threads_per_block != \
                 block:
             launch.global_race(self, e, self.r_block_gid[e], g, "read-write",
-                               self.r_block_line[e], line)
-        writer, then = self.writer[e], self.w_epoch[e]
+                               self.r_block_line[e], line, atomic)
+        if atomic:
+            return                      # its read checked the plain writes before it
+        writer, then = self.w_gid[e], self.w_epoch[e]
+        if writer == g and then == now and self.w_atomic[e]:
+            writer = self.a_other[e]
         if (writer != -1 and writer != g and (then == now or then // EPOCH != block)
-                and self._flat_data[e] != np.asarray(value, self.dtype)):
-            launch.global_race(self, e, writer, g, "write-write", self.w_line[e], line)
+                and (self.w_atomic[e] or self._flat_data[e] != np.asarray(value, self.dtype))
+                and launch.unordered(writer, then, self.w_gen[e])):
+            launch.global_race(self, e, writer, g, "write-write", self.w_line[e], line,
+                               self.w_atomic[e])
 
     def counts(self, which):
         return np.array(getattr(self, which)).reshape(self.shape)
 
 
-class SharedArray(_Indexer):
-    """One block's shared array: every access tagged with the thread and its barrier interval."""
-    __slots__ = ("dtype", "_flat_data", "w_interval", "w_thread", "first_w", "r_interval",
-                 "r_thread", "r_other", "w_line", "r_line", "r_oline")
+class SharedArray(Elements, _Indexer):
+    """One block's shared array: every access tagged with the thread and its barrier interval
+    (and the warp generation: a ``syncwarp`` orders the accesses of one warp's threads)."""
+    __slots__ = ("dtype", "_flat_data", "ndim", "size", "w_interval", "w_thread", "first_w",
+                 "r_interval", "r_thread", "r_other", "w_line", "r_line", "r_oline", "w_gen",
+                 "r_gen", "w_atomic", "a_other", "a_line")
 
-    def __init__(self, launch, name, shape, dtype):
+    def __init__(self, launch, name, shape, dtype, data=None):
         self.launch, self.name = launch, name
-        data = launch.garbage(shape, dtype)                   # shared memory starts as garbage
-        self.shape, self.dtype = data.shape, data.dtype
+        if data is None:
+            data = launch.garbage(shape, dtype)               # shared memory starts as garbage
+        self.shape, self.dtype, self.ndim, self.size = data.shape, data.dtype, data.ndim, data.size
         self._flat_data = data.reshape(-1)
         n = data.size
         self.w_interval = [-1] * n      # interval of the last write
@@ -261,59 +340,128 @@ class SharedArray(_Indexer):
         self.r_thread = [-1] * n        # a thread that read in that interval
         self.r_other = [-1] * n         # a second, different reader in that interval
         self.w_line, self.r_line, self.r_oline = [0] * n, [0] * n, [0] * n   # their lines
+        self.w_gen, self.r_gen = [0] * n, [0] * n       # warp generations of the accesses
+        self.w_atomic = [False] * n
+        self.a_other, self.a_line = [-1] * n, [0] * n   # an earlier atomic writer of the interval
 
-    def __getitem__(self, index):
-        e = self.flat(index, "read")
+    def __len__(self):
+        return self.shape[0]
+
+    def label(self, e):
+        """(name, index) of element ``e`` in a report."""
+        return self.name, tuple(int(i) for i in np.unravel_index(e, self.shape))
+
+    unit = _Indexer.flat          # (Elements indexes through it)
+
+    def read_unit(self, e, line):
+        """Read element ``e`` (row-major) at the kernel's ``line``: recorded and checked."""
         launch = self.launch
         thread = launch.current
         t, now = thread.local_id, launch.interval
-        line = sys._getframe(1).f_lineno
+        if launch.in_atomic:
+            line = launch.atomic_line
         launch.recorder.access(t, now, "r", self.name, e)
-        if self.w_interval[e] == now and self.w_thread[e] != t and not launch.in_atomic:
-            launch.race(self, e, reader=t, writer=self.w_thread[e], kind="read-write",
-                        had_value=self.first_w[e] < now, lines=(line, self.w_line[e]))
-        elif self.first_w[e] == -1:
-            launch.uninitialized_read(self, e)
-        if self.r_interval[e] != now:
-            self.r_interval[e], self.r_thread[e], self.r_other[e] = now, t, -1
-            self.r_line[e] = line
-        elif self.r_thread[e] != t and self.r_other[e] == -1:
-            self.r_other[e], self.r_oline[e] = t, line
-        trace = launch.trace            # reads per array, per thread, intervals with reads
-        trace.shared[self.name] = trace.shared.get(self.name, 0) + 1
-        trace.shared_reads[thread.gid] += 1
-        if now != launch.last_read_interval:
-            launch.last_read_interval = now
-            idx = launch.block_run.idx
-            trace.read_intervals[idx] = trace.read_intervals.get(idx, 0) + 1
+        self.check_read(e, t, now, line, launch.in_atomic)
+        launch.count_shared_read(self.name)
         value = self._flat_data[e]
         if launch.observer is not None:
             launch.observer.shared_read(thread, value, now)
         return value
 
-    def __setitem__(self, index, value):
-        e = self.flat(index, "wrote")
+    def check_read(self, e, t, now, line, atomic):
+        """Thread ``t`` reads unit ``e`` in interval ``now`` (``atomic``: an atomic's read)."""
+        launch = self.launch
+        if self.w_interval[e] == now:
+            writer, at = self.w_thread[e], self.w_line[e]
+            if writer == t and self.w_atomic[e] and not atomic:
+                writer, at = self.a_other[e], self.a_line[e]
+            if (writer != -1 and writer != t and not (atomic and self.w_atomic[e])
+                    and launch.unordered_in_block(writer, self.w_gen[e])):
+                launch.race(self, e, reader=t, writer=writer, kind="read-write",
+                            had_value=self.first_w[e] < now, lines=(line, at), other="w",
+                            atomic=self.w_atomic[e] or atomic)
+        elif self.first_w[e] == -1:
+            launch.uninitialized_read(self, e)
+        if atomic:
+            return                          # an atomic's read is checked with its write
+        if self.r_interval[e] != now:
+            self.r_interval[e], self.r_thread[e], self.r_other[e] = now, t, -1
+            self.r_line[e], self.r_gen[e] = line, launch.block_run.warp_gens[t >> 5]
+        elif self.r_thread[e] != t and self.r_other[e] == -1:
+            self.r_other[e], self.r_oline[e] = t, line
+
+    def write_unit(self, e, value, line):
+        """Write ``value`` into element ``e`` (row-major) at the kernel's ``line``."""
         launch = self.launch
         t, now = launch.current.local_id, launch.interval
-        line = sys._getframe(1).f_lineno
+        if launch.in_atomic:
+            line = launch.atomic_line
         launch.recorder.access(t, now, "w", self.name, e)
-        if self.r_interval[e] == now and not launch.in_atomic:
-            other, at = ((self.r_thread[e], self.r_line[e]) if self.r_thread[e] != t else
-                         (self.r_other[e], self.r_oline[e]))
-            if other != -1:
-                launch.race(self, e, reader=other, writer=t, kind="read-write",
-                            had_value=self.first_w[e] != -1 and self.first_w[e] < now,
-                            lines=(at, line))
-        if (self.w_interval[e] == now and self.w_thread[e] != t and not launch.in_atomic
-                and self._flat_data[e] != np.asarray(value, self.dtype)):
-            launch.race(self, e, reader=self.w_thread[e], writer=t, kind="write-write",
-                        had_value=self.first_w[e] < now, lines=(self.w_line[e], line))
-        self.w_interval[e], self.w_thread[e], self.w_line[e] = now, t, line
-        if self.first_w[e] == -1:
-            self.first_w[e] = now
+        self.check_write(e, t, now, line, launch.in_atomic,
+                         lambda: self._flat_data[e] != np.asarray(value, self.dtype))
         self._flat_data[e] = value
         if launch.observer is not None:
             launch.observer.shared_write(launch.current, self._flat_data[e], now)
+
+    def check_write(self, e, t, now, line, atomic, changes):
+        """Thread ``t`` writes unit ``e`` in interval ``now``; ``changes()``: whether the value
+        written differs from the one there (a plain write of the same value is benign)."""
+        launch = self.launch
+        if self.r_interval[e] == now:
+            other, at = ((self.r_thread[e], self.r_line[e]) if self.r_thread[e] != t else
+                         (self.r_other[e], self.r_oline[e]))
+            if other != -1 and launch.unordered_in_block(other, self.r_gen[e]) and \
+                    (atomic or changes()):
+                launch.race(self, e, reader=other, writer=t, kind="read-write",
+                            had_value=self.first_w[e] != -1 and self.first_w[e] < now,
+                            lines=(at, line), other="r", atomic=atomic)
+        if self.w_interval[e] == now and not atomic:
+            writer, at = self.w_thread[e], self.w_line[e]
+            if writer == t and self.w_atomic[e]:
+                writer, at = self.a_other[e], self.a_line[e]
+            if (writer != -1 and writer != t and (self.w_atomic[e] or changes())
+                    and launch.unordered_in_block(writer, self.w_gen[e])):
+                launch.race(self, e, reader=writer, writer=t, kind="write-write",
+                            had_value=self.first_w[e] < now, lines=(at, line), other="w",
+                            atomic=self.w_atomic[e])
+        if not atomic and self.first_w[e] != -1 and not changes():
+            return          # the value stays as it was: nothing a reader sees changes
+        if atomic and self.w_interval[e] == now and self.w_atomic[e] and self.w_thread[e] != t:
+            self.a_other[e], self.a_line[e] = self.w_thread[e], self.w_line[e]
+        elif self.w_interval[e] != now:
+            self.a_other[e] = -1
+        self.w_interval[e], self.w_thread[e], self.w_line[e] = now, t, line
+        self.w_atomic[e], self.w_gen[e] = atomic, launch.warp_gen()
+        if self.first_w[e] == -1:
+            self.first_w[e] = now
+
+
+class DynamicBytes(SharedArray):
+    """A block's dynamic shared memory, ``nbytes`` of garbage (every bit set: NaN as a float,
+    -1 as an integer) tracked byte by byte; the ``cuda.shared.array(0, dtype)`` arrays over it
+    (:class:`.views.Reinterpreted`) say which of them, and which element, an access went through,
+    so that a report names the array the kernel used, and the other one where two alias."""
+    __slots__ = ("viewing", "r_label", "w_label")
+
+    def __init__(self, launch, nbytes):
+        data = np.full(int(nbytes), 0xFF, np.uint8)
+        super().__init__(launch, "dynamic shared memory", data.shape, np.uint8, data=data)
+        self.viewing = None
+        self.r_label, self.w_label = [None] * data.size, [None] * data.size
+
+    def label(self, e):
+        name, k = self.viewing
+        return name, (k,)
+
+    def alias_note(self, e, other):
+        """A clause saying that the other access (``other``: "r" its read, "w" its write) went
+        through another array, or ''."""
+        other = self.w_label[e] if other == "w" else self.r_label[e]
+        if other is None or other == self.viewing:
+            return ""
+        return (f"{other[0]}[{other[1]}] and {self.viewing[0]}[{self.viewing[1]}] share bytes: "
+                f"every cuda.shared.array(0, ...) starts at the same byte of the launch's "
+                f"dynamic shared memory")
 
 
 class _Allocations:
@@ -324,6 +472,7 @@ class _Allocations:
     def __init__(self, launch):
         self.launch = launch
         self.arrays = {}
+        self.dynamic = None     # the block's dynamic shared memory, made at its first use
 
     def array(self, shape, dtype, alignment=None):      # alignment is a GPU layout hint
         caller = sys._getframe(1)
@@ -335,9 +484,18 @@ class _Allocations:
             if name in taken:
                 name = next(f"{name} ({n})" for n in range(2, len(taken) + 3)
                             if f"{name} ({n})" not in taken)
-            found = SharedArray(self.launch, name, shape, _np_dtype(dtype))
+            if type(shape) is int and shape == 0:       # dynamic: the launch's bytes
+                found = self._dynamic_array(_np_dtype(dtype), name)
+            else:
+                found = SharedArray(self.launch, name, shape, _np_dtype(dtype))
             self.arrays[key] = found
         return found
+
+    def _dynamic_array(self, dtype, name):
+        """A ``cuda.shared.array(0, dtype)``: the block's dynamic bytes seen as ``dtype``."""
+        if self.dynamic is None:
+            self.dynamic = DynamicBytes(self.launch, self.launch.shared_bytes)
+        return Reinterpreted(self.dynamic, dtype, self.dynamic.size // dtype.itemsize, name)
 
 
 class _Locals:
@@ -367,6 +525,7 @@ class _Atomics:
         def atomic(*args, **kwargs):
             address = (id(args[0]), repr(args[1:2]))       # atomics on one address: a chain
             launch.trace.atomics[address] = launch.trace.atomics.get(address, 0) + 1
+            launch.atomic_line = sys._getframe(1).f_lineno      # the kernel's line
             launch.in_atomic = True
             try:
                 return operation(*args, **kwargs)
@@ -447,6 +606,55 @@ class _InstrumentedCuda(FakeCUDAModule):
         self.syncthreads()
         return result
 
+    def _warp(self, kind, mask, value=None, arg=0):
+        return self._launch.current.warp_op(Request(kind, mask, value, arg, _site_text(
+            _barrier_site(sys._getframe(2), self._launch.fn.__code__))))
+
+    def syncwarp(self, mask=FULL_MASK):
+        self._warp("syncwarp", mask)
+
+    def shfl_sync(self, mask, value, src_lane):
+        return self._warp("shfl_sync", mask, value, src_lane)
+
+    def shfl_up_sync(self, mask, value, delta):
+        return self._warp("shfl_up_sync", mask, value, delta)
+
+    def shfl_down_sync(self, mask, value, delta):
+        return self._warp("shfl_down_sync", mask, value, delta)
+
+    def shfl_xor_sync(self, mask, value, lane_mask):
+        return self._warp("shfl_xor_sync", mask, value, lane_mask)
+
+    def all_sync(self, mask, predicate):
+        return self._warp("all_sync", mask, predicate)
+
+    def any_sync(self, mask, predicate):
+        return self._warp("any_sync", mask, predicate)
+
+    def eq_sync(self, mask, predicate):
+        return self._warp("eq_sync", mask, predicate)
+
+    def ballot_sync(self, mask, predicate):
+        return self._warp("ballot_sync", mask, predicate)
+
+    def match_any_sync(self, mask, value):
+        return self._warp("match_any_sync", mask, value)
+
+    def match_all_sync(self, mask, value):
+        return self._warp("match_all_sync", mask, value)
+
+    def activemask(self):
+        return self._warp("activemask", FULL_MASK)
+
+    def popc(self, value):
+        """Set bits of ``value`` in its width (a negative int32, such as a ballot naming lane
+        31, has 32 bits; Numba's simulator counts those of its absolute value)."""
+        bits = np.dtype(value.dtype).itemsize * 8 if isinstance(value, np.generic) else 64
+        return (int(value) & ((1 << bits) - 1)).bit_count()
+
+    def lanemask_lt(self):
+        return np.uint32((1 << (self._launch.current.local_id % 32)) - 1)
+
     def syncthreads_count(self, value):
         return self._vote(value, sum)
 
@@ -457,7 +665,7 @@ class _InstrumentedCuda(FakeCUDAModule):
         return self._vote(value, lambda v: int(any(v)))
 
 
-READY, RUNNING, WAITING, DONE, STOPPED, FAILED = range(6)
+READY, RUNNING, WAITING, DONE, STOPPED, FAILED, AT_WARP = range(7)
 
 
 class _SimThread:
@@ -473,6 +681,7 @@ class _SimThread:
         self.name_ = thread_name(thread_idx, launch.block_ndim)
         self.glet = greenlet.greenlet(self._main, parent=launch.scheduler)
         self.state, self.site, self.error = READY, None, None
+        self.request = self.result = None       # a warp primitive's (labs.warps)
 
     def _main(self):
         try:
@@ -482,6 +691,13 @@ class _SimThread:
             self.state, self.error = STOPPED, stop
         except BaseException as exc:          # the student's code: reported, never raised here
             self.state, self.error = FAILED, exc
+
+    def warp_op(self, request):
+        """Wait at a warp primitive until the lanes it names arrive; what it returns here."""
+        self.request, self.state = request, AT_WARP
+        self.launch.scheduler.switch()
+        self.state, self.request = RUNNING, None
+        return self.result
 
     def barrier(self, frame):
         self.site = _barrier_site(frame, self.launch.fn.__code__)
@@ -508,6 +724,7 @@ class _BlockRun:
         self.name = block_name(idx, launch.grid_ndim)
         self.allocations = _Allocations(launch)
         self.votes = {}
+        self.warp_gens = [0] * ((launch.threads_per_block + 31) // 32)   # syncwarps crossed
         self.threads = [_SimThread(self, t, i)
                         for i, t in enumerate(_thread_order(launch.block))]
 
@@ -585,11 +802,13 @@ def _thread_order(block):
 class Launch:
     """One instrumented launch of ``kernel[grid, block](*args)`` (use :func:`simulate`)."""
 
-    def __init__(self, kernel, grid, block, args, time_limit, observer, schedule=None):
+    def __init__(self, kernel, grid, block, args, time_limit, observer, schedule=None,
+                 shared_bytes=0):
         self.fn = kernel.py_func
+        self.shared_bytes = _shared_bytes(shared_bytes)
         self.order, seed = _schedule(schedule)
         self.rng = np.random.default_rng(seed)
-        self.in_atomic = False
+        self.in_atomic, self.atomic_line = False, 0
         (self.grid, self.grid_ndim), (self.block, self.block_ndim) = _dims(grid), _dims(block)
         self.threads_per_block = int(np.prod(self.block))
         self.observer = observer
@@ -678,18 +897,24 @@ class Launch:
             frame = frame.f_back
         return "" if frame is None else _site_text(((filename, frame.f_lineno),))
 
-    def race(self, array, e, reader, writer, kind, had_value, lines=(0, 0)):
+    def race(self, array, e, reader, writer, kind, had_value, lines=(0, 0), other="w",
+             atomic=False):
         """File a race on a shared element between two threads of the running block
-        (block-local ids) and the lines of their accesses."""
+        (block-local ids) and the lines of their accesses; ``atomic``: one of them was an atomic,
+        ``other``: which access of the element's
+        record the race is with ("r" or "w", for an alias's name)."""
         if self.block_race is not None and len(self.trace.races) >= MAX_RACES:
             return
         threads = self.block_run.threads
-        self._file(Race(array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)),
-                        threads[reader].name_, threads[writer].name_, kind, bool(had_value),
-                        self.interval, self.block_run.name, self.cell_line(), reader, writer,
-                        *self._lines(lines)))
+        name, index = array.label(e)
+        notes = [ATOMIC_NOTE] if atomic else []
+        if isinstance(array, DynamicBytes):
+            notes += [n for n in [array.alias_note(e, other)] if n]
+        self._file(Race(name, index, threads[reader].name_, threads[writer].name_, kind,
+                        bool(had_value), self.interval, self.block_run.name, self.cell_line(),
+                        reader, writer, *self._lines(lines), note="; ".join(notes)))
 
-    def global_race(self, array, e, reader, writer, kind, read_line, write_line):
+    def global_race(self, array, e, reader, writer, kind, read_line, write_line, atomic=False):
         """File a race on a global element between two threads (global ids): of the running
         block in one interval, or of two blocks."""
         if self.block_race is not None and len(self.trace.races) >= MAX_RACES:
@@ -704,13 +929,16 @@ class Launch:
         self._file(Race(array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)),
                         name(reader), name(writer), kind, False, self.interval if same else -1, self.block_run.name if same else "",
                         self.cell_line(), local[0], local[1],
-                        *self._lines((read_line, write_line)), space="global"))
+                        *self._lines((read_line, write_line)), space="global",
+                        note=ATOMIC_NOTE if atomic else ""))
 
     def _lines(self, lines):
         filename = self.fn.__code__.co_filename
-        return [_site_text(((filename, n),)) if n else "" for n in lines]
+        return [_site_text(((filename, _line_number(n)),)) if n else "" for n in lines]
 
     def _file(self, race):
+        if self.trace.races and self.trace.races[-1] == race:
+            return                  # the same race on the next byte of one element
         if self.block_race is None:
             self.block_race = race
         if len(self.trace.races) < MAX_RACES:
@@ -719,7 +947,35 @@ class Launch:
     def uninitialized_read(self, array, e):
         if len(self.block_uninitialized) < MAX_RACES:
             self.block_uninitialized.append((array, e, self.current, self.interval,
-                                             self.cell_line()))
+                                             self.cell_line(), array.label(e)))
+
+    def count_shared_read(self, name):
+        """A read of shared memory through ``name``: counted per array, per thread and per
+        interval with reads."""
+        trace = self.trace
+        trace.shared[name] = trace.shared.get(name, 0) + 1
+        trace.shared_reads[self.current.gid] += 1
+        if self.interval != self.last_read_interval:
+            self.last_read_interval = self.interval
+            idx = self.block_run.idx
+            trace.read_intervals[idx] = trace.read_intervals.get(idx, 0) + 1
+
+    def warp_gen(self):
+        """How many syncwarps the running thread's warp has crossed (orders its accesses)."""
+        return self.block_run.warp_gens[self.current.local_id >> 5]
+
+    def unordered_in_block(self, other, gen):
+        """Whether an access by thread ``other`` of the running block, in this barrier
+        interval, at warp generation ``gen``, is unordered with the running thread's next one:
+        it is ordered when both threads are of one warp and a syncwarp came between."""
+        t = self.current.local_id >> 5
+        return other >> 5 != t or self.block_run.warp_gens[t] == gen
+
+    def unordered(self, gid, then, gen):
+        """As :meth:`unordered_in_block` for a global access by thread ``gid`` at epoch
+        ``then`` (only one of this interval can be ordered by a syncwarp)."""
+        return then != self.epoch or self.unordered_in_block(
+            gid - self.block_run.linear * self.threads_per_block, gen)
 
     def _cross(self):
         """The running block crossed a barrier: a new interval."""
@@ -782,6 +1038,10 @@ class Launch:
             while True:
                 for thread in self.in_order(pending):
                     self._turn(thread)
+                at_warp = [t for t in run.threads if t.state == AT_WARP]
+                if at_warp:
+                    pending = self._warp_step(run, at_warp)
+                    continue
                 pending = [t for t in run.threads if t.state == WAITING]
                 if not pending:
                     break
@@ -792,32 +1052,59 @@ class Launch:
             stopped = False
         finally:
             for t in run.threads:          # after a fault: unwind the threads parked at a barrier
-                if t.state == WAITING:
+                if t.state in (WAITING, AT_WARP):
                     t.glet.throw(Stop)
             self._end_block(run, stopped)
 
     def _end_block(self, run, stopped):
         """File the block's reads of shared memory nobody had written (by then: shared arrays
         belong to one block) and tell the recorder what the block was worth showing."""
-        unwritten = [(array, e, thread, interval, line)
-                     for array, e, thread, interval, line in self.block_uninitialized
+        unwritten = [(array, e, thread, interval, line, label)
+                     for array, e, thread, interval, line, label in self.block_uninitialized
                      if array.first_w[e] == -1 or array.first_w[e] > interval]
+        unwritten = [u for n, u in enumerate(unwritten) if n == 0 or u[5] != unwritten[n - 1][5]
+                     or u[2] is not unwritten[n - 1][2]]      # one per element, not per byte
         room = MAX_RACES - len(self.trace.uninitialized)
         self.trace.uninitialized += [
-            (array.name, tuple(int(i) for i in np.unravel_index(e, array.shape)), thread.name_,
-             run.name, line) for array, e, thread, _, line in unwritten[:max(room, 0)]]
+            (name, index, thread.name_, run.name, line)
+            for _, _, thread, _, line, (name, index) in unwritten[:max(room, 0)]]
         if stopped:
             self.recorder.end_block(run, FAULT)
         elif self.block_race is not None:
             self.recorder.end_block(run, RACE, self.block_race.plain())
         elif unwritten:
-            array, e, thread, interval, _ = unwritten[0]
+            _, _, thread, interval, _, (name, index) = unwritten[0]
             self.recorder.end_block(run, UNWRITTEN, {
-                "kind": "unwritten", "array": array.name,
-                "index": [int(i) for i in np.unravel_index(e, array.shape)],
+                "kind": "unwritten", "array": name, "index": list(index),
                 "threads": [thread.local_id, None], "interval": interval})
         else:
             self.recorder.end_block(run, PLAIN)
+
+    def _warp_step(self, run, at_warp):
+        """Complete the warp primitives that can complete (:func:`.warps.step`); the threads
+        that go on, in lane order. A primitive that can never complete stops the run."""
+        released, blocked = [], ""
+        for warp in sorted({t.local_id >> 5 for t in at_warp}):
+            threads = run.threads[warp * 32:(warp + 1) * 32]
+            lanes = {t.local_id & 31: t for t in threads}
+            waiting = {t.local_id & 31: t.request for t in threads if t.state == AT_WARP}
+            try:
+                results, synced, why = step(lanes, waiting,
+                                            lambda m, lanes=lanes: _where(lanes[m]))
+            except WarpError as error:
+                lane = min(waiting)
+                self.fail("warp", f"in warp {warp} of {run.name}: {error}",
+                          thread=lanes[lane].local_id)
+            blocked = blocked or (why and f"in warp {warp} of {run.name}: {why}")
+            if synced:
+                run.warp_gens[warp] += 1
+            for lane, value in sorted(results.items()):
+                lanes[lane].result = value
+                lanes[lane].state = READY
+                released.append(lanes[lane])
+        if not released:
+            self.fail("warp", f"{blocked}: the warp cannot go on", thread=None)
+        return released
 
     def _check_barrier(self, run, waiting):
         finished = [t for t in run.threads if t.state == DONE]
@@ -837,6 +1124,26 @@ class Launch:
                 f"{_some([t for t in waiting if t.site == other.site])} at "
                 f"{_site_text(other.site)}: every thread must reach the same barrier (a "
                 f"syncthreads in both branches of an `if` is two barriers)"), thread=None)
+
+
+def _where(thread):
+    """Where a thread of a stopped block is, for a warp primitive's message."""
+    if thread.state == DONE:
+        return "has exited"
+    if thread.state == AT_WARP:
+        return f"waits at {thread.request.kind} at {thread.request.site}"
+    if thread.state == WAITING:
+        return f"waits at the syncthreads at {_site_text(thread.site)}"
+    return "is still running"
+
+
+def _line_number(where):
+    """A line number kept as a number, or as (code, bytecode offset) by the hot path of global
+    reads (which turns it into a number only when a race quotes it)."""
+    if type(where) is not tuple:
+        return where
+    code, offset = where
+    return next((line for start, end, line in code.co_lines() if start <= offset < end), 0) or 0
 
 
 def _some(threads, shown=3):
@@ -868,8 +1175,19 @@ def _schedule(schedule):
     return order, int(seed)
 
 
+def _shared_bytes(nbytes):
+    """The launch's dynamic shared memory in bytes, checked."""
+    if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)) or nbytes < 0:
+        raise ValueError(f"dynamic shared memory of {nbytes!r} bytes: expected a whole number "
+                         f"of bytes, 0 or more")
+    if nbytes > MAX_ARRAY_BYTES:
+        raise ValueError(f"dynamic shared memory of {nbytes} bytes: more than a GPU gives one "
+                         f"block (at most {MAX_ARRAY_BYTES // 1024} KiB here)")
+    return int(nbytes)
+
+
 def simulate(kernel, grid, block, args, time_limit=DEFAULT_TIME_LIMIT, observer=None,
-             schedule=None):
+             schedule=None, shared_bytes=0):
     """Launch ``kernel[grid, block]`` on the instrumented simulator and return its :class:`Trace`.
 
     ``args`` is a sequence of (name, value) pairs: NumPy arrays become instrumented global arrays
@@ -878,12 +1196,15 @@ def simulate(kernel, grid, block, args, time_limit=DEFAULT_TIME_LIMIT, observer=
     shared read and builds the local arrays (see :mod:`gemmlab.labs.registers`). ``schedule``:
     the order in which a block's threads take their turns in each interval and the blocks run
     ("forward", "reversed", or ["shuffled", seed]; the seed also draws the garbage of fresh
-    memory). A fault in the kernel ends up in ``trace.fault``; this function raises only for a
-    bad launch.
+    memory). ``shared_bytes``: the launch's dynamic shared memory (the fourth item of
+    ``kernel[grid, block, stream, nbytes]``), which every ``cuda.shared.array(0, dtype)`` of a
+    block shares. A fault in the kernel ends up in ``trace.fault``; this function raises only
+    for a bad launch.
     """
     if device.backend() != "sim":
         raise RuntimeError("the instrumented simulator needs the simulator backend "
                            "(GEMMLAB_BACKEND=sim); on a GPU the labs run it in a subprocess")
     if not hasattr(kernel, "py_func") or getattr(kernel, "_device", False):
         raise TypeError(f"expected a @cuda.jit kernel, got {type(kernel).__name__}")
-    return Launch(kernel, grid, block, args, time_limit, observer, schedule).run()
+    return Launch(kernel, grid, block, args, time_limit, observer, schedule,
+                  shared_bytes).run()

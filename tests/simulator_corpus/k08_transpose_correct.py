@@ -1,0 +1,24 @@
+"""Correct: the tile transpose with its barrier."""
+import numpy as np
+from numba import cuda, float32
+
+LAUNCH = (1, (8, 8), 0)
+EXPECT = None
+
+
+@cuda.jit
+def kernel(a, out):
+    tile = cuda.shared.array((8, 8), float32)
+    x, y = cuda.threadIdx.x, cuda.threadIdx.y
+    tile[y, x] = a[y, x]
+    cuda.syncthreads()
+    out[y, x] = tile[x, y]
+
+
+def inputs():
+    return {"a": np.arange(64, dtype=np.float32).reshape(8, 8),
+            "out": np.zeros((8, 8), np.float32)}
+
+
+def reference(args):
+    return args["a"].T.copy()
