@@ -27,7 +27,7 @@ except importlib.metadata.PackageNotFoundError:      # run from a checkout that 
 
 _SUBMODULES = {
     "precision", "perfmodel", "kernels", "bench", "measure", "tensorcore", "collectives",
-    "parallel", "grading", "judging", "viz", "glossary", "labs",
+    "parallel", "grading", "judging", "viz", "glossary", "labs", "attention",
 }
 
 

@@ -44,6 +44,7 @@ SIZES = {
         "tc_bench_n": 64,            # lesson 12: square size timed (emulation here, kernel on a GPU)
         "tc_error_trials": 32,       # lesson 12: dot products per K in the error-vs-K experiment
         "tc_error_max_k": 16384,     # lesson 12: largest K of that experiment
+        "flash_shape": (19, 16),     # lesson 16: (N, d) of the worked kernel, N off the tile
     },
     "gpu": {
         "accumulate_n": 1 << 16,
@@ -68,6 +69,7 @@ SIZES = {
         "tc_bench_n": 4096,
         "tc_error_trials": 64,
         "tc_error_max_k": 65536,
+        "flash_shape": (1021, 64),
     },
 }
 

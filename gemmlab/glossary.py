@@ -274,6 +274,20 @@ _TABLE = {
         ("down projection", "下投影", "the FFN's second matrix, 4D to D (row parallel)"),
         ("attention head", "注意力头", "one of the independent attention computations of a layer"),
     ],
+    "Fused attention": [
+        ("fused attention", NOT_IN_MATERIAL, "attention computed in one kernel in which the N x N "
+         "scores S and weights P never leave the chip (FlashAttention is the best-known kernel of "
+         "this kind): same FLOPs and a little more, far less HBM traffic", "16"),
+        ("online softmax", NOT_IN_MATERIAL, "softmax in one pass: a running max m and a running "
+         "sum l of exp(s - m), the sum rescaled by exp(m_old - m_new) when the max grows; two "
+         "partial (m, l) merge in any order", "16"),
+        ("log-sum-exp", NOT_IN_MATERIAL, "m + log l of a row, the log of its softmax's "
+         "denominator: the one number per row a fused forward pass keeps for the backward pass",
+         "16"),
+        ("recomputation", NOT_IN_MATERIAL, "computing a value again where it is needed instead of "
+         "storing it (activation checkpointing; fused attention's backward pass recomputes P "
+         "from Q, K and the log-sum-exp): FLOPs spent to save memory and traffic", "04"),
+    ],
 }
 
 TERMS = tuple(Term(*row[:3], topic, *row[3:]) for topic, rows in _TABLE.items() for row in rows)

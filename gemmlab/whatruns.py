@@ -5,7 +5,7 @@ Numba's simulator at small sizes). With one, the GPU parts run at full size when
 requirement:
 
 * the Numba kernels (lesson 00's first kernels, the GEMM ladder of lessons 01, 04, 05, 08, 10, 11
-  and 15): compute capability 7.5 or newer (the oldest a CUDA 13 toolkit builds for; CUDA 12
+  and 15, lesson 16's worked attention kernel): compute capability 7.5 or newer (the oldest a CUDA 13 toolkit builds for; CUDA 12
   reaches back to 5.0) and each rung's GPU tiles within the block limits (threads, static shared
   memory);
 * lesson 12: the Tensor Core paths ``gl.tensorcore.support(cc)`` says run (the WMMA kernel in FP16
@@ -16,8 +16,8 @@ requirement:
 from . import kernels
 from .tensorcore import paths
 
-LESSONS = tuple(f"{n:02d}" for n in range(16))
-KERNELS = ("00", "01", "04", "05", "08", "10", "11", "15")
+LESSONS = tuple(f"{n:02d}" for n in range(17))
+KERNELS = ("00", "01", "04", "05", "08", "10", "11", "15", "16")
 NCCL = ("07", "09")
 MPI = ("07", "09", "14")
 MIN_CC = (7, 5)
@@ -38,7 +38,7 @@ def ladder_fits(spec):
 def cell(lesson, spec, gpus=1):
     """What ``lesson`` ("05") runs on ``spec`` with ``gpus`` GPUs, in a few words."""
     if lesson not in LESSONS:
-        raise ValueError(f"expected a lesson 00..15, got {lesson!r}")
+        raise ValueError(f"expected a lesson 00..16, got {lesson!r}")
     ladder, _ = ladder_fits(spec)
     if lesson in KERNELS:
         return "kernels on the GPU" if ladder else "simulator"

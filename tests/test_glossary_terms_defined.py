@@ -3,7 +3,7 @@
 pipeline and data parallelism), is in the glossary and is defined in a lesson before any lesson,
 exercise or feedback text uses it, in the lesson the glossary names.
 
-The course is read in order 00..15, and for each number: the lesson's markdown, then the
+The course is read in order 00..16, and for each number: the lesson's markdown, then the
 exercise notebook's markdown, then the texts of that lesson's questions in the bank (prompts,
 feedback of the known wrong answers, hints, explanations). A term is *defined* where a lesson's
 markdown first writes it in bold (``**warps**``, ``**streaming multiprocessors (SMs)**``); it is
@@ -63,6 +63,10 @@ TERMS = {
     "GPipe": (r"\bGPipe\b", r"GPipe"),
     "ring attention": (r"\b[Rr]ing attention\b", r"ring attention"),
     "ZeRO (Zero Redundancy Optimizer)": (r"\bZeRO\b", r"ZeRO"),
+    # lesson 16: fused attention
+    "fused attention": (r"\b[Ff]used attention\b", r"fused attention"),
+    "online softmax": (r"\b[Oo]nline softmax\b", r"online softmax"),
+    "log-sum-exp": (r"\b[Ll]og-sum-exp\b", r"log-sum-exp"),
 }
 
 
@@ -83,7 +87,7 @@ def _feedback(lesson):
 def course_texts():
     """[(where, text, is_lesson)] in course order."""
     texts = []
-    for n in range(16):
+    for n in range(17):
         for folder in ("notebooks", "exercises"):
             for path in sorted((ROOT / folder).glob(f"{n:02d}*_*.ipynb")):   # 12, then 12b
                 texts += [(f"{folder}/{path.name} markdown cell {i}", text, folder == "notebooks")

@@ -16,7 +16,7 @@ troubleshooting) and the glossary come from docs/. The site keeps the repository
 
     python docs/site/build.py [--out site] [--jobs N] [--timeout SECONDS_PER_CELL]
 
-It prints "[k/17] lesson NAME S s" as each lesson ends (17: lessons 00 to 15 and 12b).
+It prints "[k/18] lesson NAME S s" as each lesson ends (18: lessons 00 to 16 and 12b).
 """
 import argparse
 import os

@@ -71,7 +71,8 @@ BUDGET_TERMS = Allows(gives={"gl": facade("gl", {
 
 KERNELS = ("03.puzzle_map", "03.puzzle_zip", "03.puzzle_map2d", "03.puzzle_broadcast",
            "03.puzzle_shared", "03.puzzle_pool", "03.puzzle_dot", "03.puzzle_prefix",
-           "05.lab_naive", "05.lab_tiled", "08.lab_pingpong", "10.lab_outer", "11.lab_twolevel")
+           "05.lab_naive", "05.lab_tiled", "08.lab_pingpong", "10.lab_outer", "11.lab_twolevel",
+           "16.puzzle_online_softmax", "16.puzzle_merge", "16.lab_flash")
 PLAIN_PYTHON = ("02.row_major_index", "03.amdahl_function", "04.roofline_function",
                 "07.rs_send_chunk", "10.slots_m_n", "13.coords_of", "13.lab_groups")
 

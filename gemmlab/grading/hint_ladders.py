@@ -210,6 +210,37 @@ LADDERS = {
         "The rows of W_O to use are the ones of this rank's heads (rank times h/p heads of d_h "
         "rows each), and b_o is added once, after the all-reduce.",
     ), ((r"bias|b_o|p times", 2), (r"rows", 2))),
+    "16.puzzle_online_softmax": Ladder((
+        "A row's softmax needs only two numbers besides the scores: the largest score m, and "
+        "the sum l of exp(score - m). Both can be kept running while the row is read once.",
+        "First loop over the row: the new max is the larger of m and the score; the sum so far "
+        "is multiplied by exp(old max - new max) and the new exp term added. Second loop: each "
+        "element of out is exp(score - m) / l.",
+        "Start from m = -inf and l = 0: exp(-inf - m) is 0, so the first score needs no special "
+        "case. Forgetting to rescale l is right only while the max never grows.",
+    ), ((r"overflow|max subtraction", 2), (r"rescaled", 2), (r"reads", 0), (EDGES, 1))),
+    "16.puzzle_merge": Ladder((
+        "A state (m, l) describes any part of the row; two states merge into the state of both "
+        "parts, so the block can reduce states as lesson 03's tree reduced sums.",
+        "Each thread stores its element's state (the score and 1, or -inf and 0 past n) in two "
+        "shared arrays; then a loop over strides 128, 64, ..., 1 where the threads below the "
+        "stride merge the state one stride away into their own; thread 0 writes the result.",
+        "Rescale both sums to the larger max before adding them, and skip the exponentials when "
+        "both states are empty (-inf minus -inf is NaN); a barrier after every level, outside "
+        "the condition.",
+    ), ((BARRIER_MISSING, 2), (r"barrier", 2), (r"rescaled|NaN|overflow", 2))),
+    "16.lab_flash": Ladder((
+        "Fused attention is the online softmax of puzzle 1 with a vector in place of a number: "
+        "besides m and l each row keeps acc, its unnormalised output, rescaled the same way, "
+        "and S never leaves the chip.",
+        "Per block: zero acc, m = -inf, l = 0; for each K/V tile: load it into shared memory "
+        "(thread t loads row t of K and of V, if inside K), wait, update the row's m, l and acc "
+        "key by key, wait again; at the end write acc / l once.",
+        "Three details fail most kernels: acc is multiplied by exp(old max - new max) as l is; "
+        "the second barrier keeps the next tile's loads from overwriting keys others still "
+        "read; with causal, key j counts for query i when j <= i (its own key included), and "
+        "the loop over tiles ends at the block's last row.",
+    ), ((r"rescaled", 2), (r"barrier", 2), (r"causal", 2), (r"reads", 1), (EDGES, 1))),
     "15.lab_budget": Ladder((
         "The layer's time per GPU is four separate terms: compute, the TP all-reduces, the data "
         "parallel gradient all-reduce, and the pipeline's point-to-point messages.",
