@@ -77,7 +77,9 @@ def test_make_lab_keeps_the_token_off_the_command_line_and_the_students_work(cou
     port, venv = _free_port(), Path(sys.prefix)
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     lab = subprocess.Popen(["make", "-s", "--no-print-directory", "lab", f"PORT={port}",
-                            f"VENV={venv}", "-o", str(venv / ".installed-stamp")],
+                            f"VENV={venv}", "-o", str(venv / ".installed-stamp"),
+                            "-o", str(venv / ".lab-stamp")],   # installed already: the copy
+                                                               # has no package to install
                            cwd=course, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:

@@ -108,7 +108,7 @@ def lab_command(port, work):
     the student folder ``work``."""
     venv = Path(sys.prefix)
     return ["make", "-s", "--no-print-directory", "lab", f"PORT={port}", f"VENV={venv}",
-            f"WORK={work}", "-o", str(venv / ".installed-stamp")]
+            f"WORK={work}", "-o", str(venv / ".installed-stamp"), "-o", str(venv / ".lab-stamp")]
 
 
 def student_folder(workdir):
