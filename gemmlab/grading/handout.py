@@ -155,16 +155,27 @@ def release(dest, root="."):
 
 def student_makefile(text):
     """The course Makefile cut to :data:`STUDENT_TARGETS`: the paragraphs (blank-line separated)
-    holding their rules, the variables those use, and a .PHONY line naming only them."""
-    rules, variables = [], {}
+    holding their rules and the rules of what they need (``lab`` needs the ``[lab]`` extra's stamp,
+    which needs the venv's), the variables those use, and a .PHONY line naming only the targets."""
+    paragraphs, variables = [], {}
     for paragraph in text.split("\n\n"):
         for line in paragraph.splitlines():
             if var := re.match(r"([A-Z_]+) [?:]?=", line):
                 variables[var[1]] = line
-        targets = re.findall(r"^([$()\w.-]+):(?!=)", paragraph, re.M)
-        if any(t in (*STUDENT_TARGETS, "$(STAMP)") for t in targets):
-            rules.append("\n".join(line for line in paragraph.splitlines()
-                                   if not re.match(r"[A-Z_]+ [?:]?=", line)))
+        rules = re.findall(r"^([$()\w.-]+):(?!=)(.*)$", paragraph, re.M)
+        if rules:
+            paragraphs.append((paragraph, rules))
+    wanted, kept, grew = set(STUDENT_TARGETS), [], True
+    while grew:                 # the students' targets, and the targets these need
+        grew = False
+        for paragraph, rules in paragraphs:
+            if paragraph not in kept and any(target in wanted for target, _ in rules):
+                kept.append(paragraph)
+                wanted |= {p for _, needs in rules for p in needs.split()}
+                grew = True
+    rules = ["\n".join(line for line in paragraph.splitlines()
+                       if not re.match(r"[A-Z_]+ [?:]?=", line))
+             for paragraph, _ in paragraphs if paragraph in kept]
     used, grew = set(), True
     while grew:                 # the variables the rules use, and those these use
         text_used = "\n".join(rules + [variables[v] for v in used])
