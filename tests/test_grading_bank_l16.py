@@ -4,10 +4,15 @@ import pytest
 
 from gemmlab.grading import judge
 from gemmlab.grading.bank import get_question, lesson_questions
+from gemmlab.grading.bank.l16 import FEWER_FLOPS, SPEEDUP, WHOLE_ROW
 
 CHOICES = {"16.fewer_flops": "fused attention does fewer FLOPs",
            "16.whole_row_first": "softmax needs the whole row first",
            "16.speedup_source": "the speed-up comes from Tensor Cores"}
+# (the options the student reads, the opening words of those that state the misconception)
+STATED_BY = {"16.fewer_flops": (FEWER_FLOPS, "yes"),
+             "16.whole_row_first": (WHOLE_ROW, "yes"),
+             "16.speedup_source": (SPEEDUP, "the Tensor Cores")}
 
 
 @pytest.mark.parametrize("qid", [q for q in lesson_questions("16") if "lab_" not in q
@@ -32,3 +37,13 @@ def test_the_traffic_and_flops_answers_follow_the_models():
     assert judge("16.unfused_mib", (4 * 4096 * 128 + 4 * 4096**2) * 2 / 2**20).status == "pass"
     assert judge("16.cached_ratio", 1 + 4096 / 128).status == "pass"
     assert judge("16.causal_pairs", 32 * 33 // 2).status == "pass"
+
+
+@pytest.mark.parametrize("qid", sorted(CHOICES))
+def test_the_misconception_is_named_to_whoever_picks_an_option_that_states_it(qid):
+    """The feedback follows the option, not a letter: after a re-lettering, the letters whose
+    option states the misconception are exactly those whose feedback names it."""
+    options, opening = STATED_BY[qid]
+    stating = {letter for letter, text in options.items() if text.startswith(opening)}
+    named = {letter for letter in options if CHOICES[qid] in judge(qid, letter).feedback}
+    assert stating and named == stating

@@ -31,31 +31,36 @@ def extra_flops_percent():
 
 
 FEWER_FLOPS = {
-    "a": "no: it does the same two products and the same softmax, plus a little more (the "
-         "rescaling of l and acc at each K/V tile); it saves memory traffic, not arithmetic",
-    "b": "yes: by never writing S it skips the work of the softmax kernel",
-    "c": "yes: tiling removes the redundant multiply-adds of the unfused products",
+    "a": "yes: S is never written to HBM, so the separate softmax kernel's passes over it (the "
+         "max, the exponentials, the sums) are skipped, and the FLOPs go down with the bytes",
+    "b": "no: the same two products and the same softmax are computed, plus the rescaling of l "
+         "and acc at every K/V tile; what fusion saves is memory traffic, not arithmetic",
+    "c": "yes: tiling Q, K and V lets each operand be reused from shared memory, which removes "
+         "the redundant multiply-adds of the two unfused products, about half of them",
 }
 WHOLE_ROW = {
-    "a": "no: the running max and the running sum are enough, rescaling what was summed when the "
-         "max grows, so one pass over the K/V tiles gives the row's output",
-    "b": "yes: the max must be known before the first exponential, so every score of the row "
-         "has to be computed and stored first",
-    "c": "yes, but only for causal attention",
+    "a": "yes: the max must be known before the first exponential is taken, so every score of "
+         "the row has to be computed and stored first, which is why S is written out",
+    "b": "yes, but for causal rows only: the mask decides which of the scores count, so a causal "
+         "row must see all of its scores before its first exponential",
+    "c": "no: a running max and sum are enough, rescaled by exp(m_old - m_new) when the max "
+         "grows, so one pass over the K/V tiles gives exactly the row's softmax",
 }
 SPEEDUP = {
-    "a": "not writing S and P to HBM and reading them back: the unfused version's traffic grows "
-         "as N^2, the fused one's reads are Q, K, V and O, and the kernel is no longer "
-         "memory-bound",
-    "b": "the Tensor Cores: a fused kernel uses them and the unfused kernels do not",
-    "c": "fewer FLOPs: the fused kernel skips the softmax's extra arithmetic",
+    "a": "not writing S and P to HBM and reading them back: the unfused traffic grows as N^2, "
+         "the fused kernel's is Q, K, V and O, and it is no longer memory-bound",
+    "b": "the Tensor Cores: the fused kernel runs its two products on them, while the unfused "
+         "kernels compute Q K^T and P V on the ordinary CUDA cores, in FP32 throughout",
+    "c": "fewer FLOPs: the fused kernel skips the softmax kernel's separate passes over S, so "
+         "it does less arithmetic per head than the three unfused kernels",
 }
 RECOMPUTE = {
-    "a": "recomputing S and P tile by tile from Q and K (on chip) costs FLOPs, which the GPU has "
-         "in plenty, while storing P and reading it back costs N^2 bytes per head of HBM "
-         "traffic and memory, which it has not",
-    "b": "P cannot be stored: the forward pass never computes it",
-    "c": "the backward pass does not need P at all",
+    "a": "P cannot be stored: the forward pass does not compute P as a whole, only the running "
+         "max and the running sum of each row, so there is no P to keep for the backward pass",
+    "b": "recomputing S and P tile by tile from Q, K and the log-sum-exp costs FLOPs, which the "
+         "GPU has in plenty; storing P costs N^2 elements per head in HBM, which it has not",
+    "c": "the backward pass does not need P: the gradients dQ, dK and dV follow from Q, K, V, O "
+         "and dO through the chain rule, with no softmax weights involved",
 }
 
 QUESTIONS = [
@@ -109,10 +114,10 @@ QUESTIONS = [
         id="16.fewer_flops",
         prompt="Does fused attention do fewer FLOPs than the unfused three kernels? Pick one:\n"
                + options_text(FEWER_FLOPS),
-        answer="a",
+        answer="b",
         kind=Choice(tuple(FEWER_FLOPS)),
         wrong=[
-            Wrong("b", "the misconception that fused attention does fewer FLOPs: the softmax's "
+            Wrong("a", "the misconception that fused attention does fewer FLOPs: the softmax's "
                        "max, exponentials and sums are all still computed, on chip, plus the "
                        "rescaling. What disappears is the traffic of S and P."),
             Wrong("c", "the misconception that fused attention does fewer FLOPs: tiling changes "
@@ -124,14 +129,14 @@ QUESTIONS = [
         id="16.whole_row_first",
         prompt="Does a row's softmax need all its scores before any output can be accumulated? "
                "Pick one:\n" + options_text(WHOLE_ROW),
-        answer="a",
+        answer="c",
         kind=Choice(tuple(WHOLE_ROW)),
         wrong=[
-            Wrong("b", "the misconception that softmax needs the whole row first: the online "
+            Wrong("a", "the misconception that softmax needs the whole row first: the online "
                        "softmax subtracts the running max, and when a larger score arrives it "
                        "multiplies the sum and the accumulator by exp(m_old - m_new); the "
                        "result is exactly the softmax."),
-            Wrong("c", "the misconception that softmax needs the whole row first, for causal "
+            Wrong("b", "the misconception that softmax needs the whole row first, for causal "
                        "rows: the mask only removes scores; the running max and sum work the "
                        "same."),
         ],
@@ -146,7 +151,8 @@ QUESTIONS = [
             Wrong("b", "the misconception that the speed-up comes from Tensor Cores: the "
                        "unfused version's two products run on Tensor Cores too (they are "
                        "GEMMs, lesson 12). Fusion removes the N^2 traffic of S and P."),
-            Wrong("c", "fused attention does not do fewer FLOPs: it does a little more. The "
+            Wrong("c", "fused attention does not do fewer FLOPs: the softmax's passes still "
+                       "happen, on chip, plus the rescaling, so it does a little more. The "
                        "saving is bytes."),
         ],
     ),
@@ -192,10 +198,10 @@ QUESTIONS = [
         id="16.why_recompute",
         prompt="Why does the backward pass recompute S and P rather than store P? Pick one:\n"
                + options_text(RECOMPUTE),
-        answer="a",
+        answer="b",
         kind=Choice(tuple(RECOMPUTE)),
         wrong=[
-            Wrong("b", "the forward pass does compute P, tile by tile, on chip; it just never "
+            Wrong("a", "the forward pass does compute P, tile by tile, on chip; it just never "
                        "writes it out."),
             Wrong("c", "dV = P^T dO and dS needs P: the backward pass does need it."),
         ],
