@@ -35,7 +35,9 @@ $(LAB_STAMP): $(STAMP)
 	PYTHONWARNINGS="ignore:Editable installation" $(VPY) -m pip install -q -e '.[lab]'
 	@touch $@
 
-$(DEV_STAMP): $(STAMP)
+# The developers' tools; on top of the [lab] extra, since the tests start JupyterLab as `make lab`
+# and `gemmlab lab` do.
+$(DEV_STAMP): $(LAB_STAMP)
 	PYTHONWARNINGS="ignore:Editable installation" $(VPY) -m pip install -q -e '.[dev]'
 	@touch $@
 
