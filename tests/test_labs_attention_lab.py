@@ -12,21 +12,12 @@ from gemmlab.grading import judge
 from gemmlab.grading.bank import get_question
 from gemmlab.labs import attention_cases
 from gemmlab.labs.attention_lab import LABS
-from gemmlab.labs.solutions import cell, solution
-from gemmlab.judging import load_function
+from gemmlab.labs.solutions import solution
+from solution_variants import variant
 
 pytestmark = pytest.mark.skipif(gl.device.backend() != "sim",
                                 reason="the instrumented simulator runs on the simulator backend")
 QUESTIONS = [f"16.{name}" for name in LABS]
-
-
-def variant(qid, *edits):
-    """The solution kernel of ``qid`` with each (old, new) text edit applied exactly once."""
-    source, name, label = cell(qid)
-    for old, new in edits:
-        assert source.count(old) == 1, f"{old!r} is not in the solution of {qid} exactly once"
-        source = source.replace(old, new)
-    return load_function(source, name, f"{label} (edited: {abs(hash(edits))})")
 
 
 def verdict(qid, kernel):

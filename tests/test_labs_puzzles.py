@@ -13,21 +13,12 @@ from gemmlab.grading import judge
 from gemmlab.grading.bank import get_question
 from gemmlab.labs import puzzles
 from gemmlab.labs.solutions import cell, solution
-from gemmlab.judging import load_function
 from gemmlab.judging.cell import judge_alone
+from solution_variants import variant
 
 pytestmark = pytest.mark.skipif(gl.device.backend() != "sim",
                                 reason="the instrumented simulator runs on the simulator backend")
 PUZZLES = [f"03.{name}" for name in puzzles.PUZZLES]
-
-
-def variant(qid, *edits):
-    """The solution kernel of ``qid`` with each (old, new) text edit applied exactly once."""
-    source, name, label = cell(qid)
-    for old, new in edits:
-        assert source.count(old) == 1, f"{old!r} is not in the solution of {qid} exactly once"
-        source = source.replace(old, new)
-    return load_function(source, name, f"{label} (edited: {abs(hash(edits))})")
 
 
 def verdict(qid, kernel, **changes):
