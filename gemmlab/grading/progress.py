@@ -135,7 +135,7 @@ def verdicts(work, lessons=(), say=None, workers=WORKERS):
         if not lesson_questions(lesson) or (lessons and lesson not in lessons):
             continue
         if path.read_bytes() == _handed_out(path.name):     # not run: no child needed
-            found[lesson] = judge_notebook(path)
+            found[lesson] = dict.fromkeys(lesson_questions(lesson), NOT_ATTEMPTED)
         else:
             todo.append(path)
     say(f"{len(found)} notebook(s) as handed out (not attempted); {len(todo)} of yours to run, "
