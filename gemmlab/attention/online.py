@@ -66,12 +66,13 @@ def online_softmax(scores, tile=1):
 
 
 def softmax_reference(scores, subtract_max=True, dtype=np.float64):
-    """softmax of a 1-D row in ``dtype``, with or without the max subtracted (without it, a
-    score past log(largest finite number of dtype) overflows: inf / inf is NaN)."""
+    """softmax of each row (the last axis) of ``scores`` in ``dtype``, with or without the max
+    subtracted (without it, a score past log(largest finite number of dtype) overflows: inf / inf
+    is NaN)."""
     s = np.asarray(scores, dtype=dtype)
     with np.errstate(over="ignore", invalid="ignore"):
-        e = np.exp(s - s.max()) if subtract_max else np.exp(s)
-        return e / e.sum(dtype=dtype)
+        e = np.exp(s - s.max(axis=-1, keepdims=True)) if subtract_max else np.exp(s)
+        return e / e.sum(axis=-1, keepdims=True, dtype=dtype)
 
 
 def attention_reference(Q, K, V, causal=False, scale=None):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..attention import attention_reference, tiled_attention
+from ..attention import attention_reference, softmax_reference, tiled_attention
 from .cases import POISON_HIGH, POISON_LOW
 
 ROW_THREADS = 32        # the rows puzzle's threads per block
@@ -63,12 +63,6 @@ def _poison(rng, shape):
     return rng.uniform(POISON_LOW, POISON_HIGH, shape).astype(np.float32)
 
 
-def _softmax_rows(x):
-    x = x.astype(np.float64)
-    e = np.exp(x - x.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
 def _unrescaled_rows(x):
     """Each row's l summed as exp(x_j - m_j), m_j the max up to j, never rescaled."""
     x = x.astype(np.float64)
@@ -82,7 +76,7 @@ def rows_case(rng, rows, n):
     x = values(rng, (rows, n)) * np.float32(4)
     x[-1] = x[-1] * np.float32(HOT / float(x[-1].max()))
     return RowCase(f"R x n = {rows} x {n}", (math.ceil(rows / ROW_THREADS),), (ROW_THREADS,),
-                   {"x": x}, _poison(rng, (rows, n)), _softmax_rows(x), rows - 1, ROW_THREADS,
+                   {"x": x}, _poison(rng, (rows, n)), softmax_reference(x), rows - 1, ROW_THREADS,
                    budgets={"x": 2 * x.size},
                    known_wrong=(("the running sum not rescaled", _unrescaled_rows(x),
                                  "when a larger score arrives, the sum so far was taken against "
