@@ -12,7 +12,7 @@ builds them.
 
     built = compile_source(source, "sm_90a", name="hopper_gemm.cu")
     built.cubin, built.log, built.resources()      # machine code, compiler log, per-kernel registers
-    path = cached_cubin(source, "sm_80")           # the same, on disk (for cupy.RawModule(path=...))
+    path, built = cached_cubin(source, "sm_80")    # the same, on disk (for cupy.RawModule(path=...))
 
 A cubin made by NVRTC of CUDA major version X loads only on a driver of major version >= X:
 :func:`check_driver` says so before a load fails with a cryptic error.

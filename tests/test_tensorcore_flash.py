@@ -58,3 +58,39 @@ def test_the_grid_covers_ragged_n_and_every_head():
 def test_a_configuration_it_was_not_built_for_is_refused(bad):
     with pytest.raises(ValueError, match="expected|built for"):
         flash.kernel_name(*bad, False)
+
+
+def test_the_launch_path_loads_the_cubin_file_it_built(monkeypatch):
+    """The first launch of a configuration builds its cubin and hands CuPy that file's path (the
+    first GPU run found a tuple passed instead: CUDA_ERROR_FILE_NOT_FOUND). CuPy is faked here:
+    its RawModule records the path and checks it is a cubin on disk."""
+    import sys
+    import types
+    loaded = []
+
+    class RawModule:
+        def __init__(self, path):
+            assert isinstance(path, str) and path.endswith(".cubin") and os.path.getsize(path) > 0
+            loaded.append(path)
+
+        def get_function(self, name):
+            return types.SimpleNamespace(name=name)
+
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(RawModule=RawModule))
+    monkeypatch.setattr(flash, "_loaded", {})
+    monkeypatch.setattr("gemmlab.cudadriver.driver_version", lambda: None)
+    fn = flash._function("fp16", 64, 4, False, "sm_80")
+    assert fn.name == flash.kernel_name("fp16", 64, 4, False) and len(loaded) == 1
+    assert flash._function("fp16", 64, 4, False, "sm_80") is fn and len(loaded) == 1   # cached
+
+
+def test_a_driver_older_than_the_compiler_is_refused_before_the_load(monkeypatch):
+    import sys
+    import types
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace())     # never reached
+    monkeypatch.setattr(flash, "_loaded", {})
+    monkeypatch.setattr("gemmlab.cudadriver.driver_version", lambda: 11080)
+    if cudacompile.version()[0] <= 11:
+        pytest.skip("this NVRTC's cubins load on a CUDA 11 driver")
+    with pytest.raises(RuntimeError, match="update the driver"):
+        flash._function("fp16", 64, 4, False, "sm_80")

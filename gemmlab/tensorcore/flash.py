@@ -113,8 +113,10 @@ def _function(fmt, d, warps, causal, arch):
         if arch is None:
             cc = cupy.cuda.Device().compute_capability
             arch = f"sm_{cc}"
-        cudacompile.check_driver(cudadriver.driver_version())
-        path = cudacompile.cached_cubin(kernel_source([key]), arch, name="flash_attention.cu")
+        why = cudacompile.check_driver(cudadriver.driver_version())
+        if why:
+            raise RuntimeError(f"the fused attention kernel cannot load: {why}")
+        path, _ = cudacompile.cached_cubin(kernel_source([key]), arch, name="flash_attention.cu")
         fn = cupy.RawModule(path=str(path)).get_function(kernel_name(*key))
         fn.max_dynamic_shared_size_bytes = shared_bytes(d, warps)
         _loaded[key] = fn
