@@ -202,3 +202,101 @@ def test_the_ffn_gather_costs_its_real_ratio_of_bytes():
 @pytest.mark.parametrize("qid", LABS)
 def test_an_untouched_skeleton_is_not_attempted(qid):
     assert judge(qid, lambda comm, *args: ...).status == "not attempted"
+
+
+# Issue 54: the ranks share the cell's globals, so a module-level dict can carry the sum while
+# the all-reduce adds zeros, or each rank's share of the answer (Y/p): values and collectives
+# look right, and only what each rank gave the all-reduce tells. The same with the partial sums
+# carried point to point around the all-reduce (AROUND_*), which needs no shared memory at all.
+SHARED_ROW = '''SHARED = {}
+
+
+def row_rank(comm, X_r, W_r):
+    SHARED[comm.rank] = X_r @ W_r
+    comm.all_reduce(0 * SHARED[comm.rank])   # every rank has written its part
+    return sum(SHARED[r] for r in range(comm.size))
+'''
+SHARED_FFN = '''SHARED = {}
+
+
+def ffn_rank(comm, X, W_up_r, b_up_r, W_down_r, b_down):
+    SHARED[comm.rank] = gl.parallel.gelu(X @ W_up_r + b_up_r) @ W_down_r
+    comm.all_reduce(0 * SHARED[comm.rank])
+    return sum(SHARED[r] for r in range(comm.size)) + b_down
+'''
+SHARED_ATTENTION = '''SHARED = {}
+
+
+def attention_rank(comm, X, Wq_r, Wk_r, Wv_r, Wo, b_o, n_heads):
+    p, r, width = comm.size, comm.rank, Wq_r.shape[1]
+    O_r = gl.parallel.head_attention(X @ Wq_r, X @ Wk_r, X @ Wv_r, n_heads // p, n_heads // p)
+    parts = SHARED.setdefault((float(X.sum()), p), {})     # this case's parts
+    parts[r] = O_r @ Wo[r * width:(r + 1) * width]
+    while len(parts) < p:                                    # wait for the other ranks' parts
+        pass
+    return comm.all_reduce(sum(parts.values()) / p) + b_o
+'''
+AROUND_ROW = '''def row_rank(comm, X_r, W_r):
+    P = X_r @ W_r
+    Y = P
+    for k in range(1, comm.size):           # the partials travel point to point ...
+        Y = Y + comm.sendrecv(P, (comm.rank + k) % comm.size, (comm.rank - k) % comm.size)
+    comm.all_reduce(0 * P)                  # ... and the all-reduce sums zeros
+    return Y
+'''
+AROUND_FFN = '''def ffn_rank(comm, X, W_up_r, b_up_r, W_down_r, b_down):
+    P = gl.parallel.gelu(X @ W_up_r + b_up_r) @ W_down_r
+    Y = P
+    for k in range(1, comm.size):
+        Y = Y + comm.sendrecv(P, (comm.rank + k) % comm.size, (comm.rank - k) % comm.size)
+    comm.all_reduce(0 * P)
+    return Y + b_down
+'''
+AROUND_ATTENTION = '''def attention_rank(comm, X, Wq_r, Wk_r, Wv_r, Wo, b_o, n_heads):
+    p, r, width = comm.size, comm.rank, Wq_r.shape[1]
+    O_r = gl.parallel.head_attention(X @ Wq_r, X @ Wk_r, X @ Wv_r, n_heads // p, n_heads // p)
+    P = O_r @ Wo[r * width:(r + 1) * width]
+    Y = P
+    for k in range(1, p):
+        Y = Y + comm.sendrecv(P, (r + k) % p, (r - k) % p)
+    return comm.all_reduce(Y / p) + b_o     # a share of the answer
+'''
+ATTACKS = [("06.lab_row", SHARED_ROW, "rank 0's all-reduce input is not its partial product "
+                                      "X_0 @ W_0: it is all zeros"),
+           ("09.lab_ffn", SHARED_FFN, "rank 0's all-reduce input is not its partial product "
+                                      "H_0 @ W_down_0: it is all zeros"),
+           ("14.lab_attention", SHARED_ATTENTION, "rank 0's all-reduce input is not its partial "
+                                                  "product O_0 @ W_O,0: it is the sum over all "
+                                                  "ranks divided by p = "),
+           ("06.lab_row", AROUND_ROW, "rank 0's all-reduce input is not its partial product "
+                                      "X_0 @ W_0: it is all zeros"),
+           ("09.lab_ffn", AROUND_FFN, "rank 0's all-reduce input is not its partial product "
+                                      "H_0 @ W_down_0: it is all zeros"),
+           ("14.lab_attention", AROUND_ATTENTION, "rank 0's all-reduce input is not its partial "
+                                                  "product O_0 @ W_O,0: it is the sum over all "
+                                                  "ranks divided by p = ")]
+
+
+@pytest.mark.parametrize("qid,source,message", ATTACKS,
+                         ids=[f"{a[0]}-{i}" for i, a in enumerate(ATTACKS)])
+def test_a_sum_carried_past_the_all_reduce_fails_on_each_ranks_contribution(qid, source,
+                                                                              message):
+    from gemmlab_grader.isolate import judge_code
+    import gemmlab as gl
+    name = source.split("def ", 1)[1].split("(", 1)[0]
+    namespace = {"np": np, "gl": gl}
+    exec(source, namespace)
+    checked = judge(qid, namespace[name])
+    graded = judge_code(qid, source, name, seed=4, timeout=240)
+    for result in (checked, graded):
+        assert result.status == "fail", result.feedback
+        assert message in result.feedback, result.feedback
+
+
+def test_a_rank_may_add_its_share_of_the_bias_before_the_sum():
+    """The bias carries nothing of the other ranks: rank 0 adding it before the all-reduce is
+    still its own partial product."""
+    def bias_on_rank_0(comm, X, W_up_r, b_up_r, W_down_r, b_down):
+        P_r = gelu(X @ W_up_r + b_up_r) @ W_down_r
+        return comm.all_reduce(P_r + b_down if comm.rank == 0 else P_r)
+    assert judge("09.lab_ffn", bias_on_rank_0).status == "pass"

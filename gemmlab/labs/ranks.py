@@ -62,6 +62,7 @@ class CollectiveCall:
     dtype: str
     axis: Optional[int]
     record: CommRecord
+    inputs: tuple = ()           # per rank, the array it contributed (a lab checks the content)
 
 
 @dataclass
@@ -264,7 +265,7 @@ class _World:
             outputs = [np.moveaxis(out, 0, axis) for out in res.outputs]
         record = comm_record(name, f"collective {seq + 1} of the rank program", arrays, res)
         self.collectives.append(CollectiveCall(name, tuple(a.shape for a in arrays),
-                                               str(arrays[0].dtype), axis, record))
+                                               str(arrays[0].dtype), axis, record, tuple(arrays)))
         start = max(self.clock)
         for r in range(self.n):
             self.clock[r] = start + res.n_steps

@@ -3,12 +3,13 @@ tensor-parallel layer, run on simulated ranks (:mod:`.ranks`).
 
 Each check gives every rank its shards of random float64 weights at sizes the student does not
 see (and p in {1, 2, 4}), compares what every rank returns with the unsharded float64 reference
-of :mod:`gemmlab.parallel`, and reads the log of collectives the ranks called. Sizes are chosen
-so that the shapes of the tensors that might be communicated differ from each other (F/p is not
-D; in attention h d_h is not d_model), so the log says which tensor a collective moved. Known
-mistakes get their own message: the bias added on every rank (off by (p-1) b), partial sums
-concatenated, column-parallel outputs all-reduced, an all-gather the layer does not need (with the
-real ratio of bytes), W_O split by columns.
+of :mod:`gemmlab.parallel`, reads the log of collectives the ranks called, and checks that each
+rank's all-reduce input is its own partial product (not zeros or a share of the answer, while the
+sum travels some other way). Sizes are chosen so that the shapes of the tensors that might be
+communicated differ from each other (F/p is not D; in attention h d_h is not d_model), so the log
+says which tensor a collective moved. Known mistakes get their own message: the bias added on
+every rank (off by (p-1) b), partial sums concatenated, column-parallel outputs all-reduced, an
+all-gather the layer does not need (with the real ratio of bytes), W_O split by columns.
 """
 import numpy as np
 
@@ -103,7 +104,7 @@ class ShardedLab(CodeLab):
         wrong = [r for r in range(case["p"]) if not _close(outs[r], case["expected"][r])]
         if wrong:
             return FAIL, self.wrong_values(case, outs, run) or self._mismatch(case, outs, wrong[0])
-        problem = self.wrong_log(case, run)
+        problem = self.wrong_log(case, run) or self.wrong_contribution(case, run)
         return (FAIL, problem) if problem else (PASS, "")
 
     def _mismatch(self, case, outs, r):
@@ -122,6 +123,11 @@ class ShardedLab(CodeLab):
         return None
 
     def wrong_values(self, case, outs, run):
+        return None
+
+    def wrong_contribution(self, case, run):
+        """Right values and collectives: what each rank gave them must be its own (see
+        :class:`ExitSumLab`)."""
         return None
 
     def wrong_log(self, case, run):
@@ -143,6 +149,28 @@ class ShardedLab(CodeLab):
                    "to add the p tensors itself: the all-reduce is the collective that sums.")
         return (f"right values, but your ranks called {_log(run)} where the layer needs "
                 f"{needed}{_bytes_ratio(run, case['needed_bytes'])}.{why}")
+
+
+def _own_partial(given, partial, bias):
+    """Whether ``given`` is ``partial`` plus, at most, a multiple of the bias row (a rank may add
+    its share of the bias before the sum; the bias carries nothing of the other ranks)."""
+    extra = np.asarray(given, dtype=np.float64) - partial
+    if bias is not None:
+        row = np.broadcast_to(bias, extra.shape)
+        extra = extra - row * (np.vdot(extra, row) / np.vdot(row, row))
+    return _close(partial + extra, partial)
+
+
+def _what_it_is(given, case, r):
+    """'it is all zeros', 'it is the sum over all ranks divided by p = 4', or how far it is."""
+    total, p = np.sum(case["partials"], axis=0), case["p"]
+    if not np.any(given):
+        return "it is all zeros"
+    if _close(given, total / p):
+        return f"it is the sum over all ranks divided by p = {p}"
+    if _close(given, total):
+        return "it is the sum over all ranks"
+    return f"it differs from it by up to {float(np.abs(given - case['partials'][r]).max()):.3g}"
 
 
 def _matrix(rng, rows, cols, scale=1.0):
@@ -211,6 +239,20 @@ class ExitSumLab(ShardedLab):
     shards = ""             # the column-parallel tensors, as the feedback names them
     shard_kind = ""         # what differs between the ranks' shards
     no_gather = ""          # why the layer needs nothing gathered inside it
+    partial = ""            # rank r's partial product, as the feedback names it ("X_{r} @ W_{r}")
+
+    def wrong_contribution(self, case, run):
+        """Each rank's all-reduce input must be its own partial product (plus, if it likes, a
+        share of the bias): ranks that hand it zeros, or a share of the answer, while something
+        they share carries the sum, have right values and the right log, and fail here."""
+        for call in _calls(run, "all-reduce"):
+            for r, given in enumerate(call.inputs):
+                if not _own_partial(given, case["partials"][r], case.get("b")):
+                    return (f"rank {r}'s all-reduce input is not its partial product "
+                            f"{self.partial.format(r=r)}: {_what_it_is(given, case, r)}. The sum "
+                            f"must travel through the all-reduce: each rank gives it what it "
+                            f"computed from its own shards, nothing the ranks share.")
+        return None
 
     def wrong_log_first(self, case, run):
         if "shard_width" in case and any(c.shapes[0][-1] == case["shard_width"]
@@ -261,6 +303,7 @@ class RowLab(ExitSumLab):
     function = "your row_rank"
     needed_words = "one all-reduce of the M x N partial sums"
     value_hint = "Each rank's partial sum is X_r W_r; Y is their sum over the ranks."
+    partial = "X_{r} @ W_{r}"
 
     def make_case(self, p, rng):
         X, W, label = _linear(p, rng, "K")
@@ -279,6 +322,7 @@ class FFNLab(ExitSumLab):
     value_hint = ("Each rank computes H_r = GELU(X W_up_r + b_up_r) with gl.parallel.gelu, its "
                   "partial sum H_r W_down_r, sums it over the ranks, then adds b_down once.")
     shards, shard_kind = "Z_r = X W_up_r and H_r = GELU(Z_r)", "hidden features"
+    partial = "H_{r} @ W_down_{r}"
     no_gather = ("GELU works on each hidden feature alone and W_down_r needs exactly this rank's "
                  "H_r, so nothing is gathered between the two projections")
 
@@ -314,6 +358,7 @@ class AttentionLab(ExitSumLab):
                   "matching rows of W_O, Wo[r (h/p) d_h : (r+1) (h/p) d_h]; W_O split by columns "
                   "does not fit it.")
     shards, shard_kind = "Q_r, K_r, V_r and the heads' outputs O_r", "heads"
+    partial = "O_{r} @ W_O,{r}"
     no_gather = ("the heads are independent until W_O, so each rank computes its own heads' "
                  "attention with nothing from the others")
 
