@@ -193,7 +193,7 @@ _TABLE = {
         ("micro-kernel", "微内核", "the innermost loop of a GEMM: one thread's block of outputs"),
         ("Tensor Core", "张量核心", "a unit that multiplies small matrices: one warp's D = A B + C "
          "on a fragment per step (a 16 x 16 x 16 WMMA step runs as two HMMA instructions on the "
-         "H200)"),
+         "H200)", "00"),
         ("warpgroup", NOT_IN_MATERIAL, "four consecutive warps of a block (128 threads, the first "
          "warp's index a multiple of 4) that issue Hopper's wgmma instructions together", "12"),
         ("wgmma (warpgroup MMA)", NOT_IN_MATERIAL, "Hopper's (sm_90a) asynchronous MMA instruction: "
