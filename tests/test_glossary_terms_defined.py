@@ -232,3 +232,12 @@ def test_the_scan_reads_code_as_a_student_sees_it():
     messages = _messages("puzzle_feedback")
     assert messages and not any(text.startswith("What a warm-up puzzle says") for text in messages)
 
+
+@pytest.mark.parametrize("lesson", ["05", "08", "10", "11"])
+def test_a_kernel_labs_worked_kernel_comes_before_the_pointer_to_the_lab(lesson):
+    # "every kernel lab follows a worked kernel of the same pattern on another problem"
+    path = next((ROOT / "notebooks").glob(f"{lesson}_*.ipynb"))
+    markdown = [text for kind, text in _cells(path) if kind == "markdown"]
+    worked = [i for i, text in enumerate(markdown) if text.startswith("**A worked")]
+    lab = [i for i, text in enumerate(markdown) if text.startswith("**Lab")]
+    assert worked and lab and worked[0] < lab[0], (path.name, worked, lab)
