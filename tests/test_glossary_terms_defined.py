@@ -56,6 +56,8 @@ TERMS = {
                                         r"TMA|Tensor Memory Accelerator( \(TMA\))?"),
     "warpgroup": (r"\b[Ww]arp[- ]?groups?\b", r"warp[- ]?groups?"),
     "wgmma (warpgroup MMA)": (r"\bwgmmas?\b", r"`?wgmma(\.mma_async)?`?s?"),
+    "Tensor Memory (TMEM)": (r"\bTMEM\b|\bTensor Memory\b(?! Accelerator)",
+                             r"Tensor Memory( \(TMEM\))?|TMEM"),
     "mbarrier": (r"\bmbarriers?\b", r"mbarriers?"),
     "warp specialisation": (r"\b[Ww]arp speciali[sz]", r"warp speciali[sz]ation"),
     "swizzle": (r"\b[Ss]wizzl", r"swizzl\w*"),
