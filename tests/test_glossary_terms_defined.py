@@ -243,3 +243,12 @@ def test_a_kernel_labs_worked_kernel_comes_before_the_pointer_to_the_lab(lesson)
     worked = [i for i, text in enumerate(markdown) if text.startswith("**A worked")]
     lab = [i for i, text in enumerate(markdown) if text.startswith("**Lab")]
     assert worked and lab and worked[0] < lab[0], (path.name, worked, lab)
+
+
+def test_every_feedback_module_of_the_labs_is_read():
+    # a new module of lab messages is placed at its first lab, or the scan would miss its words
+    read = {module for modules in FEEDBACK_MODULES.values() for module in modules}
+    found = {p.stem for p in (ROOT / "gemmlab" / "labs").glob("*feedback*.py")}
+    found |= {p.stem for p in (ROOT / "gemmlab" / "labs").glob("*hints*.py")}
+    assert found and found <= read, found - read
+    assert all((ROOT / "gemmlab" / "labs" / f"{module}.py").is_file() for module in read)
