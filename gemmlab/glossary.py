@@ -193,13 +193,17 @@ _TABLE = {
         ("micro-kernel", "微内核", "the innermost loop of a GEMM: one thread's block of outputs"),
         ("Tensor Core", "张量核心", "a unit that multiplies small matrices: one warp's D = A B + C "
          "on a fragment per step (a 16 x 16 x 16 WMMA step runs as two HMMA instructions on the "
-         "H200)"),
+         "H200)", "00"),
         ("warpgroup", NOT_IN_MATERIAL, "four consecutive warps of a block (128 threads, the first "
          "warp's index a multiple of 4) that issue Hopper's wgmma instructions together", "12"),
         ("wgmma (warpgroup MMA)", NOT_IN_MATERIAL, "Hopper's (sm_90a) asynchronous MMA instruction: "
          "a warpgroup computes D = A B + D on a 64 x N x 16 block (FP16/BF16, N up to 256) with B, "
          "and A or not, read straight from shared memory, and waits for a group of them only when "
          "it needs the results", "12"),
+        ("Tensor Memory (TMEM)", NOT_IN_MATERIAL, "Blackwell's (sm_100a: B200) memory beside each "
+         "SM's Tensor Cores, 128 lanes by 512 columns of 32-bit cells (256 KiB), where tcgen05.mma, "
+         "the instruction that follows wgmma there, keeps its accumulator instead of registers",
+         "12"),
         ("mbarrier", NOT_IN_MATERIAL, "a barrier object in shared memory that counts arrivals and, for "
          "a TMA copy, bytes; it completes a phase when both reach what was expected, a waiter "
          "names the phase by its parity (0 or 1), and only the threads that wait on it wait",

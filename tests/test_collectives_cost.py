@@ -115,9 +115,10 @@ def test_fit_stays_non_negative_and_checks_its_input():
 def test_the_pipelined_double_binary_tree_approaches_2s_in_log_n_steps():
     S, n = 2**20, 64                                        # depth floor(log2 64) = 6
     one = C.double_binary_tree_cost(n, S, 1)                # no pipelining: the tree's 2 d S
-    assert (one.steps, one.bytes) == (12, 12 * S)
+    assert (one.steps, one.bytes) == (24, 12 * S)           # 2 children: 2 messages per round
     many = C.double_binary_tree_cost(n, S, 1000)
-    assert many.steps == 2 * (6 + 999) and many.bytes == pytest.approx(2.01 * S)
+    assert many.steps == 2 * 2 * (6 + 999) and many.bytes == pytest.approx(2.01 * S)
+    assert C.double_binary_tree_cost(2, S, 1).steps == 2    # one child: one message per round
     assert many.bytes < C.allreduce_cost("tree", n, S).bytes
     assert C.double_binary_tree_cost(1, S, 8).steps == 0
     with pytest.raises(ValueError):

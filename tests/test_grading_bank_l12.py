@@ -28,6 +28,9 @@ def test_the_issue_s_questions_are_there():
     # part 2 (the Hopper ladder): bytes per stage, stages that fit, ring depth, the profile
     assert {"12.hopper_stage_bytes", "12.hopper_stages_fit", "12.ring_stages_needed",
             "12.wmma_bottleneck"} <= set(IDS)
+    # part 2's own: what wgmma changes, setmaxnreg's registers, a decode shape, an FP8 slice
+    assert {"12.wgmma_change", "12.consumer_registers", "12.idle_sms_decode",
+            "12.fp8_slice_k"} <= set(IDS)
 
 
 @pytest.mark.parametrize("qid, figure", sorted(SEED_FIGURES.items()))
@@ -96,3 +99,31 @@ def test_peak_flops_is_not_all_that_matters():
     assert judge("12.peak_is_all", False).status == "pass"
     r = judge("12.peak_is_all", True)
     assert r.status == "fail" and "one roof" in r.feedback, r.feedback
+
+
+@pytest.mark.parametrize("qid, answer, misconception", [
+    ("12.wgmma_change", "a", "issued by a warpgroup, 4 warps together"),
+    ("12.wgmma_change", "b", "runs asynchronously"),
+    ("12.idle_sms_decode", 0, "K makes no tiles"),
+    ("12.idle_sms_decode", 16, "the number of tiles, the SMs that work"),
+    ("12.idle_sms_decode", 100, "128 x 128 tiles"),
+    ("12.consumer_registers", 168, "splits the registers evenly"),
+    ("12.consumer_registers", 244, "multiples of 8"),
+    ("12.consumer_registers", 256, "leaves the producer none"),
+    ("12.fp8_slice_k", 64, "FP16's slice"),
+    ("12.fp8_slice_k", 32, "one FP8 wgmma instruction"),
+])
+def test_lesson_12b_questions_name_the_misconception_of_each_wrong_answer(qid, answer, misconception):
+    r = judge(qid, answer)
+    assert r.status == FAIL and misconception in r.feedback, r.feedback
+
+
+def test_lesson_12b_answers_are_what_the_lesson_and_the_kernels_say():
+    # 16 tiles of 128 x 256 for 128 x 4096 (section 15: "116 SMs idle"), the 240 registers the
+    # ws kernel's consumers take, and the FP8 plan's slice against the FP16 one (section 16)
+    from gemmlab.tensorcore import hopper
+    assert judge("12.idle_sms_decode", 132 - hopper.plan("persistent", 128, 4096, 4096).units)
+    assert judge("12.idle_sms_decode", 116) and judge("12.consumer_registers", 240)
+    assert judge("12.fp8_slice_k", 2 * hopper.plan("persistent", 8192, 8192, 8192).bk)
+    lesson = (ROOT / "notebooks" / "12b_hopper_ladder.ipynb").read_text(encoding="utf-8")
+    assert "116 SMs" in lesson and "up to 240" in lesson

@@ -79,15 +79,19 @@ def double_binary_tree_cost(n, size_bytes, chunks):
     of at most one of them (Sanders, Speck and Traeff 2009, "Two-tree algorithms for full
     bandwidth broadcast, reduction and scan"; NCCL 2.4, "Massively Scale Your Deep Learning
     Training with NCCL 2.4", NVIDIA blog 2019). Each phase is a pipeline of ``chunks`` through
-    depth d = floor(log2 N) levels: d + chunks - 1 rounds, each moving two half-chunks, S/chunks
-    bytes, through the busiest port. So 2(d + k - 1) steps and 2(d + k - 1) S / k bytes: about 2S
-    once k is much larger than d, the ring's bandwidth, with log N instead of N in the latency.
+    depth d = floor(log2 N) levels: d + chunks - 1 rounds. In a round an inner node receives a
+    half-chunk from each of its two children (in the broadcast: sends one to each), two messages
+    of S/(2k) bytes, S/k in all, through its busiest port; as in the ring's model a port takes one
+    message per step, so a round is two steps. So 4(d + k - 1) steps and 2(d + k - 1) S / k bytes:
+    about 2S once k is much larger than d, the ring's bandwidth, with log N instead of N in the
+    latency.
     """
     n = _check(n, size_bytes)
     k = whole_number("chunks", chunks)
     depth = n.bit_length() - 1
     rounds = 2 * (depth + k - 1) if n > 1 else 0
-    return Cost("double_binary_tree", n, size_bytes, rounds, rounds * size_bytes / k,
+    children = 2 if n > 2 else 1          # an inner node's children: its messages per round
+    return Cost("double_binary_tree", n, size_bytes, children * rounds, rounds * size_bytes / k,
                 rounds / 2 * size_bytes / k)
 
 

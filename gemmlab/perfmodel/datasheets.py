@@ -187,6 +187,9 @@ H200_HERE = Source("the course's H200: Nsight Compute '# SMs', the driver's attr
 B200_DS = Source("NVIDIA HGX B200 specifications, per GPU (FP32 75 TFLOPS; FP16/BF16 4.5, TF32 "
                  "2.2, FP8 9 PFLOPS with sparsity; 180 GB HBM3e, 7.7 TB/s), as quoted",
                  "https://zdszero.github.io/Computer/Artificial_Intelligence/Hardware.html", READ)
+B200_MAX = Source("NVIDIA B200 as quoted from NVIDIA's launch material: 8 TB/s (max) of HBM3e "
+                  "bandwidth per GPU", "https://glennklockwood.com/garden/processors/B200",
+                  "read 2026-12-06")
 B200_SPEC = Source("NVIDIA B200 specifications: 148 SMs, 1.98 GHz boost (148 x 128 x 2 x 1.98 GHz "
                    "= 75.0 TFLOPS FP32)", "https://hmc-tech.com/gpus/nvidia-b200-vs-nvidia-gb200", READ)
 
@@ -294,5 +297,10 @@ HARDWARE = {
         bandwidth=_tbs(7.7, B200_DS), capacity=_gb(180, B200_DS), sms=_sms(148, B200_SPEC),
         compute_capability=(10, 0), boost_clock=_mhz(1980, B200_SPEC), l2=None,
         memory="HBM3e", device_names=("b200",), source=B200_DS,
-        notes=("HGX B200 at up to 1,000 W; the GB200 runs higher clocks. L2 size: not confirmed.",)),
+        notes=("HGX B200 at up to 1,000 W; the GB200 runs higher clocks. L2 size: not confirmed.",
+               "NVIDIA prints two bandwidths for the B200: 7.7 TB/s per GPU in the HGX B200 "
+               "specifications (kept here) and 8 TB/s (max) elsewhere (B200_BANDWIDTH_ALSO_PRINTED).")),
 }
+
+# The B200's other printed bandwidth (see its note): lesson 04 shows both.
+B200_BANDWIDTH_ALSO_PRINTED = _tbs(8, B200_MAX)

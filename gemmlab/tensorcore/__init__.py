@@ -10,8 +10,8 @@
 Modules: ``tiling`` (block / warp / fragment sizes shared by kernel and emulation), ``kernel``
 (C++ source, compilation with CuPy, launch), ``emulation``, ``numerics`` (models of one MMA step,
 error experiments), ``probes`` (inputs that reveal how the hardware adds), ``paths`` (what runs
-on which compute capability), ``timing`` (cuBLAS
-baselines, timing summaries), ``records`` (benchmark results recorded on a GPU) and ``hopper``
+on which compute capability), ``mma_families`` (the MMA instruction families, WMMA to tcgen05),
+``timing`` (cuBLAS baselines, timing summaries), ``records`` (benchmark results recorded on a GPU) and ``hopper``
 (lesson 12's second part: the wgmma / TMA / warp-specialised ladder in ``hopper_gemm.cu``).
 The WMMA kernel needs CuPy and an NVIDIA GPU of compute capability 7.5 or newer (BF16: 8.0), the
 Hopper ladder an sm_90 GPU (H100, H200); both are compiled by NVRTC (``gl.cudacompile``);

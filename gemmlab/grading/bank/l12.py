@@ -78,6 +78,35 @@ def _mma_hidden(rng):
     return cases
 
 
+# Part 2's shapes (lesson 12b, sections 13, 15 and 16): a decode GEMM's 128 x 256 tiles against
+# the H200's SMs, the registers setmaxnreg leaves the consumers, an FP8 K slice.
+DECODE_SHAPE, H200_SMS, PRODUCER_REGS = (128, 4096, 4096), 132, 24
+
+
+def _tiles(M, N, bm=hopper.BM, bn=hopper.BN):
+    return -(-M // bm) * -(-N // bn)
+
+
+def _consumer_registers(producer=PRODUCER_REGS, granule=8):
+    """What each of the two consumer warpgroups' threads may take once the producer warpgroup
+    keeps ``producer`` per thread: setmaxnreg counts in multiples of 8."""
+    left = (HOPPER.registers - 128 * producer) // 256
+    return left // granule * granule
+
+
+def _fp8_slice():
+    return hopper.plan("persistent", 8192, 8192, 8192, fmt="e4m3").bk
+
+
+WGMMA_CHANGE = {
+    "a": "one warp still issues it and waits for it, as with mma_sync, but from shared "
+         "memory: the ldmatrix loads into registers are gone",
+    "b": "it is mma_sync with a larger tile (64 x 256 x 16), issued by 4 warps that each wait "
+         "for the result as mma_sync does",
+    "c": "4 warps issue it together, it reads A and B from shared memory, and it runs on "
+         "while they do other work",
+}
+
 MMA_SHAPES = {
     "a": "yes: a Tensor Core multiplies a 16 x 16 tile by a 16 x 16 tile, one warp at a time, and "
          "other shapes can be built from these steps by the compiler",
@@ -374,5 +403,84 @@ QUESTIONS = [
                            "bandwidth, and one above it still needs the data fed through shared "
                            "memory and registers in time; the types, shapes and the software "
                            "that reaches the peak matter too.")],
+    ),
+    # part 2 (lesson 12b): what wgmma changes, warp specialisation, shapes, the FP8 rung
+    Question(
+        id="12.wgmma_change",
+        prompt="What does Hopper's wgmma change from WMMA's mma_sync? Pick one:\n"
+               + options_text(WGMMA_CHANGE),
+        answer="c",
+        kind=Choice(tuple(WGMMA_CHANGE)),
+        wrong=[
+            Wrong("a", "a wgmma is issued by a warpgroup, 4 warps together (a 64-row tile), not "
+                       "by one warp; and reading shared memory is half of it: it is also "
+                       "asynchronous."),
+            Wrong("b", "the warps do not wait for each wgmma: it runs asynchronously, the warps "
+                       "commit groups of them and wait only when they need the results. That "
+                       "is what keeps the Tensor Cores busy where mma_sync stalls."),
+        ],
+        hint="Lesson 12b, section 11: who issues it, where its operands come from, when the "
+             "warps wait.",
+    ),
+    Question(
+        id="12.idle_sms_decode",
+        prompt=f"A decode step multiplies {DECODE_SHAPE[0]} x {DECODE_SHAPE[2]} activations by "
+               f"a {DECODE_SHAPE[2]} x {DECODE_SHAPE[1]} weight ({DECODE_SHAPE[0]} x "
+               f"{DECODE_SHAPE[1]} x {DECODE_SHAPE[2]}). With {hopper.BM} x {hopper.BN} output "
+               f"tiles, one block per tile, how many of the H200's {H200_SMS} SMs get no tile?",
+        answer=lambda: H200_SMS - _tiles(*DECODE_SHAPE[:2]),
+        kind=Exact(int, unit="SMs"),
+        wrong=[
+            Wrong(0, "K makes no tiles: a tile's K slices (64 of them here) run one after "
+                     "another in the block that owns the tile. Only M and N set how many "
+                     "tiles there are."),
+            Wrong(lambda: _tiles(*DECODE_SHAPE[:2]),
+                  "that is the number of tiles, the SMs that work; the question asks for the "
+                  "SMs left idle."),
+            Wrong(lambda: H200_SMS - _tiles(*DECODE_SHAPE[:2], bn=128),
+                  "that counts 128 x 128 tiles; these are 128 x 256, half as many."),
+        ],
+        hint="Tiles = ceil(M / 128) x ceil(N / 256); the rest of the 132 SMs idle.",
+        explain="16 tiles for 132 SMs: why section 15's rule picks narrower tiles or splits K "
+                "for decode shapes.",
+    ),
+    Question(
+        id="12.consumer_registers",
+        prompt=f"The ws kernel runs 3 warpgroups (384 threads) per SM, which has "
+               f"{HOPPER.registers} registers. setmaxnreg lowers the producer warpgroup to "
+               f"{PRODUCER_REGS} per thread; counts must be multiples of 8. How many registers "
+               f"per thread can the two consumer warpgroups then take at most?",
+        answer=_consumer_registers,
+        kind=Exact(int, unit="registers"),
+        wrong=[
+            Wrong(lambda: HOPPER.registers // 384 // 8 * 8,
+                  "that splits the registers evenly over all 384 threads, as a launch without "
+                  "setmaxnreg does. The producer only issues copies and gives most of its "
+                  "share back: the consumers get what it frees."),
+            Wrong(lambda: (HOPPER.registers - 128 * PRODUCER_REGS) // 256,
+                  "setmaxnreg takes multiples of 8: round down to the next one."),
+            Wrong(lambda: HOPPER.registers // 256,
+                  "that gives the consumers every register and leaves the producer none; it "
+                  "keeps 24 per thread."),
+        ],
+        hint="(65536 - 128 x 24) / 256 threads, rounded down to a multiple of 8.",
+        explain="240: enough for the 128 FP32 accumulators each consumer thread holds, plus "
+                "addresses and fragments.",
+    ),
+    Question(
+        id="12.fp8_slice_k",
+        prompt="An FP16 K slice is 64 values: one 128-byte swizzled row of a tile. The FP8 rung "
+               "keeps that row 128 bytes (so shared memory, the ring and the TMA boxes keep "
+               "their sizes). How many values of K does one FP8 (E4M3) slice hold?",
+        answer=_fp8_slice,
+        kind=Exact(int, unit="values"),
+        wrong=[
+            Wrong(lambda: hopper.BK,
+                  "that is FP16's slice. An E4M3 value is 1 byte, so the same 128 bytes hold "
+                  "twice as many."),
+            Wrong(32, "that is the K of one FP8 wgmma instruction (m64nNk32); a slice is four "
+                      "of them."),
+        ],
+        hint="Bytes in the row divided by the bytes of one E4M3 value.",
     ),
 ]
