@@ -83,3 +83,29 @@ def test_driver_launch_is_the_path_a_gpu_call_takes():
     gl.gemm(A, cupy.ones((32, 48), dtype=cupy.float32), kernel="unrolled")
     assert launch.driver_launch.cache_info().currsize == 1
     assert launch.launch_configuration.cache_info().currsize == 0
+
+
+class _CupyLike:
+    """A CuPy-shaped array: ``flags.c_contiguous``, and a ``__cuda_array_interface__`` property
+    that counts how often it is built (CuPy builds a dict on each access)."""
+    builds = 0
+
+    def __init__(self, shape, contiguous=True):
+        self.shape, self.ndim, self.dtype = shape, len(shape), np.dtype(np.float32)
+        self.flags = type("Flags", (), {"c_contiguous": contiguous})()
+
+    @property
+    def __cuda_array_interface__(self):
+        type(self).builds += 1
+        return {"shape": self.shape, "typestr": "<f4", "strides": None, "data": (0, False),
+                "version": 3}
+
+
+def test_checking_a_cupy_array_builds_no_interface_dict():
+    """Part of gl.gemm's host cost per call: the checks read CuPy's flags, not its interface."""
+    _CupyLike.builds = 0
+    launch._check_matrix("A", _CupyLike((3, 4)))
+    assert _CupyLike.builds == 0
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        launch._check_matrix("B", _CupyLike((3, 4), contiguous=False))
+    assert _CupyLike.builds == 0

@@ -27,8 +27,9 @@ NAMES = ("A", "B", "C")
 
 
 def _is_device_array(x):
-    """A numba device array (real or simulated) or another CUDA array (CuPy, PyTorch)."""
-    return bool(getattr(x, "__cuda_ndarray__", False)) or hasattr(x, "__cuda_array_interface__")
+    """A numba device array (real or simulated) or another CUDA array (CuPy, PyTorch). The
+    interface is looked up on the type: on CuPy's arrays it is a property that builds a dict."""
+    return bool(getattr(x, "__cuda_ndarray__", False)) or hasattr(type(x), "__cuda_array_interface__")
 
 
 def _check_matrix(name, x):
@@ -50,6 +51,9 @@ def _check_matrix(name, x):
 def _c_contiguous(x):
     if isinstance(x, np.ndarray) or getattr(x, "__cuda_ndarray__", False):
         return x.is_c_contiguous() if hasattr(x, "is_c_contiguous") else x.flags.c_contiguous
+    flags = getattr(x, "flags", None)                 # CuPy's, without building the interface
+    if isinstance(getattr(flags, "c_contiguous", None), bool):
+        return flags.c_contiguous
     cai = x.__cuda_array_interface__
     strides = cai.get("strides")
     if strides is None:
