@@ -4,13 +4,15 @@ its tiles, launches, and hands the result back in the form the inputs came in.
     C_out = gl.gemm(A, B)                               # A @ B, with the default rung "tiled"
     C_out = gl.gemm(A, B, C, alpha=2.0, beta=0.5, kernel="outer", BM=64, BN=64)
 
-The input ``C`` is never overwritten: the result is a new array (NumPy in, NumPy out; a CUDA
-device array in, a numba device array out).
+The input ``C`` is never overwritten: the result is a new array (NumPy in, NumPy out; CuPy in,
+CuPy out; another CUDA device array in, a numba device array out).
 
 The launch configuration (the rung's validated plan, its compiled kernel and the grid for the
 shape) is made once per rung, tiles, shape and backend and kept (:func:`launch_configuration`):
 a second call of the same GEMM pays only the input checks, the output's allocation and the
-launch itself. The plan's checks cannot fail twice for the same tiles.
+launch itself. The plan's checks cannot fail twice for the same tiles. On a GPU the launch goes
+through the CUDA driver from a parameter block made once per shape (driver_launch.py), not
+through numba's per-call argument handling.
 """
 import functools
 import numbers
@@ -18,14 +20,16 @@ import numbers
 import numpy as np
 
 from .. import device, simcost
+from .driver_launch import DriverLaunch, device_pointer
 from .rungs import get
 
 NAMES = ("A", "B", "C")
 
 
 def _is_device_array(x):
-    """A numba device array (real or simulated) or another CUDA array (CuPy, PyTorch)."""
-    return bool(getattr(x, "__cuda_ndarray__", False)) or hasattr(x, "__cuda_array_interface__")
+    """A numba device array (real or simulated) or another CUDA array (CuPy, PyTorch). The
+    interface is looked up on the type: on CuPy's arrays it is a property that builds a dict."""
+    return bool(getattr(x, "__cuda_ndarray__", False)) or hasattr(type(x), "__cuda_array_interface__")
 
 
 def _check_matrix(name, x):
@@ -47,6 +51,9 @@ def _check_matrix(name, x):
 def _c_contiguous(x):
     if isinstance(x, np.ndarray) or getattr(x, "__cuda_ndarray__", False):
         return x.is_c_contiguous() if hasattr(x, "is_c_contiguous") else x.flags.c_contiguous
+    flags = getattr(x, "flags", None)                 # CuPy's, without building the interface
+    if isinstance(getattr(flags, "c_contiguous", None), bool):
+        return flags.c_contiguous
     cai = x.__cuda_array_interface__
     strides = cai.get("strides")
     if strides is None:
@@ -73,9 +80,11 @@ def _check_shapes(A, B, C):
 
 
 def _to_device(cuda, x):
+    """x on the device: NumPy arrays copied there; device arrays as they are (the GPU path reads
+    only their address; the simulator's launch takes numba's view of them)."""
     if isinstance(x, np.ndarray):
         return cuda.to_device(x)
-    if getattr(x, "__cuda_ndarray__", False):
+    if getattr(x, "__cuda_ndarray__", False) or device.backend() == "gpu":
         return x
     return cuda.as_cuda_array(x)      # CuPy and friends, through __cuda_array_interface__
 
@@ -96,10 +105,23 @@ def launch_configuration(name, tiles, M, N, backend):
     return kern[plan.grid(M, N), plan.block]
 
 
+@functools.lru_cache(maxsize=256)
+def driver_launch(name, tiles, M, N, K):
+    """The kernel of :func:`_planned` for an M x N x K problem on the GPU, with its grid, block and
+    parameter block, launched through the driver (:class:`DriverLaunch`)."""
+    plan, kern = _planned(name, tiles, "gpu")
+    return DriverLaunch(kern, plan.grid(M, N), plan.block, M, N, K)
+
+
 def clear_launch_cache():
     """Forget every cached plan and configured launch (what a first call of a shape costs)."""
     launch_configuration.cache_clear()
+    driver_launch.cache_clear()
     _planned.cache_clear()
+
+
+def _is_cupy(x):
+    return type(x).__module__.startswith("cupy")
 
 
 def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
@@ -108,8 +130,8 @@ def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
     A (M x K), B (K x N) and C (M x N, optional) are C-contiguous float32 NumPy or CUDA device
     arrays. ``tiles`` override the rung's default tile constants for this backend (for example
     ``T=16`` for "tiled"); blocks past 1024 threads or 48 KB of shared memory are refused.
-    With ``beta == 0``, C is not read. Returns a NumPy array if no input is on the device,
-    otherwise a numba device array.
+    With ``beta == 0``, C is not read. Returns a NumPy array if no input is on the device, a CuPy
+    array on a GPU if an input is a CuPy array, otherwise a numba device array.
 
     ``kernel="wmma"`` is the Tensor Core GEMM of lesson 12 instead (FP16 or BF16 A and B; on a
     GPU the CuPy/WMMA kernel, on the simulator its NumPy emulation): see ``gl.tensorcore.gemm``.
@@ -139,9 +161,17 @@ def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
 
     on_device = any(x is not None and not isinstance(x, np.ndarray) for x in (A, B, C))
     cuda = device.cuda()
-    out = cuda.device_array((M, N), dtype=np.float32)
+    if backend == "gpu" and any(_is_cupy(x) for x in (A, B, C)):
+        import cupy                                  # CuPy in, CuPy out, from CuPy's memory pool
+        out = cupy.empty((M, N), dtype=np.float32)
+    else:
+        out = cuda.device_array((M, N), dtype=np.float32)
     if M and N:
         dA, dB = _to_device(cuda, A), _to_device(cuda, B)
         dC = out if C is None else _to_device(cuda, C)
-        launch_configuration(rung.name, tiles, M, N, backend)(dA, dB, dC, out, alpha, beta)
+        if backend == "gpu":
+            driver_launch(rung.name, tiles, M, N, K)(
+                [device_pointer(x) for x in (dA, dB, dC, out)], alpha, beta)
+        else:
+            launch_configuration(rung.name, tiles, M, N, backend)(dA, dB, dC, out, alpha, beta)
     return out if on_device else out.copy_to_host()
