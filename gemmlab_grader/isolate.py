@@ -102,6 +102,11 @@ class ConfinedCompiler:
     timeout: float
 
     def compile(self, request):
+        """The reply, from the compile cache when this kernel was compiled before (a classmate's
+        identical kernel, a regrade): the cache is this trusted process's, never the sandbox's."""
+        return compile_.kept_on_disk(request, self._compile_confined)
+
+    def _compile_confined(self, request):
         with tempfile.TemporaryDirectory(prefix="gemmlab-compile-",
                                          ignore_cleanup_errors=True) as folder:
             tree = start_confined(self.isolation, folder, "gemmlab.labs.nvcompile",

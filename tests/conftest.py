@@ -9,6 +9,7 @@ watches gemmlab and itself for changes while it grades
 that moment would read as a submission tampering with them."""
 import compileall
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -21,5 +22,17 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("CUDA_CACHE_DISABLE", "1")
 os.environ.setdefault("NUMBA_CACHE_DIR", str(Path(tempfile.gettempdir())
                                              / f"gemmlab-test-numba-{os.getuid()}"))
+# The labs' compile replies (gemmlab/labs/compile.py, kept_on_disk) go to a folder of this run,
+# which its workers, their notebook kernels and graders share: a kernel compiles once per run, and
+# a run reads nothing an earlier run or a student's lab kept.
+if "GEMMLAB_COMPILE_CACHE" not in os.environ:
+    os.environ["GEMMLAB_COMPILE_CACHE"] = _OWN_COMPILE_CACHE = tempfile.mkdtemp(
+        prefix="gemmlab-test-compiles-")
 for package in ("gemmlab", "gemmlab_grader"):
     compileall.compile_dir(Path(__file__).resolve().parent.parent / package, quiet=1)
+
+
+def pytest_unconfigure(config):
+    """The run's compile cache goes with the process that made it (with xdist, the controller)."""
+    if "_OWN_COMPILE_CACHE" in globals():
+        shutil.rmtree(_OWN_COMPILE_CACHE, ignore_errors=True)

@@ -343,3 +343,73 @@ def test_the_grader_never_skips_the_compile_step_when_compilers_are_missing(monk
     graded = judge_code("05.lab_tiled", TILED, "lab_tiled", seed=5, timeout=240, compiler=broken)
     assert graded.status == "fail" and "compiler is not usable" in graded.feedback
     assert broken.requests, "the grader's compiler was not asked"
+
+
+def _counting(replies):
+    """A stand-in compiler: returns the next of ``replies`` and counts its calls."""
+    calls = []
+
+    def compile_request(request):
+        calls.append(request)
+        return replies[len(calls) - 1]
+    return compile_request, calls
+
+
+def test_a_reply_kept_on_disk_is_read_back_by_the_next_compile_of_the_same_kernel(tmp_path,
+                                                                                   monkeypatch):
+    monkeypatch.setenv("GEMMLAB_COMPILE_CACHE", str(tmp_path))
+    request = {"source": "k = 1", "name": "k", "arguments": [], "archs": [[9, 0]]}
+    compile_request, calls = _counting([{"ok": True, "archs": {"sm_90": {"registers": 32}}}])
+    first = nvc.kept_on_disk(request, compile_request)
+    again = nvc.kept_on_disk(dict(request), compile_request)
+    assert first == again == {"ok": True, "archs": {"sm_90": {"registers": 32}}}
+    assert len(calls) == 1 and len(list(tmp_path.iterdir())) == 1
+    other = dict(request, archs=[[7, 5]])                     # another request: compiled
+    compile_request, calls = _counting([{"ok": False, "stage": "compile", "message": "no"}])
+    assert nvc.kept_on_disk(other, compile_request)["stage"] == "compile" and len(calls) == 1
+
+
+def test_a_new_compiler_version_or_a_broken_file_compiles_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEMMLAB_COMPILE_CACHE", str(tmp_path))
+    request = {"source": "k = 2", "name": "k", "arguments": [], "archs": [[9, 0]]}
+    compile_request, calls = _counting([{"ok": True, "archs": {}}] * 3)
+    nvc.kept_on_disk(request, compile_request)
+    monkeypatch.setattr(nvc, "_toolchain", lambda: ["another script", [("numba", "0.0")]])
+    nvc.kept_on_disk(request, compile_request)
+    assert len(calls) == 2
+    for kept in tmp_path.iterdir():
+        kept.write_text("{not json")
+    nvc.kept_on_disk(request, compile_request)
+    assert len(calls) == 3
+
+
+def test_the_compilers_own_failure_is_not_kept_and_an_unwritable_cache_is_not_used(tmp_path,
+                                                                                     monkeypatch):
+    request = {"source": "k = 3", "name": "k", "arguments": [], "archs": [[9, 0]]}
+    monkeypatch.setenv("GEMMLAB_COMPILE_CACHE", str(tmp_path))
+    compile_request, calls = _counting([nvc.failure("NVVM did not load"), {"ok": True, "archs": {}}])
+    assert nvc.kept_on_disk(request, compile_request)["stage"] == "setup"
+    assert nvc.kept_on_disk(request, compile_request)["ok"] and len(calls) == 2
+    blocked = tmp_path / "a file, not a folder"
+    blocked.write_text("")
+    monkeypatch.setenv("GEMMLAB_COMPILE_CACHE", str(blocked / "cache"))
+    compile_request, calls = _counting([{"ok": True, "archs": {}}] * 2)
+    assert nvc.kept_on_disk(request, compile_request)["ok"]
+    assert nvc.kept_on_disk(request, compile_request)["ok"] and len(calls) == 2
+
+
+def test_a_check_in_a_new_process_reads_the_kernels_reply_instead_of_compiling(tmp_path,
+                                                                                 monkeypatch):
+    """What a restarted notebook kernel or another test worker does: its own cache is empty,
+    the disk's has the kernel, and no compiler child starts."""
+    monkeypatch.setenv("GEMMLAB_COMPILE_CACHE", str(tmp_path))
+    source, name = edited("05.lab_tiled", ("    acc = float32(0)\n", "    acc = float32(0)  # kept\n"))
+    children = []
+    real = nvc._compile_in_child
+    monkeypatch.setattr(nvc, "_compile_in_child", lambda r: children.append(1) or real(r))
+    first = checked("05.lab_tiled", source, name, "first process")
+    from gemmlab.grading import checker
+    monkeypatch.setattr(nvc, "_CACHE", {})                    # a new process: nothing in memory
+    monkeypatch.setattr(checker, "_VERDICTS", {})
+    again = checked("05.lab_tiled", source, name, "second process")
+    assert first.status == again.status == "pass" and len(children) == 1

@@ -3,7 +3,8 @@
 :func:`compile_kernel` sends the kernel's part of its cell (:func:`.kernel_source.kernel_cell`)
 to a compiler (:mod:`gemmlab.labs.nvcompile`: Numba's ``compile_ptx`` with NVIDIA's NVVM, then
 ``ptxas -v``, no GPU needed): a child of this process, its replies cached by request
-(:data:`COMPILES` counts the misses), or the grader's own, a sandboxed child. :func:`refusal`
+(:data:`COMPILES` counts the misses), or the grader's own, a sandboxed child. Both keep their
+replies on disk too (:func:`kept_on_disk`), so a kernel is compiled once per machine. :func:`refusal`
 words a kernel that does not compile (with the line of the cell), :func:`resources` the figures
 of one that does.
 
@@ -11,12 +12,16 @@ Without NVIDIA's compilers (a Mac) a student's check keeps the simulator's verdi
 it left to the grader (:func:`gemmlab.platforms.not_checked`); the grader's compiler must work.
 """
 import ast
+import functools
+import hashlib
+import importlib.metadata
 import json
 import os
 import re
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 
@@ -27,7 +32,7 @@ from .kernel_source import KEPT, PREAMBLE_NAMES, defined, kernel_cell
 
 ARCHS = ((7, 5), (9, 0))          # the lowest GPU the labs target (Turing) and Hopper
 TIMEOUT = 240.0
-COMPILES = {"count": 0}             # compiler children started by this process (the cache's misses)
+COMPILES = {"count": 0}             # compiles this process asked for (its own cache's misses)
 _CACHE = {}                         # request (as JSON) -> reply, for the compiles of this process
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvcompile.py")
 
@@ -101,12 +106,20 @@ def reply_of(output, ended):
 
 
 def _cached(request):
-    """The reply of a compiler child of this request's own (nvcompile run as a script), from the
-    cache when the request was compiled before (a failure of the compiler itself is not kept)."""
+    """The reply of a compiler child of this request's own (nvcompile run as a script), from this
+    process's cache or the disk's (:func:`kept_on_disk`) when the request was compiled before (a
+    failure of the compiler itself is not kept)."""
     key = json.dumps(request, sort_keys=True)
     if key in _CACHE:
         return _CACHE[key]
     COMPILES["count"] += 1
+    reply = kept_on_disk(request, _compile_in_child)
+    if reply.get("stage") != "setup":
+        _CACHE[key] = reply
+    return reply
+
+
+def _compile_in_child(request):
     try:
         done = subprocess.run([sys.executable, "-I", "-B", SCRIPT], capture_output=True, text=True,
                               input=json.dumps(dict(request, path=[p for p in sys.path if p])),
@@ -114,10 +127,51 @@ def _cached(request):
     except subprocess.TimeoutExpired:
         return did_not_finish(TIMEOUT)
     tail = done.stderr.strip()[-400:]
-    reply = reply_of(done.stdout, f"exit status {done.returncode}{': ' + tail if tail else ''}")
+    return reply_of(done.stdout, f"exit status {done.returncode}{': ' + tail if tail else ''}")
+
+
+def kept_on_disk(request, compile_request):
+    """``compile_request(request)``'s reply, kept in :func:`disk_cache_dir` under a hash of the
+    request and the compilers' versions, so that another process compiling the same kernel (a
+    notebook's kernel after a restart, a test worker, the grader's next worker) reads the reply
+    instead of starting NVVM and ptxas again: most of a lab's check is that child's start. A
+    failure of the compiler itself (stage "setup") is not kept; a cache that cannot be written
+    is not used."""
+    path = disk_cache_dir() / (hashlib.sha256(json.dumps(
+        [request, _toolchain()], sort_keys=True).encode()).hexdigest()[:32] + ".json")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    reply = compile_request(request)
     if reply.get("stage") != "setup":
-        _CACHE[key] = reply
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            part = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
+            part.write_text(json.dumps(reply), encoding="utf-8")
+            os.replace(part, path)                # whole files only: other processes read them
+        except OSError:
+            pass
     return reply
+
+
+def disk_cache_dir():
+    """$GEMMLAB_COMPILE_CACHE, else $XDG_CACHE_HOME/gemmlab/labs-compile (~/.cache/...)."""
+    if os.environ.get("GEMMLAB_COMPILE_CACHE"):
+        return Path(os.environ["GEMMLAB_COMPILE_CACHE"])
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(root) / "gemmlab" / "labs-compile"
+
+
+@functools.lru_cache(maxsize=1)
+def _toolchain():
+    """What a reply depends on besides the request: the compile script, and the versions of
+    numba, numba-cuda and NVIDIA's compiler wheels (NVVM, ptxas)."""
+    versions = sorted({(d.metadata["Name"], d.version) for d in importlib.metadata.distributions()
+                       if (d.metadata["Name"] or "").lower().startswith(("numba", "nvidia-",
+                                                                         "cuda-"))})
+    script = hashlib.sha256(Path(SCRIPT).read_bytes()).hexdigest()
+    return [script, versions]
 
 
 PYTHON_ONLY = ("exec", "eval", "compile", "open", "print_function", "__import__", "getattr",
