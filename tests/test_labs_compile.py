@@ -413,3 +413,37 @@ def test_a_check_in_a_new_process_reads_the_kernels_reply_instead_of_compiling(t
     monkeypatch.setattr(checker, "_VERDICTS", {})
     again = checked("05.lab_tiled", source, name, "second process")
     assert first.status == again.status == "pass" and len(children) == 1
+
+
+def test_the_compiler_child_is_kept_for_the_next_kernel_and_replaced_when_it_dies():
+    kernels = [edited("05.lab_tiled", ("    acc = float32(0)\n", f"    acc = float32(0)  # {n}\n"))
+               for n in ("served 1", "served 2", "served 3")]
+    child = nvc._CompilerChild()
+
+    def request(source, name):
+        kept, _ = kernel_cell(source, name)
+        return {"source": kept, "name": name, "archs": [[9, 0]], "path": [],
+                "arguments": [["array", "float32", 2]] * 3}
+    first = child.compile(request(*kernels[0]))
+    pid = child.popen.pid
+    second = child.compile(request(*kernels[1]))
+    assert first["ok"] and second["ok"] and child.popen.pid == pid       # one child, two kernels
+    child.popen.kill()
+    child.popen.wait()
+    third = child.compile(request(*kernels[2]))
+    assert third["ok"] and child.popen.pid != pid
+    child.popen.stdin.close()
+
+
+@pytest.mark.parametrize("script,said", [
+    ("import sys, time\nsys.stdin.readline()\ntime.sleep(60)\n", "did not finish within 1 s"),
+    ("import sys\nsys.stdin.readline()\nsys.stderr.write('NVVM is broken')\nsys.exit(3)\n",
+     "exit status 3: NVVM is broken")])
+def test_a_compiler_child_that_hangs_or_dies_is_reported_not_waited_for(tmp_path, monkeypatch,
+                                                                         script, said):
+    fake = tmp_path / "compiler.py"
+    fake.write_text(script)
+    monkeypatch.setattr(nvc, "SCRIPT", str(fake))
+    monkeypatch.setattr(nvc, "TIMEOUT", 1.0)
+    reply = nvc._CompilerChild().compile({"source": "", "name": "k"})
+    assert reply["ok"] is False and reply["stage"] == "setup" and said in reply["message"]

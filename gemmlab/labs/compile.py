@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -120,14 +121,47 @@ def _cached(request):
 
 
 def _compile_in_child(request):
-    try:
-        done = subprocess.run([sys.executable, "-I", "-B", SCRIPT], capture_output=True, text=True,
-                              input=json.dumps(dict(request, path=[p for p in sys.path if p])),
-                              timeout=TIMEOUT, env=dict(os.environ, NUMBA_ENABLE_CUDASIM="0"))
-    except subprocess.TimeoutExpired:
-        return did_not_finish(TIMEOUT)
-    tail = done.stderr.strip()[-400:]
-    return reply_of(done.stdout, f"exit status {done.returncode}{': ' + tail if tail else ''}")
+    return _SERVER.compile(dict(request, path=[p for p in sys.path if p]))
+
+
+class _CompilerChild:
+    """The compiler child this process keeps (nvcompile ``--serve``): Numba, NVVM and ptxas are
+    loaded once, then each kernel costs only its compile. A child that dies or runs past
+    :data:`TIMEOUT` is killed, and the next request starts a new one."""
+
+    def __init__(self):
+        self.popen, self.lock = None, threading.Lock()
+
+    def compile(self, request):
+        with self.lock:
+            if self.popen is None or self.popen.poll() is not None:
+                self.errors = tempfile.TemporaryFile()
+                self.popen = subprocess.Popen(
+                    [sys.executable, "-I", "-B", SCRIPT, "--serve"], stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=self.errors, text=True,
+                    env=dict(os.environ, NUMBA_ENABLE_CUDASIM="0"))
+            lines = []
+            try:
+                self.popen.stdin.write(json.dumps(request) + "\n")
+                self.popen.stdin.flush()
+            except OSError:
+                pass                            # it died: its exit status is reported below
+            reader = threading.Thread(daemon=True,
+                                      target=lambda: lines.append(self.popen.stdout.readline()))
+            reader.start()
+            reader.join(TIMEOUT)
+            if reader.is_alive():
+                self.popen.kill()
+                return did_not_finish(TIMEOUT)
+            if lines and lines[0]:
+                return reply_of(lines[0], "")
+            self.popen.wait()
+            self.errors.seek(0)
+            tail = self.errors.read().decode(errors="replace").strip()[-400:]
+            return reply_of("", f"exit status {self.popen.returncode}{': ' + tail if tail else ''}")
+
+
+_SERVER = _CompilerChild()
 
 
 def kept_on_disk(request, compile_request):

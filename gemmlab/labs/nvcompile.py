@@ -2,7 +2,7 @@
 
 Run as a script (``python -I -B nvcompile.py``), never imported with gemmlab, which would choose
 the simulator backend: Numba's real CUDA target needs no GPU or driver (NVVM and ptxas come from
-NVIDIA's wheels). It reads one JSON request on stdin::
+NVIDIA's wheels). It reads one JSON request on stdin (one per line with ``--serve``)::
 
     {"path": [module search path], "source": the kernel's part of the cell, "name": "lab_tiled",
      "arguments": [["array", "float32", 2] | ["scalar", "float32"], ...], "archs": [[7, 5], ...]}
@@ -147,17 +147,30 @@ def compile_request(request):
     return {"ok": True, "archs": archs}
 
 
+def _reply(request):
+    try:
+        return compile_request(request)
+    except Exception as exc:  # anything else: reported, so the lab says what went wrong
+        return _failed("setup", f"{type(exc).__name__}: {exc}"[:600])
+
+
 def main():
-    request = json.loads(sys.stdin.read())
-    sys.path[:] = [p for p in request.get("path", []) if isinstance(p, str)] + sys.path
+    """One request on stdin, one reply on stdout; with ``--serve``, one request per line and one
+    reply per line until stdin closes (the child :mod:`gemmlab.labs.compile` keeps, so that
+    Numba and NVVM are loaded once per process, not once per kernel). Whatever else writes to
+    stdout (a print in the cell) goes to /dev/null."""
+    serve = sys.argv[1:] == ["--serve"]
+    requests = iter(sys.stdin.readline, "") if serve else [sys.stdin.read()]
     reply_to = os.fdopen(os.dup(1), "w")
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-    try:
-        reply = compile_request(request)
-    except Exception as exc:  # anything else: reported, so the lab says what went wrong
-        reply = _failed("setup", f"{type(exc).__name__}: {exc}"[:600])
-    reply_to.write(json.dumps(reply))
-    reply_to.flush()
+    searched = False
+    for line in requests:
+        request = json.loads(line)
+        if not searched:
+            sys.path[:] = [p for p in request.get("path", []) if isinstance(p, str)] + sys.path
+            searched = True
+        reply_to.write(json.dumps(_reply(request)) + "\n")
+        reply_to.flush()
 
 
 if __name__ == "__main__":
