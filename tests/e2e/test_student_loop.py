@@ -32,7 +32,7 @@ def lab_naive(A, B, C):
         C[row, col] = acc
 """
 LAB = "05.lab_naive"
-EXERCISE = "exercises/05_tiled_gemm.ipynb"
+EXERCISE = "exercises/05_tiled_gemm_exercises.ipynb"
 
 
 def _type_new_cell(page, code):
@@ -78,7 +78,7 @@ def test_a_student_follows_every_instruction_from_the_student_folder(page, lab, 
     open_notebook(page, lab, "notebooks/00_start_here.ipynb")
     _shot(page, artifacts, "01-lesson-00")
 
-    page.locator('.jp-Notebook a[href*="exercises/00_start_here.ipynb"]').last.click()
+    page.locator('.jp-Notebook a[href*="exercises/00_start_here_exercises.ipynb"]').last.click()
     page.wait_for_function("() => location.pathname.includes('exercises/00_start_here')")
     page.locator(".jp-NotebookPanel:visible .jp-Notebook").wait_for()
     _shot(page, artifacts, "02-followed-link-to-exercise")
