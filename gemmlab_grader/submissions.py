@@ -9,7 +9,7 @@ link, too large) is still a submission: graded 0 with the reason.
 One notebook per student per lesson counts (:func:`one_per_lesson`): the one with the name the
 lesson was handed out under, otherwise the newest; the others are named in a note. A notebook
 under the exercises' former name (``05_tiled_gemm.ipynb``, before they were named
-``05_tiled_gemm_exercises.ipynb``) answers its lesson too, and its grade says so.
+``05_tiled_gemm_exercises.ipynb``) answers its lesson too; the grade names the file graded.
 """
 import hashlib
 import re
@@ -112,19 +112,15 @@ def one_per_lesson(subs, forced=None, names=None):
         groups.setdefault((sub.student, lesson_of(sub, forced)), []).append(sub)
     kept = []
     for (_, lesson), group in groups.items():
-        if lesson is None:
+        if lesson is None or len(group) == 1:
             kept += group
             continue
         wanted = names.get(lesson)
         chosen = max(group, key=lambda s: (s.file_name == wanted, s.mtime, s.notebook))
-        if wanted and chosen.file_name == course.former_exercise_name(wanted):
-            chosen.remarks.append(f"graded {chosen.notebook}: lesson {lesson}'s exercises under "
-                                  f"their former name (handed out now as {wanted})")
-        if len(group) > 1:
-            rule = (f"the handed-out name {wanted} counts, else the newest" if wanted
-                    else "the newest counts")
-            chosen.remarks.append(f"{len(group)} notebooks of lesson {lesson} in this folder; "
-                                  f"graded {chosen.notebook} ({rule}); not graded: "
-                                  + ", ".join(s.notebook for s in group if s is not chosen))
+        rule = (f"the handed-out name {wanted} counts, else the newest" if wanted
+                else "the newest counts")
+        chosen.remarks.append(f"{len(group)} notebooks of lesson {lesson} in this folder; graded "
+                              f"{chosen.notebook} ({rule}); not graded: "
+                              + ", ".join(s.notebook for s in group if s is not chosen))
         kept.append(chosen)
     return sorted(kept, key=lambda s: s.notebook)

@@ -89,12 +89,10 @@ def test_without_the_handed_out_name_the_newest_counts_and_the_others_are_named(
     assert not kept[1].remarks
 
 
-def test_a_notebook_under_the_exercises_former_name_is_graded_and_its_grade_says_so():
+def test_a_notebook_under_the_exercises_former_name_is_its_lessons():
     mine = _sub("carol", "05_tiled_gemm.ipynb", 5.0)     # from a student folder made before
-    [kept] = one_per_lesson([mine], names={"05": "05_tiled_gemm_exercises.ipynb"})
-    assert kept is mine and lesson_of(kept) == "05"
-    assert kept.remarks == ["graded carol/05_tiled_gemm.ipynb: lesson 05's exercises under their "
-                            "former name (handed out now as 05_tiled_gemm_exercises.ipynb)"]
+    [kept] = one_per_lesson([mine], names=handed_out())
+    assert kept is mine and lesson_of(kept) == "05" and not kept.remarks
 
 
 def test_both_names_are_the_lessons_and_the_handed_out_name_counts_over_the_former_one():
