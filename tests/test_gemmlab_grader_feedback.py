@@ -22,8 +22,8 @@ NAMES = {"carol": "01_numbers_and_precision.ipynb"}     # the exercises' former 
 def graded(tmp_path_factory):
     root = tmp_path_factory.mktemp("class")
     for student, source in CLASS.items():
-        _write(root / "subs" / student / NAMES.get(student, "01_numbers_and_precision_exercises.ipynb"),
-               source)
+        name = NAMES.get(student, "01_numbers_and_precision_exercises.ipynb")
+        _write(root / "subs" / student / name, source)
     done = _cli("subs", "--out", "out", "--timeout", "30", "--seed", "5", cwd=root)
     assert done.returncode == 0, done.stderr
     return root / "out", done
@@ -67,7 +67,8 @@ def test_a_notebook_under_the_exercises_former_name_is_graded_and_named(graded):
     text = _read(out, "carol", ".txt")
     assert "carol/01_numbers_and_precision.ipynb (lesson 01)" in text
     assert "01.weights_gib: fail (0/2 points)" in text
-    assert "alice/01_numbers_and_precision_exercises.ipynb (lesson 01)" in _read(out, "alice", ".txt")
+    assert "alice/01_numbers_and_precision_exercises.ipynb (lesson 01)" in \
+        _read(out, "alice", ".txt")
 
 
 def test_a_questions_options_show_one_a_line_not_as_escapes(graded):

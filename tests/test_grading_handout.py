@@ -64,7 +64,8 @@ def course(tmp_path):
     for folder in ("notebooks", "exercises"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
     (tmp_path / "work" / "exercises").mkdir(parents=True)
-    (tmp_path / "work" / "exercises" / "01_numbers_and_precision_exercises.ipynb").write_text("my answers")
+    (tmp_path / "work" / "exercises" / "01_numbers_and_precision_exercises.ipynb") \
+        .write_text("my answers")
     return tmp_path
 
 
@@ -99,8 +100,8 @@ def test_make_lab_keeps_the_token_off_the_command_line_and_the_students_work(cou
         command_lines = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in processes]
         assert any(b"jupyter" in c for c in command_lines)
         assert not any(token.encode() in c for c in command_lines)
-        assert (course / "work" / "exercises" / "01_numbers_and_precision_exercises.ipynb").read_text() \
-            == "my answers"
+        assert (course / "work" / "exercises" / "01_numbers_and_precision_exercises.ipynb") \
+            .read_text() == "my answers"
         assert "/lab/tree/notebooks/00_start_here.ipynb" in printed     # work/ is the root
         assert printed.count("Your student folder is work/") == 1
         assert len(list((course / "work" / "exercises").glob("[0-9][0-9]_*.ipynb"))) == \

@@ -35,7 +35,8 @@ def test_progress_judges_the_students_notebooks_and_fits_100_columns(tmp_path, m
     work = tmp_path / "work"
     monkeypatch.chdir(tmp_path)
     handout.make_student_folder(work)
-    _answer(work / "exercises" / "00_start_here_exercises.ipynb", "matrix_mib = ...", "matrix_mib = 4")
+    _answer(work / "exercises" / "00_start_here_exercises.ipynb", "matrix_mib = ...",
+            "matrix_mib = 4")
     _answer(work / "exercises" / "01_numbers_and_precision_exercises.ipynb", "import gemmlab",
             "import gemmlab  # changed, nothing answered")
     record = json.loads((work / student.PROGRESS).read_text())
@@ -51,7 +52,7 @@ def test_progress_judges_the_students_notebooks_and_fits_100_columns(tmp_path, m
     assert max(len(line) for line in lines) <= 100
     text = "\n".join(lines)
     assert "2 of yours to run, 2 at a time" in text
-    assert "  00_start_here_exercises.ipynb, 01_numbers_and_precision_exercises.ipynb" in text     # which ones
+    assert "  00_start_here_exercises.ipynb, 01_numbers_and_precision_exercises.ipynb" in text
     assert "00_start_here_exercises.ipynb: 1 passed, 0 failed" in text
     assert "01_numbers_and_precision_exercises.ipynb: 0 passed, 0 failed" in text
     row = next(line for line in lines if line.startswith("00 "))
@@ -98,10 +99,9 @@ def test_a_notebook_as_handed_out_is_not_run(tmp_path, monkeypatch):
 
 
 def test_a_notebook_under_the_exercises_former_name_counts_as_its_lessons(tmp_path, monkeypatch):
-    """A student folder made before exercises were named NN_name_exercises.ipynb: the student's
-    00_start_here.ipynb is lesson 00's work; beside a handed-out copy under the new name, that
-    copy counts (as the grader counts), and progress says which."""
-    from gemmlab.judging import FAIL, NOT_ATTEMPTED
+    """A student folder made before exercises were named NN_name_exercises.ipynb: `gemmlab
+    progress` counts the student's 00_start_here.ipynb as lesson 00's work; beside a handed-out
+    copy under the new name, that copy counts (as the grader counts), and it says which."""
     work = tmp_path / "work"
     monkeypatch.chdir(tmp_path)
     handout.make_student_folder(work)
@@ -109,16 +109,18 @@ def test_a_notebook_under_the_exercises_former_name_counts_as_its_lessons(tmp_pa
     former = current.with_name("00_start_here.ipynb")
     current.rename(former)
     _answer(former, "matrix_mib = ...", "matrix_mib = 5")
-    said = []
-    found = progress.verdicts(work, ["00"], say=said.append)
-    assert found["00"]["00.matrix_mib"] == FAIL
-    assert "[1/1] 00_start_here.ipynb: 0 passed, 1 failed" in "\n".join(said)
+    command = [sys.executable, "-m", "gemmlab", "progress", str(work), "--lesson", "00"]
+    shown = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert shown.returncode == 0, shown.stderr
+    assert "[1/1] 00_start_here.ipynb: 0 passed, 1 failed" in shown.stdout
+    row = next(line for line in shown.stdout.splitlines() if line.startswith("00 "))
+    assert row.split()[1:3] == ["0", "1"]                  # passed 0, failed 1: judged as 00's
     current.write_bytes((ROOT / "exercises" / current.name).read_bytes())
-    said.clear()
-    found = progress.verdicts(work, ["00"], say=said.append)
-    assert set(found["00"].values()) == {NOT_ATTEMPTED}
+    shown = subprocess.run(command + ["--json"], capture_output=True, text=True, timeout=600)
+    assert shown.returncode == 0, shown.stderr
+    assert set(json.loads(shown.stdout)["00"].values()) == {"not attempted"}
     assert "lesson 00: 00_start_here_exercises.ipynb counts (the handed-out name, else the " \
-           "newest); not counted: 00_start_here.ipynb" in said
+           "newest); not counted: 00_start_here.ipynb" in shown.stderr
 
 
 def test_a_folder_without_exercises_is_one_line(tmp_path):
@@ -148,7 +150,8 @@ def test_gl_progress_counts_inside_a_running_kernel_notebook_by_notebook(tmp_pat
     work = tmp_path / "work"
     monkeypatch.chdir(tmp_path)
     handout.make_student_folder(work)
-    _answer(work / "exercises" / "00_start_here_exercises.ipynb", "matrix_mib = ...", "matrix_mib = 5")
+    _answer(work / "exercises" / "00_start_here_exercises.ipynb", "matrix_mib = ...",
+            "matrix_mib = 5")
     nb = new_notebook(cells=[new_code_cell(f"import gemmlab as gl\n"
                                            f"gl.progress({str(work)!r}, lessons=['00', '01'], "
                                            f"draw=False)")])
