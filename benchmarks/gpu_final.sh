@@ -40,7 +40,7 @@ timeout 150 $PY -m gemmlab.cli bench --sizes 4096 --quiet --out "$OUT_DIR/gpu_la
 tail -14 "$OUT_DIR/ladder.txt"
 step "4. lessons 12 and 12b on the GPU"
 timeout 240 $PY -m pytest -q -n 4 --dist loadfile notebooks/12_tensor_cores.ipynb \
-    notebooks/12b_hopper_ladder.ipynb solutions/12_tensor_cores.ipynb \
+    notebooks/12b_hopper_ladder.ipynb solutions/12_tensor_cores_exercises.ipynb \
     > "$OUT_DIR/lessons12.txt" 2>&1 || status=1
 tail -5 "$OUT_DIR/lessons12.txt"
 step "done (status $status)"

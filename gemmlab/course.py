@@ -4,6 +4,11 @@ In a checkout (a clone, or an editable install) they are the repository's ``note
 ``exercises/`` and ``benchmarks/``. Installed from a wheel (``pip install``, Colab) they are the
 copies that setup.py put inside the package, ``gemmlab/_course/``. Everything that reads them
 (``gl.measure.recorded``, ``gemmlab work``) asks here, so both installs find the same files.
+
+An exercise notebook is named after its lesson with ``_exercises`` added
+(``exercises/05_tiled_gemm_exercises.ipynb`` for ``notebooks/05_tiled_gemm.ipynb``), so that the
+two open in JupyterLab tabs of different names. Before, both had the lesson's name: a student's
+file under that former name (:func:`former_exercise_name`) is still that lesson's work.
 """
 from pathlib import Path
 
@@ -11,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parent
 CHECKOUT = PACKAGE.parent
 PACKAGED = PACKAGE / "_course"
 PARTS = ("notebooks", "exercises", "benchmarks")
+EXERCISES_ENDING = "_exercises.ipynb"      # 05_tiled_gemm_exercises.ipynb: lesson 05's exercises
 
 
 def root():
@@ -43,3 +49,21 @@ def jupyter_settings():
                                 f"{found}): reinstall from the repository or a wheel built by its "
                                 f"setup.py")
     return found
+
+
+def former_exercise_name(name):
+    """The name the exercise notebook ``name`` had before it got its ``_exercises`` ending: its
+    lesson's (``05_tiled_gemm_exercises.ipynb`` -> ``05_tiled_gemm.ipynb``); None for a name
+    without that ending (it had no other)."""
+    if not name.endswith(EXERCISES_ENDING):
+        return None
+    return name[:-len(EXERCISES_ENDING)] + ".ipynb"
+
+
+def current_exercise_name(name):
+    """The name the course hands out now for an exercise notebook named ``name`` now or before
+    (``05_tiled_gemm.ipynb`` and ``05_tiled_gemm_exercises.ipynb`` ->
+    ``05_tiled_gemm_exercises.ipynb``)."""
+    if not name.endswith(".ipynb"):
+        raise ValueError(f"expected a notebook's name (.ipynb), got {name!r}")
+    return name if name.endswith(EXERCISES_ENDING) else name[:-len(".ipynb")] + EXERCISES_ENDING

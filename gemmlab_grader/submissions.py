@@ -7,7 +7,9 @@ folders are skipped. An entry named ``*.ipynb`` that is no regular file (a folde
 link, too large) is still a submission: graded 0 with the reason.
 
 One notebook per student per lesson counts (:func:`one_per_lesson`): the one with the name the
-lesson was handed out under, otherwise the newest; the others are named in a note.
+lesson was handed out under, otherwise the newest; the others are named in a note. A notebook
+under the exercises' former name (``05_tiled_gemm.ipynb``, before they were named
+``05_tiled_gemm_exercises.ipynb``) answers its lesson too; the grade names the file graded.
 """
 import hashlib
 import re
@@ -118,7 +120,7 @@ def one_per_lesson(subs, forced=None, names=None):
         rule = (f"the handed-out name {wanted} counts, else the newest" if wanted
                 else "the newest counts")
         chosen.remarks.append(f"{len(group)} notebooks of lesson {lesson} in this folder; graded "
-                              f"this one ({rule}); not graded: "
+                              f"{chosen.notebook} ({rule}); not graded: "
                               + ", ".join(s.notebook for s in group if s is not chosen))
         kept.append(chosen)
     return sorted(kept, key=lambda s: s.notebook)

@@ -14,13 +14,16 @@ from test_gemmlab_grader_grade import _cli, _write
 CLASS = {"alice": "weights_gib = 7e9 * 2 / 2**30\nstored = 'alice-was-here'",
          "bob": "weights_gib = 4242.125",
          "carol": "weights_gib = 'carol-typed-words'"}
+NAMES = {"carol": "01_numbers_and_precision.ipynb"}     # the exercises' former name: her work/
+                                                        # folder was made before the rename
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     root = tmp_path_factory.mktemp("class")
     for student, source in CLASS.items():
-        _write(root / "subs" / student / "01_numbers_and_precision.ipynb", source)
+        name = NAMES.get(student, "01_numbers_and_precision_exercises.ipynb")
+        _write(root / "subs" / student / name, source)
     done = _cli("subs", "--out", "out", "--timeout", "30", "--seed", "5", cwd=root)
     assert done.returncode == 0, done.stderr
     return root / "out", done
@@ -57,6 +60,15 @@ def test_verdicts_and_points_per_question_are_in_the_text_file(graded):
     assert "01.weights_gib: fail (0/2 points)" in bob
     # the feedback names what carol handed in: in her file, and in nobody else's (above)
     assert "got str 'carol-typed-words'" in _read(out, "carol", ".txt")
+
+
+def test_a_notebook_under_the_exercises_former_name_is_graded_and_named(graded):
+    out, _ = graded
+    text = _read(out, "carol", ".txt")
+    assert "carol/01_numbers_and_precision.ipynb (lesson 01)" in text
+    assert "01.weights_gib: fail (0/2 points)" in text
+    assert "alice/01_numbers_and_precision_exercises.ipynb (lesson 01)" in \
+        _read(out, "alice", ".txt")
 
 
 def test_a_questions_options_show_one_a_line_not_as_escapes(graded):

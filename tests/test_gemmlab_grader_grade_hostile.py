@@ -29,7 +29,8 @@ pytestmark = [pytest.mark.slow,
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "hostile"
-L01, L02 = "01_numbers_and_precision.ipynb", "02_gemm_from_neurons.ipynb"
+L01, L02 = "01_numbers_and_precision.ipynb", "02_gemm_from_neurons.ipynb"   # the attacks' names
+EX01, EX02 = "01_numbers_and_precision_exercises.ipynb", "02_gemm_from_neurons_exercises.ipynb"
 ESCAPED_NAME = "attack_terminal\x1b[31m_escapes\r"
 REACHING = ["attack_proc_snooper", "attack_checker_patcher", "attack_detached",
             "attack_solutions_reader", "attack_kill_parent", "attack_folder_deleter",
@@ -62,13 +63,13 @@ def _make_submissions(folder, students):
         shutil.copytree(HOSTILE / student, folder / student)
     if "attack_terminal_escapes" in students:
         (folder / "attack_terminal_escapes").rename(folder / ESCAPED_NAME)
-    for student, source in (("honest01", ROOT / "solutions" / L01),
-                            ("honest02", ROOT / "solutions" / L02),
-                            ("blank", ROOT / "exercises" / L01)):
+    for student, source in (("honest01", ROOT / "solutions" / EX01),
+                            ("honest02", ROOT / "solutions" / EX02),
+                            ("blank", ROOT / "exercises" / EX01)):
         (folder / student).mkdir()
         shutil.copyfile(source, folder / student / source.name)
     (folder / "bom01").mkdir()                  # saved by an editor that writes a byte-order mark
-    (folder / "bom01" / L01).write_bytes(BOM + (ROOT / "solutions" / L01).read_bytes())
+    (folder / "bom01" / EX01).write_bytes(BOM + (ROOT / "solutions" / EX01).read_bytes())
 
 
 def _make_special_entries(folder):
@@ -76,7 +77,7 @@ def _make_special_entries(folder):
     (folder / "fifo_student").mkdir()
     os.mkfifo(folder / "fifo_student" / "01_x.ipynb")
     (folder / "link_student").mkdir()
-    os.symlink(ROOT / "solutions" / L01, folder / "link_student" / "01_x.ipynb")
+    os.symlink(ROOT / "solutions" / EX01, folder / "link_student" / "01_x.ipynb")
     (folder / "malformed").mkdir()
     (folder / "malformed" / "01_x.ipynb").write_text("{ not json")
 

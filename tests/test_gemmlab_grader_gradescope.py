@@ -79,7 +79,7 @@ def test_the_zip_has_gradescopes_two_scripts_at_its_root_and_the_grader(autograd
     assert "bubblewrap" in (root / "source" / "setup.sh").read_text()
     assert "gemmlab_grader.gradescope" in (root / "source" / "run_autograder").read_text()
     for part in ("gemmlab_grader/grade.py", "gemmlab/grading/bank/l01.py", "requirements.txt",
-                 "solutions/05_tiled_gemm.ipynb", gradescope.CONFIG):
+                 "solutions/05_tiled_gemm_exercises.ipynb", gradescope.CONFIG):
         assert (root / "source" / part).is_file(), part
 
 

@@ -71,27 +71,44 @@ def _sub(student, name, mtime):
 
 
 def test_the_handed_out_name_counts_over_a_newer_copy_and_the_copy_is_named():
-    blank = _sub("alice", "07_ring_allreduce.ipynb", 1.0)
+    blank = _sub("alice", "07_ring_allreduce_exercises.ipynb", 1.0)
     copy = _sub("alice", "07_ring_allreduce_full.ipynb", 2.0)
-    [kept] = one_per_lesson([copy, blank], names={"07": "07_ring_allreduce.ipynb"})
+    [kept] = one_per_lesson([copy, blank], names={"07": "07_ring_allreduce_exercises.ipynb"})
     assert kept is blank
-    assert "the handed-out name 07_ring_allreduce.ipynb counts" in kept.remarks[0]
+    assert "the handed-out name 07_ring_allreduce_exercises.ipynb counts" in kept.remarks[0]
     assert "not graded: alice/07_ring_allreduce_full.ipynb" in kept.remarks[0]
 
 
 def test_without_the_handed_out_name_the_newest_counts_and_the_others_are_named():
     guesses = [_sub("bob", f"07_guess{i}.ipynb", float(t)) for i, t in enumerate([3, 9, 1, 5])]
     kept = one_per_lesson(guesses + [_sub("bob", "08_x.ipynb", 0.0), _sub("bob", "notes.ipynb", 0)],
-                          names={"07": "07_ring_allreduce.ipynb"})
+                          names={"07": "07_ring_allreduce_exercises.ipynb"})
     assert [s.notebook for s in kept] == ["bob/07_guess1.ipynb", "bob/08_x.ipynb",
                                           "bob/notes.ipynb"]
     assert all(f"bob/07_guess{i}.ipynb" in kept[0].remarks[0] for i in (0, 2, 3))
     assert not kept[1].remarks
 
 
+def test_a_notebook_under_the_exercises_former_name_is_its_lessons():
+    mine = _sub("carol", "05_tiled_gemm.ipynb", 5.0)     # from a student folder made before
+    [kept] = one_per_lesson([mine], names=handed_out())
+    assert kept is mine and lesson_of(kept) == "05" and not kept.remarks
+
+
+def test_both_names_are_the_lessons_and_the_handed_out_name_counts_over_the_former_one():
+    former = _sub("dan", "05_tiled_gemm.ipynb", 9.0)
+    current = _sub("dan", "05_tiled_gemm_exercises.ipynb", 1.0)
+    [kept] = one_per_lesson([former, current], names=handed_out())
+    assert kept is current
+    assert kept.remarks == ["2 notebooks of lesson 05 in this folder; graded "
+                            "dan/05_tiled_gemm_exercises.ipynb (the handed-out name "
+                            "05_tiled_gemm_exercises.ipynb counts, else the newest); not graded: "
+                            "dan/05_tiled_gemm.ipynb"]
+
+
 def test_the_handed_out_names_are_the_exercises():
     exercises = sorted(p.name for p in (Path(__file__).parents[1] / "exercises").glob("*.ipynb"))
-    assert handed_out()["07"] == "07_ring_allreduce.ipynb"
+    assert handed_out()["07"] == "07_ring_allreduce_exercises.ipynb"
     assert sorted(handed_out().values()) == exercises
 
 

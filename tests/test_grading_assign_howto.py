@@ -29,7 +29,7 @@ def followed(tmp_path_factory):
     shutil.copy2(ROOT / "pyproject.toml", repo / "pyproject.toml")
     bank, check = shell_blocks(DOC)[:2]
     done = run_blocks([bank], repo)
-    notebook = repo / "solutions" / "01_numbers_and_precision.ipynb"     # step 2, by hand
+    notebook = repo / "solutions" / "01_numbers_and_precision_exercises.ipynb"     # step 2, by hand
     nb = nbformat.read(notebook, as_version=4)
     nb.cells.append(new_code_cell(python_blocks(DOC)[0].strip()))
     nbformat.write(nb, notebook)
@@ -44,7 +44,7 @@ def test_the_new_question_is_in_the_bank_with_its_default_points(followed):
 
 def test_the_exercise_is_regenerated_with_a_blank_for_it(followed):
     repo, _ = followed
-    exercise = (repo / "exercises" / "01_numbers_and_precision.ipynb").read_text()
+    exercise = (repo / "exercises" / "01_numbers_and_precision_exercises.ipynb").read_text()
     assert 'check(\\"01.weights_int8_gib\\", weights_int8_gib)' in exercise   # asked
     assert "weights_int8_gib = 7e9 * 1 / 2**30" not in exercise and "BEGIN SOLUTION" not in exercise
 

@@ -88,7 +88,8 @@ def test_the_profile_question_quotes_the_recorded_profile_and_the_exercise_the_s
     prompt = get_question("12.wmma_bottleneck").prompt
     figures = re.findall(r"(\d+)%", prompt)
     assert figures == [str(l12.WMMA_PROFILE[u]) for u in ("tensor", "shared", "L2", "DRAM")]
-    cells = json.loads((ROOT / "solutions" / "12_tensor_cores.ipynb").read_text("utf-8"))["cells"]
+    cells = json.loads((ROOT / "solutions" / "12_tensor_cores_exercises.ipynb")
+                       .read_text("utf-8"))["cells"]
     text = next("".join(c["source"]) for c in cells if "## 9. Reading a profile" in "".join(c["source"]))
     assert re.findall(r"(\d+)%", text) == figures
     assert all(stall in prompt and stall in text for stall in l12.WMMA_TOP_STALLS)

@@ -64,7 +64,8 @@ def course(tmp_path):
     for folder in ("notebooks", "exercises"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
     (tmp_path / "work" / "exercises").mkdir(parents=True)
-    (tmp_path / "work" / "exercises" / "01_numbers_and_precision.ipynb").write_text("my answers")
+    (tmp_path / "work" / "exercises" / "01_numbers_and_precision_exercises.ipynb") \
+        .write_text("my answers")
     return tmp_path
 
 
@@ -99,8 +100,8 @@ def test_make_lab_keeps_the_token_off_the_command_line_and_the_students_work(cou
         command_lines = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in processes]
         assert any(b"jupyter" in c for c in command_lines)
         assert not any(token.encode() in c for c in command_lines)
-        assert (course / "work" / "exercises" / "01_numbers_and_precision.ipynb").read_text() \
-            == "my answers"
+        assert (course / "work" / "exercises" / "01_numbers_and_precision_exercises.ipynb") \
+            .read_text() == "my answers"
         assert "/lab/tree/notebooks/00_start_here.ipynb" in printed     # work/ is the root
         assert printed.count("Your student folder is work/") == 1
         assert len(list((course / "work" / "exercises").glob("[0-9][0-9]_*.ipynb"))) == \
@@ -169,7 +170,7 @@ def test_a_releases_exercises_run_with_its_own_package(released, tmp_path):
     shutil.copytree(released / "gemmlab", root / "gemmlab")
     shutil.copytree(Path(gemmlab_grader.__file__).parent, root / "gemmlab_grader",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    notebook = (released / "exercises" / "02_gemm_from_neurons.ipynb").read_bytes()
+    notebook = (released / "exercises" / "02_gemm_from_neurons_exercises.ipynb").read_bytes()
     requests = [{"id": q, "answer_name": get_question(q).answer_name,
                  "code": get_question(q).is_code} for q in lesson_questions(2)]
     request = {"timeout": 60, "requests": requests, "notebook_bytes": len(notebook)}
@@ -212,6 +213,52 @@ def test_work_from_an_installed_course_makes_the_same_student_folder(tmp_path, m
     assert (mine / "notebooks" / "12b_x.ipynb").exists()              # a lesson's part 2 too
     assert (mine / "docs" / "glossary.md").exists()
     assert (mine / "gemmlab-progress.json").exists()
+
+
+def test_copy_missing_takes_a_file_under_its_former_name_for_it(tmp_path):
+    ex, work, earlier = tmp_path / "exercises", tmp_path / "work", tmp_path / "earlier"
+    for folder in (ex, work, earlier):
+        folder.mkdir()
+    for name in ("05_t_exercises.ipynb", "06_u_exercises.ipynb", "07_v_exercises.ipynb"):
+        (ex / name).write_text(f"blank {name}")
+    (work / "05_t.ipynb").write_text("my 05")
+    (earlier / "06_u.ipynb").write_text("my 06, older layout")
+    former = {"05_t_exercises.ipynb": "05_t.ipynb", "06_u_exercises.ipynb": "06_u.ipynb"}.get
+    assert handout.copy_missing(ex, work, earlier=earlier, former=former) == \
+        (["06_u_exercises.ipynb", "07_v_exercises.ipynb"], ["05_t.ipynb"])
+    assert sorted(p.name for p in work.iterdir()) == \
+        ["05_t.ipynb", "06_u_exercises.ipynb", "07_v_exercises.ipynb"]
+    assert (work / "05_t.ipynb").read_text() == "my 05"
+    assert (work / "06_u_exercises.ipynb").read_text() == "my 06, older layout"
+
+
+def test_work_keeps_exercises_under_their_former_names_and_puts_no_blank_beside_them(tmp_path):
+    """A student folder made before exercises were named NN_name_exercises.ipynb: `gemmlab work`
+    (what `make lab` and `gemmlab lab` run) leaves the student's files, adds no blank copy under
+    the new name, copies the rest, and says in one line which files are theirs."""
+    mine = tmp_path / "work" / "exercises"
+    mine.mkdir(parents=True)
+    (mine / "05_tiled_gemm.ipynb").write_text("my answers to 05")
+    (mine / "07_ring_allreduce.ipynb").write_text("my answers to 07")
+    (tmp_path / "work" / "01_numbers_and_precision.ipynb").write_text("01, oldest layout")
+    for _ in range(2):                       # and again: still nothing beside them
+        done = subprocess.run([sys.executable, "-m", "gemmlab", "work", str(tmp_path / "work")],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert (mine / "05_tiled_gemm.ipynb").read_text() == "my answers to 05"
+        assert (mine / "07_ring_allreduce.ipynb").read_text() == "my answers to 07"
+        assert not (mine / "05_tiled_gemm_exercises.ipynb").exists()
+        assert not (mine / "07_ring_allreduce_exercises.ipynb").exists()
+        assert (mine / "01_numbers_and_precision_exercises.ipynb").read_text() == \
+            "01, oldest layout"                          # the older layout's file, carried over
+        assert (mine / "00_start_here_exercises.ipynb").read_bytes() == \
+            (ROOT / "exercises" / "00_start_here_exercises.ipynb").read_bytes()
+        told = [line for line in done.stdout.splitlines() if "former names" in line]
+        assert told == [f"Your exercise notebooks under their former names stay yours, as they "
+                        f"are: 05_tiled_gemm.ipynb, 07_ring_allreduce.ipynb in "
+                        f"{tmp_path / 'work' / 'exercises'}/ (no blank NN_name_exercises.ipynb "
+                        f"was put beside them; rename one to that name to open it from its "
+                        f"lesson's link)."]
 
 
 def test_work_with_no_exercises_is_an_error_not_zero_copied(tmp_path, monkeypatch, capsys):
@@ -270,7 +317,7 @@ def test_its_wheel_installed_in_a_fresh_venv_carries_the_course(released, tmp_pa
     assert built.returncode == 0, built.stderr
     [wheel] = dist.glob("gemmlab-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "gemmlab/_course/exercises/07_ring_allreduce.ipynb" in names
+    assert "gemmlab/_course/exercises/07_ring_allreduce_exercises.ipynb" in names
     assert "gemmlab/_course/notebooks/00_start_here.ipynb" in names
     assert not [n for n in names if n.startswith(("gemmlab_grader/", "solutions/"))]
     venv = tmp_path / "venv"
@@ -289,7 +336,7 @@ def test_its_wheel_installed_in_a_fresh_venv_carries_the_course(released, tmp_pa
                           capture_output=True, text=True, timeout=300,
                           env={"PATH": "/usr/bin:/bin", "GEMMLAB_BACKEND": "sim"})
     assert work.returncode == 0, work.stderr
-    assert (elsewhere / "mine" / "exercises" / "07_ring_allreduce.ipynb").is_file()
+    assert (elsewhere / "mine" / "exercises" / "07_ring_allreduce_exercises.ipynb").is_file()
     assert (elsewhere / "mine" / "notebooks" / "00_start_here.ipynb").is_file()
     check = subprocess.run([python, "-c", "import gemmlab; print(gemmlab.__file__); "
                             "from gemmlab.grading import check; "

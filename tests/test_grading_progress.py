@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from gemmlab.grading import handout, progress, student
 
@@ -16,6 +17,7 @@ class NoGrader:
             raise ModuleNotFoundError(f"No module named {name!r} (none in a student release)")
 sys.meta_path.insert(0, NoGrader())
 '''
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _answer(path, old, new):
@@ -33,8 +35,9 @@ def test_progress_judges_the_students_notebooks_and_fits_100_columns(tmp_path, m
     work = tmp_path / "work"
     monkeypatch.chdir(tmp_path)
     handout.make_student_folder(work)
-    _answer(work / "exercises" / "00_start_here.ipynb", "matrix_mib = ...", "matrix_mib = 4")
-    _answer(work / "exercises" / "01_numbers_and_precision.ipynb", "import gemmlab",
+    _answer(work / "exercises" / "00_start_here_exercises.ipynb", "matrix_mib = ...",
+            "matrix_mib = 4")
+    _answer(work / "exercises" / "01_numbers_and_precision_exercises.ipynb", "import gemmlab",
             "import gemmlab  # changed, nothing answered")
     record = json.loads((work / student.PROGRESS).read_text())
     record["revealed"] = ["00.matrix_mib"]
@@ -49,9 +52,9 @@ def test_progress_judges_the_students_notebooks_and_fits_100_columns(tmp_path, m
     assert max(len(line) for line in lines) <= 100
     text = "\n".join(lines)
     assert "2 of yours to run, 2 at a time" in text
-    assert "  00_start_here.ipynb, 01_numbers_and_precision.ipynb" in text     # which ones
-    assert "00_start_here.ipynb: 1 passed, 0 failed" in text
-    assert "01_numbers_and_precision.ipynb: 0 passed, 0 failed" in text
+    assert "  00_start_here_exercises.ipynb, 01_numbers_and_precision_exercises.ipynb" in text
+    assert "00_start_here_exercises.ipynb: 1 passed, 0 failed" in text
+    assert "01_numbers_and_precision_exercises.ipynb: 0 passed, 0 failed" in text
     row = next(line for line in lines if line.startswith("00 "))
     passed, failed, todo, shown = map(int, row.split()[1:5])
     assert (passed, failed, shown) == (1, 0, 1) and todo > 5
@@ -73,7 +76,7 @@ def test_progress_needs_no_grader(tmp_path):
     made = subprocess.run([sys.executable, "-m", "gemmlab", "work", "work"], env=env,
                           capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert made.returncode == 0, made.stderr
-    _answer(tmp_path / "work" / "exercises" / "00_start_here.ipynb", "matrix_mib = ...",
+    _answer(tmp_path / "work" / "exercises" / "00_start_here_exercises.ipynb", "matrix_mib = ...",
             "matrix_mib = 4")
     done = subprocess.run([sys.executable, "-m", "gemmlab", "progress", "work", "--json",
                            "--lesson", "00", "--lesson", "01"], env=env, capture_output=True,
@@ -93,6 +96,31 @@ def test_a_notebook_as_handed_out_is_not_run(tmp_path, monkeypatch):
     found = progress.verdicts(work, ["00", "01"])
     assert set(found) == {"00", "01"}
     assert all(s == "not attempted" for lesson in found.values() for s in lesson.values())
+
+
+def test_a_notebook_under_the_exercises_former_name_counts_as_its_lessons(tmp_path, monkeypatch):
+    """A student folder made before exercises were named NN_name_exercises.ipynb: `gemmlab
+    progress` counts the student's 00_start_here.ipynb as lesson 00's work; beside a handed-out
+    copy under the new name, that copy counts (as the grader counts), and it says which."""
+    work = tmp_path / "work"
+    monkeypatch.chdir(tmp_path)
+    handout.make_student_folder(work)
+    current = work / "exercises" / "00_start_here_exercises.ipynb"
+    former = current.with_name("00_start_here.ipynb")
+    current.rename(former)
+    _answer(former, "matrix_mib = ...", "matrix_mib = 5")
+    command = [sys.executable, "-m", "gemmlab", "progress", str(work), "--lesson", "00"]
+    shown = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert shown.returncode == 0, shown.stderr
+    assert "[1/1] 00_start_here.ipynb: 0 passed, 1 failed" in shown.stdout
+    row = next(line for line in shown.stdout.splitlines() if line.startswith("00 "))
+    assert row.split()[1:3] == ["0", "1"]                  # passed 0, failed 1: judged as 00's
+    current.write_bytes((ROOT / "exercises" / current.name).read_bytes())
+    shown = subprocess.run(command + ["--json"], capture_output=True, text=True, timeout=600)
+    assert shown.returncode == 0, shown.stderr
+    assert set(json.loads(shown.stdout)["00"].values()) == {"not attempted"}
+    assert "lesson 00: 00_start_here_exercises.ipynb counts (the handed-out name, else the " \
+           "newest); not counted: 00_start_here.ipynb" in shown.stderr
 
 
 def test_a_folder_without_exercises_is_one_line(tmp_path):
@@ -122,7 +150,8 @@ def test_gl_progress_counts_inside_a_running_kernel_notebook_by_notebook(tmp_pat
     work = tmp_path / "work"
     monkeypatch.chdir(tmp_path)
     handout.make_student_folder(work)
-    _answer(work / "exercises" / "00_start_here.ipynb", "matrix_mib = ...", "matrix_mib = 5")
+    _answer(work / "exercises" / "00_start_here_exercises.ipynb", "matrix_mib = ...",
+            "matrix_mib = 5")
     nb = new_notebook(cells=[new_code_cell(f"import gemmlab as gl\n"
                                            f"gl.progress({str(work)!r}, lessons=['00', '01'], "
                                            f"draw=False)")])
@@ -132,7 +161,7 @@ def test_gl_progress_counts_inside_a_running_kernel_notebook_by_notebook(tmp_pat
     assert not [o for o in outputs if o.output_type in ("execute_result", "error")], outputs
     assert not [o for o in outputs if o.get("name") == "stderr"], outputs
     printed = "".join(o.get("text", "") for o in outputs)
-    assert "[1/1] 00_start_here.ipynb: 0 passed, 1 failed" in printed
+    assert "[1/1] 00_start_here_exercises.ipynb: 0 passed, 1 failed" in printed
     row = next(line for line in printed.splitlines() if line.startswith("00 "))
     assert row.split()[1:3] == ["0", "1"]
-    assert printed.index("[1/1] 00_start_here") < printed.index("lesson  ")
+    assert printed.index("[1/1] 00_start_here_exercises") < printed.index("lesson  ")

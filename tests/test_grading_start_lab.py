@@ -38,9 +38,11 @@ def _serving(process, log, timeout=120):
 
 def test_gemmlab_lab_serves_the_student_folder_with_the_course_settings(tmp_path):
     from tests.e2e.lab import free_port
-    mine = tmp_path / "mine" / "exercises" / "00_start_here.ipynb"
+    mine = tmp_path / "mine" / "exercises" / "00_start_here_exercises.ipynb"
     mine.parent.mkdir(parents=True)
     mine.write_text("my answers")
+    before = mine.parent / "05_tiled_gemm.ipynb"     # lesson 05's exercises, from a folder of old
+    before.write_text("my answers to 05")
     log = tmp_path / "lab.log"
     env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_TOKEN", "DISPLAY")}
     with open(log, "w") as out:
@@ -62,7 +64,11 @@ def test_gemmlab_lab_serves_the_student_folder_with_the_course_settings(tmp_path
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=30)
     assert mine.read_text() == "my answers"                     # never overwritten
+    assert before.read_text() == "my answers to 05"             # theirs, under the former name
+    assert not (mine.parent / "05_tiled_gemm_exercises.ipynb").exists()     # no blank beside it
     text = log.read_text()
+    assert "under their former names stay yours, as they are: 05_tiled_gemm.ipynb in " \
+        "mine/exercises/" in text
     assert text.count("Your student folder is mine/") == 1
     assert "jupyter lab" not in text                             # it starts it: no such advice
     assert f"--IdentityProvider.token={token}" not in text and token not in " ".join(

@@ -8,7 +8,10 @@ from a checkout (``make lab``) and from an installed wheel (``gemmlab work DIR``
 through :mod:`gemmlab.course`). A file already in ``DIR`` is never overwritten: a student's answers
 stay, and a new course version only adds what is new. A notebook the older layout put in
 ``DIR/NN_*.ipynb`` (exercises) or ``DIR/lessons/`` is the student's: it becomes the new copy
-(copied; the old file stays). ``work/`` is ignored by git, and the pristine ``notebooks/`` are never
+(copied; the old file stays). An exercise notebook a student has under its former name
+(``DIR/exercises/05_tiled_gemm.ipynb``, before exercises were named ``NN_name_exercises.ipynb``)
+is theirs: it stays as it is, no blank copy under the new name is put beside it, and one line
+says which files are theirs. ``work/`` is ignored by git, and the pristine ``notebooks/`` are never
 opened, so a session leaves ``git status`` clean. Finding no exercise notebook at all is an error,
 never a silent "0 copied".
 
@@ -51,21 +54,29 @@ STUDENT_PARTS = (("notebooks", LESSONS, "lessons"), ("exercises", NOTEBOOKS, "."
 FIRST_LESSON = "notebooks/00_start_here.ipynb"
 
 
-def copy_missing(source, target, pattern=NOTEBOOKS, earlier=None):
+def _present(path):
+    return path.exists() or path.is_symlink()
+
+
+def copy_missing(source, target, pattern=NOTEBOOKS, earlier=None, former=None):
     """Copy the files ``pattern`` of ``source`` that ``target`` lacks; return (names copied,
-    names already there). Where ``earlier`` (a folder) has a file of that name, that file (the
-    student's, from an older layout) is the one copied."""
+    names of the files in ``target`` that stand for the others). ``former(name)``: the name an
+    older course gave a file (or None); the student's file under it in ``target`` stands for it,
+    so no copy is put beside it. Where ``earlier`` (a folder) has a file of either name, that
+    file (the student's, from an older layout) is the one copied."""
     source, target = Path(source), Path(target)
     target.mkdir(parents=True, exist_ok=True)
     copied, kept = [], []
     for found in sorted(source.glob(pattern)):
-        dest = target / found.name
-        if dest.exists() or dest.is_symlink():
-            kept.append(found.name)
+        names = [found.name, *filter(None, [former(found.name) if former else None])]
+        theirs = next((name for name in names if _present(target / name)), None)
+        if theirs is not None:
+            kept.append(theirs)
             continue
-        older = Path(earlier) / found.name if earlier is not None else None
-        origin = older if older is not None and older.is_file() and not older.is_symlink() \
-            else found
+        dest = target / found.name
+        olders = [Path(earlier) / name for name in names] if earlier is not None else []
+        origin = next((older for older in olders if older.is_file() and not older.is_symlink()),
+                      found)
         with open(dest, "xb") as f:               # "x": never over a file that appeared since
             f.write(origin.read_bytes())
         copied.append(found.name)
@@ -91,7 +102,8 @@ def make_student_folder(work="work", exercises=None):
         origin = source if part == "exercises" else root / part
         if origin.is_dir():
             done[part] = copy_missing(origin, work / part, pattern,
-                                      work / earlier if earlier else None)
+                                      work / earlier if earlier else None,
+                                      course.former_exercise_name if part == "exercises" else None)
     student.start(work)
     return done
 
@@ -115,6 +127,13 @@ def work_main(exercises=None, work="work", next_step=True):
               f"they are)")
     print(f"Your student folder is {work}/: lessons in {Path(work) / 'notebooks'}/, exercises "
           f"in {Path(work) / 'exercises'}/.")
+    handed_out = {path.name for path in source.glob(NOTEBOOKS)}
+    formerly = [name for name in done.get("exercises", ((), ()))[1] if name not in handed_out]
+    if formerly:
+        print(f"Your exercise notebooks under their former names stay yours, as they are: "
+              f"{', '.join(formerly)} in {Path(work) / 'exercises'}/ (no blank "
+              f"NN_name{course.EXERCISES_ENDING} was put beside them; rename one to that name to "
+              f"open it from its lesson's link).")
     if next_step:
         print(f"Start JupyterLab in it with `gemmlab lab {work}` (it opens {FIRST_LESSON}).")
     return 0

@@ -96,8 +96,10 @@ def _judge(q, entry):
 
 
 def _handed_out(name):
+    """The bytes of the exercise notebook handed out now for ``name`` (its current or its former
+    name), or None."""
     try:
-        return (course.path("exercises") / name).read_bytes()
+        return (course.path("exercises") / course.current_exercise_name(name)).read_bytes()
     except OSError:             # FileNotFoundError: an install without exercises/
         return None
 
@@ -119,18 +121,42 @@ def _counts(statuses):
     return tuple(sum(s == want for s in statuses.values()) for want in (PASS, FAIL, NOT_ATTEMPTED))
 
 
+def _handed_out_names():
+    try:
+        return {path.name for path in course.path("exercises").glob("[0-9][0-9]_*.ipynb")}
+    except FileNotFoundError:   # an install without exercises/: the newest counts
+        return set()
+
+
+def _one_per_lesson(folder, say):
+    """The exercise notebooks ``NN_*.ipynb`` of ``folder`` that count, one per lesson, as the
+    grader counts them: the one under the name handed out now, else the newest (a notebook under
+    its former name, ``05_tiled_gemm.ipynb``, is the lesson's too); ``say`` names the others."""
+    groups, handed_out = {}, _handed_out_names()
+    for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
+        groups.setdefault(path.name[:2], []).append(path)
+    chosen = []
+    for group in groups.values():
+        counted = max(group, key=lambda p: (p.name in handed_out, p.stat().st_mtime, p.name))
+        if len(group) > 1:
+            say(f"lesson {counted.name[:2]}: {counted.name} counts (the handed-out name, else the "
+                f"newest); not counted: {', '.join(p.name for p in group if p != counted)}")
+        chosen.append(counted)
+    return chosen
+
+
 def verdicts(work, lessons=(), say=None, workers=WORKERS):
     """{lesson: {question id: status}} for the exercise notebooks ``NN_*.ipynb`` of the student
-    folder ``work`` (``lessons``: only these, two digits each; none: every lesson of the bank).
-    ``say(text)`` hears what is being done, from the start: how many notebooks run, then each one
-    as its verdicts come."""
+    folder ``work``, one per lesson (:func:`_one_per_lesson`); ``lessons``: only these, two digits
+    each (none: every lesson of the bank). ``say(text)`` hears what is being done, from the
+    start: how many notebooks run, then each one as its verdicts come."""
     folder = Path(work) / "exercises"
     if not folder.is_dir():
         raise ValueError(f"{folder}/ does not exist: give your student folder (the one "
                          f"`gemmlab work` made)")
     say = say or (lambda text: None)
     found, todo = {}, []
-    for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
+    for path in _one_per_lesson(folder, say):
         lesson = path.name[:2]
         if not lesson_questions(lesson) or (lessons and lesson not in lessons):
             continue

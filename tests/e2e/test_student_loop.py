@@ -1,10 +1,10 @@
 """A student's loop in the browser, from the student folder `make lab` serves (its root): lesson 00
-opens, a link leads to the student's own exercise notebook, its cells run, a lab kernel fails,
-and every instruction the feedback gives is typed as given: `hint(...)`, `reveal(...)`; the fix
-passes with no note and nothing red above it; `gl.progress()`, as lesson 00 says, shows counts;
-after a kernel restart, a helper's NameError names the cell to run. The text on the page is
-asserted, and screenshots go to ``artifacts/student/`` (three also to GEMMLAB_E2E_SCREENS when
-set, for a review)."""
+opens, a link leads to the student's own exercise notebook (its tab named apart from the
+lesson's), its cells run, a lab kernel fails, and every instruction the feedback gives is typed as
+given: `hint(...)`, `reveal(...)`; the fix passes with no note and nothing red above it;
+`gl.progress()`, as lesson 00 says, shows counts; after a kernel restart, a helper's NameError
+names the cell to run. The text on the page is asserted, and screenshots go to
+``artifacts/student/`` (three also to GEMMLAB_E2E_SCREENS when set, for a review)."""
 import os
 import re
 import shutil
@@ -32,7 +32,7 @@ def lab_naive(A, B, C):
         C[row, col] = acc
 """
 LAB = "05.lab_naive"
-EXERCISE = "exercises/05_tiled_gemm.ipynb"
+EXERCISE = "exercises/05_tiled_gemm_exercises.ipynb"
 
 
 def _type_new_cell(page, code):
@@ -78,10 +78,12 @@ def test_a_student_follows_every_instruction_from_the_student_folder(page, lab, 
     open_notebook(page, lab, "notebooks/00_start_here.ipynb")
     _shot(page, artifacts, "01-lesson-00")
 
-    page.locator('.jp-Notebook a[href*="exercises/00_start_here.ipynb"]').last.click()
+    page.locator('.jp-Notebook a[href*="exercises/00_start_here_exercises.ipynb"]').last.click()
     page.wait_for_function("() => location.pathname.includes('exercises/00_start_here')")
     page.locator(".jp-NotebookPanel:visible .jp-Notebook").wait_for()
-    _shot(page, artifacts, "02-followed-link-to-exercise")
+    tabs = page.locator("#jp-main-dock-panel .lm-TabBar-tab .lm-TabBar-tabLabel").all_inner_texts()
+    assert sorted(tabs) == ["00_start_here.ipynb", "00_start_here_exercises.ipynb"], tabs
+    _shot(page, artifacts, "02-followed-link-to-exercise")      # two tabs, two names
 
     open_notebook(page, lab, EXERCISE)         # alone in a fresh layout (one notebook panel)
     run_all_cells(page, timeout_s=600)          # the student runs the notebook first
@@ -114,7 +116,7 @@ def test_a_student_follows_every_instruction_from_the_student_folder(page, lab, 
     page.keyboard.press("Control+s")            # progress reads the saved notebooks
     shown, cell = _run_new_cell(page, "gl.progress()", timeout_s=900)
     assert "NameError" not in shown and "never awaited" not in shown
-    assert re.search(r"\[\d+/\d+\] 05_tiled_gemm\.ipynb: [1-9]\d* passed", shown), shown
+    assert re.search(r"\[\d+/\d+\] 05_tiled_gemm_exercises\.ipynb: [1-9]\d* passed", shown), shown
     row = next(line for line in shown.splitlines() if line.startswith("05 "))
     assert int(row.split()[1]) >= 1, row        # lesson 05's row: passed, not all zero
     assert _echoed(cell) == 0, "the rows were shown again as a list"
