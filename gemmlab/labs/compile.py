@@ -141,13 +141,7 @@ class _CompilerChild:
                     stdout=subprocess.PIPE, stderr=self.errors, text=True,
                     env=dict(os.environ, NUMBA_ENABLE_CUDASIM="0"))
             lines = []
-            try:
-                self.popen.stdin.write(json.dumps(request) + "\n")
-                self.popen.stdin.flush()
-            except OSError:
-                pass                            # it died: its exit status is reported below
-            reader = threading.Thread(daemon=True,
-                                      target=lambda: lines.append(self.popen.stdout.readline()))
+            reader = threading.Thread(daemon=True, target=self._ask, args=(request, lines))
             reader.start()
             reader.join(TIMEOUT)
             if reader.is_alive():
@@ -159,6 +153,15 @@ class _CompilerChild:
             self.errors.seek(0)
             tail = self.errors.read().decode(errors="replace").strip()[-400:]
             return reply_of("", f"exit status {self.popen.returncode}{': ' + tail if tail else ''}")
+
+
+    def _ask(self, request, lines):
+        try:
+            self.popen.stdin.write(json.dumps(request) + "\n")
+            self.popen.stdin.flush()
+        except OSError:
+            return                              # it died: its exit status is reported
+        lines.append(self.popen.stdout.readline())
 
 
 _SERVER = _CompilerChild()
@@ -190,11 +193,9 @@ def kept_on_disk(request, compile_request):
 
 
 def disk_cache_dir():
-    """$GEMMLAB_COMPILE_CACHE, else $XDG_CACHE_HOME/gemmlab/labs-compile (~/.cache/...)."""
-    if os.environ.get("GEMMLAB_COMPILE_CACHE"):
-        return Path(os.environ["GEMMLAB_COMPILE_CACHE"])
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(root) / "gemmlab" / "labs-compile"
+    """$GEMMLAB_COMPILE_CACHE, else $XDG_CACHE_HOME (~/.cache)/gemmlab/labs-compile."""
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return Path(os.environ.get("GEMMLAB_COMPILE_CACHE") or Path(root, "gemmlab", "labs-compile"))
 
 
 @functools.lru_cache(maxsize=1)
