@@ -92,7 +92,8 @@ def start_confined(isolation, workdir, module, *args, **streams):
     if isolation.sandbox:
         argv = sandbox.command(argv, workdir, [isolation.package_root], isolation.hidden_paths,
                                memory_bytes=isolation.limits.memory_bytes)
-    return sandbox.Tree(argv, isolation.limits, cwd=workdir, env=clean_env(workdir), **streams)
+    return sandbox.Tree(argv, isolation.limits, isolation.sandbox, cwd=workdir,
+                        env=clean_env(workdir), **streams)
 
 
 @dataclass(frozen=True)
@@ -123,8 +124,8 @@ def confined_runtime(isolation):
         if isolation.sandbox:
             argv = sandbox.command(argv, folder, (), isolation.hidden_paths,
                                    memory_bytes=isolation.limits.memory_bytes)
-        tree = sandbox.Tree(argv, isolation.limits, cwd=folder, env=env, stdin=-1, stdout=-1,
-                            stderr=subprocess.DEVNULL)
+        tree = sandbox.Tree(argv, isolation.limits, isolation.sandbox, cwd=folder, env=env,
+                            stdin=-1, stdout=-1, stderr=subprocess.DEVNULL)
         return tree.popen, tree.kill
     return start
 
