@@ -12,31 +12,15 @@ import re
 import pytest
 
 from gemmlab_grader import grade, sandbox
-from test_gemmlab_grader_cgroups_class import BOMB, RIGHT
+from test_gemmlab_grader_cgroups_class import BOMB, HOG, RIGHT
 from test_gemmlab_grader_grade import _write
 from test_gemmlab_grader_sandbox import WORKS_HERE
 
-pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="the grader runs as root here only"),
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="about grading as root"),
               pytest.mark.skipif(not WORKS_HERE, reason="bubblewrap is not installed")]
 
 PROCESSES, MEMORY_MIB = 32, 1024
-# fills both of its memory file systems, then holds memory of its own; says how far it got
-HOG = """files, heap, blocks = 0, 0, []
-for place in ('/dev/shm/fill', 'fill'):
-    try:
-        with open(place, 'wb', buffering=0) as f:
-            for _ in range(700):
-                f.write(b'x' * (1 << 20))
-                files += 1
-    except OSError:
-        pass
-try:
-    for _ in range(1200):
-        blocks.append(bytearray(1 << 20))
-        heap += 1
-except MemoryError:
-    pass
-raise RuntimeError(f'held {files} MiB in files and {heap} MiB of memory')"""
+
 
 
 def _sandbox_users():
