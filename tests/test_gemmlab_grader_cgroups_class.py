@@ -40,12 +40,18 @@ except MemoryError:
 raise RuntimeError(f'held {files} MiB in files and {heap} MiB of memory')"""
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    root = tmp_path_factory.mktemp("bombs")
+def write_class(root):
+    """``root/subs``: the attacker's notebook (the bomb, the hog, a right answer) and two
+    classmates' (the right answer)."""
     _write(root / "subs" / "attacker" / "01_numbers_and_precision.ipynb", BOMB, HOG, RIGHT)
     for honest in ("honest1", "honest2"):
         _write(root / "subs" / honest / "01_numbers_and_precision.ipynb", RIGHT)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bombs")
+    write_class(root)
     done = _cli("subs", "--out", "out", "--timeout", "60", "--processes", "32", "--memory",
                 "1024", "--jobs", "2", cwd=root)
     assert done.returncode == 0, done.stderr

@@ -12,8 +12,7 @@ import re
 import pytest
 
 from gemmlab_grader import grade, sandbox
-from test_gemmlab_grader_cgroups_class import BOMB, HOG, RIGHT
-from test_gemmlab_grader_grade import _write
+from test_gemmlab_grader_cgroups_class import write_class
 from test_gemmlab_grader_sandbox import WORKS_HERE
 
 pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="about grading as root"),
@@ -38,9 +37,7 @@ def _sandbox_users():
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     root = tmp_path_factory.mktemp("bombs")
-    _write(root / "subs" / "attacker" / "01_numbers_and_precision.ipynb", BOMB, HOG, RIGHT)
-    for honest in ("honest1", "honest2"):
-        _write(root / "subs" / honest / "01_numbers_and_precision.ipynb", RIGHT)
+    write_class(root)
     patch = pytest.MonkeyPatch()
     patch.setattr(sandbox, "_no_cgroup", lambda: "simulated: no cgroup hierarchy is writable")
     before = _sandbox_users()
