@@ -166,7 +166,7 @@ class KernelLab:
     def examine(self, kernel, rng=None, arguments=None, cases=None, written=lambda: None):
         """The :class:`Examination` of ``kernel`` (on ``cases`` if given): the first case that
         fails names the mistake, and the picture shows that run (on a pass: the first case's);
-        every case is run while time is left, and those right are counted (partial credit).
+        on hidden cases every case is run while time is left, those right counted (partial credit).
         ``arguments`` maps the lab's arrays to the kernel's arguments (default: each under its
         parameter's name); ``written()`` is called once the first case shows that the kernel
         reads its inputs or writes its output."""
@@ -178,8 +178,8 @@ class KernelLab:
         failed = None
         for number, case in enumerate(cases):
             left = min(CASE_LIMIT, deadline - time.monotonic())
-            if failed and left <= 0:
-                break                   # no time left: the cases not run count as wrong
+            if failed and (left <= 0 or rng is None):
+                break                   # check(), or no time left: the rest count as wrong
             doing.step(f"case {number + 1} of {len(cases)} on the simulator")
             try:
                 arrays, trace = self.run_case(kernel, case, arguments, left,

@@ -5,7 +5,7 @@
 A kind has ``coerce(answer)`` (the answer must be a function) and ``judge(question, fn, rng)``:
 with ``rng`` None it runs the public cases the notebook's ``check()`` uses (``cases()``); with a
 NumPy Generator it draws hidden cases from it (``hidden(rng)``: other rank counts, sizes and
-seeds). It runs every case, counts those right (:func:`~gemmlab.judging.verdict.count`, the
+seeds). On hidden cases it runs every case, counts those right (:func:`~gemmlab.judging.verdict.count`, the
 grader's partial credit) and names the first that fails. It never raises for the student's
 code: an exception anywhere becomes a FAIL with the reason.
 """
@@ -64,6 +64,8 @@ class CodeLab:
         cases = list(self.cases() if rng is None else self.hidden(rng))
         first, passed = None, 0
         for index, case in enumerate(cases):
+            if first and rng is None:
+                break                   # check(): the first failure says it all
             try:
                 status, feedback = self.check_case(fn, case)
             except NoAnswer:

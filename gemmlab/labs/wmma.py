@@ -202,6 +202,8 @@ class WmmaLab:
     def verdict(self, fn, rng=None):
         runs, failed, cases = [], None, list(self.cases(rng))
         for number, (M, N, K, A, B, C0) in enumerate(cases):
+            if failed and rng is None:
+                break                   # check(): the first failure says it all
             label = f"M x N x K = {M} x {N} x {K}"
             try:
                 ran = where_it_lives(fn, run_fragments, A.copy(), B.copy(), C0.copy(),
@@ -221,7 +223,7 @@ class WmmaLab:
                 failed = failed or f"at {label}: {problem}"
             else:
                 runs.append((M, N, K, record))
-        count(len(runs), len(cases))            # every case run: those right are counted
+        count(len(runs), len(cases))            # hidden cases all run: those right counted
         if failed:
             return FAIL, failed
         shapes = ", ".join(f"{M}x{N}x{K}" for M, N, K, _ in runs)
