@@ -15,6 +15,13 @@ a longer run only improves, the last wave's idle cores weighing less).
 
     python benchmarks/grade_class.py --students 3 --jobs 2 --out benchmarks/grade_class_2core.json
     python benchmarks/grade_class.py --students 3 16 --jobs 16 --out grade_class_16core.json
+    python benchmarks/grade_class.py --mixed --jobs 2 --out benchmarks/grade_class_2core_mixed.json
+
+``--mixed`` grades the four students of the issue's trial instead, x 16 lessons: one honest
+(copies of solutions/), one partly wrong (every second value answer of each lesson overwritten by
+a last cell with 0; its code answers stay right), one empty (copies of exercises/, as handed out)
+and one whose notebooks raise halfway (a cell raising RuntimeError inserted in the middle of each
+solution). Only the honest student must be at full marks.
 
 (Each --students count is a class of its own, graded at each --jobs: 3 students is the issue's
 yardstick; 16 students keep 16 cores busy past the first waves, a better base for the
@@ -28,6 +35,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import nbformat
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -36,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gemmlab import measure  # noqa: E402  (after the repository is on the path)
+from gemmlab.grading.bank import get_question, lesson_questions  # noqa: E402
 from gemmlab_grader import sandbox  # noqa: E402
 from gemmlab_grader.submissions import shard_of  # noqa: E402
 
@@ -51,6 +61,35 @@ def make_class(folder, students):
         for path in lessons:
             shutil.copyfile(path, folder / f"student{i:03d}" / path.name)
     return students * len(lessons)
+
+
+def partly_wrong(nb, lesson):
+    """``nb`` with a last cell setting every second value answer of ``lesson`` to 0."""
+    wrong = [get_question(q).answer_name for q in lesson_questions(lesson)
+             if not get_question(q).is_code][::2]
+    nb.cells.append(nbformat.v4.new_code_cell("\n".join(f"{name} = 0" for name in wrong)))
+    return nb
+
+
+def raising(nb, lesson):
+    """``nb`` with a cell raising RuntimeError in the middle of its cells."""
+    nb.cells.insert(len(nb.cells) // 2, nbformat.v4.new_code_cell(
+        "raise RuntimeError('a student cell that raises halfway')"))
+    return nb
+
+
+def make_mixed_class(folder):
+    """The four students of ``--mixed`` (the module's docstring), each with the 16 lessons."""
+    students = {"honest": ("solutions", None), "partly_wrong": ("solutions", partly_wrong),
+                "empty": ("exercises", None), "raising": ("solutions", raising)}
+    count = 0
+    for student, (source, change) in students.items():
+        (folder / student).mkdir(parents=True)
+        for path in sorted((ROOT / source).glob("[0-9][0-9]_*.ipynb")):
+            nb = nbformat.read(path, as_version=4)
+            nbformat.write(change(nb, path.name[:2]) if change else nb, folder / student / path.name)
+            count += 1
+    return count
 
 
 def _grader(*args):
@@ -102,14 +141,15 @@ def cpu_seconds():
     return (sum(fields[i] for i in (0, 1, 2, 5, 6)) / hz, sum(fields[3:5]) / hz)
 
 
-def measure_run(subs, out, students, notebooks, jobs, timeout):
+def measure_run(subs, out, students, notebooks, jobs, timeout, mixed=False):
     """Grade the class in ``subs`` with ``jobs`` at a time: its record, printed in one line."""
     before = cpu_seconds()
     mode, wall = grade(subs, out, jobs, timeout)
     after = cpu_seconds()
     report = json.loads((out / "grades.json").read_text())
     short = [f"{r['notebook']}: {r['passed']}/{r['total']} {r['notes'][:1]}"
-             for r in report["notebooks"] if r["passed"] != r["total"] or r["notes"]]
+             for r in report["notebooks"] if (r["passed"] != r["total"] or r["notes"])
+             and (not mixed or r["student"] == "honest")]
     per = wall / notebooks
     busy = after[0] - before[0] if before and after else None
     cores = len(os.sched_getaffinity(0))
@@ -125,7 +165,17 @@ def measure_run(subs, out, students, notebooks, jobs, timeout):
             "machine_cpu_seconds": None if busy is None else round(busy, 1),
             "cpu_seconds_per_notebook": None if busy is None else round(busy / notebooks, 2),
             "cores_busy": None if busy is None else round(busy / (cores * wall), 3),
-            "not_at_full_marks": short}
+            "not_at_full_marks": short,
+            "points_by_student": _points_by_student(report) if mixed else None}
+
+
+def _points_by_student(report):
+    """{student: [points, possible]} over their notebooks (what the mixed class came to)."""
+    totals = {}
+    for r in report["notebooks"]:
+        got = totals.setdefault(r["student"], [0, 0])
+        got[0], got[1] = round(got[0] + r["score"], 2), got[1] + r["possible"]
+    return totals
 
 
 def main():
@@ -133,17 +183,25 @@ def main():
     p.add_argument("--students", type=int, nargs="+", default=[3])
     p.add_argument("--jobs", type=int, nargs="+", default=[os.cpu_count()])
     p.add_argument("--timeout", type=int, default=300, help="--timeout per cell (a limit only)")
+    p.add_argument("--mixed", action="store_true",
+                   help="grade the four students honest, partly wrong, empty, raising instead")
     p.add_argument("--out", required=True, help="the JSON record to write")
     args = p.parse_args()
     load_before = os.getloadavg()
     runs = []
     with tempfile.TemporaryDirectory(prefix="gemmlab-grade-bench-") as tmp:
-        for students in args.students:
+        for students in [] if args.mixed else args.students:
             subs = Path(tmp) / f"class-{students}"
             notebooks = make_class(subs, students)
             for jobs in args.jobs:
                 runs.append(measure_run(subs, Path(tmp) / f"grades-{students}-{jobs}", students,
                                         notebooks, jobs, args.timeout))
+        if args.mixed:
+            subs = Path(tmp) / "class-mixed"
+            notebooks = make_mixed_class(subs)
+            for jobs in args.jobs:
+                runs.append(measure_run(subs, Path(tmp) / f"grades-mixed-{jobs}", 4, notebooks,
+                                        jobs, args.timeout, mixed=True))
     record = {"machine": measure.machine(gpu=None, load_before=load_before,
                                          load_after=os.getloadavg(),
                                          usable_cores=len(os.sched_getaffinity(0))),

@@ -18,14 +18,12 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-
-import numpy as np
 
 from gemmlab.grading.bank import get_question, lesson_questions, questions
 from gemmlab.grading.checker import Result, judge_question
-from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS, Function, values
+from gemmlab.judging import FAIL, NOT_ATTEMPTED, PASS, values
 
 from . import gradebook, points, publish, report, roster, sandbox, secret, withheld_bank
 from .execute import NotebookRun
@@ -45,7 +43,7 @@ class NotebookGrade:
     seconds: float = 0.0                            # how long grading it took
     points: dict = field(default_factory=dict)      # question id -> what it counts in this run
     credit: dict = field(default_factory=dict)      # question id -> share of hidden cases right
-                                                    # (a function that failed some)
+                                                    # (a code answer that failed some)
 
     @property
     def passed(self):
@@ -56,7 +54,7 @@ class NotebookGrade:
         return self.points[question] if question in self.points else get_question(question).points
 
     def earned(self, question):
-        """Its points if passed, a function's share of hidden cases right of them if not."""
+        """Its points if passed, a code answer's share of hidden cases right of them if not."""
         share = 1 if self.results.get(question) == PASS else self.credit.get(question, 0)
         return round(self.worth(question) * share, 2)
 
@@ -229,8 +227,9 @@ class Grader:
 
     def _judge(self, q, entry, student, credit):
         """The verdict on one collected answer entry (see answers.extract) of ``student``; a code
-        answer runs in a worker of its own, in the sandbox (:func:`judge_code`). A function that
-        fails puts its share of hidden cases right into ``credit`` (:meth:`_cases_right`)."""
+        answer runs in a worker of its own, in the sandbox (:func:`judge_code`). A code answer
+        that fails puts its share of hidden cases right (counted in that one run) into
+        ``credit``."""
         try:
             if not isinstance(entry, dict) or entry.get("missing"):
                 return Result(q.id, NOT_ATTEMPTED, f"the notebook has no variable "
@@ -238,31 +237,19 @@ class Grader:
             if entry.get("error"):
                 return Result(q.id, FAIL, f"{q.answer_name}: {str(entry['error'])[:300]}")
             if q.is_code and "source" in entry:
-                code = (str(entry["source"]), str(entry.get("name")))
-                result = judge_code(q.id, *code, seed=case_seed(self.secret, student, q.id),
+                result = judge_code(q.id, str(entry["source"]), str(entry.get("name")),
+                                    seed=case_seed(self.secret, student, q.id),
                                     timeout=self.settings.timeout, isolation=self._isolation())
-                if result.status == FAIL and isinstance(q.kind, Function):
-                    right, cases = self._cases_right(q, code, case_seed(self.secret, student, q.id))
-                    if right:
-                        credit[q.id] = right / cases
-                        result.feedback += (f" Partial credit: {right} of {cases} hidden cases "
-                                            f"right.")
+                right, cases = result.cases or (0, 0)
+                if result.status == FAIL and right:
+                    credit[q.id] = right / cases
+                    result.feedback += (f" Partial credit: {right} of {cases} hidden cases "
+                                        f"right.")
                 return result
             return judge_question(q, values.decode(entry.get("value")))
         except Exception as exc:  # a bug of ours must not stop the others' grading
             return Result(q.id, FAIL, f"the grader could not judge this answer "
                                       f"({type(exc).__name__}: {str(exc)[:200]})")
-
-    def _cases_right(self, q, code, seed):
-        """(hidden cases right, cases) of a function: each of the cases its verdict was drawn on
-        (the same seed), judged alone, in a worker of its own."""
-        cases = list(q.kind.hidden(np.random.default_rng(seed)))
-        right = 0
-        for case in cases:
-            one = replace(q, kind=replace(q.kind, hidden=lambda rng, c=case: [c]))
-            right += judge_code(q.id, *code, seed=seed, timeout=self.settings.timeout,
-                                isolation=self._isolation(), question=one).status == PASS
-        return right, len(cases)
 
     def _isolation(self):
         """How this run confines a student's process (it imports the package copy)."""

@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from gemmlab.grading.bank import get_question
 from gemmlab.grading.checker import Result
 from gemmlab.judging import runtime
 from gemmlab.judging.cell import WORKER, Channel, describe_exit, judge_cell
+from gemmlab.judging.verdict import tallied
 from gemmlab.labs import compile as compile_
 
 from . import sandbox
@@ -91,7 +92,8 @@ def start_confined(isolation, workdir, module, *args, **streams):
     if isolation.sandbox:
         argv = sandbox.command(argv, workdir, [isolation.package_root], isolation.hidden_paths,
                                memory_bytes=isolation.limits.memory_bytes)
-    return sandbox.Tree(argv, isolation.limits, cwd=workdir, env=clean_env(workdir), **streams)
+    return sandbox.Tree(argv, isolation.limits, isolation.sandbox, cwd=workdir,
+                        env=clean_env(workdir), **streams)
 
 
 @dataclass(frozen=True)
@@ -127,20 +129,26 @@ def confined_runtime(isolation):
         if isolation.sandbox:
             argv = sandbox.command(argv, folder, (), isolation.hidden_paths,
                                    memory_bytes=isolation.limits.memory_bytes)
-        tree = sandbox.Tree(argv, isolation.limits, cwd=folder, env=env, stdin=-1, stdout=-1,
-                            stderr=subprocess.DEVNULL)
+        tree = sandbox.Tree(argv, isolation.limits, isolation.sandbox, cwd=folder, env=env,
+                            stdin=-1, stdout=-1, stderr=subprocess.DEVNULL)
         return tree.popen, tree.kill
     return start
 
 
 def judge_code(question_id, source, name, seed=None, timeout=120.0, *, isolation=None,
-               compiler=None, question=None):
+               compiler=None):
     """The :class:`~gemmlab.grading.checker.Result` on the function ``name`` of the cell
-    ``source`` for the code question ``question_id``. ``timeout``: seconds for everything;
-    ``isolation``: how the worker and the kernel's compiler child are confined; ``question``: the
-    bank's question, changed (one hidden case of it, for partial credit). Never raises for the
-    student's code."""
-    q = question or get_question(question_id)
+    ``source`` for the code question ``question_id``, with ``cases`` (right, run) where its
+    cases ran (:func:`gemmlab.judging.verdict.tallied`). ``timeout``: seconds for everything;
+    ``isolation``: how the worker and the kernel's compiler child are confined. Never raises for
+    the student's code."""
+    with tallied() as tally:
+        result = _judge_code(question_id, source, name, seed, timeout, isolation, compiler)
+    return replace(result, cases=tuple(tally) or None)
+
+
+def _judge_code(question_id, source, name, seed, timeout, isolation, compiler):
+    q = get_question(question_id)
     if not q.is_code:
         raise ValueError(f"{question_id} is not a code question (its kind has no judge method)")
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:

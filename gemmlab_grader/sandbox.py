@@ -33,6 +33,14 @@ SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/et
 # No --new-session: the Tree's leader already has a session of its own, with no terminal, and
 # bwrap's child (PID 1 inside) must stay in the leader's process group, where a kill reaches it.
 OPTIONS = ("--unshare-all", "--die-with-parent", "--cap-drop", "ALL")
+# As root with no cgroup: no user namespace (root's would map the user to root, whom RLIMIT_NPROC
+# does not bind), and the command started by AS_USER, which alone may change its user, to the
+# sandbox's own (no capability left after; the mounts are nosuid).
+AS_ROOT = ("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+           "--unshare-cgroup-try", "--die-with-parent", "--cap-drop", "ALL",
+           "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID")
+AS_USER = ("import os, sys; u = int(sys.argv[1]); os.setgroups([]); os.setgid(u); os.setuid(u); "
+           "os.execv(sys.argv[2], sys.argv[2:])")
 
 
 HOW_TO_GET_IT = (
@@ -85,10 +93,15 @@ def command(argv, workdir, readable=(), hidden=(), memory_bytes=1 << 30):
     """``argv`` wrapped in bwrap: ``workdir`` (its path as outside) and /dev/shm empty tmpfs of
     half ``memory_bytes`` each, the only writable places; ``readable`` and the Python read-only;
     ``hidden`` folders (and the installed packages, and their repository) not mounted, or masked
-    when a mounted folder contains them. Raises RuntimeError when bubblewrap is not available."""
+    when a mounted folder contains them. As root with no cgroup, ``argv`` runs as a user of its
+    own (:func:`own_user`; its Tree sets RLIMIT_NPROC). Raises RuntimeError when bubblewrap is
+    not available."""
     path = bwrap()
     if path is None:
         raise RuntimeError(missing())
+    user = own_user() if os.geteuid() == 0 and _no_cgroup() else None
+    if user is not None:
+        argv = [sys.executable, "-I", "-S", "-c", AS_USER, str(user), *argv]
     # the installed packages and, for an editable install, their repository: always hidden
     checkouts = sorted({p.parent for p in PACKAGES if (p.parent / "pyproject.toml").exists()})
     hidden = [os.path.realpath(h) for h in [*hidden, *PACKAGES, *checkouts]]
@@ -102,21 +115,26 @@ def command(argv, workdir, readable=(), hidden=(), memory_bytes=1 << 30):
                and not any(os.path.isdir(os.path.join(p, name))
                            for name in ("gemmlab", "gemmlab_grader", "solutions"))
                and not any(is_inside(p, m) for m in mounts)]
-    args = [path, *OPTIONS]
+    args = [path, *(OPTIONS if user is None else AS_ROOT)]
     for d in SYSTEM_DIRS:
         args += ["--ro-bind-try", d, d]
     for f in SYSTEM_FILES:
         args += ["--ro-bind-try", f, f]
-    for m in mounts + [os.path.realpath(r) for r in readable]:
+    binds = mounts + [os.path.realpath(r) for r in readable]
+    workdir, size = os.path.realpath(workdir), str(int(memory_bytes) // 2)
+    if user is not None:        # the folders bubblewrap makes for its mounts: 0700 unless said
+        for folder in sorted({str(a) for b in [*binds, workdir] for a in Path(b).parents} - {"/"}):
+            args += ["--perms", "0755", "--dir", folder]
+    for m in binds:
         args += ["--ro-bind", m, m]
     for h in hidden:
         if any(is_inside(h, m) for m in mounts) and os.path.isdir(h):
             args += ["--tmpfs", h]
     # the two memory file systems share the memory limit: together they hold at most that
-    workdir, size = os.path.realpath(workdir), str(int(memory_bytes) // 2)
     args += ["--dev", "/dev", "--proc", "/proc",
              "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
-             "--perms", "0700", "--size", size, "--tmpfs", workdir, "--chdir", workdir,
+             "--perms", "0700" if user is None else "1777", "--size", size, "--tmpfs", workdir,
+             "--chdir", workdir,
              "--remount-ro", "/dev", "--remount-ro", "/", "--"]
     return args + list(argv)
 
@@ -132,7 +150,8 @@ class Limits:
     memory_bytes: int = 8 << 30       # RLIMIT_AS: address space; allocations past it fail
     file_bytes: int = 256 << 20       # RLIMIT_FSIZE: largest file a process may write
     processes: int = 512              # the tree's cgroup's pids.max; without a cgroup,
-                                      # RLIMIT_NPROC above the user's count (not for root)
+                                      # RLIMIT_NPROC: above the user's count, or as root, of
+                                      # a sandbox's user of its own (:func:`own_user`)
 
     def __post_init__(self):
         for name in ("cpu_seconds", "memory_bytes", "file_bytes", "processes"):
@@ -141,14 +160,33 @@ class Limits:
                 raise ValueError(f"{name} must be a positive whole number, got {value!r}")
 
 
-def _user_process_count():
-    uid, count = os.getuid(), 0
+def _process_users():
+    """The user id of each process running now (one per process)."""
+    users = []
     for entry in os.scandir("/proc"):
         try:
-            count += entry.name.isdigit() and entry.stat().st_uid == uid
+            if entry.name.isdigit():
+                users.append(entry.stat().st_uid)
         except OSError:         # gone meanwhile
             pass
-    return count
+    return users
+
+
+OWN_USERS = range(1_900_000_000, 2_000_000_000)     # no account's, no process's when drawn
+_given = set()
+
+
+def own_user():
+    """A user id no process has and no sandbox of this run was given: as root with no cgroup, a
+    sandbox's command runs as it (:func:`command`), so that RLIMIT_NPROC, which binds no root,
+    counts its processes alone."""
+    busy = set(_process_users())
+    with _lock:
+        while True:
+            uid = OWN_USERS[int.from_bytes(os.urandom(4), "big") % len(OWN_USERS)]
+            if uid not in busy and uid not in _given:
+                _given.add(uid)
+                return uid
 
 
 @functools.lru_cache(maxsize=1)
@@ -167,17 +205,21 @@ def containment(limits):
         return (f"a cgroup per notebook and per code worker: at most {limits.processes} "
                 f"processes, {limits.memory_bytes >> 20} MiB of memory in all, its memory file "
                 f"systems included")
-    processes = ("NOT limited (root, and no cgroup)" if os.geteuid() == 0
+    processes = (f"at most {limits.processes} in a sandbox, which runs as a user of its own "
+                 f"(RLIMIT_NPROC; NOT limited with --trusted)" if os.geteuid() == 0
                  else f"at most {limits.processes} more of this user's")
-    return f"no cgroup ({_no_cgroup()}); processes: {processes}"
+    return (f"no cgroup ({_no_cgroup()}); processes: {processes}; memory: "
+            f"{limits.memory_bytes >> 20} MiB of address space per process, its two memory file "
+            f"systems {limits.memory_bytes >> 20} MiB together")
 
 
 class Tree:
     """``Tree(argv, limits, cwd=..., env=..., stdin=..., stdout=..., stderr=...)``: the started
     process tree (``.popen`` is its leader), in a cgroup of its own where one can be made
-    (:mod:`~gemmlab_grader.cgroups`); :meth:`kill` ends it."""
+    (:mod:`~gemmlab_grader.cgroups`); else RLIMIT_NPROC bounds it (as root: a ``sandboxed`` one,
+    whose :func:`command` runs it as a user of its own); :meth:`kill` ends it."""
 
-    def __init__(self, argv, limits=Limits(), **popen_kwargs):
+    def __init__(self, argv, limits=Limits(), sandboxed=False, **popen_kwargs):
         self.group = None if _no_cgroup() else cgroups.make(limits.processes, limits.memory_bytes)
         # computed here: the child runs no Python that could need a lock held when it forked
         self._rlimits = [(resource.RLIMIT_CPU, limits.cpu_seconds),
@@ -185,7 +227,10 @@ class Tree:
                          (resource.RLIMIT_FSIZE, limits.file_bytes),
                          (resource.RLIMIT_CORE, 0)]
         if self.group is None and os.geteuid() != 0:
-            self._rlimits.append((resource.RLIMIT_NPROC, _user_process_count() + limits.processes))
+            mine = _process_users().count(os.getuid())
+            self._rlimits.append((resource.RLIMIT_NPROC, mine + limits.processes))
+        elif self.group is None and sandboxed:      # root's bubblewrap, a user of its own in it
+            self._rlimits.append((resource.RLIMIT_NPROC, limits.processes))
         try:
             self.popen = subprocess.Popen(argv, start_new_session=True, close_fds=True,
                                           preexec_fn=self._in_child, **popen_kwargs)

@@ -2,6 +2,7 @@
 (the Hopper ladder, part 2 of lesson 12 until issue 37 split it off, with the ring widget) runs
 to the end through the same function `make site` runs every lesson with, and a stalled cell
 fails the build, naming the lesson and the cell, with nothing written."""
+import re
 import sys
 from pathlib import Path
 
@@ -112,3 +113,22 @@ def test_sphinx_gets_the_executed_lessons_with_execution_off_and_every_page_in_i
     assert build.on_the_site("[the design](../docs/architecture.md) and [labs](../docs/labs.md)",
                              "notebooks/00_a.ipynb") == (
         "the design (`../docs/architecture.md`) and [labs](../docs/labs.md)")
+
+
+def test_the_instructors_how_tos_render_as_pages_of_the_site(tmp_path):
+    """"Grade a class in ten minutes" and "Add a question or change a lab" (issue 55) are pages of
+    the site: Sphinx builds them to HTML with their titles, listed in the home page's contents."""
+    pytest.importorskip("mathjax", reason="MathJax 3 comes with `make site`'s extra")
+    assert {"grade-a-class", "add-a-question"} <= set(build.DOCS)
+    lesson = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 00 · A lesson")])
+    source, html = tmp_path / "source", tmp_path / "html"
+    build.stage(source, {tmp_path / "00_a.ipynb": lesson}, [])
+    assert build.sphinx(source, html) == 0
+    home = (html / "index.html").read_text(encoding="utf-8")
+    for name, title in (("grade-a-class", "Grade a class in ten minutes"),
+                        ("add-a-question", "Add a question or change a lab")):
+        page = (html / "docs" / f"{name}.html").read_text(encoding="utf-8")
+        assert f"<h1>{title}" in page, name
+        assert 'class="highlight-bash' in page             # its commands, as code blocks
+        assert "gemmlab grade" in re.sub(r"<[^>]+>", "", page)
+        assert f'href="docs/{name}.html"' in home

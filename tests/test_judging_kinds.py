@@ -1,13 +1,16 @@
 """Numbers are asked for with a stated precision: the figure a lesson prints passes, a near miss
-is called close (not a wrong idea), and every numeric question says in its prompt what it wants."""
+is called close (not a wrong idea), and every numeric question says in its prompt what it wants.
+A function's verdict comes with the tally of its cases (partial credit)."""
 import math
 
+import numpy as np
 import pytest
 
 from gemmlab.grading import judge
 from gemmlab.grading.bank import get_question, questions
 from gemmlab.grading.checker import _judge_value
 from gemmlab.judging import Number, Question, Wrong
+from gemmlab.judging.verdict import tallied
 
 NUMBER_QUESTIONS = sorted(qid for qid, q in questions().items() if isinstance(q.kind, Number))
 
@@ -91,3 +94,35 @@ def test_every_numeric_question_states_its_precision_in_the_prompt(qid):
     q = get_question(qid)
     wanted = "exact" if q.kind.sig is None else f"{q.kind.sig} significant figure"
     assert wanted in q.prompt, f"{qid}: the prompt should say it wants {q.kind.precision()}"
+
+
+# A function's verdict comes with its tally (issue 55: partial credit from the one judging run):
+# every case is called, past the first that is wrong or raises, and those right are counted.
+def _tally_of(fn, rng_seed=4):
+    q = get_question("02.row_major_index")
+    with tallied() as tally:
+        status, feedback = q.kind.judge(q, fn, np.random.default_rng(rng_seed))
+    cases = q.kind.hidden(np.random.default_rng(rng_seed))
+    return status, feedback, tally, cases
+
+
+def test_a_function_wrong_on_odd_rows_is_counted_right_on_the_even_ones():
+    status, feedback, tally, cases = _tally_of(lambda r, c, rows, cols: r * cols + c + r % 2)
+    even = sum(r % 2 == 0 for r, _, _, _ in cases)
+    assert status == "fail" and "test case" in feedback
+    assert tally == [even, len(cases)] and 0 < even < len(cases), cases
+
+
+def test_a_function_that_raises_on_some_cases_is_counted_on_the_others():
+    def fn(r, c, rows, cols):
+        if r % 2:
+            raise IndexError("odd row")
+        return r * cols + c
+    status, feedback, tally, cases = _tally_of(fn)
+    assert status == "fail" and feedback.startswith("your function raised IndexError")
+    assert tally == [sum(r % 2 == 0 for r, _, _, _ in cases), len(cases)]
+
+
+def test_an_unwritten_function_is_not_attempted_and_has_no_tally():
+    status, _, tally, _ = _tally_of(lambda r, c, rows, cols: None)
+    assert status == "not attempted" and tally == []

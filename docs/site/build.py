@@ -36,7 +36,8 @@ from widget_snapshot import WidgetSnapshotPreprocessor
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-DOCS = ("install", "labs", "grading", "troubleshooting", "glossary")     # docs/ pages on the site
+DOCS = ("install", "labs", "grading", "grade-a-class", "add-a-question", "troubleshooting",
+        "glossary")                                             # docs/ pages on the site
 # a link to a markdown page of the repository: [words](../docs/x.md#part)
 MD_LINK = re.compile(r"\[([^\]]+)\]\(((?![a-z][a-z0-9+.-]*:)[^)#\s]+\.md)(#[^)]*)?\)")
 

@@ -35,6 +35,7 @@ class Result:
     status: str
     feedback: str
     picture: dict = field(default=None, repr=False, compare=False)   # a kernel lab's run
+    cases: tuple = field(default=None, repr=False, compare=False)    # (right, run): a code answer's
     _printed: bool = field(default=False, repr=False, compare=False)
 
     def __bool__(self):

@@ -1,7 +1,7 @@
 """How an answer is judged: the layer below both the labs and the question bank.
 
 - :mod:`.verdict`: the statuses ``PASS``, ``FAIL``, ``NOT_ATTEMPTED``; ``is_missing`` (None or
-  ``...``); ``AnswerTypeError``.
+  ``...``); ``AnswerTypeError``; ``tallied``, the cases a judging run got right (partial credit).
 - :mod:`.kinds`: the answer kinds ``Number``, ``Exact``, ``Choice``, ``Shape``, ``Array``,
   ``Function``; :mod:`.question`: ``Question``, ``Wrong``, ``evaluate``.
 - :mod:`.source`: how a student's function travels between processes (``code_of``, the fixed

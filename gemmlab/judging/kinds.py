@@ -11,7 +11,9 @@ from typing import Any, Callable, ClassVar, Optional, Sequence
 
 import numpy as np
 
-from .verdict import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, is_missing
+from .verdict import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, count, is_missing
+
+_RAISED = object()      # in place of what a call that raised did not return
 
 
 def describe(value):
@@ -214,18 +216,26 @@ class Function:
         """(status, feedback) for the student's function ``fn``: the public cases when ``rng``
         is None, else hidden cases drawn from it. The expected values come first, from this
         process's own copy of each case; ``fn`` gets copies, so nothing it writes into its
-        arguments reaches the reference or the comparison. Never raises for the student's code."""
+        arguments reaches the reference or the comparison. Every case is called, and the cases
+        right are counted (:func:`~.verdict.count`). Never raises for the student's code."""
         cases = list(self.cases() if rng is None else self.hidden(rng))
         expected = [question.answer(*copy.deepcopy(args)) for args in cases]
         known = [[wrong.value(*copy.deepcopy(args)) for args in cases] for wrong in question.wrong]
-        try:
-            got = [fn(*copy.deepcopy(args)) for args in cases]
-        except Exception as exc:  # the student's code: report, never raise
-            return FAIL, f"your function raised {type(exc).__name__}: {exc}"
-        if all(is_missing(g) for g in got):
+        got, raised = [], None
+        for args in cases:
+            try:
+                got.append(fn(*copy.deepcopy(args)))
+            except Exception as exc:  # the student's code: report, never raise
+                got.append(_RAISED)
+                raised = raised or exc
+        if raised is None and all(is_missing(g) for g in got):
             return NOT_ATTEMPTED, ("your function returns nothing yet; write its body and run "
                                      "the cell again.")
         compare = self.compare
+        count(sum(_all_same(compare, [g], [e]) for g, e in zip(got, expected, strict=True)),
+              len(cases))
+        if raised is not None:
+            return FAIL, f"your function raised {type(raised).__name__}: {raised}"
         for i, (g, e) in enumerate(zip(got, expected, strict=True)):
             try:
                 value = compare.coerce(g)

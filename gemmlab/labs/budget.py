@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, is_missing, where_it_lives
+from ..judging.verdict import count
 from ..parallel import budget as model
 from ..perfmodel.traffic import gemm_flops
 from .kinds import CodeLab, NoAnswer
@@ -212,10 +213,12 @@ class BudgetLab(CodeLab):
 
     def judge(self, question, fn, rng=None):
         """Every configuration is run before the feedback is written, so that a mistake is named
-        by what it does on all of them."""
-        cases = self.cases() if rng is None else self.hidden(rng)
-        failing = []
+        by what it does on all of them (and the right ones are counted: partial credit)."""
+        cases = list(self.cases() if rng is None else self.hidden(rng))
+        failing, broken, passed = [], None, 0
         for index, case in enumerate(cases):
+            if broken and rng is None:
+                break                   # check(): the first broken budget says it all
             try:
                 status, wrong = evaluate(fn, case)
             except NoAnswer:
@@ -223,10 +226,18 @@ class BudgetLab(CodeLab):
                     return NOT_ATTEMPTED, (f"{self.function} returns nothing yet: write its body "
                                            f"and run the cell again.")
                 status, wrong = FAIL, f"{self.function} returned nothing"
+            except Exception:  # past a failure, a broken run (its time is up) ends the count
+                if not (broken or failing):
+                    raise
+                break
             if status == FAIL:
-                return FAIL, f"{self.describe(case)}: {wrong}"
-            if wrong:
+                broken = broken or f"{self.describe(case)}: {wrong}"
+            elif wrong:
                 failing.append((case, wrong))
+            passed += status != FAIL and not wrong
+        count(passed, len(cases))
+        if broken:
+            return FAIL, broken
         if not failing:
             return PASS, f"{self.summary(cases)}. {question.explain}".strip()
         case, wrong = failing[0]

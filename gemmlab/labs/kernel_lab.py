@@ -34,6 +34,7 @@ import numpy as np
 from .. import device, doing, platforms
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, where_it_lives
 from ..judging.cell import CellFunction
+from ..judging.verdict import count
 from . import cases as cases_
 from . import feedback
 from .compile import argument_types, compile_meanwhile, refusal, resources
@@ -143,6 +144,7 @@ class KernelLab:
             return status, text, picture
         compiled = compiling[0]()              # what ptxas refuses fails, whatever the run said
         if not compiled.get("ok"):
+            count(0, len(cases))                # no case runs where it does not compile
             return FAIL, refusal(compiled, compiled.get("kept", "")), None
         if status == PASS:
             text += f" {question.explain}" if question.explain else ""
@@ -163,7 +165,8 @@ class KernelLab:
 
     def examine(self, kernel, rng=None, arguments=None, cases=None, written=lambda: None):
         """The :class:`Examination` of ``kernel`` (on ``cases`` if given): the first case that
-        fails names the mistake, and the picture shows that run (on a pass: the first case's).
+        fails names the mistake, and the picture shows that run (on a pass: the first case's);
+        on hidden cases every case is run while time is left, those right counted (partial credit).
         ``arguments`` maps the lab's arrays to the kernel's arguments (default: each under its
         parameter's name); ``written()`` is called once the first case shows that the kernel
         reads its inputs or writes its output."""
@@ -172,19 +175,31 @@ class KernelLab:
         if feedback.unmeasured(self, cases):     # a proxy no case measures: never a PASS
             return Examination(FAIL, f"no case measured {feedback.unmeasured(self, cases)}: "
                                      f"the check cannot tell whether the kernel does what is asked.")
+        failed = None
         for number, case in enumerate(cases):
-            doing.step(f"case {number + 1} of {len(cases)} on the simulator")
             left = min(CASE_LIMIT, deadline - time.monotonic())
-            arrays, trace = self.run_case(kernel, case, arguments, left,
-                                          schedule_of(number, rng))
+            if failed and (left <= 0 or rng is None):
+                break                   # check(), or no time left: the rest count as wrong
+            doing.step(f"case {number + 1} of {len(cases)} on the simulator")
+            try:
+                arrays, trace = self.run_case(kernel, case, arguments, left,
+                                              schedule_of(number, rng))
+            except Exception:  # past a failure, a broken run only ends the count
+                if failed is None:
+                    raise
+                break
             if number == 0:
                 if self.untouched(trace):
                     return Examination(NOT_ATTEMPTED, self.not_attempted)
                 written()
             problem = self.first_problem(case, arrays, trace)
-            if problem:
-                return Examination(FAIL, f"at {case.label}: {problem}", self._picture(case, trace))
-            runs.append((case, arrays, trace))
+            if problem and failed is None:
+                failed = Examination(FAIL, f"at {case.label}: {problem}", self._picture(case, trace))
+            elif not problem:
+                runs.append((case, arrays, trace))
+        count(len(runs), len(cases))
+        if failed:
+            return failed
         case, _, trace = runs[0]
         return Examination(PASS, self.summary(runs), self._picture(case, trace))
 

@@ -5,10 +5,12 @@
 A kind has ``coerce(answer)`` (the answer must be a function) and ``judge(question, fn, rng)``:
 with ``rng`` None it runs the public cases the notebook's ``check()`` uses (``cases()``); with a
 NumPy Generator it draws hidden cases from it (``hidden(rng)``: other rank counts, sizes and
-seeds). It stops at the first case that fails and says which case it was. It never raises for
-the student's code: an exception anywhere becomes a FAIL with the reason.
+seeds). On hidden cases it runs every case, counts those right (:func:`~gemmlab.judging.verdict.count`, the
+grader's partial credit) and names the first that fails. It never raises for the student's
+code: an exception anywhere becomes a FAIL with the reason.
 """
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, is_missing
+from ..judging.verdict import count
 from .ranks import numeric_array
 
 __all__ = ["CodeLab", "NoAnswer", "as_array"]
@@ -59,8 +61,11 @@ class CodeLab:
         return f"right on all {len(cases)} cases"
 
     def judge(self, question, fn, rng=None):
-        cases = self.cases() if rng is None else self.hidden(rng)
+        cases = list(self.cases() if rng is None else self.hidden(rng))
+        first, passed = None, 0
         for index, case in enumerate(cases):
+            if first and rng is None:
+                break                   # check(): the first failure says it all
             try:
                 status, feedback = self.check_case(fn, case)
             except NoAnswer:
@@ -70,6 +75,8 @@ class CodeLab:
                 status, feedback = FAIL, f"{self.function} returned nothing"
             except Exception as exc:  # the student's values broke the check itself: a FAIL
                 status, feedback = FAIL, f"{type(exc).__name__}: {exc}"
-            if status != PASS:
-                return status, f"{self.describe(case)}: {feedback}"
-        return PASS, f"{self.summary(cases)}. {question.explain}".strip()
+            passed += status == PASS
+            if status != PASS and first is None:
+                first = status, f"{self.describe(case)}: {feedback}"
+        count(passed, len(cases))
+        return first or (PASS, f"{self.summary(cases)}. {question.explain}".strip())

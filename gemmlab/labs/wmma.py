@@ -26,6 +26,7 @@ import numpy as np
 from types import SimpleNamespace
 
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, where_it_lives
+from ..judging.verdict import count
 from .kernel_lab import check_parameters, describe_answer
 from .limits import Stop, seconds, where
 from .output_hints import wrong_fragment_tile
@@ -199,11 +200,18 @@ class WmmaLab:
             yield M, N, K, A, B, rng.uniform(1000, 2000, (M, N)).astype(np.float32)
 
     def verdict(self, fn, rng=None):
-        runs = []
-        for number, (M, N, K, A, B, C0) in enumerate(self.cases(rng)):
+        runs, failed, cases = [], None, list(self.cases(rng))
+        for number, (M, N, K, A, B, C0) in enumerate(cases):
+            if failed and rng is None:
+                break                   # check(): the first failure says it all
             label = f"M x N x K = {M} x {N} x {K}"
-            ran = where_it_lives(fn, run_fragments, A.copy(), B.copy(), C0.copy(),
-                                 self.time_limit)
+            try:
+                ran = where_it_lives(fn, run_fragments, A.copy(), B.copy(), C0.copy(),
+                                     self.time_limit)
+            except Exception:  # past a failure, a broken run (its time is up) ends the count
+                if failed is None:
+                    raise
+                break
             record = SimpleNamespace(calls=ran["calls"], mmas=ran["mmas"], loads=ran["loads"],
                                      stores={(r, c): list(m) for r, c, m in ran["stores"]})
             error, C = ran["error"], np.asarray(ran["C"], dtype=np.float32)
@@ -212,8 +220,12 @@ class WmmaLab:
                                        "body and run the cell again.")
             problem = error or _problem(A, B, C0, C, record)
             if problem:
-                return FAIL, f"at {label}: {problem}"
-            runs.append((M, N, K, record))
+                failed = failed or f"at {label}: {problem}"
+            else:
+                runs.append((M, N, K, record))
+        count(len(runs), len(cases))            # hidden cases all run: those right counted
+        if failed:
+            return FAIL, failed
         shapes = ", ".join(f"{M}x{N}x{K}" for M, N, K, _ in runs)
         M, N, K, record = runs[-1]
         return PASS, (f"right at {shapes}; at {M}x{N}x{K} {record.mmas} MMA steps "
