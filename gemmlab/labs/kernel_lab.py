@@ -183,7 +183,8 @@ class KernelLab:
                 written()
             problem = self.first_problem(case, arrays, trace)
             if problem:
-                return Examination(FAIL, f"at {case.label}: {problem}", self._picture(case, trace))
+                return Examination(FAIL, f"at {case.label}: {problem}{_wrapped(trace, runs)}",
+                                   self._picture(case, trace))
             runs.append((case, arrays, trace))
         case, _, trace = runs[0]
         return Examination(PASS, self.summary(runs), self._picture(case, trace))
@@ -221,6 +222,14 @@ class KernelLab:
     def observers(self):
         """The names of the observers that watch a run (:data:`gemmlab.labs.overlap.BUILDERS`)."""
         return []
+
+
+def _wrapped(trace, runs):
+    """' Note: line 7 (...): ... in int64 ...' when an integer of the failing run (or of an
+    earlier case's) wrapped as the GPU's int64 wraps it (:mod:`gemmlab.labs.int64`): Python's
+    integers would have computed otherwise, and the student may not know why."""
+    said = trace.wrapped or next((t.wrapped for _, _, t in runs if t.wrapped), "")
+    return f" Note: {said}." if said else ""
 
 
 SCHEDULES = ("forward", "reversed", "shuffled")
