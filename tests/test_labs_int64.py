@@ -11,8 +11,8 @@ import pytest
 import gemmlab as gl
 from gemmlab.grading import check
 from gemmlab.judging import load_function
-from gemmlab.labs.int64 import INT64_MAX, INT64_MIN, POWER, WRAP, as_int64, checks, \
-    gpu_integers, rewritten
+from gemmlab.labs.int64 import GLOBALS, INT64_MAX, INT64_MIN, as_int64, checks, gpu_integers, \
+    rewritten
 from gemmlab.labs.solutions import cell
 
 needs_sim = pytest.mark.skipif(gl.device.backend() != "sim",
@@ -146,7 +146,7 @@ def test_code_and_globals_are_put_back_even_when_the_function_raises():
     original, home = times.__code__, times.__globals__
     with pytest.raises(TypeError), gpu_integers([times], []):
         times(None, 1)
-    assert times.__code__ is original and WRAP not in home and POWER not in home
+    assert times.__code__ is original and not set(GLOBALS) & set(home)
     assert times(2**62, 4) == 2**64                        # Python's integers again
 
 
@@ -156,6 +156,18 @@ def test_a_closure_keeps_its_free_variables():
     def scaled(x):
         return x * step
     assert as_gpu(scaled, 2)[0] == INT64_MIN
+
+
+def test_a_comprehension_wraps_too():
+    def scaled_all(x):
+        return [x * k for k in range(3)]
+    assert as_gpu(scaled_all, 2**62)[0] == [0, 2**62, INT64_MIN]
+
+
+def test_a_cell_that_rebinds_int_and_type_cannot_step_around_the_check():
+    rebinds = "int = 3\ntype = len\n\n\ndef shadowed(x):\n    return x * 4\n"
+    shadowed = load_function(rebinds, "shadowed", "/nonexistent/rebinds.py")
+    assert as_gpu(shadowed, 2**62)[0] == 0
 
 
 def test_a_function_whose_source_is_unknown_is_refused_with_its_name():

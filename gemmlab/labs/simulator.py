@@ -49,6 +49,11 @@ below replaced or added so that the run can be measured and can never hang:
   machine): the instrumented run is faster than the plain simulator. The order of the turns is
   the schedule's; it does not change what a race-free kernel computes.
 
+- **Integers are the GPU's.** While a launch runs, the kernel and the device functions of its
+  module run a body compiled again from their source in which integer arithmetic wraps to int64
+  as numba's compiled kernel does (:mod:`gemmlab.labs.int64`); the first wrap is kept in
+  ``trace.wrapped``, said, for the feedback of a check that fails.
+
 A run that takes longer than its time limit (an endless loop) is stopped too
 (:class:`gemmlab.labs.watchdog.Watchdog`).
 
