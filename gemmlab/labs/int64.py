@@ -23,7 +23,8 @@ Not covered (the full fix, running numba's typed IR, would be): int32 values (``
 casts, int32 arrays' elements) keep NumPy's rules, where numba promotes them to int64 beside an
 int; Python floats are float64 where a kernel's float32 scalars round to float32; unsigned types;
 integer division by zero (a fault here, 0 on a GPU) and 0 to a negative power; comparisons
-between ints and floats.
+between ints and floats; integer arithmetic done by calls (``abs``, ``pow``, ``divmod``, ``int``
+of a float).
 """
 import ast
 import contextlib
@@ -33,9 +34,7 @@ from dataclasses import dataclass
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 WRAP, POWER = "__gemmlab_int64__", "__gemmlab_int64_power__"     # the checks, as globals
-TYPE, INT = "__gemmlab_type__", "__gemmlab_int__"          # type and int, which a cell may rebind
-TEMP = "__gemmlab_value__"                                 # the value being checked (a local)
-GLOBALS = (WRAP, POWER, TYPE, INT)
+GLOBALS = (WRAP, POWER)
 WRAPPED = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.LShift)
 LITERAL = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop)
 
@@ -89,82 +88,48 @@ def checks(found):
 
 class _Rewrite(ast.NodeTransformer):
     """Routes a function's integer arithmetic through the checks, each call handed its site as
-    a constant: (line, text, whether it is a floor division). A result is first tested inline
-    (``TEMP if type(TEMP := a * b) is not int or INT64_MIN <= TEMP <= INT64_MAX else
-    wrap(TEMP, site)``): a call per operation would slow a register-blocked kernel's run by
-    half; inside a comprehension, where an assignment expression may not stand, the check is
-    called."""
+    a constant: (line, text, whether it is a floor division). A call per operation: the same
+    test written inline (``type(t := a * b) is not int or ...``) ran 10.lab_outer's check
+    slower, not faster, and the check's own ``type`` and ``int`` are ones a cell cannot rebind."""
 
     def __init__(self, source):
-        self.source, self.sites, self.comprehensions = source, 0, 0
+        self.source, self.sites = source, 0
 
-    def _site(self, node, op):
+    def _call(self, name, node, op, *args):
         self.sites += 1
-        return ast.Constant((node.lineno, ast.get_source_segment(self.source, node) or "",
-                             isinstance(op, ast.FloorDiv)))
-
-    def _checked(self, node, op):
-        """``node``'s value, wrapped to int64 when it is a Python int outside it."""
-        site = self._site(node, op)
-        if self.comprehensions:
-            return ast.copy_location(ast.Call(ast.Name(WRAP, ast.Load()), [node, site], []), node)
-        value = ast.NamedExpr(ast.Name(TEMP, ast.Store()), node)
-        test = _in_int64(value, ast.Name(TEMP, ast.Load()))
-        wrap = ast.Call(ast.Name(WRAP, ast.Load()), [ast.Name(TEMP, ast.Load()), site], [])
-        return ast.copy_location(ast.IfExp(test, ast.Name(TEMP, ast.Load()), wrap), node)
-
-    def _comprehension(self, node):
-        self.comprehensions += 1
-        self.generic_visit(node)
-        self.comprehensions -= 1
-        return node
-
-    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+        site = (node.lineno, ast.get_source_segment(self.source, node) or "",
+                isinstance(op, ast.FloorDiv))
+        call = ast.Call(ast.Name(name, ast.Load()), [*args, ast.Constant(site)], [])
+        return ast.copy_location(call, node)
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
         if all(isinstance(n, LITERAL) for n in ast.walk(node)):
             return node
         if isinstance(node.op, ast.Pow):
-            call = ast.Call(ast.Name(POWER, ast.Load()),
-                            [node.left, node.right, self._site(node, node.op)], [])
-            return ast.copy_location(call, node)
-        return self._checked(node, node.op) if isinstance(node.op, WRAPPED) else node
+            return self._call(POWER, node, node.op, node.left, node.right)
+        return self._call(WRAP, node, node.op, node) if isinstance(node.op, WRAPPED) else node
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
         if not isinstance(node.op, ast.USub) or all(isinstance(n, LITERAL)
                                                     for n in ast.walk(node)):
             return node
-        return self._checked(node, node.op)
+        return self._call(WRAP, node, node.op, node)
 
     def visit_AugAssign(self, node):
-        """``x op= v`` with a plain name: the same, then ``x`` checked (an array's element keeps
-        its dtype, and ``a[i] += v`` must read ``a`` and ``i`` once)."""
         self.generic_visit(node)
-        if not isinstance(node.target, ast.Name) or not isinstance(node.op, WRAPPED + (ast.Pow,)):
+        if not isinstance(node.target, ast.Name):        # an array's element keeps its dtype
             return node
         name = node.target.id
         if isinstance(node.op, ast.Pow):
-            value = ast.Call(ast.Name(POWER, ast.Load()), [ast.Name(name, ast.Load()), node.value,
-                                                           self._site(node, node.op)], [])
-            return ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], value), node)
-        wrap = ast.Call(ast.Name(WRAP, ast.Load()),
-                        [ast.Name(name, ast.Load()), self._site(node, node.op)], [])
-        check = ast.If(ast.UnaryOp(ast.Not(), _in_int64(ast.Name(name, ast.Load()),
-                                                        ast.Name(name, ast.Load()))),
-                       [ast.Assign([ast.Name(name, ast.Store())], wrap)], [])
-        return [node, ast.copy_location(check, node)]
-
-
-def _in_int64(value, again):
-    """``type(value) is not int or INT64_MIN <= again <= INT64_MAX`` (with the run's own names
-    for ``type`` and ``int``: a cell may rebind those)."""
-    is_not_int = ast.Compare(ast.Call(ast.Name(TYPE, ast.Load()), [value], []), [ast.IsNot()],
-                             [ast.Name(INT, ast.Load())])
-    in_range = ast.Compare(ast.Constant(INT64_MIN), [ast.LtE(), ast.LtE()],
-                           [again, ast.Constant(INT64_MAX)])
-    return ast.BoolOp(ast.Or(), [is_not_int, in_range])
+            value = self._call(POWER, node, node.op, ast.Name(name, ast.Load()), node.value)
+        elif isinstance(node.op, WRAPPED):
+            value = self._call(WRAP, node, node.op, ast.Name(name, ast.Load()))
+            return [node, ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], value), node)]
+        else:
+            return node
+        return ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], value), node)
 
 
 def _first_line(node):
@@ -235,7 +200,6 @@ def gpu_integers(functions, found):
             swapped.append((f, f.__code__))
             f.__code__ = code
         home[WRAP], home[POWER] = checks(found)
-        home[TYPE], home[INT] = type, int
         yield
     finally:
         for f, old in swapped:
