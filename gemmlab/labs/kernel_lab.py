@@ -194,7 +194,8 @@ class KernelLab:
                 written()
             problem = self.first_problem(case, arrays, trace)
             if problem and failed is None:
-                failed = Examination(FAIL, f"at {case.label}: {problem}", self._picture(case, trace))
+                failed = Examination(FAIL, f"at {case.label}: {problem}{_wrapped(trace, runs)}",
+                                     self._picture(case, trace))
             elif not problem:
                 runs.append((case, arrays, trace))
         count(len(runs), len(cases))
@@ -236,6 +237,14 @@ class KernelLab:
     def observers(self):
         """The names of the observers that watch a run (:data:`gemmlab.labs.overlap.BUILDERS`)."""
         return []
+
+
+def _wrapped(trace, runs):
+    """' Note: line 7 (...): ... in int64 ...' when an integer of the failing run (or of an
+    earlier case's) wrapped as the GPU's int64 wraps it (:mod:`gemmlab.labs.int64`): Python's
+    integers would have computed otherwise, and the student may not know why."""
+    said = trace.wrapped or next((t.wrapped for _, _, t in runs if t.wrapped), "")
+    return f" Note: {said}." if said else ""
 
 
 SCHEDULES = ("forward", "reversed", "shuffled")

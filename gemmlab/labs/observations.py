@@ -5,7 +5,7 @@ that holds it (in a graded run, a worker that holds nothing but the kernel's sou
 crosses to the judging process as plain data (:func:`as_data`: numbers, strings, lists and NumPy
 arrays, which :mod:`gemmlab.judging.values` carries): the arrays after the run, per element and
 per thread read and write counts, the races, reads of shared memory nobody wrote, barriers, shared
-reads per thread, the fault, and the observers' records. :class:`Observed` reads that data back
+reads per thread, the fault, the first integer that wrapped in int64, and the observers' records. :class:`Observed` reads that data back
 with the interface the lab's checks use (:mod:`gemmlab.labs.feedback`), so verdicts are made
 there, from observations, never by code that ran beside the student's.
 
@@ -172,6 +172,7 @@ def as_data(trace, arrays, picture=True):
         "read_intervals": [[list(block), count] for block, count in trace.read_intervals.items()],
         "shared_reads": np.array(trace.shared_reads, dtype=np.int64),
         "atomic_chain": max(trace.atomics.values(), default=0),
+        "wrapped": trace.wrapped,
         "fault": None if fault is None else _fault_data(fault),
         "observed": {} if trace.observer is None else trace.observer.as_data(),
         "picture": trace.observed if picture else None}
@@ -218,6 +219,7 @@ class Observed(Located):
         self.read_intervals = {tuple(b): int(c) for b, c in data["read_intervals"]}
         self.shared_reads = [int(n) for n in np.asarray(data["shared_reads"])]
         self.atomic_chain = int(data["atomic_chain"])  # the most atomics on one address
+        self.wrapped = str(data.get("wrapped") or "")  # the first int64 wrap, said (labs.int64)
         self.fault = None if data["fault"] is None else _fault_from(data["fault"])
         self.observed = dict(data.get("observed") or {})      # observer name -> its record
         self.picture = data.get("picture")      # one block's run (labs.observed), or None

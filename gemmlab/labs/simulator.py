@@ -49,6 +49,11 @@ below replaced or added so that the run can be measured and can never hang:
   machine): the instrumented run is faster than the plain simulator. The order of the turns is
   the schedule's; it does not change what a race-free kernel computes.
 
+- **Integers are the GPU's.** While a launch runs, the kernel and the device functions of its
+  module run a body compiled again from their source in which integer arithmetic wraps to int64
+  as numba's compiled kernel does (:mod:`gemmlab.labs.int64`); the first wrap is kept in
+  ``trace.wrapped``, said, for the feedback of a check that fails.
+
 A run that takes longer than its time limit (an endless loop) is stopped too
 (:class:`gemmlab.labs.watchdog.Watchdog`).
 
@@ -68,6 +73,7 @@ import greenlet
 import numpy as np
 
 from .. import device
+from .int64 import gpu_integers
 from .limits import Stop, seconds, where
 from .observations import ATOMIC_NOTE, KernelFault, Located, Race, block_name, thread_name
 from .observed import FAULT, PLAIN, RACE, UNWRITTEN, BlockRecorder
@@ -104,6 +110,7 @@ class Trace(Located):
     observed: dict = None               # one block's accesses as plain data (labs.observed)
     read_intervals: dict = field(default_factory=dict)  # block -> intervals with shared reads
     atomics: dict = field(default_factory=dict)         # (array, index) -> atomics on it
+    wrapped: str = ""                   # the first integer int64 wrapped, said (labs.int64)
     grid_ndim: int = 2
     block_ndim: int = 2
 
@@ -792,6 +799,14 @@ def _direct_device_calls(fn):
                 where[name] = value
 
 
+def _module_functions(fn):
+    """``fn`` and the Python functions of the device functions of its module (which the launch
+    computes in int64 with it, :mod:`gemmlab.labs.int64`)."""
+    return [fn] + [value.fn for value in list(fn.__globals__.values())
+                   if isinstance(value, _sim_kernel.FakeCUDAKernel) and value._device
+                   and getattr(value.fn, "__globals__", None) is fn.__globals__]
+
+
 def _thread_order(block):
     """Thread (or block) indices in linear order: x fastest, then y, then z (as CUDA numbers
     them)."""
@@ -985,8 +1000,10 @@ class Launch:
     # -- the scheduler ------------------------------------------------------------------------
     def run(self):
         module = _InstrumentedCuda(self, self.grid, self.block)
+        wrapped = []
         try:
             with Watchdog(self.time_limit) as watchdog, \
+                    gpu_integers(_module_functions(self.fn), wrapped), \
                     _sim_kernel._push_kernel_context(module), \
                     swapped_cuda_module(self.fn, module), _direct_device_calls(self.fn), \
                     _collector_sees_only_the_run():
@@ -1001,6 +1018,8 @@ class Launch:
                 f"the kernel did not finish within {seconds(self.time_limit)} (it was running "
                 f"{self._stuck_where()}): is there an endless loop?"),
                 block=self.block_run.idx if self.block_run else None)
+        if wrapped:
+            self.trace.wrapped = wrapped[0].describe(self.fn.__code__.co_filename)
         fault = self.trace.fault
         self.trace.observed = self.recorder.plain(self, fault.plain() if fault else None)
         return self.trace
