@@ -1,8 +1,10 @@
-"""Fixtures of the browser suite: one JupyterLab and one headless Chromium per session.
+"""Fixtures of the browser suite: one JupyterLab and one headless Chromium per session (per
+worker when run in parallel; a file whose tests share a module fixture is one xdist group).
 
 The suite needs a browser, so ``make test`` (plain ``pytest``) leaves it out: it is collected only
 when this folder is named on the command line, as ``make e2e`` does (``pytest tests/e2e``).
-Screenshots and the JupyterLab log go to ``tests/e2e/artifacts/`` (git-ignored).
+Screenshots and the JupyterLab log go to ``tests/e2e/artifacts/`` (git-ignored; ``gw0/``, ``gw1/``
+for the workers of a parallel run).
 """
 import contextlib
 import os
@@ -42,9 +44,13 @@ def pytest_ignore_collect(collection_path, config):
 
 @pytest.fixture(scope="session")
 def artifacts():
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
-    return ARTIFACTS
+    """This run's folder: ``artifacts/``, or ``artifacts/gw0/`` ... for each worker of a parallel
+    run (``make e2e`` runs two, each with its own JupyterLab and Chromium)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    folder = ARTIFACTS / worker if worker else ARTIFACTS
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
 
 
 @pytest.fixture(scope="session")
