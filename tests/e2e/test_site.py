@@ -146,8 +146,8 @@ def test_the_sidebar_and_previous_next_links_lead_through_the_course(site, tab):
     tab.goto((site / "notebooks" / "05_tiled_gemm.html").as_uri())
     sidebar = [tab.locator("nav.bd-docs-nav a").nth(k).get_attribute("href")
                for k in range(tab.locator("nav.bd-docs-nav a").count())]
-    for lesson in LESSONS:
-        assert f"{lesson.stem}.html" in " ".join(sidebar), lesson.name
+    for lesson in LESSONS:        # every other lesson by its page; this one is the theme's "#"
+        assert (f"{lesson.stem}.html" if lesson.stem != "05_tiled_gemm" else "#") in sidebar, lesson
     for page in ("install", "troubleshooting", "glossary"):
         assert f"docs/{page}.html" in " ".join(sidebar), page
     previous = tab.locator("a.left-prev").get_attribute("href")
