@@ -100,7 +100,7 @@ site: $(SITE_STAMP)
 
 # Browser tests (JupyterLab started by `make lab`, Debian's /usr/bin/chromium headless) and the
 # site build test. Needs `apt-get install chromium`; artifacts in tests/e2e/artifacts/gw*/. Two
-# workers, each with its own JupyterLab and Chromium, share the lessons; a file whose tests share
-# one page or build is an xdist group, kept whole on one worker.
+# workers, each with its own JupyterLab and Chromium: one runs the lessons' file while the other
+# builds the site and runs the rest (files stay whole: their tests share one page or one build).
 e2e: $(E2E_STAMP)
-	GEMMLAB_BACKEND=sim $(VPY) -m pytest tests/e2e -n 2 --dist loadgroup --durations=10
+	GEMMLAB_BACKEND=sim $(VPY) -m pytest tests/e2e -n 2 --dist loadfile --durations=10

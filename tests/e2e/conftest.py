@@ -1,5 +1,5 @@
 """Fixtures of the browser suite: one JupyterLab and one headless Chromium per session (per
-worker when run in parallel; a file whose tests share a module fixture is one xdist group).
+worker when run in parallel; ``make e2e`` keeps each file on one worker).
 
 The suite needs a browser, so ``make test`` (plain ``pytest``) leaves it out: it is collected only
 when this folder is named on the command line, as ``make e2e`` does (``pytest tests/e2e``).

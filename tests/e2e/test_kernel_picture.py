@@ -7,8 +7,6 @@ import pytest
 
 from .notebook_ui import code_cell, error_outputs, open_notebook, run_all_cells
 
-pytestmark = pytest.mark.xdist_group("kernel_picture")    # one notebook page serves every test
-
 PICTURE = ".gemmlab-kernel-picture svg"
 PREAMBLE = ("import gemmlab as gl\nfrom gemmlab.grading import check\nfrom numba import float32\n"
             "cuda = gl.device.cuda()\n")

@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.xdist_group("site")    # the site is built once, for all of this file's tests
-
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "docs" / "site" / "build.py"
 LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))

@@ -10,8 +10,6 @@ from .notebook_ui import (WIDGET_VIEW, code_cell, error_outputs, open_notebook, 
 from .widget_cases import CASES
 from .widget_ui import figures, wait_for_change
 
-pytestmark = pytest.mark.xdist_group("widgets")    # one widget notebook and kernel serve every case
-
 
 def _normalised(text):
     return " ".join(text.split())
