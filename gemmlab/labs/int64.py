@@ -173,15 +173,12 @@ def _code_named(container, code):
 
 def rewritten(code):
     """(``code`` compiled again from its source with its integer arithmetic routed through the
-    checks, how many sites it checks). The source is the function's file
-    as ``linecache`` has it (a notebook cell's, a worker's cell, a module's). Raises ValueError
-    when it is not there: a kernel whose integers cannot be computed as a GPU's is not run."""
+    checks, how many sites it checks), or None when Python has no source for it. The source is
+    the function's file as ``linecache`` has it (a notebook cell's, a worker's cell, a module's):
+    a judged kernel always has its cell's. A function made by ``exec`` of a string, as
+    numba-cuda's own tests make theirs, has none and runs as written, with Python's integers."""
     source = "".join(linecache.getlines(code.co_filename))
-    if not source:
-        raise ValueError(f"the source of {code.co_name}() ({code.co_filename}) is not known: the "
-                         f"simulator compiles a kernel again from its source, so that its "
-                         f"integers wrap as a GPU's do")
-    return _rewritten(code, source)
+    return _rewritten(code, source) if source else None
 
 
 @contextlib.contextmanager
@@ -192,7 +189,8 @@ def gpu_integers(functions, found):
     whatever happened."""
     functions = list({id(f): f for f in functions}.values())
     home = functions[0].__globals__
-    new = [rewritten(f.__code__)[0] for f in functions]
+    found_code = [(f, rewritten(f.__code__)) for f in functions]
+    functions, new = [f for f, r in found_code if r], [r[0] for _, r in found_code if r]
     saved = {name: home[name] for name in GLOBALS if name in home}
     swapped = []
     try:
