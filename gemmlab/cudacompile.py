@@ -150,10 +150,15 @@ def compile_source(source, arch, name="kernel.cu", options=(), name_expressions=
     return Built(binary, log, arch, lowered, ptx.rstrip(b"\x00").decode(errors="replace"))
 
 
-def cache_dir():
-    """Where compiled kernels are kept ($XDG_CACHE_HOME/gemmlab/cubin, else ~/.cache/...)."""
+def cache_root():
+    """Where gemmlab keeps what it compiled: $XDG_CACHE_HOME/gemmlab, else ~/.cache/gemmlab."""
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    path = Path(root) / "gemmlab" / "cubin"
+    return Path(root) / "gemmlab"
+
+
+def cache_dir():
+    """Where compiled kernels are kept (:func:`cache_root`/cubin)."""
+    path = cache_root() / "cubin"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

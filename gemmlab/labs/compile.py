@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import doing, platforms
+from .. import cudacompile, doing, platforms
 from ..judging import code_of
 from ..judging.cell import CellFunction
 from .kernel_source import KEPT, PREAMBLE_NAMES, defined, kernel_cell
@@ -107,9 +107,9 @@ def reply_of(output, ended):
 
 
 def _cached(request):
-    """The reply of a compiler child of this request's own (nvcompile run as a script), from this
-    process's cache or the disk's (:func:`kept_on_disk`) when the request was compiled before (a
-    failure of the compiler itself is not kept)."""
+    """The reply of this process's compiler child (:class:`_CompilerChild`), from this process's
+    cache or the disk's (:func:`kept_on_disk`) when the request was compiled before (a failure of
+    the compiler itself is not kept)."""
     key = json.dumps(request, sort_keys=True)
     if key in _CACHE:
         return _CACHE[key]
@@ -193,9 +193,8 @@ def kept_on_disk(request, compile_request):
 
 
 def disk_cache_dir():
-    """$GEMMLAB_COMPILE_CACHE, else $XDG_CACHE_HOME (~/.cache)/gemmlab/labs-compile."""
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return Path(os.environ.get("GEMMLAB_COMPILE_CACHE") or Path(root, "gemmlab", "labs-compile"))
+    """$GEMMLAB_COMPILE_CACHE, else gemmlab's cache folder's labs-compile (~/.cache/gemmlab/...)."""
+    return Path(os.environ.get("GEMMLAB_COMPILE_CACHE") or cudacompile.cache_root() / "labs-compile")
 
 
 @functools.lru_cache(maxsize=1)

@@ -189,12 +189,11 @@ def gpu_integers(functions, found):
     whatever happened."""
     functions = list({id(f): f for f in functions}.values())
     home = functions[0].__globals__
-    found_code = [(f, rewritten(f.__code__)) for f in functions]
-    functions, new = [f for f, r in found_code if r], [r[0] for _, r in found_code if r]
+    new = [(f, done[0]) for f in functions if (done := rewritten(f.__code__))]
     saved = {name: home[name] for name in GLOBALS if name in home}
     swapped = []
     try:
-        for f, code in zip(functions, new, strict=True):
+        for f, code in new:
             swapped.append((f, f.__code__))
             f.__code__ = code
         home[WRAP], home[POWER] = checks(found)
