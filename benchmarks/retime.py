@@ -65,7 +65,7 @@ class Figure:
     work: float = 0.0           # FLOPs (TFLOP/s) or bytes (GB/s)
     versus: tuple = ()          # the library figures whose fastest this one is a ratio to
     by_default: bool = True     # named by the issue's goals (or needed for their ratios)
-    clocks: dict = None         # the SM clock the record sampled while the group was timed
+    clocks: dict | None = None  # the SM clock the record sampled while the group was timed
 
     def value(self, ms):
         """The figure as the table shows it, from a time in ms."""
@@ -397,8 +397,11 @@ def main(argv=None):
     record = _read_record(args.record)
     try:
         figures = select(read_figures(record), args.only, args.all)
-    except (ValueError, KeyError) as err:
+    except ValueError as err:
         raise SystemExit(f"{args.record}: {err}") from None
+    except KeyError as err:
+        raise SystemExit(f"{args.record}: a row of the record has no {err} (not the layout "
+                         "of the script that makes such records)") from None
     if args.list:
         for f in figures:
             print(f"{f.name:<70} {f.value(f.recorded_ms):>10.1f} {f.unit}")

@@ -239,7 +239,7 @@ def bench_ms(launches, rounds, rep_ms):
     return {name: statistics.median(s) for name, s in samples.items()}
 
 
-def _build(figures, x, failures):
+def build_launches(figures, x, failures):
     """{name: launch} of the figures whose launch could be made (and ran once); the others go
     into ``failures`` with the reason."""
     launches = {}
@@ -257,7 +257,8 @@ def _build(figures, x, failures):
     return launches
 
 
-def _free():
+def free_memory():
+    """Give a group's device memory back (CuPy's pool, torch's cache) before the next group's."""
     import cupy
     import torch
     cupy.get_default_memory_pool().free_all_blocks()
@@ -280,7 +281,7 @@ def retime(figures, rounds, rep_ms):
                 failures.update({f.name: f"inputs: {type(exc).__name__}: {str(exc)[:300]}"
                                  for f in members})
                 continue
-            launches = _build(members, x, failures)
+            launches = build_launches(members, x, failures)
             start = time.time()
             if members[0].unit == "us":
                 retimed.update({name: host_ms(launch, rounds) for name, launch in launches.items()})
@@ -290,7 +291,7 @@ def retime(figures, rounds, rep_ms):
             print(f"{group}: {len(launches)} re-timed, {len(members) - len(launches)} not rebuilt",
                   flush=True)
             del x, launches
-            _free()
+            free_memory()
     return retimed, failures, {group: sampler.during(span) for group, span in spans.items()}
 
 

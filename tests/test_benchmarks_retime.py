@@ -220,8 +220,8 @@ def test_a_hopper_plan_the_same_options_no_longer_give_is_reported_not_timed(lau
     spec = {"kind": "hopper", "stage": "auto", "options": {"out": "fp16"}, "fmt": "fp16",
             "plan": "persistent (128x64 tiles, fp16 out)", "inputs": "fp16", "shape": [1, 1, 1]}
     failures = {}
-    built = launches._build([retime.Figure("f", "g", spec, 1.0, "TFLOP/s")], {"A": 0, "B": 0},
-                            failures)
+    built = launches.build_launches([retime.Figure("f", "g", spec, 1.0, "TFLOP/s")],
+                                    {"A": 0, "B": 0}, failures)
     assert built == {}
     assert failures["f"] == ("NotAsRecorded: stage auto with {'out': 'fp16'} now plans "
                              "'persistent (64x64 tiles, fp16 out)'; the record timed "
@@ -284,7 +284,7 @@ def test_each_group_gets_its_inputs_once_and_a_group_whose_inputs_fail_is_report
     monkeypatch.setitem(launches.BUILDERS, "fake", lambda spec, x: lambda: x["shape"])
     monkeypatch.setattr(launches, "bench_ms", bench)
     monkeypatch.setattr(launches, "host_ms", host)
-    monkeypatch.setattr(launches, "_free", lambda: None)
+    monkeypatch.setattr(launches, "free_memory", lambda: None)
 
     def fig(name, group, shape, unit="TFLOP/s", kind="fake"):
         return retime.Figure(name, group, {"kind": kind, "inputs": "fake", "shape": shape}, 1.0,
