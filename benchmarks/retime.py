@@ -261,6 +261,25 @@ def select(figures, only=(), everything=False):
     return [f for f in figures if f.name in wanted]
 
 
+def stale_plans(figures, sms):
+    """{name: the plan its stage and options give now} of the Hopper figures whose record names
+    another: what a GPU run will report instead of timing (plain Python, no GPU needed)."""
+    from gemmlab.tensorcore import hopper
+    found = {}
+    for f in figures:
+        spec = f.launch
+        if spec["kind"] != "hopper":
+            continue
+        try:
+            now = hopper.plan(spec["stage"], *spec["shape"], sms=sms, fmt=spec["fmt"],
+                              **spec["options"]).describe()
+        except ValueError as err:
+            now = f"refused: {err}"
+        if now != spec["plan"]:
+            found[f.name] = now
+    return found
+
+
 def rep_ms(figure):
     """do_bench's repetition time for a figure: its default, or MIN_SAMPLES launches."""
     return max(REP_MS, MIN_SAMPLES * figure.recorded_ms)
@@ -403,10 +422,13 @@ def main(argv=None):
         raise SystemExit(f"{args.record}: a row of the record has no {err} (not the layout "
                          "of the script that makes such records)") from None
     if args.list:
+        stale = stale_plans(figures, record.get("machine", {}).get("sm_count", 132))
         for f in figures:
-            print(f"{f.name:<70} {f.value(f.recorded_ms):>10.1f} {f.unit}")
+            now = f" (the record's plan; now: {stale[f.name]})" if f.name in stale else ""
+            print(f"{f.name:<70} {f.value(f.recorded_ms):>10.1f} {f.unit}{now}")
         print(f"{len(figures)} figures; about {estimated_seconds(figures, args.rounds):.0f} s of "
-              f"timing in {args.rounds} rounds, plus building the launches")
+              f"timing in {args.rounds} rounds, plus building the launches; {len(stale)} with a "
+              "plan the same stage and options no longer give (reported, not timed)")
         return 0
     if not args.out:
         ap.error("--out FOLDER is needed to time (or --list)")

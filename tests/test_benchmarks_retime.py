@@ -253,8 +253,8 @@ def test_list_needs_no_gpu_and_a_record_of_no_known_kind_is_refused(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "fp16 8192x8192x8192 hopper:auto out=fp16" in done.stdout
     default = retime.select(retime.read_figures(load("library_h100.json")))
-    assert re.search(rf"^{len(default)} figures; about \d+ s of timing in 3 rounds", done.stdout,
-                     re.M)
+    assert re.search(rf"^{len(default)} figures; about \d+ s of timing in 3 rounds, plus "
+                     r"building the launches; \d+ with a plan", done.stdout, re.M)
     odd = tmp_path / "odd.json"
     odd.write_text(json.dumps({"machine": {"gpu": "x"}, "results": []}))
     done = subprocess.run([sys.executable, str(BENCH / "retime.py"), str(odd), "--list"],
@@ -300,3 +300,25 @@ def test_each_group_gets_its_inputs_once_and_a_group_whose_inputs_fail_is_report
                         "b1": "inputs: MemoryError: out of device memory",
                         "b2": "inputs: MemoryError: out of device memory"}
     assert set(clocks) == {"a", "host"}
+
+
+def test_list_names_a_recorded_plan_the_same_options_no_longer_give(tmp_path):
+    from gemmlab.tensorcore import hopper
+    record = load("library_h100.json")
+    row = next(r for r in record["fp16"] if r["shape"] == [4096, 4096, 4096])
+    auto = next(r for r in row["ours"] if r["kernel"] == "hopper:auto")
+    now = hopper.plan("auto", 4096, 4096, 4096, sms=record["machine"]["sm_count"],
+                      **auto["options"]).describe()
+    auto["plan"] = "persistent (1x1 tiles, a plan no rule gives)"
+    figures = retime.read_figures(record)
+    assert retime.stale_plans(figures, record["machine"]["sm_count"]) == {
+        "fp16 4096x4096x4096 hopper:auto out=fp16": now}
+    path = tmp_path / "library_h100.json"
+    path.write_text(json.dumps(record))
+    done = subprocess.run([sys.executable, str(BENCH / "retime.py"), str(path), "--list",
+                           "--only", "4096x4096x4096 hopper:auto"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "fp16 4096x4096x4096 hopper:auto out=fp16" in done.stdout
+    assert f"(the record's plan; now: {now})" in done.stdout
+    assert "; 1 with a plan the same stage and options no longer give" in done.stdout
