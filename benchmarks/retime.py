@@ -5,7 +5,7 @@ beside the record's figure, and how far each moved.
     python benchmarks/retime.py benchmarks/library_h100.json --out DIR      # the goals' figures
     python benchmarks/retime.py benchmarks/library_h100.json --out DIR --all
     python benchmarks/retime.py RECORD --out DIR --only hopper:auto --only "fp32 "
-    python benchmarks/retime.py RECORD --list       # the figures and the time they need; no GPU
+    python benchmarks/retime.py RECORD --list       # the figures, their time, stale plans; no GPU
 
 Records read: library_gpu.py's (library_h100.json, library_h200.json), gemm_host.py's
 (gemm_host_h100.json) and attention_gpu.py's (attention_h100.json). The course's timer
