@@ -6,6 +6,7 @@ that `gemmlab lab` uses) are copied into the package as ``gemmlab/_course/``, so
 a wheel (pip, Colab) finds them through ``gemmlab.course``. An editable install reads them from the
 checkout instead and copies nothing. MANIFEST.in puts the same files into the sdist.
 """
+import shutil
 from pathlib import Path
 
 from setuptools import setup
@@ -22,6 +23,7 @@ class BuildWithCourse(build_py):
         if getattr(self, "editable_mode", False):
             return
         target = Path(self.build_lib) / "gemmlab" / "_course"
+        shutil.rmtree(target, ignore_errors=True)     # a file renamed or removed since the last build must not ship
         for pattern in COURSE_FILES:
             for source in sorted(ROOT.glob(pattern)):
                 dest = target / source.relative_to(ROOT)

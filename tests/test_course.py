@@ -38,6 +38,11 @@ def test_an_install_without_the_course_says_so(monkeypatch, tmp_path):
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
     out = tmp_path_factory.mktemp("wheel")
+    # a notebook renamed since an earlier build: setuptools keeps build/lib, so its old copy must
+    # be cleared, not shipped beside the new name
+    stale = ROOT / "build" / "lib" / "gemmlab" / "_course" / "exercises" / "00_renamed_since.ipynb"
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_text("{}")
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out),
                            str(ROOT)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -55,6 +60,8 @@ def test_the_wheel_carries_the_course(wheel):
     for settings in ("labconfig/default_setting_overrides.json", "kernels/python3/kernel.json"):
         assert f"gemmlab/_course/jupyter/{settings}" in names      # what `gemmlab lab` serves with
     assert not any(n.startswith("gemmlab/_course/solutions") for n in names)
+    assert {n for n in names if n.startswith("gemmlab/_course/exercises/")} == \
+        {f"gemmlab/_course/exercises/{p.name}" for p in (ROOT / "exercises").glob("*.ipynb")}
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel).read(metadata).decode()
     assert "License-Expression: MIT AND CC-BY-4.0" in text
