@@ -5,11 +5,12 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PORT ?= 8888
-# `make test JOBS=1` uses one worker; the default is two per core, at most 16 (pytest-xdist): much
+# `make test JOBS=1` uses one worker; the default is four per core, at most 16 (pytest-xdist): much
 # of the suite waits (notebook kernels, compiler children, sandboxes, timeouts), and on 2 cores
-# four workers ran it in 707 s where two took 1,123 (benchmarks/RESULTS.md). `--dist loadfile`
+# four workers ran it in 707 s where two took 1,123, and on a busy machine more workers also get a
+# larger share of the cores (benchmarks/RESULTS.md). `--dist loadfile`
 # keeps the cells of one notebook in one worker, since they share one kernel.
-JOBS ?= $(shell $(PYTHON) -c "import os; print(min(16, 2 * (os.cpu_count() or 1)))")
+JOBS ?= $(shell $(PYTHON) -c "import os; print(min(16, 4 * (os.cpu_count() or 1)))")
 # For `make gpu-test`: the venv when there is one, else the interpreter at hand (offline GPU boxes).
 GPU_PYTHON ?= $(if $(wildcard $(VPY)),$(VPY),$(PYTHON))
 
@@ -99,8 +100,8 @@ site: $(SITE_STAMP)
 	$(VPY) docs/site/build.py --out site
 
 # Browser tests (JupyterLab started by `make lab`, Debian's /usr/bin/chromium headless) and the
-# site build test. Needs `apt-get install chromium`; artifacts in tests/e2e/artifacts/gw*/. Two
-# workers, each with its own JupyterLab and Chromium: one runs the lessons' file while the other
-# builds the site and runs the rest (files stay whole: their tests share one page or one build).
+# site build test. Needs `apt-get install chromium`; artifacts in tests/e2e/artifacts/gw*/. Three
+# workers, each with its own JupyterLab and Chromium. Every file stays on one worker (its tests
+# share one page or one build) except the lessons', dealt to two groups (tests/e2e/conftest.py).
 e2e: $(E2E_STAMP)
-	GEMMLAB_BACKEND=sim $(VPY) -m pytest tests/e2e -n 2 --dist loadfile --durations=10
+	GEMMLAB_BACKEND=sim $(VPY) -m pytest tests/e2e -n 3 --dist loadgroup --durations=10

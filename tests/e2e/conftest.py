@@ -1,10 +1,10 @@
 """Fixtures of the browser suite: one JupyterLab and one headless Chromium per session (per
-worker when run in parallel; ``make e2e`` keeps each file on one worker).
+worker when run in parallel; ``make e2e`` keeps each file on one worker, the lessons' on two).
 
 The suite needs a browser, so ``make test`` (plain ``pytest``) leaves it out: it is collected only
 when this folder is named on the command line, as ``make e2e`` does (``pytest tests/e2e``).
 Screenshots and the JupyterLab log go to ``tests/e2e/artifacts/`` (git-ignored; ``gw0/``, ``gw1/``
-for the workers of a parallel run).
+... for the workers of a parallel run).
 """
 import contextlib
 import os
@@ -34,6 +34,23 @@ def _named_on_command_line(config):
     return False
 
 
+LESSON_SHARDS = 2     # the lessons' file is the longest: its lessons go to this many workers
+
+
+@pytest.hookimpl(tryfirst=True)     # before xdist's own hook turns the marks into group names
+def pytest_collection_modifyitems(items):
+    """Groups for ``--dist loadgroup``: a file's tests stay together (they share one page or one
+    site build), except the lessons, each of which opens its own notebook and which are dealt to
+    LESSON_SHARDS groups. Unmarked tests would be spread one by one, so every test gets a group."""
+    lessons = 0
+    for item in items:
+        group = item.path.stem
+        if group == "test_lessons":
+            group += f"_{lessons % LESSON_SHARDS}"
+            lessons += 1
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 def pytest_ignore_collect(collection_path, config):
     if collection_path == ARTIFACTS or ARTIFACTS in collection_path.parents:
         return True                 # generated notebooks live there: never collect them
@@ -45,7 +62,7 @@ def pytest_ignore_collect(collection_path, config):
 @pytest.fixture(scope="session")
 def artifacts():
     """This run's folder: ``artifacts/``, or ``artifacts/gw0/`` ... for each worker of a parallel
-    run (``make e2e`` runs two, each with its own JupyterLab and Chromium)."""
+    run (``make e2e`` runs three, each with its own JupyterLab and Chromium)."""
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     folder = ARTIFACTS / worker if worker else ARTIFACTS
     shutil.rmtree(folder, ignore_errors=True)
