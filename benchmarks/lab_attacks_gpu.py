@@ -51,7 +51,7 @@ TOOLS = ("memcheck", "racecheck", "initcheck")
 PREAMBLE = "from numba import cuda, float32\nimport math\n"
 
 
-def test_file(name):
+def tests_file(name):
     """The test file ``tests/<name>.py`` as a module: an attack's source has one home, its test."""
     spec = importlib.util.spec_from_file_location(name, TESTS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
@@ -69,14 +69,14 @@ def kernels():
     from solution_variants import edited
     found = [(f"reference {qid}", qid, *cell(qid)[:2]) for qid in LABS]
     found += [(f"attack: {label}", qid, source, name)
-              for label, qid, source, name, _ in test_file("test_labs_simulator_attacks").ATTACKS]
+              for label, qid, source, name, _ in tests_file("test_labs_simulator_attacks").ATTACKS]
     return found + [
         ("attack: a branch taken in int64 only (K * 2**64 == 0)", "05.lab_naive",
-         *test_file("test_labs_int64").naive_attack()),
+         *tests_file("test_labs_int64").naive_attack()),
         ("attack: every thread's atomic add on one shared slot", "03.puzzle_dot",
-         *edited("03.puzzle_dot", *test_file("test_labs_puzzles").ATOMICS_ON_ONE_SLOT)[:2]),
+         *edited("03.puzzle_dot", *tests_file("test_labs_puzzles").ATOMICS_ON_ONE_SLOT)[:2]),
         ("attack: no register blocking", "10.lab_outer",
-         *edited("10.lab_outer", test_file("test_labs_kernel_lab").NO_REGISTER_BLOCKING)[:2])]
+         *edited("10.lab_outer", tests_file("test_labs_kernel_lab").NO_REGISTER_BLOCKING)[:2])]
 
 
 def lab_of(qid):
@@ -181,10 +181,11 @@ def simulator_side(index, found):
 
 
 def simulate_here(qid, source, name):
-    """Child on the simulator backend: (the verdict of ``check()``, as a student's notebook gets
-    it; case number -> the output array of each public case, run as the judge runs a kernel cell:
-    the cell's kernel part loaded alone, the judge's schedule for that case, the simulator's int64
-    integers; what each run said: its fault, its first int64 wrap, or the error it raised)."""
+    """Child on the simulator backend: (the verdict of ``check()`` as a student's notebook gets
+    it, with what each public case's run said: its fault, its first int64 wrap, or the error it
+    raised; the output array of each case, by its number as a string) where each case runs as the
+    judge runs a kernel cell: the cell's kernel part loaded alone, the judge's schedule for that
+    case, the simulator's int64 integers."""
     from gemmlab.grading import check
     from gemmlab.grading.bank import get_question
     from gemmlab.judging import load_function
