@@ -6,10 +6,17 @@ from gemmlab.judging import load_function
 from gemmlab.labs.solutions import cell
 
 
-def variant(qid, *edits):
-    """The solution kernel of ``qid`` with each (old, new) text edit applied exactly once."""
+def edited(qid, *edits):
+    """(source, name, label) of the solution kernel of ``qid`` with each (old, new) text edit
+    applied exactly once (benchmarks/lab_attacks_gpu.py runs some of them on a GPU)."""
     source, name, label = cell(qid)
     for old, new in edits:
         assert source.count(old) == 1, f"{old!r} is not in the solution of {qid} exactly once"
         source = source.replace(old, new)
+    return source, name, label
+
+
+def variant(qid, *edits):
+    """The solution kernel of ``qid`` with each (old, new) text edit applied exactly once."""
+    source, name, label = edited(qid, *edits)
     return load_function(source, name, f"{label} (edited: {abs(hash(edits))})")

@@ -268,9 +268,15 @@ def test_every_hidden_draw_of_the_register_labs_measures_reads_per_fma():
     assert status == "fail" and text.startswith("no case measured reads per FMA"), text
 
 
+# Issue 54's attack on 10.lab_outer: no register blocking, each FMA reading both operands from
+# shared memory; it passed hidden draws that had no case measuring reads per FMA.
+# benchmarks/lab_attacks_gpu.py runs it on a GPU.
+NO_REGISTER_BLOCKING = ("acc[i, j] += a[i] * b[j]",
+                        "acc[i, j] += sA[ty * TM + i, k] * sB[k, tx * TN + j]")
+
+
 def test_a_kernel_without_register_blocking_fails_a_graded_draw():
-    kernel = variant("10.lab_outer", ("acc[i, j] += a[i] * b[j]",
-                                      "acc[i, j] += sA[ty * TM + i, k] * sB[k, tx * TN + j]"))
+    kernel = variant("10.lab_outer", NO_REGISTER_BLOCKING)
     status, text = kernel_lab.OUTER.verdict(kernel, np.random.default_rng(3))
     assert status == "fail" and "shared-memory reads per FMA" in text, text
 

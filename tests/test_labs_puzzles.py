@@ -51,6 +51,16 @@ def test_hidden_sizes_are_never_whole_blocks_and_include_a_square_2d_case():
         assert all(1 <= n <= 256 for (n,) in puzzles.DOT.hidden_sizes(rng))
 
 
+# Issue 54's attack on 03.puzzle_dot: every thread adds its product into one shared slot with
+# cuda.atomic.add, 256 atomics in a row on one address where a tree takes 8 steps; it passed.
+# benchmarks/lab_attacks_gpu.py runs it on a GPU.
+ATOMICS_ON_ONE_SLOT = [
+    ("    if t < a.shape[0]:\n        s[t] = a[t] * b[t]\n    else:\n        s[t] = 0\n    cuda.syncthreads()\n"
+     "    stride = 128\n    while stride > 0:               # 128 additions, then 64, ..., then 1: the tree's 8 levels\n"
+     "        if t < stride:\n            s[t] += s[t + stride]\n        cuda.syncthreads()\n        stride //= 2\n",
+     "    if t == 0:\n        s[0] = 0\n    cuda.syncthreads()\n    if t < a.shape[0]:\n"
+     "        cuda.atomic.add(s, 0, a[t] * b[t])\n    cuda.syncthreads()\n")]
+
 BROKEN = [
     # (id, question, edits, words the feedback must contain)
     ("no guard", "03.puzzle_map",
@@ -142,12 +152,7 @@ BROKEN = [
        "    if t == 0:\n        acc = float32(0)\n        for k in range(a.shape[0]):\n            acc += a[k] * b[k]\n        out[0] = acc")],
      ["a serial loop", "thread 0 of block 0 read 400 values (global and shared memory together)",
       "A parallel version takes log n steps"]),
-    ("atomics on one slot", "03.puzzle_dot",      # issue 54: it passed, 256 atomics in a row
-     [("    if t < a.shape[0]:\n        s[t] = a[t] * b[t]\n    else:\n        s[t] = 0\n    cuda.syncthreads()\n"
-       "    stride = 128\n    while stride > 0:               # 128 additions, then 64, ..., then 1: the tree's 8 levels\n"
-       "        if t < stride:\n            s[t] += s[t + stride]\n        cuda.syncthreads()\n        stride //= 2\n",
-       "    if t == 0:\n        s[0] = 0\n    cuda.syncthreads()\n    if t < a.shape[0]:\n"
-       "        cuda.atomic.add(s, 0, a[t] * b[t])\n    cuda.syncthreads()\n")],
+    ("atomics on one slot", "03.puzzle_dot", ATOMICS_ON_ONE_SLOT,
      ["a serial chain of 200 atomics on one address"]),
     ("in-place scan race", "03.puzzle_prefix",
      [("        x = s[t]\n        if t >= d:\n            x += s[t - d]\n        cuda.syncthreads()          # every thread has read this step's values ...\n"
