@@ -5,6 +5,9 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PORT ?= 8888
+# The installer. pip by default; .ci/run names uv's pip interface, which installs the same pinned
+# versions (constraints.txt) several times faster on CI's two busy cores.
+PIP ?= $(VPY) -m pip
 # `make test JOBS=1` uses one worker; the default is four per core, at most 16 (pytest-xdist): much
 # of the suite waits (notebook kernels, compiler children, sandboxes, timeouts), and on 2 cores
 # four workers ran it in 707 s where two took 1,123, and on a busy machine more workers also get a
@@ -31,17 +34,17 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	PYTHONWARNINGS="ignore:Editable installation" $(VPY) -m pip install -q -e .
+	PYTHONWARNINGS="ignore:Editable installation" $(PIP) install -q -e .
 	@touch $(STAMP)
 
 $(LAB_STAMP): $(STAMP)
-	PYTHONWARNINGS="ignore:Editable installation" $(VPY) -m pip install -q -e '.[lab]'
+	PYTHONWARNINGS="ignore:Editable installation" $(PIP) install -q -e '.[lab]'
 	@touch $@
 
 # The developers' tools; on top of the [lab] extra, since the tests start JupyterLab as `make lab`
 # and `gemmlab lab` do.
 $(DEV_STAMP): $(LAB_STAMP)
-	PYTHONWARNINGS="ignore:Editable installation" $(VPY) -m pip install -q -e '.[dev]'
+	PYTHONWARNINGS="ignore:Editable installation" $(PIP) install -q -e '.[dev]'
 	@touch $@
 
 # `gemmlab lab` (gemmlab/grading/start_lab.py) makes your student folder, $(WORK)/, or adds what it
@@ -88,11 +91,11 @@ assign: $(STAMP)
 	$(VENV)/bin/gemmlab assign
 
 $(SITE_STAMP): $(STAMP)
-	$(VPY) -m pip install -q -e '.[site]'
+	$(PIP) install -q -e '.[site]'
 	@touch $@
 
 $(E2E_STAMP): $(SITE_STAMP) $(LAB_STAMP) $(DEV_STAMP)
-	$(VPY) -m pip install -q -e '.[e2e]'
+	$(PIP) install -q -e '.[e2e]'
 	@touch $@
 
 # The course as static HTML in site/: lessons executed on the simulator, exercises as they are.
@@ -102,6 +105,6 @@ site: $(SITE_STAMP)
 # Browser tests (JupyterLab started by `make lab`, Debian's /usr/bin/chromium headless) and the
 # site build test. Needs `apt-get install chromium`; artifacts in tests/e2e/artifacts/gw*/. Three
 # workers, each with its own JupyterLab and Chromium. Every file stays on one worker (its tests
-# share one page or one build) except the lessons', dealt to two groups (tests/e2e/conftest.py).
+# share one page or one build) except the lessons', dealt out one by one (tests/conftest.py's SPREAD).
 e2e: $(E2E_STAMP)
-	GEMMLAB_BACKEND=sim $(VPY) -m pytest tests/e2e -n 3 --dist loadgroup --durations=10
+	GEMMLAB_BACKEND=sim $(VPY) -m pytest tests/e2e -n 3 --dist loadfile --durations=10

@@ -32,6 +32,27 @@ for package in ("gemmlab", "gemmlab_grader"):
     compileall.compile_dir(Path(__file__).resolve().parent.parent / package, quiet=1)
 
 
+# Files whose tests ``--dist loadfile`` deals out one by one rather than keeping on one worker:
+# the two longest of their runs, whose tests share no kernel, page or fixture. The NVRTC builds of
+# the Hopper kernels (about 90 s each, four times that on a busy machine) and the lessons opened in
+# JupyterLab one after another were each the end of their run. (xdist's loadgroup would say this
+# with marks, but with pytest 9 its group names never reach the scheduler.)
+SPREAD = {"tests/test_cudacompile.py", "tests/e2e/test_lessons.py"}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class LoadFileSpreadingSome(LoadFileScheduling):
+        def _split_scope(self, nodeid):
+            scope = super()._split_scope(nodeid)
+            return nodeid if scope in SPREAD else scope
+
+    return LoadFileSpreadingSome(config, log)
+
+
 def pytest_unconfigure(config):
     """The run's compile cache goes with the process that made it (with xdist, the controller)."""
     if "_OWN_COMPILE_CACHE" in globals():

@@ -72,7 +72,8 @@ def test_the_student_install_leaves_the_developers_tools_out():
     assert "jupyterlab" not in base
     assert {canonicalize_name(r.name) for r in _pyproject_block("lab")} == {"jupyterlab"}
     makefile = (ROOT / "Makefile").read_text()
-    assert re.search(r"^\$\(DEV_STAMP\):.*\n.*pip install -q -e '\.\[dev\]'", makefile, re.M)
+    assert re.search(r"^\$\(DEV_STAMP\):.*\n.*\$\(PIP\) install -q -e '\.\[dev\]'", makefile, re.M)
+    assert re.search(r"^PIP \?= \$\(VPY\) -m pip$", makefile, re.M)    # pip unless told otherwise
     for target in ("test", "lint"):
         assert re.search(rf"^{target}: \$\(DEV_STAMP\)$", makefile, re.M), target
 

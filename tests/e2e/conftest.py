@@ -1,5 +1,6 @@
 """Fixtures of the browser suite: one JupyterLab and one headless Chromium per session (per
-worker when run in parallel; ``make e2e`` keeps each file on one worker, the lessons' on two).
+worker when run in parallel; ``make e2e`` keeps each file on one worker but the lessons', whose
+lessons it deals out one by one: tests/conftest.py's SPREAD).
 
 The suite needs a browser, so ``make test`` (plain ``pytest``) leaves it out: it is collected only
 when this folder is named on the command line, as ``make e2e`` does (``pytest tests/e2e``).
@@ -32,23 +33,6 @@ def _named_on_command_line(config):
         if path == HERE or HERE in path.parents:
             return True
     return False
-
-
-LESSON_SHARDS = 2     # the lessons' file is the longest: its lessons go to this many workers
-
-
-@pytest.hookimpl(tryfirst=True)     # before xdist's own hook turns the marks into group names
-def pytest_collection_modifyitems(items):
-    """Groups for ``--dist loadgroup``: a file's tests stay together (they share one page or one
-    site build), except the lessons, each of which opens its own notebook and which are dealt to
-    LESSON_SHARDS groups. Unmarked tests would be spread one by one, so every test gets a group."""
-    lessons = 0
-    for item in items:
-        group = item.path.stem
-        if group == "test_lessons":
-            group += f"_{lessons % LESSON_SHARDS}"
-            lessons += 1
-        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_ignore_collect(collection_path, config):
