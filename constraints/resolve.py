@@ -14,6 +14,7 @@ It needs uv (pyproject's `dev` extra) and the package index.
 import argparse
 import difflib
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -41,6 +42,16 @@ def uv():
     return [found]
 
 
+# uv reads these from the environment, and CI exports UV_CONSTRAINT (this machine's pins) for its
+# own installs: a platform's set must come from pyproject.toml alone, whoever runs this.
+CALLERS_PINS = ("UV_CONSTRAINT", "UV_OVERRIDE", "UV_BUILD_CONSTRAINT")
+
+
+def uv_environment():
+    """The environment for uv: this one without the caller's constraints and overrides."""
+    return {k: v for k, v in os.environ.items() if k not in CALLERS_PINS}
+
+
 def command(platform, python=PYTHON):
     """The uv command line that resolves the set for ``platform`` (a key of :data:`PLATFORMS`) and
     Python ``python`` ("3.12")."""
@@ -53,7 +64,7 @@ def resolve(platform, python=PYTHON, timeout=600):
     """The file's text for ``platform`` and Python ``python``: a header saying how it was made,
     then name==version lines. Raises RuntimeError with uv's words when the set does not resolve."""
     done = subprocess.run(uv() + command(platform, python)[1:], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=uv_environment())
     if done.returncode != 0:
         raise RuntimeError(f"{platform} does not resolve:\n{done.stderr.strip()}")
     header = (f"# {platform}, Python {python}: the student's install (base + {', '.join(EXTRAS)})"

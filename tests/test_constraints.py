@@ -2,6 +2,7 @@
 Windows and Linux (constraints/resolve.py, constraints/<platform>.txt), environment.yml against
 pyproject.toml, and what a student without an NVIDIA GPU runs, in a venv built from the set that
 resolves for macOS (constraints/student_run.py)."""
+import os
 import re
 import subprocess
 import sys
@@ -90,6 +91,18 @@ def test_macos_gets_the_simulator_and_the_others_nvidias_compilers():
     assert all(numpy.specifier.contains(s["numpy"]) for s in sets.values())
 
 
+def test_a_platforms_set_ignores_the_callers_uv_pins(monkeypatch, tmp_path):
+    """CI exports UV_CONSTRAINT with Linux's pins for its own installs; uv would apply them to the
+    macOS resolution too (numba-cuda pinned to a version without macOS wheels), so resolve.py
+    gives uv an environment without them."""
+    monkeypatch.setenv("UV_CONSTRAINT", str(tmp_path / "linux.txt"))
+    monkeypatch.setenv("UV_OVERRIDE", str(tmp_path / "other.txt"))
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path))
+    env = resolve.uv_environment()
+    assert "UV_CONSTRAINT" not in env and "UV_OVERRIDE" not in env
+    assert env["UV_CACHE_DIR"] == str(tmp_path) and env["PATH"] == os.environ["PATH"]
+
+
 @pytest.mark.slow          # about 40 s: left to `make test` and CI, out of `make check`'s loop
 @pytest.mark.network
 def test_the_committed_sets_are_what_the_dependencies_resolve_to_today(index):
@@ -114,10 +127,11 @@ def test_a_venv_of_the_macos_set_runs_the_labs_checks_and_lessons_00_and_03(tmp_
     venv = tmp_path / "venv"
     uv = resolve.uv()
     subprocess.run(uv + ["venv", "--quiet", "--python", sys.executable, str(venv)], check=True,
-                   timeout=120)
+                   timeout=120, env=resolve.uv_environment())
     bin_dir = venv / ("Scripts" if sys.platform == "win32" else "bin")
     subprocess.run(uv + ["pip", "install", "--quiet", "--no-deps", "--python",
-                         str(bin_dir / "python"), "-r", str(pinned)], check=True, timeout=900)
+                         str(bin_dir / "python"), "-r", str(pinned)], check=True, timeout=900,
+                   env=resolve.uv_environment())
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
     done = subprocess.run([str(bin_dir / "python"), str(ROOT / "constraints" / "student_run.py")],
                           capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
