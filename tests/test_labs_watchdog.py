@@ -25,6 +25,18 @@ def test_waiting_is_not_work_so_the_clock_alone_does_not_stop_a_thread(monkeypat
     assert not dog.fired
 
 
+def test_a_thread_that_works_slowly_on_a_busy_machine_is_not_stopped_on_the_clock(monkeypatch):
+    """A thread given 5% of a core (its CPU clock faked to advance so) works on past the clock's
+    backstop: the clock stops only a thread that does not work."""
+    monkeypatch.setattr(watchdog, "WALL_FACTOR", 2)
+    start = time.monotonic()
+    monkeypatch.setattr(watchdog, "thread_cpu_clock",
+                        lambda ident: lambda: 0.05 * (time.monotonic() - start))
+    with Watchdog(0.2) as dog:
+        time.sleep(1.0)                     # 2.5 times the backstop on the clock, 0.05 s of work
+    assert not dog.fired
+
+
 def test_a_thread_that_neither_works_nor_ends_is_stopped_on_the_clock(monkeypatch):
     monkeypatch.setattr(watchdog, "WALL_FACTOR", 2)
     with pytest.raises(Stop), Watchdog(0.2) as dog:

@@ -5,7 +5,9 @@ greenlets of it), so an endless loop would hang the check. :class:`Watchdog` rai
 :class:`~gemmlab.labs.limits.Stop` inside that thread once it has done ``seconds`` of work: CPU
 time of that thread, so a busy machine, which slows the clock's seconds but not the work, cannot
 turn an honest kernel into a timeout. A thread that stops working without ending (blocked, not
-busy) is stopped on the clock after :data:`WALL_FACTOR` times as long.
+busy) is stopped on the clock once it has been idle (under :data:`IDLE_SHARE` of a core) for
+:data:`WALL_FACTOR` times as long; a thread that works, however slowly a busy machine lets it, is
+not: eight workers on two cores once stopped an honest lab kernel at 60 s of the clock.
 """
 import threading
 import time
@@ -13,6 +15,7 @@ import time
 from .limits import Stop, raise_in_thread
 
 WALL_FACTOR = 6            # the clock's backstop, in multiples of the CPU-time limit
+IDLE_SHARE = 0.01          # below this share of a core between two looks, the thread is idle
 POLL = 0.05                # seconds between two looks at the thread's CPU time
 
 
@@ -41,7 +44,7 @@ class Watchdog:
         self.watcher = threading.Thread(target=self._watch, daemon=True)
 
     def __enter__(self):
-        self.start, self.wall_end = self.used(), time.monotonic() + WALL_FACTOR * self.seconds
+        self.start = self.used()
         self.watcher.start()
         return self
 
@@ -54,8 +57,13 @@ class Watchdog:
         return False
 
     def _watch(self):
+        idle, cpu, clock = 0.0, self.start, time.monotonic()
         while not self.done.wait(POLL):
-            if self.used() - self.start >= self.seconds or time.monotonic() >= self.wall_end:
+            last_cpu, last_clock = cpu, clock
+            cpu, clock = self.used(), time.monotonic()
+            if cpu - last_cpu < IDLE_SHARE * (clock - last_clock):
+                idle += clock - last_clock
+            if cpu - self.start >= self.seconds or idle >= WALL_FACTOR * self.seconds:
                 with self.lock:
                     if self.running:
                         self.fired = True
