@@ -8,12 +8,12 @@ PORT ?= 8888
 # The installer. pip by default; .ci/run names uv's pip interface, which installs the same pinned
 # versions (constraints.txt) several times faster on CI's two busy cores.
 PIP ?= $(VPY) -m pip
-# `make test JOBS=1` uses one worker; the default is four per core, at most 16 (pytest-xdist): much
+# `make test JOBS=1` uses one worker; the default is two per core, at most 16 (pytest-xdist): much
 # of the suite waits (notebook kernels, compiler children, sandboxes, timeouts), and on 2 cores
-# four workers ran it in 707 s where two took 1,123, and on a busy machine more workers also get a
-# larger share of the cores (benchmarks/RESULTS.md). `--dist loadfile`
+# four workers ran it in 707 s where two took 1,123. Eight were no faster (the run then keeps both
+# cores busy: benchmarks/RESULTS.md). `--dist loadfile`
 # keeps the cells of one notebook in one worker, since they share one kernel.
-JOBS ?= $(shell $(PYTHON) -c "import os; print(min(16, 4 * (os.cpu_count() or 1)))")
+JOBS ?= $(shell $(PYTHON) -c "import os; print(min(16, 2 * (os.cpu_count() or 1)))")
 # For `make gpu-test`: the venv when there is one, else the interpreter at hand (offline GPU boxes).
 GPU_PYTHON ?= $(if $(wildcard $(VPY)),$(VPY),$(PYTHON))
 
