@@ -33,11 +33,11 @@ for package in ("gemmlab", "gemmlab_grader"):
 
 
 # Files whose tests ``--dist loadfile`` deals out one by one rather than keeping on one worker:
-# the two longest of their runs, whose tests share no kernel, page or fixture. The NVRTC builds of
-# the Hopper kernels (about 90 s each, four times that on a busy machine) and the lessons opened in
-# JupyterLab one after another were each the end of their run. (xdist's loadgroup would say this
+# the longest of their runs, whose tests share no kernel, page or fixture. The NVRTC builds of
+# the Hopper kernels (about 90 s each, four times that on a busy machine), the lessons run one
+# after another and the lessons opened in JupyterLab were each the end of their run. (xdist's loadgroup would say this
 # with marks, but with pytest 9 its group names never reach the scheduler.)
-SPREAD = {"tests/test_cudacompile.py", "tests/e2e/test_lessons.py"}
+SPREAD = {"tests/test_cudacompile.py", "tests/test_lessons_run.py", "tests/e2e/test_lessons.py"}
 
 
 def pytest_xdist_make_scheduler(config, log):

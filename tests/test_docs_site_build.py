@@ -14,6 +14,7 @@ pytest.importorskip("nbconvert", reason="the site builder needs nbconvert")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs" / "site"))
 import build  # noqa: E402
+import lesson_runs  # noqa: E402
 
 LESSON_12B = ROOT / "notebooks" / "12b_hopper_ladder.ipynb"
 
@@ -76,6 +77,35 @@ def test_a_stalled_lesson_fails_the_build_by_name_and_nothing_is_written(
     assert "00_fine" not in printed.err
     assert sorted(p.name for p in site.iterdir()) == ["index.html"]
     assert (site / "index.html").read_text() == "the site as it was"
+
+
+def test_a_lesson_make_test_ran_is_taken_only_while_nothing_it_depends_on_changed(
+        tmp_path, site_environment, monkeypatch, capsys):
+    monkeypatch.setattr(lesson_runs, "FOLDER", tmp_path / "kept")
+    lesson = tmp_path / "00_prints.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("print('executed by the builder')")]), lesson)
+    as_make_test_ran = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "print('executed by the builder')", execution_count=1, outputs=[nbformat.v4.new_output(
+            "stream", name="stdout", text="executed by make test\n")])])
+    lesson_runs.keep(lesson, as_make_test_ran)
+
+    def printed_by_the_run():
+        results = build.run_lessons([lesson], 1, 30)
+        nb, failure = results[lesson]
+        assert failure is None, failure
+        return nb.cells[0].outputs[0]["text"], capsys.readouterr().out
+
+    assert printed_by_the_run() == ("executed by make test\n",
+                                    "[1/1] lesson 00_prints.ipynb as make test ran it\n")
+    monkeypatch.setattr(lesson_runs, "PACKAGE", tmp_path)    # as if the package had changed
+    text, progress = printed_by_the_run()
+    assert text == "executed by the builder\n" and progress.endswith(" s\n")
+    monkeypatch.undo()
+    monkeypatch.setattr(lesson_runs, "FOLDER", tmp_path / "kept")
+    nbformat.write(nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("print('executed by the builder') # edited")]), lesson)
+    assert printed_by_the_run()[0] == "executed by the builder\n"
 
 
 def test_the_limit_per_cell_is_the_course_one_and_must_be_positive(monkeypatch):

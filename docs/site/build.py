@@ -5,7 +5,9 @@ formulas by MathJax 3.
 
 Every lesson in notebooks/ is executed on the simulator backend as gemmlab.notebook_run runs
 notebooks (each in a fresh local kernel, under a time limit per cell: a lesson that stalls or
-fails is a failure, naming the lesson and the cell, and then nothing is written). The executed
+fails is a failure, naming the lesson and the cell, and then nothing is written), unless `make
+test` executed it already with the same lesson, package and installed versions (lesson_runs.py:
+then its run is taken, which in CI saves running every lesson a second time). The executed
 notebooks, with each widget made a static picture of its state (widget_snapshot.py), go to Sphinx
 with execution off; the exercise notebooks as they are, unexecuted; the home page holds the table
 of contents and the README's course map; the setup pages (install, labs, grading,
@@ -16,7 +18,8 @@ troubleshooting) and the glossary come from docs/. The site keeps the repository
 
     python docs/site/build.py [--out site] [--jobs N] [--timeout SECONDS_PER_CELL]
 
-It prints "[k/18] lesson NAME S s" as each lesson ends (18: lessons 00 to 16 and 12b).
+It prints "[k/18] lesson NAME S s" as each lesson ends (18: lessons 00 to 16 and 12b), or
+"[k/18] lesson NAME as make test ran it".
 """
 import argparse
 import os
@@ -32,6 +35,7 @@ import nbformat
 
 from gemmlab import colab, notebook_run
 
+import lesson_runs
 from widget_snapshot import WidgetSnapshotPreprocessor
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,15 +74,22 @@ def execute(path, timeout):
 
 def run_lessons(paths, jobs, timeout):
     """Execute the lessons, ``jobs`` at a time, printing "[k/n] lesson NAME S s" as each ends;
-    returns {path: (notebook or None, failure or None)}."""
+    returns {path: (notebook or None, failure or None)}. A lesson that `make test` ran with
+    everything it depends on as it is now is taken as it ran there (:mod:`lesson_runs`), printed
+    as "[k/n] lesson NAME as make test ran it"."""
     results = {}
+    for path in paths:
+        executed = lesson_runs.kept(path)
+        if executed is not None:
+            results[path] = executed, None
+            print(f"[{len(results)}/{len(paths)}] lesson {path.name} as make test ran it", flush=True)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        running = {pool.submit(execute, path, timeout): path for path in paths}
-        for done, future in enumerate(as_completed(running), 1):
+        running = {pool.submit(execute, path, timeout): path for path in paths if path not in results}
+        for future in as_completed(running):
             nb, failure, seconds = future.result()
             path = running[future]
             results[path] = nb, failure
-            print(f"[{done}/{len(paths)}] lesson {path.name} {seconds:.0f} s"
+            print(f"[{len(results)}/{len(paths)}] lesson {path.name} {seconds:.0f} s"
                   + (" FAILED" if failure else ""), flush=True)
     return results
 
@@ -183,8 +194,9 @@ def build(out, jobs, timeout):
     """Build the site into ``out``; returns the failures (one text per lesson that did not run to
     the end, or Sphinx's). When anything fails, nothing is written: a site is never left with a
     lesson missing or incomplete."""
-    os.environ["GEMMLAB_BACKEND"] = "sim"
-    os.environ.pop("MPLBACKEND", None)          # figures drawn inline, as in JupyterLab
+    ran = lesson_runs.environment()             # the simulator; figures inline, as in JupyterLab
+    os.environ.clear()
+    os.environ.update(ran)
     paths = lessons()
     results = run_lessons(paths, jobs, timeout)
     failed = [results[path][1] for path in paths if results[path][1]]

@@ -1,0 +1,71 @@
+"""Lessons executed once per change: `make test` runs every lesson from top to bottom on the
+simulator (tests/test_lessons_run.py) and keeps each executed notebook here; the site builder
+takes a kept one instead of executing that lesson again when nothing it depends on changed.
+
+A kept notebook is used only when its key matches: a hash of the lesson's file, every file of the
+gemmlab package, the Python version and the version of every distribution in site-packages. Any
+edit to a lesson or to the package, or another install, makes the builder execute the lesson.
+Both run a lesson the same way, with :func:`environment` (the simulator; matplotlib's inline
+figures, as in JupyterLab), through :func:`gemmlab.notebook_run.execute`.
+"""
+import hashlib
+import importlib.metadata
+import os
+import sys
+import sysconfig
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[2]
+FOLDER = ROOT / "build" / "executed-lessons"      # /build/ is ignored by git
+PACKAGE = ROOT / "gemmlab"
+KEY = "gemmlab_lesson_run"                          # the notebook metadata entry holding the key
+
+
+def environment(env=os.environ):
+    """``env`` as a lesson runs in: on the simulator, with no MPLBACKEND (the tests set Agg, which
+    would leave the pages without figures)."""
+    ran = {name: value for name, value in env.items() if name != "MPLBACKEND"}
+    ran["GEMMLAB_BACKEND"] = "sim"
+    return ran
+
+
+def key(lesson):
+    """What a run of ``lesson`` depends on, as a hex digest (see the module's docstring)."""
+    digest = hashlib.sha256()
+
+    def add(label, data):
+        digest.update(f"{label}\0{len(data)}\0".encode())
+        digest.update(data)
+    add("lesson", Path(lesson).read_bytes())
+    for path in sorted(PACKAGE.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            add(path.relative_to(PACKAGE).as_posix(), path.read_bytes())
+    site_packages = sorted({sysconfig.get_paths()[name] for name in ("purelib", "platlib")})
+    installed = sorted({f"{d.metadata['Name']}=={d.version}"       # not what sys.path adds
+                        for d in importlib.metadata.distributions(path=site_packages)})
+    add("python", sys.version.encode())
+    add("installed", "\n".join(installed).encode())
+    return digest.hexdigest()
+
+
+def keep(lesson, executed):
+    """Keep the executed notebook of ``lesson`` (written whole, then renamed into place)."""
+    FOLDER.mkdir(parents=True, exist_ok=True)
+    executed = nbformat.from_dict(executed)
+    executed.metadata[KEY] = key(lesson)
+    part = FOLDER / f".{Path(lesson).name}.{os.getpid()}.part"
+    nbformat.write(executed, part)
+    part.replace(FOLDER / Path(lesson).name)
+
+
+def kept(lesson):
+    """The kept executed notebook of ``lesson`` when its key matches today's, else None."""
+    try:
+        executed = nbformat.read(FOLDER / Path(lesson).name, as_version=4)
+    except (OSError, ValueError):
+        return None
+    if executed.metadata.pop(KEY, None) != key(lesson):
+        return None
+    return executed
