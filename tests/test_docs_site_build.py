@@ -108,6 +108,14 @@ def test_a_lesson_make_test_ran_is_taken_only_while_nothing_it_depends_on_change
     assert printed_by_the_run()[0] == "executed by the builder\n"
 
 
+def test_the_key_counts_what_a_lesson_imports_not_the_tools_installed_after_make_test():
+    """CI installs the site's and the browser tests' tools after `make test`: the key must not
+    change for that, and must for the libraries a lesson's kernel runs on."""
+    counted = lesson_runs.lesson_distributions()
+    assert {"gemmlab", "numpy", "numba", "numba-cuda", "ipykernel", "matplotlib"} <= set(counted)
+    assert not {"sphinx", "myst-nb", "playwright", "pytest", "jupyterlab"} & set(counted)
+
+
 def test_the_limit_per_cell_is_the_course_one_and_must_be_positive(monkeypatch):
     monkeypatch.setenv("GEMMLAB_CELL_TIMEOUT", "90")
     assert build.parser().parse_args([]).timeout == 90

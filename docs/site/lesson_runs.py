@@ -3,9 +3,10 @@ simulator (tests/test_lessons_run.py) and keeps each executed notebook here; the
 takes a kept one instead of executing that lesson again when nothing it depends on changed.
 
 A kept notebook is used only when its key matches: a hash of the lesson's file, every file of the
-gemmlab package, the Python version and the version of every distribution in site-packages. Any
-edit to a lesson or to the package, or another install, makes the builder execute the lesson.
-Both run a lesson the same way, with :func:`environment` (the simulator; matplotlib's inline
+gemmlab package, the Python version and the installed versions of everything gemmlab requires
+(with its extras, but for the tools: :data:`TOOL_EXTRAS`). Any edit to a lesson or to the
+package, or another version of one of its dependencies, makes the builder execute the lesson. Both
+run a lesson the same way, with :func:`environment` (the simulator; matplotlib's inline
 figures, as in JupyterLab), through :func:`gemmlab.notebook_run.execute`.
 """
 import hashlib
@@ -16,11 +17,14 @@ import sysconfig
 from pathlib import Path
 
 import nbformat
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "build" / "executed-lessons"      # /build/ is ignored by git
 PACKAGE = ROOT / "gemmlab"
 KEY = "gemmlab_lesson_run"                          # the notebook metadata entry holding the key
+TOOL_EXTRAS = {"dev", "lab", "e2e", "site"}         # gemmlab's extras no lesson's kernel imports
 
 
 def environment(env=os.environ):
@@ -42,12 +46,34 @@ def key(lesson):
     for path in sorted(PACKAGE.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:
             add(path.relative_to(PACKAGE).as_posix(), path.read_bytes())
-    site_packages = sorted({sysconfig.get_paths()[name] for name in ("purelib", "platlib")})
-    installed = sorted({f"{d.metadata['Name']}=={d.version}"       # not what sys.path adds
-                        for d in importlib.metadata.distributions(path=site_packages)})
     add("python", sys.version.encode())
-    add("installed", "\n".join(installed).encode())
+    add("installed", "\n".join(f"{name}=={version}" for name, version
+                                in sorted(lesson_distributions().items())).encode())
     return digest.hexdigest()
+
+
+def lesson_distributions():
+    """{name: version} of gemmlab and what it requires with its extras that a kernel of a lesson
+    may use (not :data:`TOOL_EXTRAS`), down the tree, as installed in site-packages: installing
+    the site's or the browser tests' tools changes none of it, unless it changes one of these."""
+    site_packages = sorted({sysconfig.get_paths()[name] for name in ("purelib", "platlib")})
+    installed = {canonicalize_name(d.metadata["Name"]): d
+                 for d in importlib.metadata.distributions(path=site_packages)}
+    gemmlab = installed.get("gemmlab")
+    extras = set(gemmlab.metadata.get_all("Provides-Extra") or ()) - TOOL_EXTRAS if gemmlab else ()
+    found, todo = {}, [("gemmlab", extras)]
+    while todo:
+        name, extras = todo.pop()
+        name = canonicalize_name(name)
+        if (name, frozenset(extras)) in found or name not in installed:
+            continue
+        found[name, frozenset(extras)] = installed[name].version
+        for text in installed[name].requires or ():
+            wanted = Requirement(text)
+            if wanted.marker is None or any(wanted.marker.evaluate({"extra": extra})
+                                            for extra in {"", *extras}):
+                todo.append((wanted.name, wanted.extras))
+    return {name: version for (name, _), version in found.items()}
 
 
 def keep(lesson, executed):
