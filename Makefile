@@ -66,7 +66,8 @@ test: $(DEV_STAMP)
 # (README, "The two commands"). Left to `make test`: the slow tests, and the files that run whole
 # courses, notebooks, worker processes per case or NVRTC for every GPU architecture.
 CHECK_NOTEBOOKS := notebooks/00_start_here.ipynb notebooks/07_ring_allreduce.ipynb
-CHECK_LEAVES := tests/e2e tests/test_lessons_run.py tests/test_gemmlab_grader_grade_course.py tests/test_gemmlab_grader_isolate.py \
+CHECK_LEAVES := tests/e2e tests/test_docs_site_lesson_runs.py \
+  tests/test_gemmlab_grader_grade_course.py tests/test_gemmlab_grader_isolate.py \
   tests/test_cudacompile.py tests/test_labs_kernel_lab.py tests/test_notebook_run.py \
   tests/test_docs_site_build.py tests/test_collectives_jobs_without_mpi.py tests/test_grading_handout.py \
   tests/test_labs_compile.py tests/test_grading_bank.py tests/test_labs_puzzles.py \

@@ -35,9 +35,10 @@ for package in ("gemmlab", "gemmlab_grader"):
 # Files whose tests ``--dist loadfile`` deals out one by one rather than keeping on one worker:
 # the longest of their runs, whose tests share no kernel, page or fixture. The NVRTC builds of
 # the Hopper kernels (about 90 s each, four times that on a busy machine), the lessons run one
-# after another and the lessons opened in JupyterLab were each the end of their run. (xdist's loadgroup would say this
-# with marks, but with pytest 9 its group names never reach the scheduler.)
-SPREAD = {"tests/test_cudacompile.py", "tests/test_lessons_run.py", "tests/e2e/test_lessons.py"}
+# after another and the lessons opened in JupyterLab were each the end of their run. (xdist's
+# loadgroup would say this with marks, but with pytest 9 its group names never reach the scheduler.)
+SPREAD = {"tests/test_cudacompile.py", "tests/test_docs_site_lesson_runs.py",
+          "tests/e2e/test_lessons.py"}
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -82,9 +82,11 @@ def run_lessons(paths, jobs, timeout):
         executed = lesson_runs.kept(path)
         if executed is not None:
             results[path] = executed, None
-            print(f"[{len(results)}/{len(paths)}] lesson {path.name} as make test ran it", flush=True)
+            print(f"[{len(results)}/{len(paths)}] lesson {path.name} as make test ran it",
+                  flush=True)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        running = {pool.submit(execute, path, timeout): path for path in paths if path not in results}
+        running = {pool.submit(execute, path, timeout): path
+                   for path in paths if path not in results}
         for future in as_completed(running):
             nb, failure, seconds = future.result()
             path = running[future]

@@ -1,6 +1,6 @@
 """Lessons executed once per change: `make test` runs every lesson from top to bottom on the
-simulator (tests/test_lessons_run.py) and keeps each executed notebook here; the site builder
-takes a kept one instead of executing that lesson again when nothing it depends on changed.
+simulator (tests/test_docs_site_lesson_runs.py) and keeps each executed notebook here; the site
+builder takes a kept one instead of executing that lesson again when nothing it depends on changed.
 
 A kept notebook is used only when its key matches: a hash of the lesson's file, every file of the
 gemmlab package, the Python version and the installed versions of everything gemmlab requires
