@@ -30,8 +30,8 @@ MORE_OF_ITS_WIDGET = (
 @pytest.fixture
 def site_environment(monkeypatch):
     """build() sets the backend and drops MPLBACKEND for its kernels: undone after the test."""
-    monkeypatch.setenv("GEMMLAB_BACKEND", "sim")
-    monkeypatch.delenv("MPLBACKEND", raising=False)
+    lesson_runs.set_environment(monkeypatch.setenv,
+                                lambda name: monkeypatch.delenv(name, raising=False))
 
 
 def test_lesson_12b_runs_to_the_end_through_the_site_path(tmp_path, site_environment):

@@ -3,7 +3,6 @@ local kernel, the limit per cell, figures inline): a cell that raises or stalls 
 naming the cell. Each executed lesson is kept for the site builder (docs/site/lesson_runs.py), so
 that CI runs a lesson once here and once in JupyterLab (tests/e2e/test_lessons.py), not a third
 time to build the site. On a GPU, `make gpu-test` runs the lessons through nbval instead."""
-import os
 import sys
 from pathlib import Path
 
@@ -25,11 +24,8 @@ pytestmark = pytest.mark.skipif(device.backend() != "sim", reason="the simulator
 
 @pytest.mark.parametrize("path", build.lessons(), ids=lambda p: p.stem)
 def test_the_lesson_runs_to_the_end_and_is_kept_for_the_site(path, monkeypatch):
-    ran = lesson_runs.environment()                 # the kernel inherits this process's
-    for name in os.environ.keys() - ran.keys():
-        monkeypatch.delenv(name)
-    for name, value in ran.items():
-        monkeypatch.setenv(name, value)
+    lesson_runs.set_environment(monkeypatch.setenv,
+                                lambda name: monkeypatch.delenv(name, raising=False))
     executed = notebook_run.execute(path)           # raises NotebookFailure, naming the cell
     code = [cell for cell in executed.cells if cell.cell_type == "code"]
     assert code and all(cell.execution_count for cell in code), f"{path.name}: a cell did not run"

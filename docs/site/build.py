@@ -196,9 +196,7 @@ def build(out, jobs, timeout):
     """Build the site into ``out``; returns the failures (one text per lesson that did not run to
     the end, or Sphinx's). When anything fails, nothing is written: a site is never left with a
     lesson missing or incomplete."""
-    ran = lesson_runs.environment()             # the simulator; figures inline, as in JupyterLab
-    os.environ.clear()
-    os.environ.update(ran)
+    lesson_runs.set_environment(os.environ.__setitem__, lambda name: os.environ.pop(name, None))
     paths = lessons()
     results = run_lessons(paths, jobs, timeout)
     failed = [results[path][1] for path in paths if results[path][1]]

@@ -6,9 +6,10 @@ A kept notebook is used only when its key matches: a hash of the lesson's file, 
 gemmlab package, the Python version and the installed versions of everything gemmlab requires
 (with its extras, but for the tools: :data:`TOOL_EXTRAS`). Any edit to a lesson or to the
 package, or another version of one of its dependencies, makes the builder execute the lesson. Both
-run a lesson the same way, with :func:`environment` (the simulator; matplotlib's inline
-figures, as in JupyterLab), through :func:`gemmlab.notebook_run.execute`.
+run a lesson the same way, in :func:`set_environment`'s environment (the simulator;
+matplotlib's inline figures, as in JupyterLab), through :func:`gemmlab.notebook_run.execute`.
 """
+import functools
 import hashlib
 import importlib.metadata
 import os
@@ -25,27 +26,41 @@ FOLDER = ROOT / "build" / "executed-lessons"      # /build/ is ignored by git
 PACKAGE = ROOT / "gemmlab"
 KEY = "gemmlab_lesson_run"                          # the notebook metadata entry holding the key
 TOOL_EXTRAS = {"dev", "lab", "e2e", "site"}         # gemmlab's extras no lesson's kernel imports
+# A lesson runs on the simulator, with no MPLBACKEND (the tests set Agg, which would leave the
+# pages without figures): what the builder and the tests change in the environment its kernel gets.
+ENVIRONMENT, UNSET = {"GEMMLAB_BACKEND": "sim"}, ("MPLBACKEND",)
 
 
-def environment(env=os.environ):
-    """``env`` as a lesson runs in: on the simulator, with no MPLBACKEND (the tests set Agg, which
-    would leave the pages without figures)."""
-    ran = {name: value for name, value in env.items() if name != "MPLBACKEND"}
-    ran["GEMMLAB_BACKEND"] = "sim"
-    return ran
+def set_environment(setenv, unsetenv):
+    """Give this process (whose environment a lesson's kernel inherits) :data:`ENVIRONMENT`
+    without :data:`UNSET`, through ``setenv(name, value)`` and ``unsetenv(name)`` (os.environ's,
+    or a test's monkeypatch, which undoes them)."""
+    for name in UNSET:
+        unsetenv(name)
+    for name, value in ENVIRONMENT.items():
+        setenv(name, value)
 
 
 def key(lesson):
     """What a run of ``lesson`` depends on, as a hex digest (see the module's docstring)."""
+    digest = hashlib.sha256(Path(lesson).read_bytes())
+    digest.update(_what_every_lesson_runs_on(PACKAGE).encode())
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _what_every_lesson_runs_on(package):
+    """A digest of ``package``'s files, the Python version and :func:`lesson_distributions`:
+    computed once per process (a quarter of a second, most of it reading the installed metadata),
+    in which neither changes."""
     digest = hashlib.sha256()
 
     def add(label, data):
         digest.update(f"{label}\0{len(data)}\0".encode())
         digest.update(data)
-    add("lesson", Path(lesson).read_bytes())
-    for path in sorted(PACKAGE.rglob("*")):
+    for path in sorted(package.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:
-            add(path.relative_to(PACKAGE).as_posix(), path.read_bytes())
+            add(path.relative_to(package).as_posix(), path.read_bytes())
     add("python", sys.version.encode())
     add("installed", "\n".join(f"{name}=={version}" for name, version
                                 in sorted(lesson_distributions().items())).encode())
@@ -59,8 +74,9 @@ def lesson_distributions():
     site_packages = sorted({sysconfig.get_paths()[name] for name in ("purelib", "platlib")})
     installed = {canonicalize_name(d.metadata["Name"]): d
                  for d in importlib.metadata.distributions(path=site_packages)}
-    gemmlab = installed.get("gemmlab")
-    extras = set(gemmlab.metadata.get_all("Provides-Extra") or ()) - TOOL_EXTRAS if gemmlab else ()
+    if "gemmlab" not in installed:
+        return {}
+    extras = set(installed["gemmlab"].metadata.get_all("Provides-Extra") or ()) - TOOL_EXTRAS
     found, todo = {}, [("gemmlab", extras)]
     while todo:
         name, extras = todo.pop()
