@@ -35,11 +35,8 @@
 // sits at chunk position c ^ (r % 8), so the 8 rows of a column of chunks hit 8 different banks.
 // A tile (K-major): BM (128 or 64) rows of 64 values. B tile (N-major): boxes of 64 rows (k) x 64
 // columns.
-// No headers: the source compiles with NVRTC alone (gemmlab/cudacompile.py), for sm_90a only.
-
-#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#error "hopper_gemm.cu runs on sm_90a only (H100, H200): wgmma and setmaxnreg exist on no other GPU"
-#endif
+// No headers: hopper/build.py puts hopper_common.cuh (barriers, copies, wgmma's descriptor and
+// fences) before this text, and NVRTC alone builds it (gemmlab/cudacompile.py), for sm_90a only.
 
 #ifndef HOPPER_BF16
 #define HOPPER_BF16 0
@@ -47,13 +44,6 @@
 #ifndef HOPPER_FP8
 #define HOPPER_FP8 0
 #endif
-
-typedef unsigned long long u64;
-typedef unsigned int u32;
-typedef unsigned short u16;
-
-// cuTensorMapEncodeTiled's output, opaque here: 128 bytes, 64-byte aligned, passed by value.
-struct __align__(64) TensorMap { u64 opaque[16]; };
 
 namespace hopper {
 
@@ -114,106 +104,12 @@ using DecodeWide = Tiles<256, false, 5, false, 64>;     // 64 x 256 tiles, 40 Ki
 using DecodeNarrow = Tiles<128, false, 9, false, 64>;   // 64 x 128 tiles, 24 KiB per stage
 using DecodeSlim = Tiles<64, false, 14, false, 64>;     // 64 x 64 tiles, 16 KiB per stage
 
-// ---- addresses, barriers, copies -----------------------------------------------------------
-
-__device__ __forceinline__ u32 smem_addr(const void* p) {
-    u32 a;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-    return a;
-}
-
-__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
-}
-
-// One arrival that also announces `bytes` more to come from the copy engine.
-__device__ __forceinline__ void mbar_arrive_expect_tx(u32 bar, u32 bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
-                 :: "r"(bar), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(u32 bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
-}
-
-// Wait until the barrier's phase with this parity has completed.
-__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
-    asm volatile(
-        "{\n"
-        ".reg .pred done;\n"
-        "WAIT:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra WAIT;\n"
-        "}\n" :: "r"(bar), "r"(parity) : "memory");
-}
-
-// TMA: copy the box at coordinates (c0 innermost, c1) of the tensor into shared memory; the
-// barrier's transaction count drops by the box's bytes when it lands (zeros outside the tensor).
-__device__ __forceinline__ void tma_load(u32 dst, const TensorMap* map, u32 bar, int c0, int c1) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-        " [%0], [%1, {%2, %3}], [%4];"
-        :: "r"(dst), "l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(bar) : "memory");
-}
-
-// Ordinary stores to shared memory become visible to wgmma (the async proxy) after this fence.
-__device__ __forceinline__ void fence_proxy_async() {
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-
-// Shared-memory stores and loads by address (the staging buffer), so that they are st.shared and
-// ld.shared rather than generic accesses, which the compiler cannot place in shared memory after
-// align_1024's integer arithmetic.
-__device__ __forceinline__ void st_shared(u32 addr, u32 v) {
-    asm volatile("st.shared.b32 [%0], %1;" :: "r"(addr), "r"(v) : "memory");
-}
-__device__ __forceinline__ uint4 ld_shared4(u32 addr) {
-    uint4 v;
-    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void fence_barrier_init() {
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-
-// A barrier for the 128 threads of one consumer warpgroup (ids 1, 2; 0 is __syncthreads).
-__device__ __forceinline__ void warpgroup_barrier(int id) {
-    asm volatile("bar.sync %0, 128;" :: "r"(id) : "memory");
-}
-
-template <int REGS> __device__ __forceinline__ void regs_dec() {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(REGS));
-}
-
-template <int REGS> __device__ __forceinline__ void regs_inc() {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(REGS));
-}
-
 // ---- wgmma ---------------------------------------------------------------------------------
-
-// Shared-memory matrix descriptor, 128-byte swizzle: start address, leading and stride byte
-// offsets (all >> 4), swizzle mode 1 in bits 62-63. Tiles start on 1024-byte boundaries.
-__device__ __forceinline__ u64 descriptor(u32 addr, u32 leading, u32 stride) {
-    return (u64)((addr & 0x3FFFF) >> 4) | ((u64)((leading & 0x3FFFF) >> 4) << 16)
-         | ((u64)((stride & 0x3FFFF) >> 4) << 32) | (1ull << 62);
-}
 
 // A, K-major: 8-row groups 1024 bytes apart (the leading offset is unused when swizzled).
 __device__ __forceinline__ u64 desc_a(u32 addr) { return descriptor(addr, 16, 1024); }
 // B, N-major: 64-column boxes B_BOX_BYTES apart, 8-row (k) groups 1024 bytes apart.
 __device__ __forceinline__ u64 desc_b(u32 addr) { return descriptor(addr, B_BOX_BYTES, 1024); }
-
-__device__ __forceinline__ void wgmma_fence() {
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-}
-__device__ __forceinline__ void wgmma_commit() {
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-}
-template <int N> __device__ __forceinline__ void wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
-}
 
 // d += A (64 x KSTEP, K-major, from descriptor da) B (KSTEP x N, from db) for one warpgroup:
 // wgmma.mma_async m64nNk16 (16-bit inputs) or m64nNk32 (FP8) with FP32 accumulators, N / 2 of
@@ -309,15 +205,6 @@ template <> struct Wgmma<64> {
             : "l"(da), "l"(db), "r"(add));
     }
 };
-
-// Tell the compiler the accumulators may change here, so no read of them moves across a wait.
-template <int M, int N>
-__device__ __forceinline__ void fence_accumulators(float (&d)[M][N]) {
-#pragma unroll
-    for (int m = 0; m < M; ++m)
-#pragma unroll
-        for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[m][i]) :: "memory");
-}
 
 template <int M, int N>
 __device__ __forceinline__ void add_into(float (&d)[M][N], const float (&part)[M][N]) {

@@ -9,11 +9,18 @@ from .stages import FP8, MAP_TYPES
 
 ARCH = "sm_90a"                     # wgmma and setmaxnreg need the architecture-specific target
 SOURCE = Path(__file__).resolve().parent.parent / "hopper_gemm.cu"
+COMMON = SOURCE.with_name("hopper_common.cuh")
+
+
+def with_common(source):
+    """``source`` (a Hopper kernel's .cu text) after hopper_common.cuh, the barriers, copies and
+    wgmma helpers every Hopper kernel uses: one translation unit, which NVRTC builds alone."""
+    return COMMON.read_text(encoding="utf-8") + "\n" + source
 
 
 def kernel_source():
-    """The CUDA C++ source of every Hopper kernel (every format: see :func:`options`)."""
-    return SOURCE.read_text(encoding="utf-8")
+    """The CUDA C++ source of every Hopper GEMM kernel (every format: see :func:`options`)."""
+    return with_common(SOURCE.read_text(encoding="utf-8"))
 
 
 def options(fmt):
