@@ -57,6 +57,8 @@ def test_the_wheel_carries_the_course(wheel):
         for source in (ROOT / part).glob(pattern):
             assert f"gemmlab/_course/{part}/{source.name}" in names, source
     assert "gemmlab/_course/benchmarks/nccl_h200_np1/allreduce_nccl_np1.json" in names
+    for kernel in (*ROOT.glob("gemmlab/**/*.cu"), *ROOT.glob("gemmlab/**/*.cuh")):  # NVRTC's input
+        assert kernel.relative_to(ROOT).as_posix() in names, kernel
     for settings in ("labconfig/default_setting_overrides.json", "kernels/python3/kernel.json"):
         assert f"gemmlab/_course/jupyter/{settings}" in names      # what `gemmlab lab` serves with
     assert not any(n.startswith("gemmlab/_course/solutions") for n in names)
