@@ -235,7 +235,8 @@ class Fragments:
             if type(ref) is not int or ref in self.held:
                 raise FragmentError(f"a second call numbered {ref!r} (the runtime numbers them)")
             if len(self.held) >= MAX_HELD:
-                raise FragmentError(f"more than {MAX_HELD} fragments in one run")
+                raise FragmentError(f"more than {MAX_HELD} fragments in one run (the product "
+                                    f"needs a few hundred)")
             self.held[ref] = call(*map(self._argument, ask["args"]),
                                   **{str(k): self._argument(v) for k, v in ask["kwargs"].items()})
         except Exception as exc:  # what the answer's process asked for: refused, with the reason
