@@ -191,6 +191,15 @@ def test_the_gc_walk_finds_the_arrays_where_they_share_its_interpreter():
     assert np.allclose(C, A.astype(np.float32) @ B.astype(np.float32), atol=1e-3)
 
 
+def test_the_gc_walk_finds_no_array_and_no_numpy_in_the_runtime(capsys):
+    """What the walk of attack_wmma_gc_walk reaches in the answer runtime, said by the answer."""
+    source = _attack("attack_wmma_gc_walk")
+    source = source[:source.index("    by_shape")] + (
+        "    raise RuntimeError(f\"{len(found)} arrays, NumPy loaded: {'numpy' in sys.modules}\")\n")
+    result = check(QID, _live(source))
+    assert "raised RuntimeError: 0 arrays, NumPy loaded: False" in result.feedback, result.feedback
+
+
 def test_a_stored_fragment_must_come_from_the_mmas_of_its_tile():
     """Numbers right and the MMA count right are not enough: a function here (which can reach
     the matrices) that stores throw-away fragments and then writes C fails naming the store."""
