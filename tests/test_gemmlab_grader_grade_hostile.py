@@ -249,6 +249,21 @@ def test_an_answer_that_escapes_through_match_reaches_nothing(full):
     assert "No module named 'gemmlab'" in imported["feedback"]["03.amdahl_function"]
 
 
+WMMA_ATTACKS = {"attack_wmma_operand_data": "A's 'data' is not reachable in this answer",
+                "attack_wmma_match_array": "A's '_array' is not reachable in this answer",
+                "attack_wmma_fragment_data": "a fragment's 'data' is not reachable in this answer",
+                "attack_wmma_gc_walk": "C was never stored"}
+
+
+def test_the_tensor_core_lab_s_attacks_reach_no_matrix(full):
+    """Issue 54: these passed while the answer ran beside the matrices; in the answer runtime
+    A, B, C and the fragments are handles and the judge does every fragment call."""
+    for student, says in WMMA_ATTACKS.items():
+        row = full.rows[student]
+        assert row["results"]["12.lab_wmma"] == "fail", (student, row["feedback"])
+        assert says in row["feedback"]["12.lab_wmma"], (student, row["feedback"])
+
+
 def test_the_repository_cannot_be_read_from_the_sandbox(full):
     assert _passed(full.rows["attack_solutions_reader"]) == (0, N01)
 

@@ -125,8 +125,16 @@ def test_a_fresh_import_of_what_is_forbidden_stays_out_of_reach():
 
 
 def test_a_granted_import_gives_only_what_is_granted():
+    """12.lab_wmma grants `from gemmlab.labs import wmma`: in the answer runtime it gives the
+    fragment calls (done by the judge: here one fill, counted), and the packages on its way hold
+    nothing else; another import is refused on the source, naming the rule."""
+    q = get_question("12.lab_wmma")
     fine = "from gemmlab.labs import wmma\ndef lab_wmma(A, B, C):\n    return wmma.fill_fragment(0.0)\n"
-    assert load("12.lab_wmma", fine)(A, B, A) is not None
+    assert "0 calls of mma_sync, but the product needs 27" in runtime.judge(q, fine, "lab_wmma")[1]
+    beside = ("from gemmlab.labs import wmma\ndef lab_wmma(A, B, C):\n    match wmma:\n"
+              "        case object(kernel_lab=k):\n            pass\n")
+    assert "wmma.kernel_lab is not allowed in this answer: this question hands out " \
+           "gemmlab.labs.wmma.fill_fragment" in runtime.judge(q, beside, "lab_wmma")[1]
     other = "from gemmlab.labs import kernel_lab\ndef lab_wmma(A, B, C):\n    return 1\n"
     assert "imports gemmlab.labs.kernel_lab" in refused_when_run("12.lab_wmma", other)
 

@@ -7,12 +7,13 @@ bank applies these declarations when it loads (their sentence goes into each pro
 :mod:`gemmlab.grading.answer` reads them wherever an answer is loaded.
 """
 from .. import collectives, parallel, perfmodel
-from ..judging.allow import ELEMENTWISE_NP, KERNEL, PLAIN, Allows, Facade, facade, numpy_ops
+from ..judging.allow import ELEMENTWISE_NP, KERNEL, PLAIN, Allows, Facade, facade, numpy_ops, remote
 
 
 def _wmma():
     from ..labs import wmma
-    return wmma
+    return remote("gemmlab.labs.wmma", wmma.CALLS, "the fragment calls; A, B, C and the "
+                  "fragments stay with the judge, which does each call", wmma.FRAGMENT_SEEN)
 
 
 # naive_matmul is the product's loops: its arrays are stand-ins that read and write one element
@@ -47,8 +48,9 @@ FFN_PARTS = Allows(gives={
 MMA_STEP = Allows(gives={"np": numpy_ops(("float16", "float32", "float64", "asarray"),
                                          "the casts of an MMA's precisions; @ for the product")})
 
-# The WMMA lab's answer is fragment calls: the lab's wmma module, no @, no np, no gl.
-WMMA_CALLS = Allows(imports={"gemmlab.labs.wmma": _wmma}, matmul=False)
+# The WMMA lab's answer is fragment calls: the lab's wmma calls, which the judge does (its
+# arguments and fragments are handles in the answer runtime), no @, no np, no gl.
+WMMA_CALLS = Allows(imports={"gemmlab.labs.wmma": _wmma}, standins="handles", matmul=False)
 
 # A rank's heads: its columns of W_Q, W_K, W_V (slices), its rows of W_O, the products (@) and
 # the lesson's attention of a group of heads, not the package's megatron_attention.

@@ -14,7 +14,8 @@
   (``refused``).
 - :mod:`.runtime` (+ :mod:`.runtime_child`, sent as text): a Python answer runs in a process of
   its own with the standard library, NumPy where granted and its hand-outs, nothing of gemmlab;
-  ``check()`` and the grader judge it from outside.
+  ``check()`` and the grader judge it from outside. A stateful hand-out (lab 12's ``wmma``)
+  stays with the judge: the runtime holds handles, and each call asks the judge (``served``).
 - :mod:`.worker` and :mod:`.cell`: the grader runs a cell's code alone in a sandboxed worker
   process and judges it from outside (``judge_cell``); :mod:`.values` carries values between the
   two without pickle. A notebook's ``check()`` calls the same kinds in its own process.

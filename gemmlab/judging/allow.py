@@ -96,6 +96,14 @@ class InRuntime(str):
     (:mod:`gemmlab.judging.runtime_child`: its element-by-element arrays)."""
 
 
+def remote(name, calls, reason, seen):
+    """A hand-out that stays with the judge (a lab's ``wmma``): in the answer runtime, a facade
+    of ``calls``, each of which asks the judge (:func:`gemmlab.judging.runtime_child.remote`)
+    and gives a handle showing ``seen`` (plain data) of what it made."""
+    members = ", ".join(f"{call!r}: remote({call!r}, {seen!r})" for call in calls)
+    return InRuntime(f"Facade({name!r}, {{{members}}}, {reason!r})")
+
+
 # np of an element-by-element exercise: the zeroed output and the shapes of the runtime's arrays
 ELEMENTWISE_NP = {"zeros": InRuntime("cells_zeros"), "shape": InRuntime("cells_shape")}
 

@@ -40,11 +40,12 @@ class Channel:
         self.compiler = None
 
     def request(self, message):
-        """Send ``message``, wait for the reply frame."""
+        """Send ``message`` (None: nothing), wait for the next frame."""
         if self.failure:
             raise self.failure
         try:
-            self.popen.stdin.write(frame(message))
+            if message is not None:
+                self.popen.stdin.write(frame(message))
             self.popen.stdin.flush()
             reply = read_frame(self)
             if reply is None:
@@ -133,7 +134,7 @@ class CellFunction:
     one; a grade does not)."""
 
     def __init__(self, channel, text, cell=None, wants_picture=True):
-        self._channel, self._text, self.cell = channel, text, cell
+        self.channel, self._text, self.cell = channel, text, cell
         self.wants_picture = wants_picture
         self.compiler = getattr(channel, "compiler", None)      # who compiles its kernel
 
@@ -153,7 +154,7 @@ class CellFunction:
                    "kwargs": {str(k): values.encode(v) for k, v in kwargs.items()}}
         if helper:
             message["helper"] = helper
-        reply = self._channel.request(message)
+        reply = self.channel.request(message)
         if not reply["ok"]:
             raise exception_from(reply.get("error") or {})
         try:

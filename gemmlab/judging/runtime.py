@@ -2,9 +2,11 @@
 (:mod:`.runtime_child`, sent as text to ``python -I -S``) with the standard library, NumPy where
 its question grants it, and its hand-outs rebuilt from source text (:func:`setup_of`). Nothing of
 gemmlab is importable or readable there: an escape (``match check: case object(__globals__=g)``,
-frames, any spelling yet to be found) reaches only what the answer was handed. Cases, references
-and comparisons stay here (:func:`.cell.judge_loaded`). ``check()`` starts it as a plain child,
-the grader in its sandbox with no package file (``confine``); the source check is a lint.
+frames, any spelling yet to be found) reaches only what the answer was handed. A stateful
+hand-out (a lab's ``wmma``) stays here: the runtime holds handles, and each of its calls asks
+this side (:class:`Served`, :func:`served`). Cases, references and comparisons stay here
+(:func:`.cell.judge_loaded`). ``check()`` starts it as a plain child, the grader in its sandbox
+with no package file (``confine``); the source check is a lint.
 """
 import dis
 import inspect
@@ -31,10 +33,9 @@ DEFAULTS = {"np": 'Facade("np", {}, "this exercise is plain Python")',
 
 
 def setup_of(allows):
-    """(the setup text that builds ``allows``'s hand-outs in the runtime, whether it needs
-    NumPy); ValueError if one of them cannot travel as text (a module, a stateful object)."""
-    if allows.imports:
-        raise ValueError(f"imports {', '.join(allows.imports)}")
+    """(the setup text that builds ``allows``'s hand-outs and granted imports in the runtime,
+    whether it needs NumPy); ValueError if one of them cannot travel as text (a module, a
+    stateful object)."""
     sources, uses_numpy = {}, [False]
 
     def expression(value, key):
@@ -57,9 +58,11 @@ def setup_of(allows):
         raise ValueError(f"{key}: {type(value).__name__}")
     given = {**DEFAULTS, **{name: expression(maker(), name)
                             for name, (maker, _why) in allows.gives.items()}}
+    modules = {path: expression(maker(), path) for path, maker in allows.imports.items()}
     lines = ["import math"] + (["import numpy as np"] if uses_numpy[0] else [])
     lines += list(sources.values())
-    lines.append("HANDOUTS = {" + ", ".join(f"{k!r}: {v}" for k, v in given.items()) + "}")
+    for name, values in (("HANDOUTS", given), ("MODULES", modules)):
+        lines.append(f"{name} = {{" + ", ".join(f"{k!r}: {v}" for k, v in values.items()) + "}")
     return "\n".join(lines) + "\n", uses_numpy[0]
 
 
@@ -89,8 +92,10 @@ def _globals_read(code):
 
 def serves(question):
     """Whether ``question``'s answer is judged in the runtime: a Function question (the answer
-    is called on data) whose hand-outs can travel as text."""
-    if type(question.kind) is not Function or question.allows is None:
+    is called on data) or a kind made for it (``in_runtime``: a lab whose hand-outs call back),
+    whose hand-outs can travel as text."""
+    made_for = type(question.kind) is Function or getattr(question.kind, "in_runtime", False)
+    if not made_for or question.allows is None:
         return False
     try:
         setup_of(question.allows)
@@ -109,12 +114,38 @@ def judge(question, source, name, rng=None, timeout=30.0, confine=plain_child):
     setup, uses_numpy = setup_of(question.allows)
     folder = tempfile.mkdtemp(prefix="gemmlab-answer-")
     popen, end = confine([sys.executable, "-I", "-S", "-c", CHILD], folder, dict(ENV))
-    channel = Channel(popen, timeout, end)
+    channel = Served(popen, timeout, end)
     message = {"op": "load", "source": str(source), "name": str(name), "setup": setup,
-               "numpy": NUMPY_HOME if uses_numpy else None,
-               "cells": question.allows.standins == "cells"}
+               "numpy": NUMPY_HOME if uses_numpy else None, "standins": question.allows.standins}
     try:
         return judge_loaded(question, channel, message, name, rng, picture=False)
     finally:
         channel.close()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+class Served(Channel):
+    """The channel to a runtime whose hand-outs ask this side between a call and its reply
+    (:func:`gemmlab.judging.runtime_child.remote`): each ask goes to ``serve(ask)``
+    (:func:`served`), unanswered, and the reply of the call comes after them."""
+    serve = None
+
+    def request(self, message):
+        reply = super().request(message)
+        while "ask" in reply:
+            if self.serve:
+                self.serve(reply["ask"])
+            reply = super().request(None)
+        return reply
+
+
+def served(fn, serve, *args):
+    """``fn(*args)``, ``fn`` an answer loaded in the runtime (:func:`judge`'s), with each call
+    of its hand-outs that stay here done by ``serve(ask)`` (a lab's judging side: it holds the
+    objects, does the work, counts it, and keeps what it refused); ``serve`` must not raise."""
+    channel = fn.channel
+    channel.serve = serve
+    try:
+        return fn(*args)
+    finally:
+        channel.serve = None

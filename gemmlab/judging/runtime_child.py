@@ -2,8 +2,12 @@
 judge's): the judge sends this file's TEXT to ``python -I -S -c``, in an empty folder. It uses
 the standard library only, plus NumPy where granted; gemmlab is neither on its path nor mounted.
 The code worker's protocol (:mod:`.worker`): ``{"op": "load", "source", "name", "numpy",
-"setup", "cells"}`` (``setup``: source text that builds the hand-outs, ``HANDOUTS``, from the
-stand-ins below), then ``{"op": "call", "args", "kwargs"}``. Before the cell runs, the process
+"setup", "standins"}`` (``setup``: source text that builds the hand-outs, ``HANDOUTS``, and the
+granted imports, ``MODULES``, from the stand-ins below), then ``{"op": "call", "args",
+"kwargs"}``. A hand-out that stays with the judge (:func:`remote`: a lab's ``wmma``) asks it
+between a call and its reply (``{"ok": true, "ask": {"call", "args", "kwargs", "ref", "at"}}``,
+never answered: the judge keeps what it refuses), and what it gives back is a :class:`Handle`
+numbered here. Before the cell runs, the process
 loses the right to open any file (RLIMIT_NOFILE 0): no reading, no importing what is not loaded.
 """
 import base64
@@ -60,6 +64,66 @@ class Facade:
                          f"out {shown} only ({self.reason})")
 
 
+class Handle:
+    """Something that stays with the judge (a lab's matrix, a fragment) as the answer holds it:
+    its number there and what the judge lets be seen of it (``seen``: plain data such as a shape
+    or a use, and the ``rule``), never its numbers. Anything else fails naming the rule."""
+    __slots__ = ("ref", "seen")
+
+    def __init__(self, ref, seen):
+        object.__setattr__(self, "ref", ref)
+        object.__setattr__(self, "seen", seen)
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)      # Python's protocols (copy, hasattr) ask for these
+        if attr in self.seen:
+            return self.seen[attr]
+        raise AllowError(f"{self.seen.get('what')}'s {attr!r} is not reachable in this answer: "
+                         f"{self.seen.get('rule')}")
+
+    def refuse(self, *args):
+        raise AllowError(f"{self.seen.get('what')}: {self.seen.get('rule')}")
+
+    __setattr__ = __getitem__ = __setitem__ = __iter__ = refuse
+
+    def __repr__(self):
+        return str(self.seen.get("repr"))
+
+
+PIPES = []          # (the judge's requests, the replies): a remote hand-out's asks use them too
+CELL = []           # the lines of the answer's cell
+REFS = [3]          # the number of the next handle a remote call makes (the arguments' go first)
+
+
+def remote(call, seen):
+    """The function ``call`` of a hand-out that stays with the judge: each call asks the judge
+    to do it (a frame between the request in progress and its reply, with the line of the cell
+    it was made at) and returns a new :class:`Handle` to what it made. Nothing comes back: the
+    judge does the work and keeps what it refused, so the answer's run never waits for it."""
+    def data(value):
+        return {"t": "handle", "v": value.ref} if type(value) is Handle else encode(value)
+
+    def asked(*args, **kwargs):
+        frame, REFS[0] = sys._getframe(1), REFS[0] + 1
+        line = frame.f_lineno if frame.f_code.co_filename == "<your cell>" else None
+        write_frame(PIPES[1], {"ok": True, "ask": {
+            "call": call, "args": [data(a) for a in args], "ref": REFS[0] - 1,
+            "kwargs": {k: data(v) for k, v in kwargs.items()}, "at": at_line(line)}})
+        return Handle(REFS[0] - 1, seen)
+    asked.__name__ = call
+    return asked
+
+
+def grant(path, value):
+    """``import path`` and ``from parent import name`` give ``value``: each package on the way
+    is a facade that holds only the next."""
+    sys.modules[path] = value
+    parent, _, name = path.rpartition(".")
+    if parent:
+        grant(parent, Facade(parent, {name: value}, "the granted import"))
+
+
 class Cells:
     """An array of plain floats read and written one element at a time (and ``.shape``)."""
     RULE = "this exercise works one element at a time (read A[i, k], write C[i, j], A.shape)"
@@ -107,7 +171,9 @@ def cells_zeros(shape, dtype=None):
     return Cells([0.0] * rows if cols is None else [[0.0] * cols for _ in range(rows)])
 
 
-def decode(data, cells):
+def decode(data, standins):
+    """A value from the judge's data: the arrays as ``standins`` says ("cells": Cells), a dict
+    naming a handle as a :class:`Handle` ("handles")."""
     tag, v = data["t"], data.get("v")
     if tag in ("none", "ellipsis"):
         return None if tag == "none" else Ellipsis
@@ -116,14 +182,16 @@ def decode(data, cells):
     if tag in ("int", "float"):
         return int(v) if tag == "int" else float(v)
     if tag in ("list", "tuple"):
-        items = [decode(x, cells) for x in v]
+        items = [decode(x, standins) for x in v]
         return items if tag == "list" else tuple(items)
     if tag == "dict":
-        return {k: decode(x, cells) for k, x in v}
+        items = {k: decode(x, standins) for k, x in v}
+        return Handle(items["handle"], items["seen"]) if standins == "handles" and \
+            "handle" in items else items
     if tag in ("array", "scalar"):
         raw = base64.b64decode(data["b64"])
         numpy = sys.modules.get("numpy")
-        if numpy is not None and not cells:
+        if numpy is not None and standins != "cells":
             value = numpy.frombuffer(raw, dtype=data["dtype"]).reshape(data["shape"]).copy()
             return value if tag == "array" else value.reshape(())[()]
         # no NumPy here: the element-by-element arrays (1-D or 2-D) of plain floats
@@ -169,12 +237,26 @@ def opaque(value):
     return {"t": "opaque", "type": type(value).__name__, "repr": text}
 
 
-def error(exc):
+def error(exc, cell=False):
+    """The exception as data; with ``cell``, its message ends with the line of the answer's cell
+    it passed through last (`` at line 12 (`x = 1 / 0`)``)."""
     try:
         message = str(exc)[:500]
     except Exception:       # a student's exception with a broken __str__
         message = ""
-    return {"type": type(exc).__name__, "message": message}
+    tb, line = exc.__traceback__, None
+    while tb is not None and cell:
+        line = tb.tb_lineno if tb.tb_frame.f_code.co_filename == "<your cell>" else line
+        tb = tb.tb_next
+    return {"type": type(exc).__name__, "message": message + at_line(line)}
+
+
+def at_line(line):
+    """' at line 12 (`x = 1 / 0`)' for a line of the answer's cell, '' for None."""
+    if not line:
+        return ""
+    text = (CELL + [""] * line)[line - 1].strip()[:80]
+    return f" at line {line}" + (f" (`{text}`)" if text else "")
 
 
 def handouts(request):
@@ -187,14 +269,17 @@ def handouts(request):
         sys.path.insert(0, os.path.abspath("lib") if os.name == "posix" else request["numpy"])
         import numpy  # noqa: F401 (loaded before no file can be opened)
     scope = {"Facade": Facade, "Cells": Cells, "cells_zeros": cells_zeros,
-             "cells_shape": lambda a: tuple(a.shape)}
+             "cells_shape": lambda a: tuple(a.shape), "remote": remote}
     exec(compile(request["setup"], "<hand-outs>", "exec"), scope)
+    for path, value in scope.get("MODULES", {}).items():
+        grant(path, value)
     return scope["HANDOUTS"]
 
 
 def load(request, quiet):
     """Run the cell with its hand-outs; the load reply of the worker's protocol."""
     name, source = str(request["name"]), str(request["source"])
+    CELL.extend(source.splitlines())
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     exec("def check(*args, **kwargs):\n    return None\n", namespace)
     namespace.update(handouts(request))
@@ -232,21 +317,24 @@ def pipes():
 
 def main():
     inp, out, quiet = pipes()
+    PIPES.extend((inp, out))
     request = read_frame(inp)
-    cells = bool(request.get("cells"))
+    standins = request.get("standins")
     namespace, reply = load(request, quiet)
     write_frame(out, reply)
     fn = namespace.get(str(request["name"]))
 
     def call(request):
-        args = [decode(a, cells) for a in request.get("args", [])]
-        return encode(fn(*args, **{k: decode(v, cells) for k, v in request.get("kwargs", {}).items()}))
-    serve(inp, out, call)
+        args = [decode(a, standins) for a in request.get("args", [])]
+        kwargs = {k: decode(v, standins) for k, v in request.get("kwargs", {}).items()}
+        return encode(fn(*args, **kwargs))
+    serve(inp, out, call, cell=True)
 
 
-def serve(inp, out, call):
+def serve(inp, out, call, cell=False):
     """Reply to each call request with ``call(request)`` (the result as data) or the error it
-    raised, until another op or the end. The code worker serves the same way."""
+    raised (with ``cell``, naming the line of the answer's cell it passed last), until another
+    op or the end. The code worker serves the same way."""
     while True:
         request = read_frame(inp)
         if request is None or request.get("op") != "call":
@@ -254,7 +342,7 @@ def serve(inp, out, call):
         try:
             reply = {"ok": True, "value": call(request)}
         except BaseException as exc:  # noqa: B036 the student's code may raise anything
-            reply = {"ok": False, "error": error(exc)}
+            reply = {"ok": False, "error": error(exc, cell)}
         try:
             write_frame(out, reply)
         except (TypeError, ValueError, RecursionError) as exc:

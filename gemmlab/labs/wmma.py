@@ -12,20 +12,26 @@ A load past an edge of the matrix fills zeros there (as the kernel's zero-filled
 do) and a store writes only the part inside C; a fragment's origin must lie inside its matrix.
 
 The lab question (:class:`WmmaLab`) calls ``lab_wmma(A, B, C)`` (A: M x K, B: K x N in FP16,
-C: M x N in FP32), wrapped so that only these calls use them, where the function lives
-(:func:`run_fragments`, a run helper), and counts the calls; the judging process names an MMA
-count other than ceil(M/16) ceil(N/16) ceil(K/16), a store inside the K loop, C loaded into the
-accumulator (C += AB), C written outside the stores, wrong or missing results.
+C: M x N in FP32) in the answer runtime (:mod:`gemmlab.judging.runtime`), where A, B, C and
+every fragment are handles: the matrices never enter it. Each fragment call there asks the
+judge, whose :class:`Fragments` holds the matrices and fragments, does the call with this
+module's function of that name and counts it; a function that lives here (a file's, a test's)
+is called on the named matrices and counted the same way. The judge names an MMA count other
+than ceil(M/16) ceil(N/16) ceil(K/16), C never stored, a store inside the K loop, C loaded into
+the accumulator (C += AB), a stored accumulator whose MMAs are not its tile's K range, wrong or
+missing results.
 """
 import math
+import threading
+from collections import Counter
 from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
 
-from types import SimpleNamespace
-
-from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, where_it_lives
+from ..judging import FAIL, NOT_ATTEMPTED, PASS, AnswerTypeError, values
+from ..judging.cell import CellFunction
+from ..judging.runtime import served
 from ..judging.verdict import count
 from .kernel_lab import check_parameters, describe_answer
 from .limits import Stop, seconds, where
@@ -34,6 +40,11 @@ from .watchdog import Watchdog
 
 FRAG = 16
 INPUT_TYPES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+MAX_HELD = 20_000       # fragments the judge holds for one run (1 KiB each): a loop is refused
+# What the answer runtime shows of a fragment (a handle: its numbers stay with the judge)
+FRAGMENT_SEEN = {"what": "a fragment", "repr": "<a fragment: a handle, its numbers are the judge's>",
+                 "rule": "a fragment's array stays with the judge, which does each call: pass the "
+                         "fragment to wmma.mma_sync and wmma.store_matrix_sync"}
 
 
 class FragmentError(ValueError):
@@ -42,51 +53,49 @@ class FragmentError(ValueError):
 
 class Fragment:
     """A 16 x 16 fragment: ``use`` is "matrix" (an FP16/BF16 input) or "accumulator" (FP32);
-    ``mmas`` counts the MMA steps that built an accumulator."""
-    __slots__ = ("data", "use", "mmas")
+    ``origin``: (matrix, row, col) it was loaded from; ``mmas`` counts the MMA steps that built
+    an accumulator, and ``chain`` links their (A origin, B origin) pairs, newest first
+    (``(pair, rest)``: a step costs one link, however long the chain)."""
+    __slots__ = ("data", "use", "origin", "mmas", "chain")
 
-    def __init__(self, data, use, mmas=0):
-        self.data, self.use, self.mmas = data, use, mmas
+    def __init__(self, data, use, origin=None, mmas=0, chain=()):
+        self.data, self.use, self.origin, self.mmas, self.chain = data, use, origin, mmas, chain
 
     def __repr__(self):
         return f"Fragment({self.use}, 16 x 16 {self.data.dtype}, after {self.mmas} MMA steps)"
 
+    def pairs(self, limit=64):
+        """The (A origin, B origin) pairs of its last ``limit`` MMA steps."""
+        found, chain = [], self.chain
+        while chain and len(found) < limit:
+            pair, chain = chain
+            found.append(pair)
+        return found
+
 
 class Operand:
-    """A matrix the lab hands to the student's function: usable only through the fragment calls,
-    so that every access is one the check sees (its array is not public: no ``.data``)."""
+    """A matrix of the lab by its name (A, B, C), as the judge's fragment calls use it."""
 
     def __init__(self, name, data):
-        self.name, self._array = name, data
+        self.name, self.array = name, data
         self.shape, self.dtype, self.ndim = data.shape, data.dtype, data.ndim
-
-    def _refuse(self, *args):
-        raise TypeError(f"{self.name} is only read and written through fragments in this lab: "
-                        f"wmma.load_matrix_sync({self.name}, row, col) and "
-                        f"wmma.store_matrix_sync(C, row, col, acc)")
-
-    __getitem__ = __setitem__ = __array__ = __matmul__ = __rmatmul__ = _refuse
 
     def __repr__(self):
         return f"Operand({self.name}: {self.shape[0]} x {self.shape[1]} {self.dtype})"
 
 
-class _Record:
-    """What the fragment calls did during one check."""
-
-    def __init__(self):
-        self.calls = 0
-        self.mmas = 0
-        self.loads = {}                   # operand name -> fragments loaded from it
-        self.stores = {}                  # (row, col) -> list of the stored fragments' MMA counts
+_local = threading.local()      # .run: the Fragments whose calls this thread counts, if any
 
 
-_record = None      # the check in progress, if any
+def _count(kind, *what):
+    run = getattr(_local, "run", None)
+    if run is not None:
+        run.count(kind, *what)
 
 
 def _matrix(X, what):
     if isinstance(X, Operand):
-        return X.name, X._array
+        return X.name, X.array
     if isinstance(X, np.ndarray) and X.ndim == 2:
         return None, X
     raise FragmentError(f"{what} needs a 2-D matrix (an array, or the A, B, C the lab passes), "
@@ -102,15 +111,6 @@ def _origin(name, X, row, col, what):
         raise FragmentError(f"{what}({name or 'X'}, {row}, {col}): the fragment's origin is "
                             f"outside {name or 'the matrix'}, which is {rows} x {cols}")
     return int(row), int(col)
-
-
-def _count(kind, name=None):
-    if _record is not None:
-        _record.calls += 1
-        if kind == "load":
-            _record.loads[name] = _record.loads.get(name, 0) + 1
-        elif kind == "mma":
-            _record.mmas += 1
 
 
 def fill_fragment(value=0.0):
@@ -135,7 +135,7 @@ def load_matrix_sync(X, row, col):
     tile = np.zeros((FRAG, FRAG), dtype=data.dtype)
     part = data[row:row + FRAG, col:col + FRAG]
     tile[:part.shape[0], :part.shape[1]] = part
-    return Fragment(tile, use)
+    return Fragment(tile, use, (name, row, col))
 
 
 def mma_sync(a, b, c):
@@ -148,7 +148,8 @@ def mma_sync(a, b, c):
             raise FragmentError(f"mma_sync: {label} must be {'an input' if use == 'matrix' else 'an accumulator'} "
                                 f"fragment, got {frag!r}")
     _count("mma")
-    return Fragment(mma(a.data, b.data, c.data), "accumulator", c.mmas + 1)
+    return Fragment(mma(a.data, b.data, c.data), "accumulator", None, c.mmas + 1,
+                    ((a.origin, b.origin), c.chain))
 
 
 def store_matrix_sync(X, row, col, acc):
@@ -157,11 +158,102 @@ def store_matrix_sync(X, row, col, acc):
     row, col = _origin(name, data, row, col, "store_matrix_sync")
     if not isinstance(acc, Fragment) or acc.use != "accumulator":
         raise FragmentError(f"store_matrix_sync: the fragment must be an accumulator, got {acc!r}")
-    _count("store")
-    if _record is not None:
-        _record.stores.setdefault((row, col), []).append(acc.mmas)
+    _count("store", name, (row, col), (acc.mmas, acc.pairs()))
     part = data[row:row + FRAG, col:col + FRAG]
     part[...] = acc.data[:part.shape[0], :part.shape[1]]
+
+
+CALLS = {f.__name__: f for f in (fill_fragment, load_matrix_sync, mma_sync, store_matrix_sync)}
+
+
+class Fragments:
+    """The judge's side of one run of ``lab_wmma``: A, B, C (its own copies), every fragment the
+    answer made (``held``, by the number of its handle in the runtime), the count of its calls
+    (``mmas``, ``loads`` per matrix, ``stores`` per C fragment: the MMA steps of each stored
+    accumulator and their pairs)
+    and the first call refused (``refused``: the message)."""
+
+    def __init__(self, A, B, C):
+        self.held = dict(enumerate((Operand("A", A), Operand("B", B), Operand("C", C))))
+        self.calls, self.mmas, self.loads, self.stores = 0, 0, {}, {}
+        self.refused = None
+
+    def count(self, kind, name=None, at=None, built=None):
+        self.calls += 1
+        if kind == "load":
+            self.loads[name] = self.loads.get(name, 0) + 1
+        elif kind == "mma":
+            self.mmas += 1
+        elif kind == "store" and name == "C":
+            self.stores.setdefault(at, []).append(built)
+
+    def run(self, fn, time_limit):
+        """Call ``fn`` on A, B, C, counting its fragment calls: in the runtime on handles, each
+        call asked here (:meth:`answer`); a function here on the named matrices. The error
+        message, or None if it returned."""
+        _local.run = self
+        watchdog = None
+        try:
+            if isinstance(fn, CellFunction):
+                served(fn, self.answer, *map(self.handle, range(3)))
+            else:
+                with Watchdog(time_limit) as watchdog:
+                    fn(*(self.held[i] for i in range(3)))
+        except Stop as stop:
+            return (f"your function did not finish within {seconds(time_limit)} (it was"
+                    f"{_line(stop, fn) or ' running'}): is there an endless loop?"
+                    if watchdog and watchdog.fired else "stopped")
+        except TimeoutError as exc:     # the runtime's deadline
+            return f"your function did not finish: {exc}."
+        except Exception as exc:        # the student's code: reported, never raised
+            return f"your function raised {type(exc).__name__}: {exc}{_line(exc, fn)}."
+        finally:
+            _local.run = None
+        if self.refused:        # before what the answer raised later, past the refused call
+            return f"your function raised FragmentError: {self.refused}."
+        return None
+
+    def handle(self, index):
+        """What the runtime holds of the matrix ``held[index]``: its number, what may be seen."""
+        name, (rows, cols) = self.held[index].name, self.held[index].shape
+        return {"handle": index, "seen": {
+            "what": name, "shape": (rows, cols), "dtype": str(self.held[index].dtype), "ndim": 2,
+            "repr": f"<{name}: {rows} x {cols}, a handle: its numbers are the judge's>",
+            "rule": f"{name} is only read and written through fragments in this lab: "
+                    f"wmma.load_matrix_sync({name}, row, col) and "
+                    f"wmma.store_matrix_sync(C, row, col, acc); its numbers stay with the judge, "
+                    f"which does each call ({name} is a handle: {name}.shape, {name}.dtype)"}}
+
+    def answer(self, ask):
+        """Do one call the runtime asked for (``{"call", "args", "kwargs", "ref", "at"}``): what
+        it made is held under ``ref``; the first call that cannot be done is kept in
+        ``refused`` (the reason and where), and none after it is done."""
+        if self.refused:
+            return
+        try:
+            ref, call = ask["ref"], CALLS[ask["call"]]
+            if type(ref) is not int or ref in self.held:
+                raise FragmentError(f"a second call numbered {ref!r} (the runtime numbers them)")
+            if len(self.held) >= MAX_HELD:
+                raise FragmentError(f"more than {MAX_HELD} fragments in one run (the product "
+                                    f"needs a few hundred)")
+            self.held[ref] = call(*map(self._argument, ask["args"]),
+                                  **{str(k): self._argument(v) for k, v in ask["kwargs"].items()})
+        except Exception as exc:  # what the answer's process asked for: refused, with the reason
+            where = ask.get("at") if isinstance(ask, dict) else ""
+            self.refused = f"{str(exc)[:500]}{str(where or '')[:120]}"
+
+    def _argument(self, data):
+        """A held object for a handle's data, else the plain value (never an array)."""
+        if isinstance(data, dict) and data.get("t") == "handle":
+            if self.held.get(data.get("v")) is None:
+                raise FragmentError("this handle holds no fragment or matrix (what a store "
+                                    "returns holds nothing)")
+            return self.held[data.get("v")]
+        value = values.decode(data)
+        if isinstance(value, np.ndarray):
+            raise FragmentError("the fragment calls take the lab's A, B, C and fragments")
+        return value
 
 
 @dataclass(frozen=True)
@@ -171,18 +263,20 @@ class WmmaLab:
     seed: int = 12
     time_limit: float = 60.0
 
-    proxy_judge = True                  # runs go through where_it_lives: judged here
+    proxy_judge = True                  # runs only through Fragments.run: judged here
+    in_runtime = True                   # a cell's answer runs in the answer runtime
 
     def coerce(self, answer):
         check_function(describe_answer(answer))
         return answer
 
     def judge(self, question, fn, rng=None):
-        """(status, feedback) for ``fn``, wherever it lives."""
-        try:
-            check_function(where_it_lives(fn, describe_answer))
-        except AnswerTypeError as exc:
-            return FAIL, f"{exc}."
+        """(status, feedback) for ``fn``: an answer in the runtime, or a function here."""
+        if not isinstance(fn, CellFunction):
+            try:
+                check_function(describe_answer(fn))
+            except AnswerTypeError as exc:
+                return FAIL, f"{exc}."
         status, text = self.verdict(fn, rng)
         if status == PASS and question.explain:
             text += " " + question.explain
@@ -204,32 +298,23 @@ class WmmaLab:
         for number, (M, N, K, A, B, C0) in enumerate(cases):
             if failed and rng is None:
                 break                   # check(): the first failure says it all
-            label = f"M x N x K = {M} x {N} x {K}"
-            try:
-                ran = where_it_lives(fn, run_fragments, A.copy(), B.copy(), C0.copy(),
-                                     self.time_limit)
-            except Exception:  # past a failure, a broken run (its time is up) ends the count
-                if failed is None:
-                    raise
-                break
-            record = SimpleNamespace(calls=ran["calls"], mmas=ran["mmas"], loads=ran["loads"],
-                                     stores={(r, c): list(m) for r, c, m in ran["stores"]})
-            error, C = ran["error"], np.asarray(ran["C"], dtype=np.float32)
-            if number == 0 and error is None and record.calls == 0:
+            run = Fragments(A.copy(), B.copy(), C0.copy())
+            error = run.run(fn, self.time_limit)
+            if number == 0 and error is None and run.calls == 0:
                 return NOT_ATTEMPTED, ("your function makes no fragment call yet: write its "
                                        "body and run the cell again.")
-            problem = error or _problem(A, B, C0, C, record)
+            problem = error or _problem(A, B, C0, run)
             if problem:
-                failed = failed or f"at {label}: {problem}"
+                failed = failed or f"at M x N x K = {M} x {N} x {K}: {problem}"
             else:
-                runs.append((M, N, K, record))
+                runs.append((M, N, K, run))
         count(len(runs), len(cases))            # hidden cases all run: those right counted
         if failed:
             return FAIL, failed
         shapes = ", ".join(f"{M}x{N}x{K}" for M, N, K, _ in runs)
-        M, N, K, record = runs[-1]
-        return PASS, (f"right at {shapes}; at {M}x{N}x{K} {record.mmas} MMA steps "
-                      f"(= {_steps(M, N, K)}) and each of the {len(record.stores)} C fragments "
+        M, N, K, run = runs[-1]
+        return PASS, (f"right at {shapes}; at {M}x{N}x{K} {run.mmas} MMA steps "
+                      f"(= {_steps(M, N, K)}) and each of the {len(run.stores)} C fragments "
                       f"stored once, after its K loop.")
 
 
@@ -243,30 +328,6 @@ def check_function(described):
         raise AnswerTypeError(f"expected a function, got {described['type']}: pass its "
                               f"name without calling it")
     check_parameters(described["parameters"], ("A", "B", "C"), "function")
-
-
-def run_fragments(fn, A, B, C, time_limit):
-    """Run helper (where ``fn`` lives): call ``fn`` on wrapped operands while counting; plain
-    data: C after the call, the calls, MMA steps, loads per operand, stores per C fragment
-    ([row, col, [MMA counts]]) and the error message (None if it returned)."""
-    global _record
-    operands = {"A": Operand("A", A), "B": Operand("B", B), "C": Operand("C", C)}
-    record = _Record()
-    _record = record
-    error = None
-    try:
-        with Watchdog(time_limit) as watchdog:
-            fn(operands["A"], operands["B"], operands["C"])
-    except Stop as stop:
-        error = (f"your function did not finish within {seconds(time_limit)} (it was"
-                 f"{_line(stop, fn) or ' running'}): is there an endless loop?"
-                 if watchdog.fired else "stopped")
-    except Exception as exc:        # the student's code: reported, never raised
-        error = f"your function raised {type(exc).__name__}: {exc}{_line(exc, fn)}."
-    finally:
-        _record = None
-    return {"C": C, "calls": record.calls, "mmas": record.mmas, "loads": dict(record.loads),
-            "stores": [[r, c, list(m)] for (r, c), m in record.stores.items()], "error": error}
 
 
 def _line(exc, fn):
@@ -297,18 +358,14 @@ def _operands_swapped(A, B):
     return out[:M, :N]
 
 
-def _problem(A, B, C0, C, record):
+def _problem(A, B, C0, record):
     M, K = A.shape
     N = B.shape[1]
+    C = record.held[2].array
     if record.loads.get("C"):
         return ("you loaded C into the accumulator: the result is the old C plus A B (C += AB). "
                 "C = A B starts from a zero accumulator (wmma.fill_fragment(0.0)); loading C "
                 "is what beta = 1 would do.")
-    stored = {(r + i, c + j) for r, c in record.stores for i in range(FRAG) for j in range(FRAG)}
-    outside = [(int(i), int(j)) for i, j in np.argwhere(C != C0) if (i, j) not in stored]
-    if outside:
-        return (f"C{list(outside[0])} was written outside wmma.store_matrix_sync: every C fragment "
-                f"is stored from an accumulator that went through mma_sync.")
     want = math.ceil(M / FRAG) * math.ceil(N / FRAG) * math.ceil(K / FRAG)
     if record.mmas != want:
         hint = (" A loop that stops at the last full fragment (range(M // 16)) misses the edges: "
@@ -316,11 +373,15 @@ def _problem(A, B, C0, C, record):
                 " Each (fragment of C, step of K) pair needs exactly one MMA: a loop that runs "
                 "past the matrices, or that repeats, adds steps.")
         return f"{record.mmas} calls of mma_sync, but the product needs {want} ({_steps(M, N, K)})." + hint
-    repeated = {pos: mmas for pos, mmas in record.stores.items() if len(mmas) > 1}
+    if not record.stores:
+        return ("C was never stored: C is written only by wmma.store_matrix_sync(C, row, col, "
+                "acc), from an accumulator that mma_sync built along the whole K range, and "
+                "no call stored any of its fragments.")
+    repeated = {pos: built for pos, built in record.stores.items() if len(built) > 1}
     if repeated:
-        (row, col), mmas = next(iter(repeated.items()))
-        return (f"the C fragment at ({row}, {col}) was stored {len(mmas)} times (after "
-                f"{', '.join(map(str, mmas))} MMA steps): a store inside the K loop. The "
+        (row, col), built = next(iter(repeated.items()))
+        return (f"the C fragment at ({row}, {col}) was stored {len(built)} times (after "
+                f"{', '.join(str(mmas) for mmas, _ in built)} MMA steps): a store inside the K loop. The "
                 f"accumulator stays in registers for the whole K loop and is stored once, at "
                 f"the end.")
     A64, B64 = A.astype(np.float64), B.astype(np.float64)
@@ -329,7 +390,7 @@ def _problem(A, B, C0, C, record):
     tol = accumulation_bound(K) * (np.abs(A64) @ np.abs(B64)) + 4 * 2.0 ** -24 * np.abs(ref) + 1e-30
     wrong = ~(np.abs(C - ref) <= tol)
     if not wrong.any():
-        return None
+        return _unbuilt(record.stores, K)
     unstored = C == C0
     if unstored.any():
         i, j = np.argwhere(unstored)[0]
@@ -351,6 +412,20 @@ def _problem(A, B, C0, C, record):
     return (f"C[{i}, {j}] is {C[i, j]:.6g}, expected {ref[i, j]:.6g} (the C fragment at "
             f"({i // FRAG * FRAG}, {j // FRAG * FRAG})); {int(wrong.sum())} of {C.size} elements "
             f"are wrong.")
+
+
+def _unbuilt(stores, K):
+    """The C fragment stored from an accumulator whose MMA steps are not A's fragments (i, k)
+    times B's (k, j) for every k of the K range, named; None if every one is."""
+    for (row, col), built in stores.items():
+        want = Counter((("A", row, k), ("B", k, col)) for k in range(0, K, FRAG))
+        mmas, pairs = built[-1]
+        if mmas != len(pairs) or Counter(pairs) != want:
+            return (f"the C fragment at ({row}, {col}) was stored from an accumulator whose "
+                    f"{mmas} MMA steps are not A's fragments ({row}, k) times B's "
+                    f"(k, {col}) for each k = 0, 16, ... below K = {K}: a stored fragment is "
+                    f"the sum over its whole K range, built in the accumulator that is stored.")
+    return None
 
 
 LAB = WmmaLab()
