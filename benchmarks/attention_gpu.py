@@ -1,4 +1,6 @@
-"""Lesson 16 on a GPU: the course's fused attention kernel (gemmlab/tensorcore/flash_attention.cu)
+"""Lesson 16 on a GPU: the course's fused attention kernels (gemmlab/tensorcore/flash_attention.cu,
+mma.sync, 4 or 8 warps; on sm_90 also flash_hopper.cu, wgmma with TMA and warp specialisation,
+without and with the consumers' ping-pong)
 checked against float64 and timed with the fair timer (gl.measure.flushed_ms: an L2 flush before
 each launch) beside torch's scaled_dot_product_attention, each of its backends timed alone and
 the fastest named.
@@ -17,9 +19,10 @@ import time
 import numpy as np
 
 import gemmlab as gl
-from gemmlab.tensorcore import flash
+from gemmlab.tensorcore import flash, flash_hopper
 
 DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
+HOPPER_KERNELS = ("wgmma", "wgmma_pingpong")
 TOLERANCE = {"fp16": 4e-3, "bf16": 3e-2}       # max |O - O_64| for O of magnitude <= 1
 
 
@@ -35,11 +38,16 @@ def as_cupy(cupy, t, fmt):
     return cupy.from_dlpack(t.view(torch.int16) if fmt == "bf16" else t)
 
 
-def ours(cupy, torch, Q, K, V, fmt, causal, warps):
+def ours(cupy, torch, Q, K, V, fmt, causal, kernel):
+    """O from one of our kernels: ``kernel`` 4 or 8 (mma.sync, that many warps), "wgmma" or
+    "wgmma_pingpong"."""
     q, k, v = (as_cupy(cupy, t, fmt) for t in (Q, K, V))
     if fmt == "bf16":
         q, k, v = (a.view(cupy.uint16) for a in (q, k, v))
-    out = flash.attention(q, k, v, causal=causal, warps=warps)
+    if kernel in HOPPER_KERNELS:
+        out = flash_hopper.attention(q, k, v, causal=causal, pingpong=kernel == "wgmma_pingpong")
+    else:
+        out = flash.attention(q, k, v, causal=causal, warps=kernel)
     if fmt == "bf16":
         return torch.from_dlpack(out.view(cupy.int16)).view(torch.bfloat16)
     return torch.from_dlpack(out)
@@ -57,16 +65,16 @@ def reference(torch, Q, K, V, causal):
 def check(cupy, torch, configs, sizes):
     """Max |O - O_float64| of every configuration at the ``sizes`` (heads, N), within TOLERANCE."""
     rows, ok = [], True
-    for fmt, d, warps, causal in configs:
+    for fmt, d, kernel, causal in configs:
         for heads, N in sizes:
             Q, K, V = tensors(torch, heads, N, d, fmt, seed=N + d)
-            error = float((ours(cupy, torch, Q, K, V, fmt, causal, warps).double()
+            error = float((ours(cupy, torch, Q, K, V, fmt, causal, kernel).double()
                            - reference(torch, Q, K, V, causal)).abs().max())
             good = error <= TOLERANCE[fmt]
             ok &= good
-            rows.append({"fmt": fmt, "d": d, "warps": warps, "causal": causal, "heads": heads,
+            rows.append({"fmt": fmt, "d": d, "kernel": kernel, "causal": causal, "heads": heads,
                          "N": N, "max_abs_error": error, "ok": bool(good)})
-            print(f"check {fmt} d={d} warps={warps} causal={causal} heads={heads} N={N}: "
+            print(f"check {fmt} d={d} kernel={kernel} causal={causal} heads={heads} N={N}: "
                   f"{error:.2e} {'ok' if good else 'WRONG'}", flush=True)
     return rows, ok
 
@@ -99,9 +107,10 @@ def bench(cupy, torch, B, H, N, d, fmt, causal, repeats):
         except RuntimeError as err:                # a backend that refuses this shape or type
             row[f"sdpa_{name}"] = {"error": str(err).splitlines()[0][:200]}
     q3, k3, v3 = (t.reshape(B * H, N, d) for t in (Q, K, V))
-    for warps in flash.WARPS:
-        row[f"ours_w{warps}"] = timed(lambda w=warps: ours(cupy, torch, q3, k3, v3, fmt, causal, w),
-                                      flops, repeats)
+    for kernel in kernels(cupy):
+        name = kernel if kernel in HOPPER_KERNELS else f"w{kernel}"
+        row[f"ours_{name}"] = timed(lambda k=kernel: ours(cupy, torch, q3, k3, v3, fmt, causal, k),
+                                    flops, repeats)
     best_sdpa = max((k for k in row if k.startswith("sdpa_") and "ms" in row[k]),
                     key=lambda k: row[k]["tflops"])
     best_ours = max((k for k in row if k.startswith("ours_")), key=lambda k: row[k]["tflops"])
@@ -111,6 +120,21 @@ def bench(cupy, torch, B, H, N, d, fmt, causal, repeats):
           f"TFLOP/s ({best_ours[5:]}), SDPA {row[best_sdpa]['tflops']:.0f} ({best_sdpa[5:]}), "
           f"{row['ratio']:.0%}", flush=True)
     return row
+
+
+def kernels(cupy):
+    """Our kernels this GPU runs: mma.sync with 4 and 8 warps, and on sm_90 the wgmma ones."""
+    hopper = cupy.cuda.Device().compute_capability == "90"
+    return (*flash.WARPS, *(HOPPER_KERNELS if hopper else ()))
+
+
+def configs(cupy):
+    """Every (fmt, d, kernel, causal) the correctness check covers on this GPU."""
+    out = list(flash.ALL_CONFIGS)
+    if "wgmma" in kernels(cupy):
+        out += [(f, d, kernel, c) for f in flash.FORMATS for d in flash_hopper.HEAD_DIMS
+                for c in (False, True) for kernel in HOPPER_KERNELS]
+    return out
 
 
 def shapes(quick):
@@ -133,13 +157,13 @@ def main():
     import torch
 
     if args.sanitize:
-        _, ok = check(cupy, torch, flash.ALL_CONFIGS, [(2, 77)])
+        _, ok = check(cupy, torch, configs(cupy), [(2, 77), (1, 200)])
         sys.exit(0 if ok else 1)
     started = time.time()
     record = {"machine": gl.measure.machine(gpu="cupy", torch=torch.__version__,
                                              cudnn=torch.backends.cudnn.version(),
                                              timer="gl.measure.flushed_ms (L2 flushed)")}
-    record["correctness"], ok = check(cupy, torch, flash.ALL_CONFIGS, [(3, 1000), (2, 4096)])
+    record["correctness"], ok = check(cupy, torch, configs(cupy), [(3, 1000), (2, 4096)])
     record["results"] = []
     for B, H, N, d in shapes(args.quick):
         for fmt in DTYPES:

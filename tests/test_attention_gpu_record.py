@@ -16,7 +16,11 @@ def test_every_row_summarises_to_the_scripts_fastest_backend_and_ratio(record):
         row = gpu_record.summary(raw)
         assert row["fastest"] == raw["fastest_sdpa"]
         assert row["of_fastest"] == pytest.approx(raw["ratio"], rel=1e-12)
-        assert row["ours"] == max(raw[k]["tflops"] for k in ("ours_w4", "ours_w8") if k in raw)
+        ours = {k: raw[k]["tflops"] for k in raw if k.startswith("ours_") and k != "ours_best"}
+        assert row["ours"] == max(ours.values())
+        assert row["rungs"]["mma.sync"]["tflops"] == max(ours.get("ours_w4", 0), ours["ours_w8"])
+        for rung, entry in (("wgmma", "ours_wgmma"), ("wgmma ping-pong", "ours_wgmma_pingpong")):
+            assert row["rungs"].get(rung, {}).get("tflops") == ours.get(entry)
 
 
 def test_the_record_spans_the_issues_grid_and_every_check_passed(record):
@@ -29,7 +33,9 @@ def test_the_record_spans_the_issues_grid_and_every_check_passed(record):
 
 def test_a_backend_that_failed_is_left_out_not_counted_as_zero():
     raw = {"B": 1, "H": 1, "N": 64, "d": 64, "fmt": "fp16", "causal": False, "ours_best": "w4",
-           "ours_w4": {"tflops": 10.0}, "sdpa_flash": {"error": "no kernel"},
+           "ours_w4": {"tflops": 10.0}, "ours_wgmma": {"error": "not sm_90"},
+           "sdpa_flash": {"error": "no kernel"},
            "sdpa_cudnn": {"tflops": 20.0}}
     row = gpu_record.summary(raw)
     assert row["sdpa"] == {"cudnn": 20.0} and row["of_fastest"] == 0.5 and row["of_flash2"] is None
+    assert row["rungs"] == {"mma.sync": {"tflops": 10.0, "config": "w4"}}

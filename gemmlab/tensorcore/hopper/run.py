@@ -60,7 +60,9 @@ class _Driver:
 
 
 @functools.lru_cache(maxsize=None)
-def _driver():
+def driver():
+    """The one :class:`_Driver` of this process: module loads, tensor maps and launches for every
+    Hopper kernel (the GEMM ladder here, the attention kernel in tensorcore/flash_hopper.py)."""
     return _Driver()
 
 
@@ -93,20 +95,20 @@ def _require():
 def _module(fmt):
     import cupy
     cupy.cuda.Device().synchronize()          # the runtime has made the primary context current
-    return _driver().load(build.compile_format(fmt)[0])
+    return driver().load(build.compile_format(fmt)[0])
 
 
 @functools.lru_cache(maxsize=None)
 def compiled(kernel, fmt, smem_bytes):
     """The loaded kernel ``kernel`` (a plan's kernel name) of one format: a CUfunction handle."""
     _require()
-    return _driver().function(_module(fmt), build.kernel_name(kernel, fmt), smem_bytes)
+    return driver().function(_module(fmt), build.kernel_name(kernel, fmt), smem_bytes)
 
 
 def attributes(p, fmt="fp16"):
     """Registers per thread, local (spilled) bytes per thread, shared memory and buffers of the
     kernel that plan ``p`` launches."""
-    fn, drv = compiled(p.kernel, fmt, p.smem_bytes), _driver()
+    fn, drv = compiled(p.kernel, fmt, p.smem_bytes), driver()
     return {"regs": drv.attribute(fn, _NUM_REGS), "local_bytes": drv.attribute(fn, _LOCAL_BYTES),
             "smem_bytes": p.smem_bytes, "buffers": p.stage.buffers if not p.stage.persistent
             else p.shape.buffers}
@@ -138,7 +140,7 @@ class Problem:
         return self.plan.padded
 
     def __post_init__(self):
-        p, drv = self.plan, _driver()
+        p, drv = self.plan, driver()
         self._fn = compiled(p.kernel, self.fmt, p.smem_bytes)
         ptr = [ctypes.c_void_p(self.C_in.data.ptr), ctypes.c_void_p(self.C_out.data.ptr)]
         scal = [ctypes.c_float(self.alpha), ctypes.c_float(self.beta)]
@@ -161,7 +163,7 @@ class Problem:
     def launch(self):
         import cupy
         p = self.plan
-        _driver().launch(self._fn, p.grid, (p.stage.threads, 1, 1), p.smem_bytes,
+        driver().launch(self._fn, p.grid, (p.stage.threads, 1, 1), p.smem_bytes,
                          cupy.cuda.get_current_stream().ptr, self._params)
 
 
