@@ -16,6 +16,7 @@ through numba's per-call argument handling.
 """
 import functools
 import numbers
+import sys
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from .. import device, simcost
 from .driver_launch import DriverLaunch, device_pointer
 from .rungs import get
 
-NAMES = ("A", "B", "C")
+_FLOAT32 = np.dtype(np.float32)
 
 
 def _is_device_array(x):
@@ -39,8 +40,9 @@ def _check_matrix(name, x):
                         f"{type(x).__name__}: convert it with np.asarray({name}, dtype=np.float32)")
     if x.ndim != 2:
         raise ValueError(f"{name} must be a 2-D matrix, got {x.ndim}-D with shape {tuple(x.shape)}")
-    if np.dtype(x.dtype) != np.float32:
-        raise TypeError(f"{name} has dtype {np.dtype(x.dtype).name}; these kernels compute in "
+    dtype = x.dtype if isinstance(x.dtype, np.dtype) else np.dtype(x.dtype)
+    if dtype != _FLOAT32:
+        raise TypeError(f"{name} has dtype {dtype.name}; these kernels compute in "
                         f"float32: convert it with {name}.astype(np.float32)")
     if not _c_contiguous(x):
         raise ValueError(f"{name} is not C-contiguous (row-major), as a transpose or a strided "
@@ -64,6 +66,8 @@ def _c_contiguous(x):
 
 
 def _check_scalar(name, value):
+    if type(value) is float or type(value) is int:    # the usual case, without the ABC check
+        return np.float32(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
     return np.float32(value)
@@ -87,6 +91,14 @@ def _to_device(cuda, x):
     if getattr(x, "__cuda_ndarray__", False) or device.backend() == "gpu":
         return x
     return cuda.as_cuda_array(x)      # CuPy and friends, through __cuda_array_interface__
+
+
+@functools.lru_cache(maxsize=64)
+def _default_tiles(kernel, backend):
+    """(rung name, its default tiles as sorted pairs) on ``backend``: what a call without tile
+    arguments uses, resolved once rather than on every call (a few microseconds of host time)."""
+    rung = get(kernel)
+    return rung.name, tuple(sorted(rung.resolve({}).items()))
 
 
 @functools.lru_cache(maxsize=64)
@@ -118,6 +130,7 @@ def clear_launch_cache():
     launch_configuration.cache_clear()
     driver_launch.cache_clear()
     _planned.cache_clear()
+    _default_tiles.cache_clear()
 
 
 def _is_cupy(x):
@@ -145,33 +158,38 @@ def gemm(A, B, C=None, alpha=1.0, beta=0.0, kernel="tiled", **tiles):
     if kernel == "hopper":
         from .. import tensorcore
         return tensorcore.hopper_gemm(A, B, C, alpha, beta, **tiles)
-    rung = get(kernel)
-    tiles = tuple(sorted(rung.resolve(tiles).items()))
     backend = device.backend()
-    _planned(rung.name, tiles, backend)                     # the tiles' errors come first
-    for name, x in zip(NAMES, (A, B, C), strict=True):
-        if x is not None:
-            _check_matrix(name, x)
+    if tiles or not isinstance(kernel, str):
+        rung = get(kernel)
+        rung_name, tiles = rung.name, tuple(sorted(rung.resolve(tiles).items()))
+    else:
+        rung_name, tiles = _default_tiles(kernel, backend)
+    _planned(rung_name, tiles, backend)                     # the tiles' errors come first
+    _check_matrix("A", A)
+    _check_matrix("B", B)
+    if C is not None:
+        _check_matrix("C", C)
     alpha = _check_scalar("alpha", alpha)
     beta = _check_scalar("beta", beta)
     if C is None and beta != 0:
         raise ValueError(f"beta={float(beta)} scales C_in, but no C was given: pass C, or beta=0")
     M, N, K = _check_shapes(A, B, C)
-    simcost.warn_if_slow(rung.name, M, N, K)
+    simcost.warn_if_slow(rung_name, M, N, K)
 
-    on_device = any(x is not None and not isinstance(x, np.ndarray) for x in (A, B, C))
+    given = (A, B) if C is None else (A, B, C)
+    on_device = not all(isinstance(x, np.ndarray) for x in given)
     cuda = device.cuda()
-    if backend == "gpu" and any(_is_cupy(x) for x in (A, B, C)):
-        import cupy                                  # CuPy in, CuPy out, from CuPy's memory pool
-        out = cupy.empty((M, N), dtype=np.float32)
+    if backend == "gpu" and any(_is_cupy(x) for x in given):
+        # CuPy in, CuPy out, from CuPy's memory pool (a CuPy input means CuPy is imported)
+        out = sys.modules["cupy"].empty((M, N), dtype=np.float32)
     else:
         out = cuda.device_array((M, N), dtype=np.float32)
     if M and N:
         dA, dB = _to_device(cuda, A), _to_device(cuda, B)
         dC = out if C is None else _to_device(cuda, C)
         if backend == "gpu":
-            driver_launch(rung.name, tiles, M, N, K)(
+            driver_launch(rung_name, tiles, M, N, K)(
                 [device_pointer(x) for x in (dA, dB, dC, out)], alpha, beta)
         else:
-            launch_configuration(rung.name, tiles, M, N, backend)(dA, dB, dC, out, alpha, beta)
+            launch_configuration(rung_name, tiles, M, N, backend)(dA, dB, dC, out, alpha, beta)
     return out if on_device else out.copy_to_host()
