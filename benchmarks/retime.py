@@ -205,6 +205,12 @@ def gemm_host_figures(record):
     return found
 
 
+def _attention_kernel(name):
+    """attention_gpu.py's kernel argument for a record's entry name: "w4" and "w8" (mma.sync, that
+    many warps) give 4 and 8, "wgmma" and "wgmma_pingpong" themselves."""
+    return int(name[1:]) if name[1:].isdigit() else name
+
+
 def attention_figures(record):
     """The figures of an attention_gpu.py record: each SDPA backend and each of our kernels."""
     found = []
@@ -220,8 +226,9 @@ def attention_figures(record):
                 for key in row if key.startswith("sdpa_") and "ms" in row[key]]
         versus = tuple(f.name for f in sdpa)
         found += sdpa + [Figure(f"{group} ours {key[5:]}", launch={
-            "kind": "flash", "warps": int(key[6:]), **inputs}, recorded_ms=row[key]["ms"],
-            versus=versus, **common) for key in row if key.startswith("ours_w")]
+            "kind": "flash", "kernel": _attention_kernel(key[5:]), **inputs},
+            recorded_ms=row[key]["ms"], versus=versus, **common)
+            for key in row if key.startswith("ours_") and key != "ours_best"]
     return found
 
 

@@ -203,7 +203,7 @@ def _sdpa(spec, x):
 def _flash(spec, x):
     from attention_gpu import ours
     q, k, v = (t.reshape(-1, spec["N"], spec["d"]) for t in (x["Q"], x["K"], x["V"]))
-    return lambda: ours(x["cupy"], x["torch"], q, k, v, spec["fmt"], spec["causal"], spec["warps"])
+    return lambda: ours(x["cupy"], x["torch"], q, k, v, spec["fmt"], spec["causal"], spec["kernel"])
 
 
 BUILDERS = {"library": _library, "hopper": _hopper, "gemmex": _gemmex, "wmma": _wmma,
