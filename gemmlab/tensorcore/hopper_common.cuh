@@ -4,7 +4,7 @@
 // builds one translation unit, with no header files.
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#error "this Hopper kernel runs on sm_90a only (H100, H200): wgmma and setmaxnreg exist on no other GPU"
+#error "this Hopper kernel runs on sm_90a only (H100, H200): no other GPU has wgmma, setmaxnreg"
 #endif
 
 typedef unsigned long long u64;
@@ -13,6 +13,30 @@ typedef unsigned short u16;
 
 // cuTensorMapEncodeTiled's output, opaque here: 128 bytes, 64-byte aligned, passed by value.
 struct __align__(64) TensorMap { u64 opaque[16]; };
+
+// ---- wgmma's operand lists, written out once --------------------------------------------------
+// An m64nN wgmma with FP32 accumulators names N / 2 registers a thread in its asm: "%0, ..." in
+// the instruction (WGMMA_R32, WGMMA_R64) and the accumulator array d tied to them, read and
+// written ("+f", WGMMA_D32, WGMMA_D64). The operands after them are numbered from 32 or 64.
+#define WGMMA_R32 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define WGMMA_R64 WGMMA_R32 ", " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define WGMMA_D32(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), \
+    "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), \
+    "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), \
+    "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), \
+    "+f"(d[30]), "+f"(d[31])
+#define WGMMA_D64(d) WGMMA_D32(d), \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), \
+    "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), \
+    "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), \
+    "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), \
+    "+f"(d[62]), "+f"(d[63])
 
 namespace hopper {
 
