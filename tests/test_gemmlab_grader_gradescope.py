@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from gemmlab.grading.bank import get_question, lesson_questions
-from gemmlab_grader import gradescope
+from gemmlab_grader import gradescope, sandbox
 import docker_like
 from test_gemmlab_grader_grade import _write
 from test_gemmlab_grader_sandbox import WORKS_HERE
@@ -115,6 +115,7 @@ def test_where_the_sandbox_cannot_start_nothing_runs_and_results_json_says_why(a
 
 
 @pytest.mark.skipif(not docker_like.usable(), reason="needs root, x86_64 and setpriv")
+@pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed here")
 def test_in_a_container_like_gradescopes_the_real_bubblewrap_cannot_start_and_nothing_runs(
         autograder):
     """Root without CAP_SYS_ADMIN under Docker's default seccomp answers: no user namespaces."""

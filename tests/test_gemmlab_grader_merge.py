@@ -122,8 +122,7 @@ def test_a_class_graded_in_shards_and_merged_equals_the_class_graded_at_once(tmp
 
     whole, info = verdicts("whole")
     merged, _ = verdicts("merged")
-    # in the sandbox 2 at once; without it (no bubblewrap here) one at a time, as the grader says
-    assert info["jobs"] == (2 if not WHERE_IT_WORKS else 1) and sorted(whole) == sorted(answers)
+    assert info["jobs"] == 2 and sorted(whole) == sorted(answers)   # as asked, sandbox or not
     assert merged == whole
     assert [whole[s]["01.weights_gib"] for s in sorted(answers)] == ["pass", "fail", "pass"]
     shards = [set(verdicts(f"shard{i}")[0]) for i in (1, 2)]

@@ -11,6 +11,8 @@ import sys
 import time
 import urllib.request
 
+import pytest
+
 from gemmlab import course
 from gemmlab.grading import start_lab
 
@@ -37,6 +39,7 @@ def _serving(process, log, timeout=120):
 
 
 def test_gemmlab_lab_serves_the_student_folder_with_the_course_settings(tmp_path):
+    pytest.importorskip("jupyterlab", reason="JupyterLab is not installed here (the lab extra)")
     from tests.e2e.lab import free_port
     mine = tmp_path / "mine" / "exercises" / "00_start_here_exercises.ipynb"
     mine.parent.mkdir(parents=True)

@@ -15,14 +15,14 @@ from gemmlab.grading.checker import check
 from gemmlab.judging import Exact, Function, Question, runtime
 from gemmlab.judging.allow import Allows
 from gemmlab.labs.solutions import cell
-from gemmlab_grader.isolate import Isolation, confined_runtime, judge_code
+from gemmlab_grader.isolate import confined_runtime, judge_code
+from sandboxed import SANDBOX, require_sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ROOT / "tests" / "hostile"
 PYTHON_ANSWERS = ("02.row_major_index", "02.naive_matmul", "03.amdahl_function",
                   "04.roofline_function", "06.row_partials", "07.rs_send_chunk", "09.rank_partial",
                   "10.slots_m_n", "12.mma_step", "13.coords_of", "14.rank_partial_attention")
-SANDBOX = Isolation(package_root="/nonexistent-package-copy", sandbox=True)
 
 
 def _attack(notebook):
@@ -62,6 +62,7 @@ def test_an_escape_through_match_fails_in_check_and_in_a_graded_run(notebook, qu
     source = _attack(notebook)
     checked = check(question_id, _live(source, name))
     assert checked.status == "fail" and says in checked.feedback, checked.feedback
+    require_sandbox()
     graded = judge_code(question_id, source, name, seed=7, isolation=SANDBOX)
     assert graded.status == "fail" and says in graded.feedback, graded.feedback
 
@@ -116,10 +117,11 @@ def test_an_answer_that_imports_opens_and_walks_reaches_nothing():
     q = Question(id="99.reach", prompt="What can an answer reach?", answer=lambda: "nothing",
                  kind=Function(cases=lambda: [()], compare=Exact(str)), allows=Allows())
     assert runtime.judge(q, source, "reach") == ("pass", "right on all 1 test cases.")
-    assert runtime.judge(q, source, "reach", confine=confined_runtime(SANDBOX))[0] == "pass"
     # the same walk, in the judge's own interpreter, finds the package: the test can fail
     here = _live(source.replace("def reach():", "def reach(check=check):"), "reach")
     assert "import gemmlab" in here() and "read " in here()
+    require_sandbox()
+    assert runtime.judge(q, source, "reach", confine=confined_runtime(SANDBOX))[0] == "pass"
 
 
 def test_progress_judges_a_python_answer_in_the_runtime_as_check_does():
