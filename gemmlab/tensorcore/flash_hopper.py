@@ -24,8 +24,7 @@ QUERY_TILE = KEY_TILE = 128          # the .cu's BR and BC
 STAGES = 2                           # K/V buffers in the ring
 THREADS = 384                        # a producer and two consumer warpgroups
 ARCH = build.ARCH
-
-
+# (format, d, causal, ping-pong) of every kernel the two cubins hold
 CONFIGS = tuple((f, d, c, p) for f in FORMATS for d in HEAD_DIMS for c in (False, True)
                 for p in (True, False))
 
