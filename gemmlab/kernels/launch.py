@@ -66,9 +66,8 @@ def _c_contiguous(x):
 
 
 def _check_scalar(name, value):
-    if type(value) is float or type(value) is int:    # the usual case, without the ABC check
-        return np.float32(value)
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if type(value) not in (float, int) and (    # the usual types skip the slower ABC check
+            isinstance(value, bool) or not isinstance(value, numbers.Real)):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
     return np.float32(value)
 
