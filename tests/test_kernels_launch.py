@@ -71,6 +71,7 @@ def test_non_contiguous_device_array_is_refused():
 
 @pytest.mark.parametrize("kwargs, error, words", [
     (dict(alpha="2"), TypeError, "alpha must be a real number"),
+    (dict(alpha=True), TypeError, "alpha must be a real number"),    # a bool is no scale
     (dict(beta=1j), TypeError, "beta must be a real number"),
     (dict(beta=0.5), ValueError, "no C was given"),
     (dict(kernel="tilde"), ValueError, "Did you mean 'tiled'"),
