@@ -117,11 +117,15 @@ def decode_configs(M, N, slices, min_slices, **options):
 
 def hopper_configs(shape):
     """The auto plan and the alternatives it chose between, 16-bit out; where 128 x 128 tiles
-    fill less than two waves (decode, 128 x 4096 x 4096, 1024^3, 2048^3) also the 64-row tiles."""
+    fill less than two waves (decode, 128 x 4096 x 4096, 1024^3, 2048^3) also the 64-row tiles;
+    from 1024 rows up, the 128 x 256 tiles in clusters of two (direct and staged)."""
     M, N, K = shape
     o = {"out": "fp16"}
     found = [("auto", o), ("persistent", o), ("persistent", {"epilogue": "staged", **o}),
              ("pingpong", o), ("persistent", {"tile_n": 128, **o})]
+    if M >= 1024:                   # the wide tiles in clusters of two that share B's slices
+        found += [("persistent", {"cluster": 2, **o}),
+                  ("persistent", {"cluster": 2, "epilogue": "staged", **o})]
     slices = hopper.ceil_div(K, hopper.BK)
     if M <= 128:
         for tile_n in (64, 128):
@@ -172,7 +176,7 @@ def our_row(stage, options, problem, A, B, shape, ms, base_ms, nbytes):
     p = problem.plan
     return {"kernel": f"hopper:{stage}", "options": options, "plan": p.describe(),
             "picked": {"stage": p.stage.name, "tile_m": p.shape.bm, "tile_n": p.shape.bn,
-                       "split_k": p.split_k, "epilogue": p.epilogue},
+                       "split_k": p.split_k, "epilogue": p.epilogue, "cluster": p.shape.cluster},
             "out": options.get("out", "fp32"), "corner_rel_err": _corner_err(problem, A, B, "fp16"),
             **rate(shape, ms, nbytes), "pct_of_best": 100 * base_ms / ms}
 
@@ -341,13 +345,17 @@ def part_fp32(record):
 
 def fp8_configs(shape):
     """The FP8 rung's plans at one shape, BF16 out: auto and the alternatives it chose between,
-    with the Tensor Core's own sums (fast) and with FP32-promoted ones; at decode shapes also the
-    64-row tiles (fast sums only: they are built without promotion)."""
+    with the Tensor Core's own sums (fast) and with FP32-promoted ones; from 1024 rows up the
+    wide tiles in clusters of two (fast); at decode shapes also the 64-row tiles (fast sums only:
+    they are built without promotion)."""
     M, N, K = shape
     o, p = {"out": "bf16"}, {"out": "bf16", "promote": True}
     found = [("auto", o), ("persistent", o), ("persistent", {"epilogue": "staged", **o}),
              ("pingpong", o), ("persistent", {"tile_n": 128, **o}),
              ("auto", p), ("persistent", {"tile_n": 128, **p}), ("persistent", {"tile_n": 64, **p})]
+    if M >= 1024:                   # the wide tiles in clusters of two that share B's slices
+        found += [("persistent", {"cluster": 2, **o}),
+                  ("persistent", {"cluster": 2, "epilogue": "staged", **o})]
     slices = hopper.ceil_div(K, hopper.FP8_BK)
     if M <= 128:
         found += [("persistent", {"tile_n": tile_n, "split_k": s, **mode})

@@ -79,8 +79,12 @@ def test_hopper_builds_for_sm90a_without_spills():
               for m, n in hopper.stages.TILES for o in ("fp32", "fp16")}
     names.add(hopper.kernel_name(hopper.plan("persistent", 8, 8, 8, out="fp16",
                                              epilogue="staged").kernel, "fp16"))
+    clustered = {hopper.kernel_name(hopper.plan("persistent", 8, 8, 8, cluster=2, **opt).kernel,
+                                    "fp16")
+                 for opt in ({}, {"out": "fp16"}, {"out": "fp16", "epilogue": "staged"})}
+    names |= clustered
     found = _no_spills(built, names)
-    assert set(found) == names and len(names) == 18   # every entry point is one a plan launches
+    assert set(found) == names and len(names) == 21   # every entry point is one a plan launches
     for name, r in found.items():
         threads = 256 if ("_wgmma_" in name or "_tma_" in name) else 384
         assert r["regs"] * threads <= 65536, name
@@ -91,8 +95,16 @@ def test_hopper_builds_for_sm90a_without_spills():
     assert all(128 * dec + 256 * inc <= 65536 for dec, inc in budgets.values())
     assert budgets["hopper_persistent_staged_o16_fp16"] == (40, 232)
     assert budgets["hopper_persistent_o16_fp16"] == (24, 240)
+    assert {budgets[name] for name in clustered} == {(40, 232)}   # a cluster's producer spills in 24
     for instruction in ("wgmma.mma_async", "cp.async.bulk.tensor", "setmaxnreg"):
         assert instruction in built.ptx
+    # the cluster kernels: two blocks, B's boxes multicast, the other block's barriers signalled
+    for name in clustered:
+        body = re.search(rf"\.entry {name}\((.*?)(?=\.entry |\Z)", built.ptx, re.S).group(1)
+        assert ".reqnctapercluster 2, 1, 1" in body, name
+        for instruction in (".multicast::cluster", "mapa.shared::cluster",
+                            "mbarrier.arrive.shared::cluster", "barrier.cluster.wait"):
+            assert instruction in body, (name, instruction)
 
 
 def test_the_fp8_rung_builds_for_sm90a_without_spills():
@@ -104,10 +116,12 @@ def test_the_fp8_rung_builds_for_sm90a_without_spills():
                                             fmt="e4m3", promote=promote).kernel, "e4m3")
              for stage, m, n, promote in plans for o in ("fp32", "bf16", "fp16")}
     names |= {hopper.kernel_name(hopper.plan("persistent", 8, 8, 8, out=o, fmt="e4m3",
-                                             epilogue="staged").kernel, "e4m3")
-              for o in ("bf16", "fp16")}
+                                             epilogue=e, cluster=c).kernel, "e4m3")
+              for o in ("bf16", "fp16") for e, c in (("staged", 1), ("staged", 2), ("direct", 2))}
+    names.add(hopper.kernel_name(hopper.plan("persistent", 8, 8, 8, fmt="e4m3", cluster=2).kernel,
+                                 "e4m3"))
     found = _no_spills(built, names)
-    assert set(found) == names and len(names) == 29   # only the plans' kernels are built
+    assert set(found) == names and len(names) == 34   # only the plans' kernels are built
     assert all(r["regs"] * 384 <= 65536 for r in found.values())
     assert all(128 * dec + 256 * inc <= 65536 for dec, inc in _register_budgets(built.ptx).values())
     for instruction in ("k32.f32.e4m3.e4m3", "cvt.rn.bf16x2.f32", "cvt.rn.f16x2.f32"):

@@ -43,7 +43,8 @@ def test_the_decode_shapes_are_64_rows_that_one_warpgroup_computes():
     assert {(sh.bn, sh.buffers) for sh in decode.values()} == {(256, 5), (128, 9), (64, 14)}
     assert all(sh.parts == 1 and not sh.pingpong for sh in decode.values())
     assert {n: sh.parts for n, sh in hopper.SHAPES.items() if sh.bm == 128} == {
-        "wide": 2, "narrow": 2, "slim": 2, "pingpong": 1, "wide_staged": 2}
+        "wide": 2, "narrow": 2, "slim": 2, "pingpong": 1, "wide_staged": 2, "wide_c2": 2,
+        "wide_staged_c2": 2}
     # the ring holds more slices of B than the 128-row shape of the same width
     for sh in decode.values():
         same_width = next(s for s in hopper.SHAPES.values() if s.bm == 128 and s.bn == sh.bn)
@@ -174,6 +175,50 @@ def test_the_staged_epilogue_is_refused_where_it_is_not_built(stage, options, ma
         hopper.plan("persistent", 64, 512, 512, epilogue="smem")
 
 
+def test_clusters_of_two_share_b_between_two_tile_rows():
+    wide = hopper.plan("persistent", 4096, 4096, 4096)
+    p = hopper.plan("persistent", 4096, 4096, 4096, cluster=2)
+    assert (p.shape.name, p.shape.cluster, p.kernel) == ("wide_c2", 2, "hopper_persistent_c2")
+    # the same tiles, boxes and shared memory: only who copies B's boxes changes
+    assert (p.tiles, p.tensor_maps(), p.smem_bytes) == (wide.tiles, wide.tensor_maps(),
+                                                        wide.smem_bytes)
+    assert p.describe() == "persistent (128x256 tiles, clusters of 2, B multicast)"
+    # whole clusters: 1031 rows are 9 tile rows, 5 pairs (the last tile of a pair past M) x 4
+    # columns = 20 units, 40 blocks; never more blocks than SMs, never half a cluster
+    assert hopper.plan("persistent", 1031, 997, 1043, cluster=2).grid == (40, 1, 1)
+    assert hopper.plan("persistent", 8, 8, 8, cluster=2).grid == (2, 1, 1)
+    assert p.grid == (132, 1, 1)
+    assert hopper.plan("persistent", 4096, 4096, 4096, sms=133, cluster=2).grid == (132, 1, 1)
+    staged = hopper.plan("persistent", 4096, 4096, 4096, out="fp16", epilogue="staged", cluster=2)
+    assert (staged.shape.name, staged.kernel) == ("wide_staged_c2", "hopper_persistent_staged_c2_o16")
+    assert staged.smem_bytes == hopper.plan("persistent", 4096, 4096, 4096, out="fp16",
+                                            epilogue="staged").smem_bytes
+    assert hopper.plan("persistent", 64, 512, 512, out="bf16", cluster=2).kernel \
+        == "hopper_persistent_c2_o16"
+    # FP8: B is one box of 256 rows (N x K); in a cluster each block copies a box of 128 rows
+    fp8 = hopper.plan("persistent", 4096, 4096, 4096, fmt="e4m3", out="fp16", cluster=2)
+    assert fp8.kernel == "hopper_persistent_c2_ofp16"
+    assert fp8.tensor_maps()["B"]["box"] == (128, 128)
+    assert hopper.plan("persistent", 4096, 4096, 4096, fmt="e4m3").tensor_maps()["B"]["box"] \
+        == (128, 256)
+
+
+@pytest.mark.parametrize("stage,options,match", [
+    ("persistent", {"tile_n": 128}, "not for 'persistent' with 128 x 128 tiles"),
+    ("persistent", {"tile_m": 64}, "not for 'persistent' with 64 x 256 tiles"),
+    ("persistent", {"split_k": 2}, "split_k=2"),
+    ("persistent", {"fmt": "e4m3", "tile_n": 128, "promote": True}, "promote=True"),
+    ("pingpong", {}, "not for 'pingpong'"),
+    ("auto", {}, "stage='auto' picks its own plan"),
+    ("ws", {}, "takes no options"),
+])
+def test_clusters_are_refused_where_they_are_not_built(stage, options, match):
+    with pytest.raises(ValueError, match=match):
+        hopper.plan(stage, 64, 512, 512, cluster=2, **options)
+    with pytest.raises(ValueError, match="cluster must be one of 1, 2, got 4"):
+        hopper.plan("persistent", 64, 512, 512, cluster=4)
+
+
 def test_tile_m_128_is_the_default_shape():
     for tile_n, name in ((None, "wide"), (256, "wide"), (128, "narrow"), (64, "slim")):
         assert hopper.plan("persistent", 64, 512, 512, tile_m=128, tile_n=tile_n).shape \
@@ -228,6 +273,8 @@ def test_the_rule_picks_the_widest_tiles_that_fill_the_sms(shape, tile_m, tile_n
     assert (p.shape.bm, p.shape.bn, p.split_k) == (tile_m, tile_n, split_k)
     assert picked["epilogue"] == p.epilogue == "direct"                 # FP32 out: no staging
     assert p.units <= 132 or p.tiles[0] * p.tiles[1] >= 132        # one wave, or more tiles
+    assert picked["cluster"] == p.shape.cluster == (2 if (tile_m, tile_n, split_k) == (128, 256, 1)
+                                                    else 1)
     k_slices = -(-shape[2] // 64)
     assert split_k == 1 or k_slices // split_k >= hopper.stages.MIN_SPLIT_SLICES
     assert tile_n == 64 or split_k == 1 or k_slices // split_k >= hopper.stages.LONG_SPLIT_SLICES
@@ -245,8 +292,10 @@ def test_the_rule_stages_16_bit_stores_where_blocks_walk_several_wide_tiles(shap
     picked = hopper.choose(*shape, sms=132, fmt=fmt, out=out)
     assert picked["epilogue"] == ("staged" if staged else "direct")
     p = hopper.plan("auto", *shape, fmt=fmt, out=out)
-    assert p.epilogue == picked["epilogue"] and (p.shape.name == "wide_staged") == staged
+    assert p.epilogue == picked["epilogue"] and p.shape.staged == staged
     assert hopper.choose(*shape, sms=132, fmt=fmt)["epilogue"] == "direct"    # FP32 out
+    # unsplit wide tiles, staged or not, run in clusters of two that share B
+    assert picked["cluster"] == p.shape.cluster == (2 if p.shape.bn == 256 else 1)
 
 
 def test_the_rule_follows_the_sm_count():
@@ -395,7 +444,7 @@ GPU_CONFIGS = [(s, {}) for s in hopper.STAGES] + [
     ("persistent", {"tile_n": 128, "split_k": 4}), ("persistent", {"tile_n": 64, "split_k": 2}),
     ("pingpong", {"split_k": 2}), ("auto", {}),
     ("persistent", {"tile_m": 64}), ("persistent", {"tile_m": 64, "tile_n": 128, "split_k": 3}),
-    ("persistent", {"tile_m": 64, "tile_n": 64, "split_k": 2})]
+    ("persistent", {"tile_m": 64, "tile_n": 64, "split_k": 2}), ("persistent", {"cluster": 2})]
 
 
 FP8_CONFIGS = [("persistent", {}), ("persistent", {"tile_n": 128}), ("persistent", {"tile_n": 64}),
@@ -539,6 +588,43 @@ def test_the_staged_epilogue_gives_the_direct_ones_bits(shape, fmt, split_k):
         assert np.array_equal(staged.view(np.uint16), direct.view(np.uint16)), (alpha, beta)
     ref = 0.5 * (A.astype(np.float64) @ B.astype(np.float64)) - 2.0 * C
     assert _rel(staged, ref) < 4e-3
+
+
+@_needs_sm90()
+@pytest.mark.parametrize("fmt", list(hopper.FORMATS))
+@pytest.mark.parametrize("shape", [(131, 251, 77), (1031, 997, 1043), (2051, 3001, 136),
+                                   (4096, 4096, 512)], ids=lambda s: "x".join(map(str, s)))
+def test_clusters_give_the_unclustered_kernels_bits(shape, fmt):
+    # Each tile's sums come from the same wgmmas in the same order, only B's copies differ: the
+    # same bits, FP32 or 16-bit, direct or staged. 1031 and 2051 rows are 9 and 17 tile rows: the
+    # last cluster's second tile lies past M. 2051 x 3001 and 4096^2 give each cluster many units.
+    M, N, K = shape
+    A, B, C, dt = _random_problem(M, N, K, fmt, seed=M * 17 + N)
+    ref = 0.5 * (A.astype(np.float64) @ B.astype(np.float64)) - 2.0 * C
+    for options in ({}, {"out": fmt}, {"out": fmt, "epilogue": "staged"}):
+        for alpha, beta in ((1.0, 0.0), (0.5, -2.0)):
+            paired = hopper.gemm(A, B, C, alpha, beta, stage="persistent", cluster=2, **options)
+            alone = hopper.gemm(A, B, C, alpha, beta, stage="persistent", **options)
+            assert not np.isnan(paired.astype(np.float32)).any()     # the output was poisoned
+            assert np.array_equal(paired.view(np.uint8), alone.view(np.uint8)), (options, beta)
+        assert _rel(paired, ref) < (4e-3 if options else 1e-5), options
+
+
+@_needs_sm90()
+@pytest.mark.parametrize("shape", [(1031, 997, 1043), (2051, 3001, 144)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_fp8_clusters_give_the_unclustered_kernels_bits(shape):
+    # FP8's B is N x K: each block of a cluster copies 128 of a tile's 256 rows of B for both
+    M, N, K = shape
+    A, B = _fp8_operands(M, N, K, seed=M + 3 * N)
+    C = np.random.default_rng(K).standard_normal((M, N)).astype(np.float32)
+    ref = 0.25 * (A.astype(np.float64) @ B.astype(np.float64)) + 0.5 * C
+    for options in ({}, {"out": "bf16"}, {"out": "fp16", "epilogue": "staged"}):
+        paired = hopper.gemm(A, B, C, 0.25, 0.5, stage="persistent", cluster=2, **options)
+        alone = hopper.gemm(A, B, C, 0.25, 0.5, stage="persistent", **options)
+        assert not np.isnan(paired.astype(np.float32)).any()
+        assert np.array_equal(paired.view(np.uint8), alone.view(np.uint8)), options
+        assert _rel(paired, ref) < 4e-3, options
 
 
 @_needs_sm90()

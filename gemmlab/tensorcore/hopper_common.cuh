@@ -82,6 +82,17 @@ __device__ __forceinline__ void tma_load(u32 dst, const TensorMap* map, u32 bar,
         :: "r"(dst), "l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
 
+// The same box, written at the same shared-memory offset in every block of the cluster named in
+// `ctas` (bit i: cluster rank i), each of whose barriers at `bar`'s offset counts the bytes.
+__device__ __forceinline__ void tma_load_multicast(u32 dst, const TensorMap* map, u32 bar, int c0,
+                                                   int c1, u16 ctas) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+        :: "r"(dst), "l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(ctas)
+        : "memory");
+}
+
 // The same for a 3-D tensor (c0 innermost): the attention kernel's [heads][N][D] arrays, so that
 // rows past a head's N come in as zeros rather than as the next head's rows.
 __device__ __forceinline__ void tma_load_3d(u32 dst, const TensorMap* map, u32 bar, int c0, int c1,
@@ -109,6 +120,32 @@ __device__ __forceinline__ uint4 ld_shared4(u32 addr) {
     asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr) : "memory");
     return v;
+}
+
+// ---- clusters: blocks that read and signal each other's shared memory ----------------------
+
+__device__ __forceinline__ u32 cluster_rank() {
+    u32 rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    return rank;
+}
+
+// One arrival on the barrier at `bar`'s offset in the shared memory of cluster rank `cta` (this
+// block's own included). Release at CTA scope, as for a local arrival: a cluster-scope release
+// would make the thread wait for all its earlier memory operations to be visible cluster-wide
+// (C's stores included), on every slice.
+__device__ __forceinline__ void mbar_arrive_cluster(u32 bar, u32 cta) {
+    asm volatile(
+        "{\n"
+        ".reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+        "}\n" :: "r"(bar), "r"(cta) : "memory");
+}
+
+// Every thread of every block of the cluster: none goes on before all have arrived.
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
 __device__ __forceinline__ void fence_barrier_init() {

@@ -60,8 +60,11 @@ constexpr int B_BOX_BYTES = BK * B_BOX * ELEM; //  8 KiB (16-bit B, N-major)
 // other idle, and each stage's A tile half the bytes, which buys the ring more slices of B.
 // STAGED (16-bit output only): the finished tile goes through a staging buffer in shared memory,
 // its rows padded by 16 bytes so that a warp's packed pairs fall on 32 different banks.
+// CLUSTER (2): the blocks of a cluster compute the tiles of CLUSTER consecutive tile rows in one
+// tile column, which share their slices of B: each block copies 1 / CLUSTER of B's boxes and the
+// TMA writes them into every block of the cluster (multicast), so each slice of B leaves L2 once.
 template <int BN_, bool PINGPONG_, int STAGES_, bool PROMOTE_ = false, int BM_ = 128,
-          bool STAGED_ = false>
+          bool STAGED_ = false, int CLUSTER_ = 1>
 struct Tiles {
     static constexpr int BM = BM_;
     static constexpr int BN = BN_;
@@ -78,10 +81,13 @@ struct Tiles {
     static constexpr bool STAGED = STAGED_;
     static constexpr int STAGING_PITCH = BN * 2 + 16;      // bytes per staged row of 16-bit C
     static constexpr int STAGING_BYTES = STAGED ? BM * STAGING_PITCH : 0;
+    static constexpr int CLUSTER = CLUSTER_;
     static_assert(BM == 64 || BM == 128, "one or two m64 rows of wgmmas per tile");
     static_assert(MMA_M * NACC * (PROMOTE ? 2 : 1) <= 128, "at most 128 accumulators per thread");
     static_assert(!STAGED || (BM == 128 && BN == 256 && !PINGPONG && !PROMOTE),
                   "the staged epilogue is built for 128 x 256 tiles that two warpgroups share");
+    static_assert(CLUSTER == 1 || (CLUSTER == 2 && BN == 256 && !PINGPONG && !PROMOTE),
+                  "clusters are built for the 128 x 256 tiles: two blocks, each copying half of B");
 };
 
 using Wide = Tiles<256, false, 4>;             // 128 x 256 tiles, 48 KiB per stage
@@ -90,6 +96,9 @@ using Slim = Tiles<64, false, 8>;              // 128 x 64 tiles, 24 KiB per sta
 using PingPong = Tiles<128, true, 6>;
 // The staged epilogue's 66 KiB (128 rows of 528 bytes) leave room for 3 slices in the ring.
 using WideStaged = Tiles<256, false, 3, false, 128, true>;
+// The same two in clusters of two blocks sharing B.
+using WideC2 = Tiles<256, false, 4, false, 128, false, 2>;
+using WideStagedC2 = Tiles<256, false, 3, false, 128, true, 2>;
 // FP8 wgmma adds its products, and the accumulators it is given, with fewer bits than FP32 (the
 // error grows with K: tests/test_tensorcore_hopper.py measures it). Promotion keeps the sums of
 // one 128-deep slice in the Tensor Core and the running total in FP32 registers (cuBLASLt's FP8
@@ -371,14 +380,40 @@ __device__ __forceinline__ void load_stage(u32 stage, u32 full, const TensorMap*
                                            const TensorMap* map_b, int tm, int tn, int k_tile) {
     mbar_arrive_expect_tx(full, T::STAGE_BYTES);
     tma_load(stage, map_a, full, k_tile * BK, tm * T::BM);   // A's box: BM rows (hopper/stages.py)
-#if HOPPER_FP8                                 // B is N x K: one box of BN rows of 128 bytes
-    tma_load(stage + T::A_TILE_BYTES, map_b, full, k_tile * BK, tn * T::BN);
-#else
+#if HOPPER_FP8         // B is N x K: BN rows of 128 bytes, one box (CLUSTER: one box per block)
+    if constexpr (T::CLUSTER > 1) {
+        constexpr int ROWS = T::BN / T::CLUSTER;
+        const int rank = (int)cluster_rank();
+        tma_load_multicast(stage + T::A_TILE_BYTES + rank * ROWS * 128, map_b, full, k_tile * BK,
+                           tn * T::BN + rank * ROWS, (1 << T::CLUSTER) - 1);
+    } else {
+        tma_load(stage + T::A_TILE_BYTES, map_b, full, k_tile * BK, tn * T::BN);
+    }
+#else                                          // CLUSTER: this block's share of B, for all
+    constexpr int BOXES = T::BN / B_BOX / T::CLUSTER;
+    const int first = T::CLUSTER > 1 ? (int)cluster_rank() * BOXES : 0;
 #pragma unroll
-    for (int box = 0; box < T::BN / B_BOX; ++box)
-        tma_load(stage + T::A_TILE_BYTES + box * B_BOX_BYTES, map_b, full,
-                 tn * T::BN + box * B_BOX, k_tile * BK);
+    for (int i = 0; i < BOXES; ++i) {
+        const int box = first + i;
+        const u32 dst = stage + T::A_TILE_BYTES + box * B_BOX_BYTES;
+        if constexpr (T::CLUSTER > 1)
+            tma_load_multicast(dst, map_b, full, tn * T::BN + box * B_BOX, k_tile * BK,
+                               (1 << T::CLUSTER) - 1);
+        else
+            tma_load(dst, map_b, full, tn * T::BN + box * B_BOX, k_tile * BK);
+    }
 #endif
+}
+
+// Hand a buffer back (its "empty" mbarrier): to this block's producer, and in a cluster to every
+// block's, since each one's copies of B land in this block's buffer too.
+template <class T>
+__device__ __forceinline__ void release(u32 empty) {
+    if constexpr (T::CLUSTER == 1)
+        mbar_arrive(empty);
+    else
+#pragma unroll
+        for (int cta = 0; cta < T::CLUSTER; ++cta) mbar_arrive_cluster(empty, cta);
 }
 
 // ---- split-K: the last of a tile's splits adds the partial sums -------------------------------
@@ -545,11 +580,15 @@ __device__ __forceinline__ void kernel_tma(const TensorMap* map_a, const TensorM
 // ---- stages "ws", "persistent", "pingpong": producer and consumer warpgroups ---------------
 
 // Where a block walks its units: `first`, `first + step`, ... below tiles x splits.
+// In a cluster the units are the clusters' (tiles_m counts groups of `cluster` tile rows) and
+// each block takes tile row `rank` of its cluster's group.
 struct Walk {
-    int first, step, tiles_m, tiles_n, group_m, splits, k_tiles;
+    int first, step, tiles_m, tiles_n, group_m, splits, k_tiles, cluster, rank;
     __device__ __forceinline__ int units() const { return tiles_m * tiles_n * splits; }
     __device__ __forceinline__ Unit at(int u) const {
-        return unit_at(u, tiles_m, tiles_n, group_m, splits, k_tiles);
+        Unit w = unit_at(u, tiles_m, tiles_n, group_m, splits, k_tiles);
+        w.tm = w.tm * cluster + rank;
+        return w;
     }
 };
 
@@ -701,7 +740,7 @@ __device__ __forceinline__ void consume(u32 base, u64* full, u64* empty, u64* tu
                 wgmma_commit();
                 wgmma_wait<0>();
                 fence_accumulators(slice);
-                if (signals) mbar_arrive(smem_addr(&empty[s]));
+                if (signals) release<T>(smem_addr(&empty[s]));
                 add_into(d, slice);
                 continue;
             }
@@ -712,14 +751,14 @@ __device__ __forceinline__ void consume(u32 base, u64* full, u64* empty, u64* tu
             wgmma_commit();
             wgmma_wait<1>();                   // the previous slice's group is done...
             fence_accumulators(d);
-            if (kt > 0 && signals) mbar_arrive(smem_addr(&empty[(it - 1) % T::STAGES]));  // ...free it
+            if (kt > 0 && signals) release<T>(smem_addr(&empty[(it - 1) % T::STAGES]));   // ...free it
         }
         if (T::PINGPONG && signals) mbar_arrive(smem_addr(&turn[1 - consumer]));   // your turn
         ++mine;
         wgmma_wait<0>();
         fence_accumulators(d);
         if (!T::PROMOTE && slices > 0 && signals)
-            mbar_arrive(smem_addr(&empty[(it - 1) % T::STAGES]));
+            release<T>(smem_addr(&empty[(it - 1) % T::STAGES]));
         const bool store = walk.splits == 1 ||   // else another split may add and store it
             add_splits<T>(d, partials, counters, w, walk.splits, part, consumer, thread_in_wg,
                           last + consumer);
@@ -737,10 +776,11 @@ __device__ __forceinline__ void consume(u32 base, u64* full, u64* empty, u64* tu
 
 // Shared memory: the ring, the staging buffer (STAGED), then a "full" and an "empty" mbarrier per
 // buffer, two "turn" mbarriers (pingpong), two flags (split-K); STAGED: the "staged" and "drained"
-// mbarriers and the two consumers' "stores" flags. The storer warps need more than 24 registers:
-// STAGED gives the producer warpgroup 40 and the consumers 232 (128 x 40 + 256 x 232 <= 65536).
-template <class T, typename Out, int PRODUCER_REGS = T::STAGED ? 40 : 24,
-          int CONSUMER_REGS = T::STAGED ? 232 : 240>
+// mbarriers and the two consumers' "stores" flags. The storer warps need more than 24 registers,
+// and so does a cluster's producer (it spills with 24): those kernels give the producer warpgroup
+// 40 and the consumers 232 (128 x 40 + 256 x 232 <= 65536).
+template <class T, typename Out, int PRODUCER_REGS = (T::STAGED || T::CLUSTER > 1) ? 40 : 24,
+          int CONSUMER_REGS = (T::STAGED || T::CLUSTER > 1) ? 232 : 240>
 __device__ __forceinline__ void kernel_specialised(const TensorMap* map_a, const TensorMap* map_b,
                                                    const float* C_in, Out* C_out, int M, int N,
                                                    int Kp, float alpha, float beta,
@@ -759,8 +799,8 @@ __device__ __forceinline__ void kernel_specialised(const TensorMap* map_a, const
     if (threadIdx.x == 0) {
         for (int s = 0; s < T::STAGES; ++s) {
             mbar_init(smem_addr(&full[s]), 1);         // the producer's arrival (+ the bytes)
-            mbar_init(smem_addr(&empty[s]), T::PARTS); // one arrival per consumer of a slice
-        }
+            mbar_init(smem_addr(&empty[s]), T::PARTS * T::CLUSTER);   // one per consumer of
+        }                                              // the slice, in every block it lands in
         mbar_init(smem_addr(&turn[0]), 1);             // one arrival: the other's K loop is done
         mbar_init(smem_addr(&turn[1]), 1);
         if constexpr (T::STAGED) {
@@ -769,7 +809,10 @@ __device__ __forceinline__ void kernel_specialised(const TensorMap* map_a, const
         }
         fence_barrier_init();
     }
-    __syncthreads();
+    if constexpr (T::CLUSTER > 1)                      // the other blocks' barriers are ready
+        cluster_sync();                                // before any copy or arrival reaches them
+    else
+        __syncthreads();
     const int wg = threadIdx.x / 128;
     // Producer: one thread issues every copy. A consumer warpgroup without work (the second, when
     // one computes a whole 64-row tile) gives its registers back too and ends: it touches no
@@ -787,15 +830,19 @@ __device__ __forceinline__ void kernel_specialised(const TensorMap* map_a, const
         consume<T>(base, full, empty, turn, wg - 1, C_in, C_out, M, N, alpha, beta, walk,
                    partials, counters, last, smem_addr(staging), handoff, stores);
     }
+    if constexpr (T::CLUSTER > 1)  // no block leaves while another may still arrive on its barriers
+        cluster_sync();
 }
 
 template <class T>
 __device__ __forceinline__ Walk make_walk(int first, int step, int M, int N, int Kp, int group_m,
                                           int splits) {
     Walk w;
-    w.first = first;
-    w.step = step;
-    w.tiles_m = (M + T::BM - 1) / T::BM;
+    w.cluster = T::CLUSTER;                            // blocks (first, step) -> clusters
+    w.rank = T::CLUSTER > 1 ? (int)cluster_rank() : 0;
+    w.first = first / T::CLUSTER;
+    w.step = step / T::CLUSTER;
+    w.tiles_m = ((M + T::BM - 1) / T::BM + T::CLUSTER - 1) / T::CLUSTER;
     w.tiles_n = (N + T::BN - 1) / T::BN;
     w.group_m = group_m;
     w.splits = splits;
@@ -854,6 +901,17 @@ HOPPER_NAME(NAME)(HOPPER_MAPS, const float* C_in, OUT* C_out, int M, int N, int 
                                       partials, counters);                                        \
 }
 
+// The cluster kernels: blocks 2c and 2c + 1 are cluster c (grid a multiple of 2).
+#define HOPPER_CLUSTERED(NAME, SHAPE, OUT)                                                        \
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)                    \
+HOPPER_NAME(NAME)(HOPPER_MAPS, const float* C_in, OUT* C_out, int M, int N, int Kp, float alpha,  \
+                  float beta, int group_m, int splits, float* partials, int* counters) {          \
+    const hopper::Walk walk = hopper::make_walk<SHAPE>(blockIdx.x, gridDim.x, M, N, Kp, group_m,  \
+                                                       1);                                        \
+    hopper::kernel_specialised<SHAPE>(&map_a, &map_b, C_in, C_out, M, N, Kp, alpha, beta, walk,   \
+                                      nullptr, nullptr);                                          \
+}
+
 // Every tile shape with one output type; the names end in SUFFIX: "" (FP32), "_o16" (the
 // 16-bit build's own format; BF16 in the FP8 build), "_ofp16" (FP16, FP8 build only).
 #define HOPPER_SHAPES(SUFFIX, OUT)                                                                \
@@ -867,23 +925,33 @@ HOPPER_PERSISTENT(hopper_persistent_m64_n64##SUFFIX, hopper::DecodeSlim, OUT)
 // The staged epilogue, 16-bit outputs only (an FP32 tile would need 128 KiB of staging).
 #define HOPPER_STAGED(SUFFIX, OUT)                                                                \
 HOPPER_PERSISTENT(hopper_persistent_staged##SUFFIX, hopper::WideStaged, OUT)
+// Clusters of two: the 128 x 256 tiles with one 16-bit output, direct and staged (the FP32 ones
+// are the HOPPER_CLUSTERED lines below).
+#define HOPPER_CLUSTERS(SUFFIX, OUT)                                                              \
+HOPPER_CLUSTERED(hopper_persistent_c2##SUFFIX, hopper::WideC2, OUT)                               \
+HOPPER_CLUSTERED(hopper_persistent_staged_c2##SUFFIX, hopper::WideStagedC2, OUT)
 #define HOPPER_PROMOTED(SUFFIX, OUT)                                                              \
 HOPPER_PERSISTENT(hopper_persistent_n128_promoted##SUFFIX, hopper::NarrowPromoted, OUT)           \
 HOPPER_PERSISTENT(hopper_persistent_n64_promoted##SUFFIX, hopper::SlimPromoted, OUT)
 
 HOPPER_SHAPES(, float)
+HOPPER_CLUSTERED(hopper_persistent_c2, hopper::WideC2, float)
 #if HOPPER_FP8
 HOPPER_SHAPES(_o16, hopper::BFloat)
 HOPPER_SHAPES(_ofp16, hopper::Half)
 HOPPER_STAGED(_o16, hopper::BFloat)
 HOPPER_STAGED(_ofp16, hopper::Half)
+HOPPER_CLUSTERS(_o16, hopper::BFloat)
+HOPPER_CLUSTERS(_ofp16, hopper::Half)
 HOPPER_PROMOTED(, float)
 HOPPER_PROMOTED(_o16, hopper::BFloat)
 HOPPER_PROMOTED(_ofp16, hopper::Half)
 #elif HOPPER_BF16
 HOPPER_SHAPES(_o16, hopper::BFloat)
 HOPPER_STAGED(_o16, hopper::BFloat)
+HOPPER_CLUSTERS(_o16, hopper::BFloat)
 #else
 HOPPER_SHAPES(_o16, hopper::Half)
 HOPPER_STAGED(_o16, hopper::Half)
+HOPPER_CLUSTERS(_o16, hopper::Half)
 #endif

@@ -13,7 +13,11 @@ blocks share one tile's K range; the last to finish adds the partial sums) and `
 the inputs' 16-bit format). ``epilogue="staged"`` (128 x 256 tiles, 16-bit output: the
 ``wide_staged`` shape) hands each finished tile to the producer warpgroup's idle warps through a
 staging buffer in shared memory, so the consumers' MMAs on the next tile overlap its stores to C;
-the buffer costs one slice of the ring (3 instead of 4).
+the buffer costs one slice of the ring (3 instead of 4). ``cluster=2`` (the 128 x 256 tiles,
+K not split: the ``wide_c2`` and ``wide_staged_c2`` shapes) runs the blocks in
+clusters of two that compute two tiles one above the other: they need the same slices of B, so
+each block copies half of B's boxes and the TMA writes them into both blocks' shared memory
+(multicast), and each slice of B crosses from L2 once instead of twice.
 
 The FP8 rung (``fmt="e4m3"``) is the persistent and ping-pong kernels with E4M3 inputs: a K slice
 is 128 values (still one 128-byte swizzled row), B is loaded transposed (N x K, K-major: FP8 wgmma
@@ -58,13 +62,16 @@ def padded_k(K, fmt):
 class Shape:
     """How a kernel tiles C: ``bm`` x ``bn`` output tiles, ``buffers`` K slices in the
     shared-memory ring, ``pingpong``: each consumer warpgroup owns whole tiles, ``staged``: the
-    staged epilogue (16-bit output through shared memory)."""
+    staged epilogue (16-bit output through shared memory), ``cluster``: blocks per cluster, which
+    compute that many consecutive tile rows of one tile column and share their slices of B (each
+    copies its part and the TMA multicasts it to all)."""
     name: str
     bn: int
     buffers: int
     pingpong: bool = False
     bm: int = BM
     staged: bool = False
+    cluster: int = 1
 
     @property
     def staging_bytes(self):
@@ -94,9 +101,13 @@ SHAPES = {"wide": Shape("wide", 256, 4), "narrow": Shape("narrow", 128, 6),
           "decode256": Shape("decode256", 256, 5, bm=64),
           "decode128": Shape("decode128", 128, 9, bm=64),
           "decode64": Shape("decode64", 64, 14, bm=64),
-          "wide_staged": Shape("wide_staged", 256, 3, staged=True)}
+          "wide_staged": Shape("wide_staged", 256, 3, staged=True),
+          "wide_c2": Shape("wide_c2", 256, 4, cluster=2),
+          "wide_staged_c2": Shape("wide_staged_c2", 256, 3, staged=True, cluster=2)}
 # the persistent stage's shapes by its options (tile_m, tile_n), with the direct epilogue
-TILES = {(s.bm, s.bn): name for name, s in SHAPES.items() if not (s.pingpong or s.staged)}
+TILES = {(s.bm, s.bn): name for name, s in SHAPES.items()
+         if not (s.pingpong or s.staged or s.cluster > 1)}
+CLUSTERS = (1, 2)                    # blocks per cluster: 2 for the 128 x 256 tiles
 
 
 @dataclass(frozen=True)
@@ -215,8 +226,10 @@ class Plan:
     @property
     def grid(self):
         tiles_m, tiles_n = self.tiles
+        c = self.shape.cluster          # whole clusters, each walking units of c tile rows
         if self.stage.persistent:
-            return (max(1, min(self.sms, self.units)), 1, 1)
+            return (c * max(1, min(self.sms // c, ceil_div(tiles_m, c) * tiles_n * self.split_k)),
+                    1, 1)
         return (tiles_n, tiles_m, 1)
 
     @property
@@ -236,7 +249,8 @@ class Plan:
                 "slim": "hopper_persistent_n64", "pingpong": "hopper_pingpong",
                 "decode256": "hopper_persistent_m64", "decode128": "hopper_persistent_m64_n128",
                 "decode64": "hopper_persistent_m64_n64",
-                "wide_staged": "hopper_persistent_staged"}[self.shape.name]
+                "wide_staged": "hopper_persistent_staged", "wide_c2": "hopper_persistent_c2",
+                "wide_staged_c2": "hopper_persistent_staged_c2"}[self.shape.name]
         out = {"fp32": "", "fp16": "_ofp16" if self.fmt == FP8 else "_o16", "bf16": "_o16"}[self.out]
         return base + ("_promoted" if self.promote else "") + out
 
@@ -254,12 +268,13 @@ class Plan:
     def tensor_maps(self):
         """cuTensorMapEncodeTiled arguments (dims innermost first, byte strides, box) for A
         (M x Kp, K-major, one box of bm rows) and B (Kp x Np, N-major; FP8: N x Kp, K-major, one
-        box of bn rows), all with the 128-byte swizzle."""
+        box of bn rows, or in a cluster bn / cluster rows, one box per block), all with the
+        128-byte swizzle."""
         bm = self.shape.bm
         if self.fmt == FP8:
             return {"A": {"dims": (self.Kp, self.M), "strides": (self.Kp,), "box": (FP8_BK, bm)},
                     "B": {"dims": (self.Kp, self.N), "strides": (self.Kp,),
-                          "box": (FP8_BK, self.shape.bn)}}
+                          "box": (FP8_BK, self.shape.bn // self.shape.cluster)}}
         return {"A": {"dims": (self.Kp, self.M), "strides": (self.Kp * ELEM_BYTES,),
                       "box": (BK, bm)},
                 "B": {"dims": (self.Np, self.Kp), "strides": (self.Np * ELEM_BYTES,),
@@ -279,6 +294,8 @@ class Plan:
             extra.append("E4M3 in" + (", FP32-promoted sums" if self.promote else ""))
         if self.shape.staged:
             extra.append("staged epilogue")
+        if self.shape.cluster > 1:
+            extra.append(f"clusters of {self.shape.cluster}, B multicast")
         return f"{self.stage.name} ({', '.join(extra)})"
 
 
@@ -290,14 +307,16 @@ def _whole(name, value, minimum=0):
 
 
 def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16", promote=False,
-         tile_m=None, epilogue="direct"):
+         tile_m=None, epilogue="direct", cluster=1):
     """The :class:`Plan` of ``stage`` for an M x N x K problem (``sms``: the device's SMs).
     ``tile_m`` (persistent: 128, or 64 for the decode shapes), ``tile_n`` (persistent: 256, 128 or
     64), ``split_k`` and ``out`` are the persistent kernels' options; ``stage="auto"`` lets
     :func:`choose` set tile_m, tile_n, split_k and the epilogue. ``fmt`` "e4m3": the FP8 rung
     (persistent and pingpong only; out FP32, BF16 or FP16; ``promote``: FP32 running sums,
     128 x 128 or 128 x 64 tiles of the persistent stage). ``epilogue="staged"``: the persistent
-    stage's 128 x 256 tiles with 16-bit output, stored through shared memory (see the module)."""
+    stage's 128 x 256 tiles with 16-bit output, stored through shared memory (see the module).
+    ``cluster=2``: the persistent stage's 128 x 256 tiles in clusters of two blocks that share
+    B's slices (K not split, not promoted; see the module)."""
     M, N, K = (_whole(n, v) for n, v in (("M", M), ("N", N), ("K", K)))
     sms = _whole("sms", sms, 1)
     if fmt not in MAP_TYPES:
@@ -306,20 +325,21 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16"
         if tile_m is not None:
             raise ValueError(f"tile_m={tile_m!r}: stage='auto' picks its own tiles; ask for "
                              f"stage='persistent' to choose the rows")
-        if epilogue != "direct":
-            raise ValueError(f"epilogue={epilogue!r}: stage='auto' picks its own plan; ask for "
-                             f"stage='persistent' to choose the epilogue")
+        for option, value, default in (("epilogue", epilogue, "direct"), ("cluster", cluster, 1)):
+            if value != default:
+                raise ValueError(f"{option}={value!r}: stage='auto' picks its own plan; ask for "
+                                 f"stage='persistent' to choose the {option}")
         picked = choose(M, N, K, sms, fmt, promote, out)
         stage, tile_n, split_k = picked["stage"], picked["tile_n"], picked["split_k"]
-        tile_m, epilogue = picked["tile_m"], picked["epilogue"]
+        tile_m, epilogue, cluster = picked["tile_m"], picked["epilogue"], picked["cluster"]
     st = get_stage(stage)
     split_k = _whole("split_k", split_k, 1)
     if out not in OUTPUTS:
         raise ValueError(f"out must be one of {', '.join(OUTPUTS)}, got {out!r}")
     if not st.persistent and (split_k != 1 or out != "fp32" or tile_n is not None
-                              or tile_m is not None or epilogue != "direct"):
+                              or tile_m is not None or epilogue != "direct" or cluster != 1):
         raise ValueError(f"stage {st.name!r} takes no options (tile_m, tile_n, split_k, out, "
-                         f"epilogue are the persistent stages' options)")
+                         f"epilogue, cluster are the persistent stages' options)")
     if tile_n is not None and (st.name != "persistent" or tile_n not in (256, 128, 64)):
         raise ValueError(f"tile_n={tile_n!r}: the persistent stage takes 256, 128 or 64 "
                          f"(pingpong's tiles are 128 wide)")
@@ -346,6 +366,16 @@ def plan(stage, M, N, K, sms=132, tile_n=None, split_k=1, out="fp32", fmt="fp16"
                              "FP32 128 x 256 tile (128 KiB) does not fit in shared memory beside "
                              "the ring")
         shape = SHAPES["wide_staged"]
+    if cluster not in CLUSTERS:
+        raise ValueError(f"cluster must be one of {', '.join(map(str, CLUSTERS))}, got {cluster!r}")
+    if cluster > 1:
+        if st.name != "persistent" or (shape.bm, shape.bn) != (BM, 256) or split_k != 1 \
+                or promote:
+            raise ValueError(f"cluster={cluster} is built for the persistent stage's 128 x 256 "
+                             f"tiles with K not split and the Tensor Core's own sums, not for "
+                             f"{st.name!r} with {shape.bm} x {shape.bn} tiles, split_k={split_k}"
+                             + (", promote=True" if promote else ""))
+        shape = SHAPES["wide_staged_c2" if shape.staged else "wide_c2"]
     if promote:
         if fmt != FP8 or st.name != "persistent" or shape.bn not in (128, 64) or shape.bm != BM:
             raise ValueError("promote=True is the FP8 persistent kernels' option, with 128 x 128 "
@@ -373,7 +403,7 @@ def _split_ways(tiles, k_slices, sms, min_slices):
 
 def choose(M, N, K, sms=132, fmt="fp16", promote=False, out="fp32"):
     """The plan a problem's shape calls for, and why: a dict with stage, tile_m, tile_n, split_k,
-    epilogue and reason.
+    epilogue, cluster and reason.
 
     1. The widest tiles (128 x 256, else 128 x 128, else 128 x 64) that fill the SMs, splitting
        K if there are fewer tiles than SMs while each split keeps 64 slices (K = 4096): wide
@@ -383,7 +413,8 @@ def choose(M, N, K, sms=132, fmt="fp16", promote=False, out="fp32"):
        beat 256 tiles of 128 x 128 in two waves. The 128 x 256 tiles with 16-bit output take
        the staged epilogue where a block has more than one tile to compute: their stores then
        overlap the next tile's MMAs (in a single wave there is no next tile, and the staging
-       buffer's price, one slice fewer in the ring, is all that is left).
+       buffer's price, one slice fewer in the ring, is all that is left). Unsplit 128 x 256 tiles
+       run in clusters of two blocks that share B's slices (multicast).
     2. Nothing fills the SMs that way (few rows, or a small problem): the 64 x 64 tiles if
        they fill the SMs unsplit, else the 128 x 64 tiles with K split as many ways as fit on
        the SMs while each split keeps 32 slices (K = 2048); shorter splits spend more on adding
@@ -401,6 +432,12 @@ def choose(M, N, K, sms=132, fmt="fp16", promote=False, out="fp32"):
     128 x 4096 x 4096 (128 x 64 tiles split 2 ways: 86.5-90.9), and 95-97 at 16 and
     64 x 8192 x 8192 in FP16 and FP8 (the best 128-row plan: 87-88).
 
+    Clusters, measured on an H100 in one run of interleaved flushed timings against
+    cupy.matmul (RESULTS.md): 91.5 -> 94.7% at 4096^3, 93.1 -> 98.1% at 8192^3 (staged), 94.1 ->
+    99.1% at 4096 x 11008 x 4096 (staged), 89.9 -> 93.7% at 2048^3, 89.5 -> 93.4% at
+    8192 x 4096 x 1024 (staged); FP8 (fast sums) 89.2 -> 92.4% and 92.6 -> 98.5% of
+    _scaled_mm at 4096^3 and 8192^3.
+
     FP8's slices are twice as deep, so those limits are 32 and 16 of its slices. Measured on
     the H200 (benchmarks/RESULTS.md): ping-pong ties with the wide persistent tiles at the
     short-K shape once the output is 16-bit, so the rule does not pick it.
@@ -417,11 +454,13 @@ def choose(M, N, K, sms=132, fmt="fp16", promote=False, out="fp32"):
         if tiles * split >= FULL_WAVE * sms:
             bn = SHAPES[name].bn
             staged = bn == 256 and out != "fp32" and tiles * split > sms
+            cluster = 2 if bn == 256 and split == 1 else 1
             how = f", K split {split} ways: {tiles * split} blocks," if split > 1 else ""
             return {"stage": "persistent", "tile_m": BM, "tile_n": bn, "split_k": split,
-                    "epilogue": "staged" if staged else "direct",
+                    "epilogue": "staged" if staged else "direct", "cluster": cluster,
                     "reason": f"{tiles} tiles of 128 x {bn}{how} fill the {sms} SMs"
-                              + (", stored through shared memory" if staged else "")}
+                              + (", stored through shared memory" if staged else "")
+                              + (", in clusters of two sharing B" if cluster > 1 else "")}
     tiles_m, tiles_n = SHAPES["decode64"].tiles(M, N)
     if not promote and tiles_m * tiles_n >= FULL_WAVE * sms:
         return _narrowest(SHAPES["decode64"], M, N, k_slices, sms, min_slices)
@@ -434,6 +473,6 @@ def _narrowest(shape, M, N, k_slices, sms, min_slices):
     tiles = max(tiles_m * tiles_n, 1)
     split = _split_ways(tiles, k_slices, sms, min_slices)
     return {"stage": "persistent", "tile_m": shape.bm, "tile_n": shape.bn, "split_k": split,
-            "epilogue": "direct",
+            "epilogue": "direct", "cluster": 1,
             "reason": f"{tiles} tiles of {shape.bm} x {shape.bn} for {sms} SMs: K split {split} "
                       f"way(s) -> {tiles * split} blocks"}
