@@ -15,7 +15,9 @@ persistent one block per SM walks many tiles, so loads of the next tile overlap 
            consumer warpgroup each, for decode's few rows), ``split_k=S`` (S blocks share a
            tile's K range), ``out="fp16"``/``"bf16"`` (16-bit output, as cuBLAS's HGEMM),
            ``epilogue="staged"`` (128 x 256 tiles, 16-bit output: idle producer warps store C
-           from shared memory while the consumers compute the next tile)
+           from shared memory while the consumers compute the next tile), ``cluster=2`` (128 x
+           256 tiles in clusters of two blocks, one above the other, that share B's slices: each
+           copies half and the TMA multicasts it to both)
 pingpong   the two consumer warpgroups own alternate 128 x 128 tiles: one stores while the other
            computes (options ``split_k``, ``out``)
 ========== ==================================================================================
