@@ -13,7 +13,8 @@ import pytest
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
-@pytest.mark.parametrize("stem", ["hopper_final_ncu", "hopper_final_ncu_h100"])
+@pytest.mark.parametrize("stem", ["hopper_final_ncu", "hopper_final_ncu_h100",
+                                  "hopper_final_ncu_clusters_h100"])
 def test_a_recorded_profile_summary_is_rebuilt_from_its_csv(stem, tmp_path):
     shutil.copy(BENCH / f"{stem}.csv", tmp_path / "hopper_final_ncu.csv")
     shutil.copy(BENCH / f"{stem}.json", tmp_path / "hopper_final_ncu.json")
