@@ -115,6 +115,15 @@ def decode_configs(M, N, slices, min_slices, **options):
     return found
 
 
+def cluster_configs(M, **options):
+    """From 1024 rows up, the 128 x 256 tiles in clusters of two that share B's slices, with the
+    direct and the staged epilogue."""
+    if M < 1024:
+        return []
+    return [("persistent", {"cluster": 2, **options}),
+            ("persistent", {"cluster": 2, "epilogue": "staged", **options})]
+
+
 def hopper_configs(shape):
     """The auto plan and the alternatives it chose between, 16-bit out; where 128 x 128 tiles
     fill less than two waves (decode, 128 x 4096 x 4096, 1024^3, 2048^3) also the 64-row tiles;
@@ -123,9 +132,7 @@ def hopper_configs(shape):
     o = {"out": "fp16"}
     found = [("auto", o), ("persistent", o), ("persistent", {"epilogue": "staged", **o}),
              ("pingpong", o), ("persistent", {"tile_n": 128, **o})]
-    if M >= 1024:                   # the wide tiles in clusters of two that share B's slices
-        found += [("persistent", {"cluster": 2, **o}),
-                  ("persistent", {"cluster": 2, "epilogue": "staged", **o})]
+    found += cluster_configs(M, **o)
     slices = hopper.ceil_div(K, hopper.BK)
     if M <= 128:
         for tile_n in (64, 128):
@@ -353,9 +360,7 @@ def fp8_configs(shape):
     found = [("auto", o), ("persistent", o), ("persistent", {"epilogue": "staged", **o}),
              ("pingpong", o), ("persistent", {"tile_n": 128, **o}),
              ("auto", p), ("persistent", {"tile_n": 128, **p}), ("persistent", {"tile_n": 64, **p})]
-    if M >= 1024:                   # the wide tiles in clusters of two that share B's slices
-        found += [("persistent", {"cluster": 2, **o}),
-                  ("persistent", {"cluster": 2, "epilogue": "staged", **o})]
+    found += cluster_configs(M, **o)
     slices = hopper.ceil_div(K, hopper.FP8_BK)
     if M <= 128:
         found += [("persistent", {"tile_n": tile_n, "split_k": s, **mode})

@@ -374,33 +374,33 @@ __device__ __forceinline__ void store_rows(const float (&d)[NACC], const float* 
     }
 }
 
+// One box of B: into this block's buffer, or in a cluster into every block's (multicast).
+template <class T>
+__device__ __forceinline__ void copy_b(u32 dst, const TensorMap* map_b, u32 full, int c0, int c1) {
+    if constexpr (T::CLUSTER > 1)
+        tma_load_multicast(dst, map_b, full, c0, c1, (1 << T::CLUSTER) - 1);
+    else
+        tma_load(dst, map_b, full, c0, c1);
+}
+
 // Issue the TMA copies of K slice `k_tile` of output tile (tm, tn) into one stage buffer.
 template <class T>
 __device__ __forceinline__ void load_stage(u32 stage, u32 full, const TensorMap* map_a,
                                            const TensorMap* map_b, int tm, int tn, int k_tile) {
     mbar_arrive_expect_tx(full, T::STAGE_BYTES);
     tma_load(stage, map_a, full, k_tile * BK, tm * T::BM);   // A's box: BM rows (hopper/stages.py)
+    const int rank = T::CLUSTER > 1 ? (int)cluster_rank() : 0;   // CLUSTER: this block's share
 #if HOPPER_FP8         // B is N x K: BN rows of 128 bytes, one box (CLUSTER: one box per block)
-    if constexpr (T::CLUSTER > 1) {
-        constexpr int ROWS = T::BN / T::CLUSTER;
-        const int rank = (int)cluster_rank();
-        tma_load_multicast(stage + T::A_TILE_BYTES + rank * ROWS * 128, map_b, full, k_tile * BK,
-                           tn * T::BN + rank * ROWS, (1 << T::CLUSTER) - 1);
-    } else {
-        tma_load(stage + T::A_TILE_BYTES, map_b, full, k_tile * BK, tn * T::BN);
-    }
-#else                                          // CLUSTER: this block's share of B, for all
+    constexpr int ROWS = T::BN / T::CLUSTER;
+    copy_b<T>(stage + T::A_TILE_BYTES + rank * ROWS * 128, map_b, full, k_tile * BK,
+              tn * T::BN + rank * ROWS);
+#else
     constexpr int BOXES = T::BN / B_BOX / T::CLUSTER;
-    const int first = T::CLUSTER > 1 ? (int)cluster_rank() * BOXES : 0;
 #pragma unroll
     for (int i = 0; i < BOXES; ++i) {
-        const int box = first + i;
-        const u32 dst = stage + T::A_TILE_BYTES + box * B_BOX_BYTES;
-        if constexpr (T::CLUSTER > 1)
-            tma_load_multicast(dst, map_b, full, tn * T::BN + box * B_BOX, k_tile * BK,
-                               (1 << T::CLUSTER) - 1);
-        else
-            tma_load(dst, map_b, full, tn * T::BN + box * B_BOX, k_tile * BK);
+        const int box = rank * BOXES + i;
+        copy_b<T>(stage + T::A_TILE_BYTES + box * B_BOX_BYTES, map_b, full,
+                  tn * T::BN + box * B_BOX, k_tile * BK);
     }
 #endif
 }
