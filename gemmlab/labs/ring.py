@@ -13,10 +13,10 @@ steps or bytes.
 import numpy as np
 
 from ..collectives.buffers import chunk_bounds
-from ..judging import FAIL, PASS, is_missing, where_it_lives
+from ..judging import FAIL, PASS, is_missing
 from .kinds import CodeLab, NoAnswer, as_array
 from .limits import TIME_LIMIT
-from .ranks import RankRun, run_plain, run_ranks
+from .ranks import MAX_RANKS, run_answer, run_ranks
 
 RANDOM_BITS = 6
 
@@ -252,8 +252,7 @@ def _diagnose_traffic(tags, run):
 def check_ring(fn, n, length, seed=0):
     """(status, feedback) of ``fn`` as a ring all-reduce on n ranks of ``length`` int64 values."""
     tags = Tags(n, length, seed)
-    plain = where_it_lives(fn, run_plain, [(x,) for x in tags.inputs], False, TIME_LIMIT)
-    run = RankRun.from_plain(plain).annotated(tags.annotate)
+    run = run_answer(fn, [(x,) for x in tags.inputs], False, TIME_LIMIT).annotated(tags.annotate)
     if run.error:
         return FAIL, run.error
     if all(is_missing(out) for out in run.outputs):
@@ -274,6 +273,7 @@ class RingLab(CodeLab):
     """07.lab_ring: ``ring_allreduce(comm, x)`` on 1 to 8 ranks, lengths that do and do not
     divide by N."""
     function = "your ring_allreduce"
+    in_runtime, ranks = True, MAX_RANKS     # a cell's ranks: processes of the answer runtime
     PUBLIC = [(4, 16, 0), (3, 11, 1), (8, 29, 2), (1, 6, 3)]
 
     def cases(self):
