@@ -239,14 +239,21 @@ def _diagnose_traffic(tags, run):
         r = bad[0]
         return (f"the sums are right, but rank {r} sent {sent[r]} bytes = {sent[r] / S:.3g} S; a "
                 f"ring rank sends 2(N-1)/N S = {expected / S:.3g} S: one chunk of S/N per step.")
+    return _blind(run)
+
+
+def _blind(run):
+    """The first message that carried no partial sum (zeros, say), named; None if every one
+    did: the sums travel in the messages, whatever else the ranks might share."""
     blind = [(t, data) for t, data in zip(run.trace, run.payloads, strict=True)
-             if t.phase == "unknown"]   # the sums travel in the messages, whatever ranks share
-    if blind:
-        t, data = blind[0]
-        return (f"the ring's messages carried {'no partial sums' if np.any(data) else 'zeros'}: "
-                f"rank {t.src} to rank {t.dst} in step {t.step}, {len(blind)} of "
-                f"{len(run.trace)} messages. Each rank adds what arrives and sends that on.")
-    return None
+             if t.phase == "unknown"]
+    if not blind:
+        return None
+    t, data = blind[0]
+    return (f"the ring's messages carried {'no partial sums' if np.any(data) else 'zeros'}: "
+            f"rank {t.src} to rank {t.dst} in step {t.step}, {len(blind)} of "
+            f"{len(run.trace)} messages. Each rank adds what arrives and sends that on: a rank "
+            f"is a process of its own, and nothing but its messages reaches the others.")
 
 
 def check_ring(fn, n, length, seed=0):
@@ -264,7 +271,8 @@ def check_ring(fn, n, length, seed=0):
             return FAIL, _diagnose_shape(tags, r, arr)
         outs.append(arr)
     if any(not np.array_equal(out, tags.total) for out in outs):
-        return FAIL, _diagnose_results(tags, outs, run)
+        zeros = any(not np.any(data) for data in run.payloads)  # never a partial sum
+        return FAIL, (zeros and _blind(run)) or _diagnose_results(tags, outs, run)
     problem = _diagnose_traffic(tags, run)
     return (FAIL, problem) if problem else (PASS, "")
 

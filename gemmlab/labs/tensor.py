@@ -90,8 +90,9 @@ class ShardedLab(CodeLab):
 
     def check_case(self, fn, case):
         run = run_answer(fn, case["args"], True, TIME_LIMIT)
-        if run.error:
-            return FAIL, self.failed_run(case, run) or _matmul_hint(run.error, self.error_hint)
+        if run.error:       # an all-reduce given zeros first: the sum went another way
+            return FAIL, (self.wrong_contribution(case, run) or self.failed_run(case, run)
+                          or _matmul_hint(run.error, self.error_hint))
         if all(is_missing(out) for out in run.outputs):
             raise NoAnswer()
         outs = [as_array(out, f"rank {r}") for r, out in enumerate(run.outputs)]
