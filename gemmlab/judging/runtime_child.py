@@ -411,9 +411,12 @@ def ranks(inp, out, quiet, request):
     scope = {"HANDOUTS": handouts(request)}
     os.dup2(quiet, 2)
     pairs = [(int(a), int(b)) for a, b in request["ranks"]]
-    if sys.platform == "linux":     # PR_SET_DUMPABLE 0: no ptrace, no /proc/PID/mem, for any
-        import ctypes               # process of the same user (the siblings)
-        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+    if sys.platform == "linux":     # inherited by the ranks: PR_SET_DUMPABLE 0 (no ptrace, no
+        import ctypes               # /proc/PID/mem for the siblings), PR_SET_NO_NEW_PRIVS, and
+        libc = ctypes.CDLL(None)    # as root no capability (the rlimits then hold: capset v3)
+        libc.prctl(4, 0, 0, 0, 0)
+        libc.prctl(38, 1, 0, 0, 0)
+        libc.capset((ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)())
     if resource is not None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (0, 0))
     write_frame(out, {"ok": True})
