@@ -116,7 +116,8 @@ def _open(os, fd):
 def test_a_rank_finds_only_its_own_pipes_and_no_process_s_memory():
     for result in (checked(SNOOP), graded(SNOOP)):
         assert result.status == "fail", result.feedback
-        assert "rank 0 raised RuntimeError: nothing reached: " in result.feedback, result.feedback
+        # whichever rank raises first is named
+        assert " raised RuntimeError: nothing reached: " in result.feedback, result.feedback
         seen = ast.literal_eval(result.feedback.split("nothing reached: ", 1)[1].split(" at line")[0])
         assert len(seen["fds"]) == 2, seen      # its own two pipe ends, none of another rank
         assert seen["parent"] == seen["self"] == "refused"   # no file opens (RLIMIT_NOFILE 0)
