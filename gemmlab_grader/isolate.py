@@ -125,12 +125,12 @@ class ConfinedCompiler:
 
 def confined_runtime(isolation):
     """How the answer runtime starts here: under the limits, in the sandbox with no package."""
-    def start(argv, folder, env):
+    def start(argv, folder, env, pass_fds=()):
         if isolation.sandbox:
             argv = sandbox.command(argv, folder, (), isolation.hidden_paths,
                                    memory_bytes=isolation.limits.memory_bytes)
         tree = sandbox.Tree(argv, isolation.limits, isolation.sandbox, cwd=folder, env=env,
-                            stdin=-1, stdout=-1, stderr=subprocess.DEVNULL)
+                            stdin=-1, stdout=-1, stderr=subprocess.DEVNULL, pass_fds=pass_fds)
         return tree.popen, tree.kill
     return start
 

@@ -11,6 +11,7 @@ refuses that (`--no-sandbox`, or a bubblewrap missing or unable to start), throu
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -262,6 +263,25 @@ def test_the_tensor_core_lab_s_attacks_reach_no_matrix(full):
         row = full.rows[student]
         assert row["results"]["12.lab_wmma"] == "fail", (student, row["feedback"])
         assert says in row["feedback"]["12.lab_wmma"], (student, row["feedback"])
+
+
+RANK_ATTACKS = {"attack_ranks_class_attribute": ("the ring's messages carried zeros",),
+                "attack_ranks_builtins": ("the ring's messages carried zeros",),
+                "attack_ranks_default_argument": ("the ring's messages carried zeros",),
+                "attack_ranks_snooper": ("nothing reached: {'fds': [",),
+                "attack_ranks_sibling_killer": ("s process ended: signal SIGKILL",
+                                                "the process running your code broke off")}
+
+
+def test_the_rank_labs_attacks_share_nothing_between_ranks(full):
+    """Issue 54, item 3: each rank is a process of its own, and the judge routes every message."""
+    for student, says in RANK_ATTACKS.items():
+        row = full.rows[student]
+        feedback = row["feedback"]["07.lab_ring"]
+        assert row["results"]["07.lab_ring"] == "fail", (student, feedback)
+        assert any(s in feedback for s in says), (student, feedback)
+    snooped = full.rows["attack_ranks_snooper"]["feedback"]["07.lab_ring"]
+    assert re.search(r"'fds': \[\d+, \d+\], 'parent': 'refused'", snooped), snooped  # its own
 
 
 def test_the_repository_cannot_be_read_from_the_sandbox(full):

@@ -290,7 +290,11 @@ def test_a_sum_carried_past_the_all_reduce_fails_on_each_ranks_contribution(qid,
     graded = judge_code(qid, source, name, seed=4, timeout=240)
     for result in (checked, graded):
         assert result.status == "fail", result.feedback
-        assert message in result.feedback, result.feedback
+    assert message in checked.feedback, checked.feedback
+    # graded, each rank is a process of its own: the shared dict holds only its own part, so
+    # the ranks that wait for the others' parts never finish
+    graded_says = "did not finish within" if source is SHARED_ATTENTION else message
+    assert graded_says in graded.feedback, graded.feedback
 
 
 def test_a_rank_may_add_its_share_of_the_bias_before_the_sum():

@@ -108,11 +108,11 @@ def plain_channel(timeout=120.0):
     return Channel(popen, timeout, end)
 
 
-def plain_child(argv, cwd, env):
-    """``argv`` as a plain child with pipes, in a session of its own; (popen, a function that
-    ends it and all it started)."""
+def plain_child(argv, cwd, env, pass_fds=()):
+    """``argv`` as a plain child with pipes (and the fds ``pass_fds``), in a session of its own;
+    (popen, a function that ends it and all it started)."""
     popen = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, pass_fds=pass_fds,
                              # POSIX only: Windows ignores it, and end() falls back to kill()
                              start_new_session=True)
 

@@ -6,15 +6,20 @@ frames, any spelling yet to be found) reaches only what the answer was handed. A
 hand-out (a lab's ``wmma``) stays here: the runtime holds handles, and each of its calls asks
 this side (:class:`Served`, :func:`served`). Cases, references and comparisons stay here
 (:func:`.cell.judge_loaded`). ``check()`` starts it as a plain child, the grader in its sandbox
-with no package file (``confine``); the source check is a lint.
+with no package file (``confine``); the source check is a lint. A kind with ``ranks`` (the rank
+labs) gets a runtime that forks one process per rank for each run (:class:`Ranked`), each
+talking to the judge through its own pipe pair (:class:`Pipes`).
 """
 import dis
 import inspect
+import json
 import os
+import select
 import shutil
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +28,7 @@ from . import allow
 from .cell import Channel, judge_loaded, plain_child
 from .kinds import Function
 from .verdict import FAIL
+from .worker import MAX_FRAME, frame
 
 CHILD = Path(__file__).with_name("runtime_child.py").read_text(encoding="utf-8")
 NUMPY_HOME = os.path.dirname(os.path.dirname(np.__file__))
@@ -113,10 +119,19 @@ def judge(question, source, name, rng=None, timeout=30.0, confine=plain_child):
         return FAIL, problem
     setup, uses_numpy = setup_of(question.allows)
     folder = tempfile.mkdtemp(prefix="gemmlab-answer-")
-    popen, end = confine([sys.executable, "-I", "-S", "-c", CHILD], folder, dict(ENV))
-    channel = Served(popen, timeout, end)
+    pipes = [Pipes() for _ in range(getattr(question.kind, "ranks", 0))]
+    theirs = [fd for p in pipes for fd in p.theirs]
+    try:
+        popen, end = confine([sys.executable, "-I", "-S", "-c", CHILD], folder, dict(ENV),
+                             **({"pass_fds": theirs} if pipes else {}))
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    channel = Ranked(popen, timeout, end, pipes) if pipes else Served(popen, timeout, end)
     message = {"op": "load", "source": str(source), "name": str(name), "setup": setup,
                "numpy": NUMPY_HOME if uses_numpy else None, "standins": question.allows.standins}
+    if pipes:
+        message["ranks"] = [p.theirs for p in pipes]
     try:
         return judge_loaded(question, channel, message, name, rng, picture=False)
     finally:
@@ -149,3 +164,98 @@ def served(fn, serve, *args):
         return fn(*args)
     finally:
         channel.serve = None
+
+
+class Pipes:
+    """The judge's ends of one rank's pipes (requests to it, its frames back), non-blocking;
+    ``theirs``: the other ends, passed to the runtime at spawn. Each wait polls ``alive()``
+    (which raises to give up) every 50 ms."""
+
+    def __init__(self):
+        theirs_in, self.out = os.pipe()
+        self.inp, theirs_out = os.pipe()
+        self.theirs, self.buffer = (theirs_in, theirs_out), b""
+        for fd in (self.inp, self.out):
+            os.set_blocking(fd, False)
+
+    def read(self, alive):
+        """The next frame from the rank (None if the runtime is gone)."""
+        while True:
+            if len(self.buffer) >= 8:
+                size = int.from_bytes(self.buffer[:8], "big")
+                if size > MAX_FRAME:
+                    raise ValueError(f"a frame of {size} bytes from a rank")
+                if len(self.buffer) >= 8 + size:
+                    body, self.buffer = self.buffer[8:8 + size], self.buffer[8 + size:]
+                    return json.loads(body)
+            if select.select([self.inp], [], [], 0.05)[0]:
+                chunk = os.read(self.inp, 1 << 20)
+                if not chunk:
+                    return None
+                self.buffer += chunk
+            else:
+                alive()
+
+    def write(self, obj, alive):
+        data = memoryview(frame(obj))
+        while data:
+            if select.select([], [self.out], [], 0.05)[1]:
+                data = data[os.write(self.out, data):]
+            else:
+                alive()
+
+    def drain(self):
+        """Forget what the rank's process wrote and nobody read (it is gone)."""
+        try:
+            while os.read(self.inp, 1 << 20):
+                pass
+        except BlockingIOError:
+            pass
+        self.buffer = b""
+
+    def close(self):
+        for fd in (self.inp, self.out):
+            os.close(fd)
+
+
+class Ranked(Served):
+    """The channel to a rank labs' runtime (:func:`gemmlab.judging.runtime_child.ranks`): its
+    load request sets it up and one rank process loads the cell for the load reply; then
+    :meth:`fork` starts a run's rank processes, which talk through ``pipes``, and :meth:`end`
+    ends them."""
+
+    def __init__(self, popen, timeout, end, pipes):
+        super().__init__(popen, timeout, end)
+        self.pipes = pipes
+
+    def request(self, message):
+        if not (isinstance(message, dict) and message.get("op") == "load"):
+            return super().request(message)
+        super().request(message)
+        self.fork(1)
+        try:
+            return self.pipes[0].read(self._in_time) or {"ok": False, "error": {
+                "type": "CodeError", "message": "the process running your cell ended"}}
+        finally:
+            self.end()
+
+    def _in_time(self):
+        if time.monotonic() > self.deadline:
+            raise TimeoutError(f"no answer within {self.timeout:g} s (an endless loop, or a "
+                               f"very slow one?)")
+
+    def fork(self, p):
+        if not 1 <= p <= len(self.pipes):
+            raise ValueError(f"{p} ranks: this runtime has pipes for 1 to {len(self.pipes)}")
+        super().request({"op": "fork", "p": p})
+
+    def end(self):
+        super().request({"op": "end"})
+        for pipes in self.pipes:
+            pipes.drain()
+
+    def close(self):
+        super().close()
+        for pipes in self.pipes:
+            pipes.close()
+        self.pipes = []

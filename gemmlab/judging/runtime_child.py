@@ -9,10 +9,18 @@ between a call and its reply (``{"ok": true, "ask": {"call", "args", "kwargs", "
 never answered: the judge keeps what it refuses), and what it gives back is a :class:`Handle`
 numbered here. Before the cell runs, the process
 loses the right to open any file (RLIMIT_NOFILE 0): no reading, no importing what is not loaded.
+The rank labs' runtime (``"ranks"`` in the load request: the fds of one pipe pair per rank,
+passed by the judge at spawn) never runs the cell itself: for each ``{"op": "fork", "p"}`` it
+forks p rank processes (:func:`rank`), each of which keeps only its own pair, loads the cell,
+replies its load reply there, reads ``{"args"}`` and runs ``fn(Comm(r, p), *args)``; its
+:class:`Comm` asks the judge for every message (``{"ask": {"call", "args"}}``, answered
+``{"ok", "value"|"error"}``). A rank that ends is told on its pipe (``{"ended": code}``);
+``{"op": "end"}`` kills those still running and empties their request pipes.
 """
 import base64
 import json
 import os
+import select
 import struct
 import sys
 
@@ -39,9 +47,13 @@ def read_frame(stream):
     return None if body is None else json.loads(body)
 
 
-def write_frame(stream, obj):
+def frame(obj):
     data = json.dumps(obj).encode("utf-8")
-    stream.write(struct.pack(">Q", len(data)) + data)
+    return struct.pack(">Q", len(data)) + data
+
+
+def write_frame(stream, obj):
+    stream.write(frame(obj))
 
 
 class AllowError(RuntimeError):
@@ -113,6 +125,46 @@ def remote(call, seen):
         return Handle(REFS[0] - 1, seen)
     asked.__name__ = call
     return asked
+
+
+class Comm:
+    """A rank's ``comm`` (the rank labs): ``rank``, ``size`` and the calls, each of which asks
+    the judge, which routes every message between the rank processes, and waits for its reply."""
+    __slots__ = ("rank", "size")
+
+    def __init__(self, rank, size):
+        self.rank, self.size = rank, size
+
+    def __repr__(self):
+        return f"RankComm(rank={self.rank}, size={self.size})"
+
+    def send(self, dst, a):
+        return ask("send", dst, a)
+
+    def recv(self, src):
+        return ask("recv", src)
+
+    def sendrecv(self, a, dst, src):
+        return ask("sendrecv", a, dst, src)
+
+    def all_reduce(self, a):
+        return ask("all_reduce", a)
+
+    def all_gather(self, a, axis=-1):
+        return ask("all_gather", a, axis)
+
+
+def ask(call, *args):
+    """The judge's reply to one comm call: its value, or the error it raised, raised here."""
+    write_frame(PIPES[1], {"ask": {"call": call, "args": [encode(a) for a in args]}})
+    reply = read_frame(PIPES[0])
+    if reply is None:
+        os._exit(0)         # the judge is gone
+    if not reply.get("ok"):
+        error = reply.get("error") or {}
+        raise {"TypeError": TypeError, "ValueError": ValueError}.get(
+            error.get("type"), RuntimeError)(str(error.get("message")))
+    return decode(reply.get("value"), None)
 
 
 def grant(path, value):
@@ -319,6 +371,8 @@ def main():
     inp, out, quiet = pipes()
     PIPES.extend((inp, out))
     request = read_frame(inp)
+    if request.get("ranks"):
+        return ranks(inp, out, quiet, request)
     standins = request.get("standins")
     namespace, reply = load(request, quiet)
     write_frame(out, reply)
@@ -347,6 +401,85 @@ def serve(inp, out, call, cell=False):
             write_frame(out, reply)
         except (TypeError, ValueError, RecursionError) as exc:
             write_frame(out, {"ok": False, "error": error(exc)})
+
+def ranks(inp, out, quiet, request):
+    """The rank labs' runtime: NumPy and the hand-outs loaded, then no file can be opened and no
+    memory read by another process (not dumpable: its children inherit it); it forks each
+    case's rank processes and never runs the cell itself, so nothing of one case reaches the
+    next. ``{"op": "fork", "p"}`` is answered once they are forked, ``{"op": "end"}`` once
+    they are gone and their request pipes empty."""
+    scope = {"HANDOUTS": handouts(request)}
+    os.dup2(quiet, 2)
+    pairs = [(int(a), int(b)) for a, b in request["ranks"]]
+    if sys.platform == "linux":     # inherited by the ranks: PR_SET_DUMPABLE 0 (no ptrace, no
+        import ctypes               # /proc/PID/mem for the siblings), PR_SET_NO_NEW_PRIVS, and
+        libc = ctypes.CDLL(None)    # as root no capability (the rlimits then hold: capset v3)
+        libc.prctl(4, 0, 0, 0, 0)
+        libc.prctl(38, 1, 0, 0, 0)
+        libc.capset((ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)())
+    if resource is not None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (0, 0))
+    write_frame(out, {"ok": True})
+    while True:
+        order = read_frame(inp)
+        if order is None or order.get("op") != "fork":
+            return
+        children = {}
+        for r in range(int(order["p"])):
+            pid = os.fork()
+            if pid == 0:
+                rank(r, int(order["p"]), pairs[r], request, scope["HANDOUTS"])
+            children[pid] = r
+        write_frame(out, {"ok": True})
+        while children and not select.select([inp], [], [], 0.005)[0]:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            fd = pairs[children.pop(pid)][1] if pid in children else None
+            if fd is not None and select.select([], [fd], [], 0)[1]:
+                os.write(fd, frame({"ended": os.waitstatus_to_exitcode(status)}))
+        read_frame(inp)                                     # {"op": "end"}
+        for pid in children:
+            os.kill(pid, 9)
+        for pid in children:
+            os.waitpid(pid, 0)
+        for fd, _ in pairs:                                 # what no rank read
+            os.set_blocking(fd, False)
+            try:
+                while os.read(fd, 1 << 16):
+                    pass
+            except BlockingIOError:
+                pass
+            os.set_blocking(fd, True)
+        write_frame(out, {"ok": True})
+
+
+def rank(r, p, pair, request, given):
+    """Rank r's process (never returns): every fd but its own pipes closed, no process or
+    thread to start, no file to open; then the cell, its load reply, the call on its
+    arguments and the result (or the error), each a frame on its pipe."""
+    try:
+        for low, high in ((3, min(pair)), (min(pair) + 1, max(pair)), (max(pair) + 1, 1 << 16)):
+            os.closerange(low, high)
+        PIPES[:] = [os.fdopen(pair[0], "rb", buffering=0), os.fdopen(pair[1], "wb", buffering=0)]
+        if resource is not None:
+            resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+        name, source = str(request["name"]), str(request["source"])
+        CELL.extend(source.splitlines())
+        namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+        exec("def check(*args, **kwargs):\n    return None\n", namespace)
+        namespace.update(given)
+        reply = loaded(namespace, name, source)
+        write_frame(PIPES[1], reply)
+        args = read_frame(PIPES[0])
+        if args and reply.get("callable"):
+            try:
+                value = {"ok": True, "value": encode(namespace[name](
+                    Comm(r, p), *[decode(a, None) for a in args["args"]]))}
+            except BaseException as exc:  # noqa: B036 the student's code may raise anything
+                value = {"ok": False, "error": error(exc, cell=True)}
+            write_frame(PIPES[1], value)
+    finally:
+        os._exit(0)
+
 
 if __name__ == "__main__":
     main()

@@ -6,6 +6,12 @@ returns a :class:`RankRun`: what every rank returned, the trace of point-to-poin
 ``Transfer`` records of :mod:`gemmlab.collectives`, so the ring stepper can replay a student's
 run), and the log of collectives (the ``CommLog`` of :mod:`gemmlab.parallel`).
 
+A lab judges a notebook cell's program with :func:`run_answer`: in the answer runtime each rank
+is a process of its own, forked from a parent that never ran the cell (no global, class,
+builtin or default is shared), and each thread here is that rank's :class:`Relay`, which does
+every comm call its process asks for on its RankComm: the judge routes and records every
+message, and the trace holds exactly what crossed between the ranks.
+
 The rules are those of a real MPI job with large messages:
 
 * ``comm.send(dst, a)`` is a rendezvous: it returns once rank ``dst`` has received the data
@@ -28,13 +34,16 @@ then recv" on every rank takes two.
 import threading
 import time
 from collections import deque
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 import numpy as np
 
 from ..collectives import ring_allgather, ring_allreduce
 from ..collectives.result import Transfer, make_result
+from ..judging import values
+from ..judging.cell import CellFunction, describe_exit, exception_from
+from ..judging.runtime import Ranked
 from ..parallel.comm import CommLog, CommRecord, comm_record
 from .deadlock import describe_deadlock
 from .limits import DEFAULT_TIME_LIMIT, Stop, raise_in_thread, short_traceback
@@ -101,23 +110,6 @@ class RankRun:
         trace = [t._replace(**dict(zip(("chunk", "phase"), label(t.src, t.dst, data), strict=True)))
                  for t, data in zip(self.trace, self.payloads, strict=True)]
         return replace(self, trace=trace)
-
-    def to_plain(self):
-        """The run (not yet annotated) as plain data: tuples, lists, dicts, arrays, numbers and
-        strings, what can travel from the process that ran a student's code to the one that
-        judges it."""
-        plain = {f.name: getattr(self, f.name) for f in fields(self)}
-        plain["trace"] = [tuple(t) for t in self.trace]
-        plain["collectives"] = [asdict(c) for c in self.collectives]
-        return plain
-
-    @classmethod
-    def from_plain(cls, data):
-        """The inverse of :meth:`to_plain`."""
-        calls = [CollectiveCall(**{**c, "record": CommRecord(**c["record"])})
-                 for c in data["collectives"]]
-        return cls(**{**data, "trace": [Transfer(*t) for t in data["trace"]],
-                      "collectives": calls})
 
     def result(self, algorithm="your program"):
         """The run as a CollectiveResult (outputs, byte ledger, trace), as the ring stepper
@@ -400,6 +392,8 @@ def run_ranks(program: Callable, per_rank_args, allow_collectives=True,
             pass
         except LabRuleError as exc:
             _fail(world, "rule", rank, str(exc))
+        except RankEnded as exc:
+            _fail(world, "ended", rank, str(exc))
         except Exception as exc:  # the student's code: report it, naming the rank
             _fail(world, "error", rank, short_traceback(exc, program))
         finally:
@@ -454,14 +448,81 @@ def _finish(world, outputs, busy, time_limit):
                      f"far more work than the lab needs)")
     elif failure == "rule":
         run.error = f"rank {rank}: {message}"
+    elif failure == "ended":
+        run.error = f"rank {rank}'s process ended: {message}"
     else:
         run.error = f"rank {rank} raised {message}"
     return run
 
 
-def run_plain(program, per_rank_args, allow_collectives=True, time_limit=DEFAULT_TIME_LIMIT):
-    """:func:`run_ranks` as plain data (:meth:`RankRun.to_plain`): the run helper the labs hand
-    to :func:`~gemmlab.judging.where.where_it_lives`, which runs it in the process that holds the
-    student's code."""
-    return run_ranks(program, per_rank_args, allow_collectives, time_limit).to_plain()
+class RankEnded(Exception):
+    """A rank's process ended without its result (killed, crashed, exited)."""
 
+
+CALLS = ("send", "recv", "sendrecv", "all_reduce", "all_gather")
+MAX_RANKS = 8           # the most ranks a lab runs (the answer runtime's pipe pairs)
+
+
+def run_answer(fn, per_rank_args, allow_collectives=True, time_limit=DEFAULT_TIME_LIMIT):
+    """:func:`run_ranks` of a lab's answer: a cell judged in the answer runtime runs one process
+    per rank (:class:`Relay`); a function that lives here (a file's, a test's) runs as it is."""
+    channel = fn.channel if isinstance(fn, CellFunction) else None
+    if not isinstance(channel, Ranked):
+        return run_ranks(fn, per_rank_args, allow_collectives, time_limit)
+    channel.fork(len(per_rank_args))
+    try:
+        return run_ranks(Relay(channel), per_rank_args, allow_collectives, time_limit)
+    finally:
+        channel.end()
+
+
+class Relay:
+    """Rank r's program when rank r is a process of the answer runtime: it sends the rank its
+    arguments, does each comm call the process asks for on the rank's RankComm (what it raises
+    for the arguments goes back to be raised there) and returns the rank's result. (An object,
+    not a function: an error's line is the cell's, which the process names.)"""
+
+    def __init__(self, channel):
+        self.channel = channel
+
+    def __call__(self, comm, *args):
+        pipes = self.channel.pipes[comm.rank]
+
+        def alive():
+            if comm._world.stop is not None:
+                raise Stop()
+        loaded = self._next(pipes, alive)
+        if not loaded.get("ok") or loaded.get("state") != "value":
+            error = loaded.get("error") or {}
+            raise RankEnded(f"its cell raised {str(error.get('type'))[:60]}: "
+                            f"{str(error.get('message'))[:300]}" if not loaded.get("ok") else
+                            f"its cell defines no function ({loaded.get('state')})")
+        pipes.write({"args": [values.encode(a) for a in args]}, alive)
+        while True:
+            message = self._next(pipes, alive)
+            if "ask" not in message:
+                break
+            pipes.write(self.answer(comm, message["ask"]), alive)
+        if message.get("ok"):
+            return values.decode(message.get("value"))
+        raise exception_from(message.get("error") or {})
+
+    @staticmethod
+    def _next(pipes, alive):
+        message = pipes.read(alive)
+        if not isinstance(message, dict) or "ended" in message:
+            code = message.get("ended") if isinstance(message, dict) else None
+            raise RankEnded(describe_exit(code) if isinstance(code, int) else "no reply")
+        return message
+
+    @staticmethod
+    def answer(comm, ask):
+        """The reply to one comm call the rank's process asked for."""
+        call = ask.get("call") if isinstance(ask, dict) else None
+        if call not in CALLS:
+            raise LabRuleError(f"comm.{str(call)[:40]} is not a comm call")
+        try:
+            args = [values.decode(a) for a in ask.get("args", [])]
+            return {"ok": True, "value": values.encode(getattr(comm, call)(*args))}
+        except (TypeError, ValueError) as exc:    # its arguments: raised in the rank's code
+            return {"ok": False, "error": {"type": type(exc).__name__, "message": str(exc)}}

@@ -13,10 +13,10 @@ steps or bytes.
 import numpy as np
 
 from ..collectives.buffers import chunk_bounds
-from ..judging import FAIL, PASS, is_missing, where_it_lives
+from ..judging import FAIL, PASS, is_missing
 from .kinds import CodeLab, NoAnswer, as_array
 from .limits import TIME_LIMIT
-from .ranks import RankRun, run_plain, run_ranks
+from .ranks import MAX_RANKS, run_answer, run_ranks
 
 RANDOM_BITS = 6
 
@@ -239,21 +239,27 @@ def _diagnose_traffic(tags, run):
         r = bad[0]
         return (f"the sums are right, but rank {r} sent {sent[r]} bytes = {sent[r] / S:.3g} S; a "
                 f"ring rank sends 2(N-1)/N S = {expected / S:.3g} S: one chunk of S/N per step.")
+    return _blind(run)
+
+
+def _blind(run):
+    """The first message that carried no partial sum (zeros, say), named; None if every one
+    did: the sums travel in the messages, whatever else the ranks might share."""
     blind = [(t, data) for t, data in zip(run.trace, run.payloads, strict=True)
-             if t.phase == "unknown"]   # the sums travel in the messages, whatever ranks share
-    if blind:
-        t, data = blind[0]
-        return (f"the ring's messages carried {'no partial sums' if np.any(data) else 'zeros'}: "
-                f"rank {t.src} to rank {t.dst} in step {t.step}, {len(blind)} of "
-                f"{len(run.trace)} messages. Each rank adds what arrives and sends that on.")
-    return None
+             if t.phase == "unknown"]
+    if not blind:
+        return None
+    t, data = blind[0]
+    return (f"the ring's messages carried {'no partial sums' if np.any(data) else 'zeros'}: "
+            f"rank {t.src} to rank {t.dst} in step {t.step}, {len(blind)} of "
+            f"{len(run.trace)} messages. Each rank adds what arrives and sends that on: a rank "
+            f"is a process of its own, and nothing but its messages reaches the others.")
 
 
 def check_ring(fn, n, length, seed=0):
     """(status, feedback) of ``fn`` as a ring all-reduce on n ranks of ``length`` int64 values."""
     tags = Tags(n, length, seed)
-    plain = where_it_lives(fn, run_plain, [(x,) for x in tags.inputs], False, TIME_LIMIT)
-    run = RankRun.from_plain(plain).annotated(tags.annotate)
+    run = run_answer(fn, [(x,) for x in tags.inputs], False, TIME_LIMIT).annotated(tags.annotate)
     if run.error:
         return FAIL, run.error
     if all(is_missing(out) for out in run.outputs):
@@ -265,7 +271,8 @@ def check_ring(fn, n, length, seed=0):
             return FAIL, _diagnose_shape(tags, r, arr)
         outs.append(arr)
     if any(not np.array_equal(out, tags.total) for out in outs):
-        return FAIL, _diagnose_results(tags, outs, run)
+        zeros = any(not np.any(data) for data in run.payloads)  # never a partial sum
+        return FAIL, (zeros and _blind(run)) or _diagnose_results(tags, outs, run)
     problem = _diagnose_traffic(tags, run)
     return (FAIL, problem) if problem else (PASS, "")
 
@@ -274,6 +281,7 @@ class RingLab(CodeLab):
     """07.lab_ring: ``ring_allreduce(comm, x)`` on 1 to 8 ranks, lengths that do and do not
     divide by N."""
     function = "your ring_allreduce"
+    in_runtime, ranks = True, MAX_RANKS     # a cell's ranks: processes of the answer runtime
     PUBLIC = [(4, 16, 0), (3, 11, 1), (8, 29, 2), (1, 6, 3)]
 
     def cases(self):

@@ -14,13 +14,13 @@ all-gather the layer does not need (with the real ratio of bytes), W_O split by 
 import numpy as np
 
 from ..collectives.cost import ring_send_bytes
-from ..judging import FAIL, PASS, is_missing, where_it_lives
+from ..judging import FAIL, PASS, is_missing
 from ..parallel.attention import attention_reference, megatron_attention
 from ..parallel.ffn import ffn_reference, megatron_ffn
 from ..parallel.sharding import row_parallel
 from .kinds import CodeLab, NoAnswer, as_array
 from .limits import TIME_LIMIT
-from .ranks import RankRun, run_plain
+from .ranks import MAX_RANKS, run_answer
 
 
 # -- shared by the four checks --
@@ -69,6 +69,7 @@ class ShardedLab(CodeLab):
     mistakes that make the values wrong, known wrong values, other wrong values, collectives that
     are not needed)."""
     error_hint = ""
+    in_runtime, ranks = True, MAX_RANKS     # a cell's ranks: processes of the answer runtime
 
     def cases(self):
         return [self.make_case(p, np.random.default_rng(seed)) for p, seed in ((2, 1), (4, 2),
@@ -88,9 +89,10 @@ class ShardedLab(CodeLab):
                 f"{self.needed_words}")
 
     def check_case(self, fn, case):
-        run = RankRun.from_plain(where_it_lives(fn, run_plain, case["args"], True, TIME_LIMIT))
-        if run.error:
-            return FAIL, self.failed_run(case, run) or _matmul_hint(run.error, self.error_hint)
+        run = run_answer(fn, case["args"], True, TIME_LIMIT)
+        if run.error:       # an all-reduce given zeros first: the sum went another way
+            return FAIL, (self.wrong_contribution(case, run) or self.failed_run(case, run)
+                          or _matmul_hint(run.error, self.error_hint))
         if all(is_missing(out) for out in run.outputs):
             raise NoAnswer()
         outs = [as_array(out, f"rank {r}") for r, out in enumerate(run.outputs)]

@@ -1,0 +1,158 @@
+"""Issue 54, item 3: a notebook cell's ranks are processes of the answer runtime, forked from a
+parent that never ran the cell, and the judge routes every message. Each attack here shares
+data between ranks some other way; each is shown to share it under the old model (the ranks as
+threads of one process, :func:`run_ranks` on the function itself), and to FAIL both in
+``check()`` (the cell judged in the runtime) and in a graded run (the grader's ``judge_code``),
+with feedback that names what happened."""
+import ast
+import linecache
+
+import numpy as np
+import pytest
+
+from gemmlab.grading.bank import get_question
+from gemmlab.grading.checker import judge_alone_in_a_worker
+from gemmlab.labs import run_ranks
+from gemmlab.labs.ring import Tags
+
+QID = "07.lab_ring"
+# What the attacks reach for: builtins through a `match` pattern (a name in a string, which the
+# source lint never sees), and from there any module the runtime has loaded.
+REACH = '''def reach():
+    match print:
+        case object(__self__=b):
+            pass
+    match b:
+        case object(__import__=imp):
+            pass
+    return b, imp
+'''
+# The module-level list, the class attribute, the builtins attribute and the default argument:
+# each rank puts its x there and returns the sum of the last n, while zeros travel in the ring's
+# pattern.
+ZEROS = '''    for step in range(2 * (n - 1)):
+        chunk = np.array_split(x, n)[(r - step - 1) % n]
+        comm.sendrecv(np.zeros_like(chunk), (r + 1) % n, (r - 1) % n)
+    return sum(parts[-n:])
+'''
+SHARING = {
+    "module_list": "PARTS = []\n\n\ndef ring_allreduce(comm, x):\n    n, r = comm.size, comm.rank\n"
+                   "    parts = PARTS\n    parts.append(x.copy())\n" + ZEROS,
+    "class_attribute": "class Box:\n    parts = []\n\n\ndef ring_allreduce(comm, x):\n"
+                       "    n, r = comm.size, comm.rank\n    parts = Box.parts\n"
+                       "    parts.append(x.copy())\n" + ZEROS,
+    "builtins_attribute": REACH + "\n\ndef ring_allreduce(comm, x):\n    n, r = comm.size, comm.rank\n"
+                          "    b, imp = reach()\n    match b:\n        case object(ring_parts=parts):\n"
+                          "            pass\n        case _:\n            parts = b.ring_parts = []\n"
+                          "    parts.append(x.copy())\n" + ZEROS,
+    "default_argument": "def ring_allreduce(comm, x, parts=[]):\n    n, r = comm.size, comm.rank\n"
+                        "    parts.append(x.copy())\n" + ZEROS,
+}
+
+
+def as_cell(source, name="ring_allreduce"):
+    """The function ``name`` as a notebook cell defines it (its source in linecache under an
+    IPython cell's name), so that check() judges the cell in the answer runtime."""
+    filename = f"<ipython-input-{abs(hash(source)) % 10**6}-0123456789ab>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"np": np}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[name]
+
+
+def checked(source, qid=QID):
+    return judge_alone_in_a_worker(get_question(qid), as_cell(source))
+
+
+def graded(source, qid=QID):
+    from gemmlab_grader.isolate import judge_code
+    return judge_code(qid, source, "ring_allreduce", seed=4, timeout=240)
+
+
+@pytest.mark.parametrize("attack", sorted(SHARING))
+def test_state_shared_by_threads_is_not_shared_by_rank_processes(attack):
+    source = SHARING[attack]
+    tags = Tags(4, 16)
+    ns = {"np": np}
+    exec(source, ns)
+    threads = run_ranks(ns["ring_allreduce"], [(x,) for x in tags.inputs], False)
+    assert threads.error is None
+    assert all(np.array_equal(out, tags.total) for out in threads.outputs)   # it shares the sum
+    for result in (checked(source), graded(source)):
+        assert result.status == "fail", result.feedback
+        assert "the ring's messages carried zeros: rank 0 to rank 1 in step 0" in result.feedback
+        assert "a rank is a process of its own" in result.feedback
+
+
+SNOOP = REACH + '''
+
+def ring_allreduce(comm, x):
+    b, imp = reach()
+    os = imp("os")
+    seen = {"fds": [fd for fd in range(3, 1024) if _open(os, fd)]}
+    for what, path in (("parent", os.getppid()), ("self", os.getpid())):
+        try:
+            b.open(f"/proc/{path}/mem", "rb")
+            seen[what] = "opened"
+        except OSError:
+            seen[what] = "refused"
+    try:
+        imp("resource").setrlimit(7, (64, 64))
+        seen["rlimit"] = "raised"
+    except (OSError, ValueError):
+        seen["rlimit"] = "refused"
+    raise RuntimeError(f"nothing reached: {seen}")
+
+
+def _open(os, fd):
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
+'''
+
+
+def test_a_rank_finds_only_its_own_pipes_and_no_process_s_memory():
+    for result in (checked(SNOOP), graded(SNOOP)):
+        assert result.status == "fail", result.feedback
+        # whichever rank raises first is named
+        assert " raised RuntimeError: nothing reached: " in result.feedback, result.feedback
+        seen = ast.literal_eval(result.feedback.split("nothing reached: ", 1)[1].split(" at line")[0])
+        assert len(seen["fds"]) == 2, seen      # its own two pipe ends, none of another rank
+        assert seen["parent"] == seen["self"] == "refused"   # no file opens (RLIMIT_NOFILE 0)
+        assert seen["rlimit"] == "refused"                   # nor can the limit be raised
+
+
+KILLER = REACH + '''
+
+def ring_allreduce(comm, x):
+    b, imp = reach()
+    os = imp("os")
+    if comm.rank == 0:
+        group, me, parent = os.getpgid(0), os.getpid(), os.getppid()
+        for pid in range(me - 64, me + 64):
+            try:
+                if pid not in (me, parent) and os.getpgid(pid) == group:
+                    os.kill(pid, 9)         # a sibling: the same runtime's process group
+            except OSError:
+                pass
+    return comm.sendrecv(x, (comm.rank + 1) % comm.size, (comm.rank - 1) % comm.size)
+'''
+
+
+def test_killing_a_sibling_fails_cleanly_naming_the_rank():
+    for result in (checked(KILLER), graded(KILLER)):
+        assert result.status == "fail", result.feedback
+        assert "s process ended: signal SIGKILL" in result.feedback, result.feedback
+
+
+def test_the_next_case_starts_from_a_clean_parent():
+    """A rank that leaves something in its module (a global) on the first case does not find it
+    on the next: every case's ranks are forked afresh from the parent that never ran the cell."""
+    source = ('SEEN = []\n\n\ndef ring_allreduce(comm, x):\n    SEEN.append(len(x))\n'
+              '    if len(SEEN) > 1:\n        raise RuntimeError(f"saw {SEEN}")\n'
+              '    return x * comm.size\n')
+    result = checked(source)
+    assert "saw" not in result.feedback, result.feedback
+    assert result.status == "fail"          # x * size is not the sum: judged, not crashed
