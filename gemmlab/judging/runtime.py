@@ -188,6 +188,7 @@ class Pipes:
                 if len(self.buffer) >= 8 + size:
                     body, self.buffer = self.buffer[8:8 + size], self.buffer[8 + size:]
                     return json.loads(body)
+            # POSIX only: the runtime's pipes, as Channel.read reads them
             if select.select([self.inp], [], [], 0.05)[0]:
                 chunk = os.read(self.inp, 1 << 20)
                 if not chunk:
@@ -199,6 +200,7 @@ class Pipes:
     def write(self, obj, alive):
         data = memoryview(frame(obj))
         while data:
+            # POSIX only: the runtime's pipes, as Channel.read reads them
             if select.select([], [self.out], [], 0.05)[1]:
                 data = data[os.write(self.out, data):]
             else:

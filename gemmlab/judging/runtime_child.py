@@ -426,14 +426,18 @@ def ranks(inp, out, quiet, request):
             return
         children = {}
         for r in range(int(order["p"])):
+            # POSIX only: the rank labs' runtime is reached through Channel (pipes, select)
             pid = os.fork()
             if pid == 0:
                 rank(r, int(order["p"]), pairs[r], request, scope["HANDOUTS"])
             children[pid] = r
         write_frame(out, {"ok": True})
+        # POSIX only: as the fork above
         while children and not select.select([inp], [], [], 0.005)[0]:
+            # POSIX only: as the fork above
             pid, status = os.waitpid(-1, os.WNOHANG)
             fd = pairs[children.pop(pid)][1] if pid in children else None
+            # POSIX only: as the fork above
             if fd is not None and select.select([], [fd], [], 0)[1]:
                 os.write(fd, frame({"ended": os.waitstatus_to_exitcode(status)}))
         read_frame(inp)                                     # {"op": "end"}
