@@ -756,19 +756,27 @@ def _collector_sees_only_the_run():
 
 
 @contextlib.contextmanager
-def _direct_device_calls(fn):
-    """While a launch runs, a device function of the kernel's own module (a global of the kernel
-    or a variable it closes over, and so on down the calls) is called as the plain function it
-    wraps. The simulator's wrapper of a device function swaps the ``cuda`` of its module for the
-    launch's on every call, which for the kernel's module is done already (by the launch): it
-    would change nothing, at about 4 us a call, a sixth of a GEMM lab's run. A device function of
-    another module keeps its wrapper (its module's ``cuda`` is swapped by it). Put back after the
-    run, whatever happened."""
+def _direct_device_calls(fn, module):
+    """While a launch runs, a device function the kernel reaches (a global of the kernel's module
+    or a variable a function closes over, and so on down the calls) is called as the plain
+    function it wraps. The simulator's wrapper of a device function swaps the ``cuda`` of its
+    module for the launch's ``module`` on every call (a scan of the module's globals, about 4 us
+    a call: a sixth of a GEMM lab's run, a quarter of the ladder's two-level rung, whose device
+    functions live in another module). Here that swap is made once per module for the whole
+    launch: the kernel's module by the launch itself, any other module's on first sight. Put back
+    after the run, whatever happened."""
     home, replaced, seen, todo = fn.__globals__, [], set(), [fn]
+    swapped = {id(home)}
 
     def direct(value):
-        return (isinstance(value, _sim_kernel.FakeCUDAKernel) and value._device
-                and getattr(value.fn, "__globals__", None) is home)
+        if not (isinstance(value, _sim_kernel.FakeCUDAKernel) and value._device
+                and isinstance(getattr(value.fn, "__globals__", None), dict)):
+            return False
+        if id(value.fn.__globals__) not in swapped:        # its module's cuda: the launch's
+            swapped.add(id(value.fn.__globals__))
+            stack.enter_context(swapped_cuda_module(value.fn, module))
+        return True
+    stack = contextlib.ExitStack()
     try:
         for name, value in list(home.items()):
             if direct(value):
@@ -797,6 +805,7 @@ def _direct_device_calls(fn):
                     where.cell_contents = value
             elif where.get(name) is value.fn:
                 where[name] = value
+        stack.close()
 
 
 def _module_functions(fn):
@@ -1005,7 +1014,7 @@ class Launch:
             with Watchdog(self.time_limit) as watchdog, \
                     gpu_integers(_module_functions(self.fn), wrapped), \
                     _sim_kernel._push_kernel_context(module), \
-                    swapped_cuda_module(self.fn, module), _direct_device_calls(self.fn), \
+                    swapped_cuda_module(self.fn, module), _direct_device_calls(self.fn, module), \
                     _collector_sees_only_the_run():
                 for linear, idx in self.in_order(list(enumerate(_thread_order(self.grid)))):
                     self._run_block(_BlockRun(self, idx, linear))
