@@ -321,11 +321,12 @@ def test_its_wheel_installed_in_a_fresh_venv_carries_the_course(released, tmp_pa
     assert "gemmlab/_course/notebooks/00_start_here.ipynb" in names
     assert not [n for n in names if n.startswith(("gemmlab_grader/", "solutions/"))]
     venv = tmp_path / "venv"
-    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", venv],
-                   check=True, timeout=300)
+    # No pip of its own (ensurepip cost 4.5 CPU-s here): this pip installs into it (--python)
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv",
+                    "--without-pip", venv], check=True, timeout=300)
     python = venv / "bin" / "python"
-    subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", wheel], check=True,
-                   timeout=600)
+    subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q",
+                    "--no-deps", wheel], check=True, timeout=600)
     # the dependencies (not what is tested) from the course's venv, after the venv's own
     site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                           capture_output=True, text=True, check=True).stdout.strip()
