@@ -114,13 +114,6 @@ def _check(result, what):
     return rest[0] if len(rest) == 1 else rest
 
 
-def _split_compile():
-    """NVRTC's optimizer and ptxas on every core (``--split-compile=0``, NVRTC 12.4 and later): the
-    Hopper file's 34 FP8 kernels build in 20 s instead of 35 s on two cores. The kernels' code is
-    the same (each entry's PTX is identical, and so is ptxas' register report)."""
-    return [b"--split-compile=0"] if (version() or (0, 0)) >= (12, 4) else []
-
-
 def compile_source(source, arch, name="kernel.cu", options=(), name_expressions=()):
     """Compile CUDA C++ ``source`` for ``arch`` ("sm_80", "sm_90a", ...) into a :class:`Built`.
     ``name_expressions`` (e.g. "ring<float>") are template kernels whose mangled names are wanted.
@@ -136,7 +129,7 @@ def compile_source(source, arch, name="kernel.cu", options=(), name_expressions=
         for expr in name_expressions:
             _check(nvrtc.nvrtcAddNameExpression(prog, expr.encode()), "AddNameExpression")
         opts = [f"--gpu-architecture={arch}".encode(), b"-std=c++17", b"--ptxas-options=-v",
-                *_split_compile(), *[o.encode() for o in options]]
+                *[o.encode() for o in options]]
         err, = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         size = _check(nvrtc.nvrtcGetProgramLogSize(prog), "GetProgramLogSize")
         log = b" " * size
