@@ -12,7 +12,6 @@ talking to the judge through its own pipe pair (:class:`Pipes`).
 """
 import dis
 import inspect
-import json
 import os
 import select
 import shutil
@@ -28,7 +27,7 @@ from . import allow
 from .cell import Channel, judge_loaded, plain_child
 from .kinds import Function
 from .verdict import FAIL
-from .worker import MAX_FRAME, frame
+from .worker import frame, read_frame
 
 CHILD = Path(__file__).with_name("runtime_child.py").read_text(encoding="utf-8")
 NUMPY_HOME = os.path.dirname(os.path.dirname(np.__file__))
@@ -174,28 +173,21 @@ class Pipes:
     def __init__(self):
         theirs_in, self.out = os.pipe()
         self.inp, theirs_out = os.pipe()
-        self.theirs, self.buffer = (theirs_in, theirs_out), b""
+        self.theirs, self.alive = (theirs_in, theirs_out), None
         for fd in (self.inp, self.out):
             os.set_blocking(fd, False)
 
-    def read(self, alive):
-        """The next frame from the rank (None if the runtime is gone)."""
-        while True:
-            if len(self.buffer) >= 8:
-                size = int.from_bytes(self.buffer[:8], "big")
-                if size > MAX_FRAME:
-                    raise ValueError(f"a frame of {size} bytes from a rank")
-                if len(self.buffer) >= 8 + size:
-                    body, self.buffer = self.buffer[8:8 + size], self.buffer[8 + size:]
-                    return json.loads(body)
-            # POSIX only: the runtime's pipes, as Channel.read reads them
-            if select.select([self.inp], [], [], 0.05)[0]:
-                chunk = os.read(self.inp, 1 << 20)
-                if not chunk:
-                    return None
-                self.buffer += chunk
-            else:
-                alive()
+    def next(self, alive):
+        """The next frame from the rank (None if the runtime is gone; ValueError if malformed)."""
+        self.alive = alive
+        return read_frame(self)
+
+    def read(self, n):
+        """Up to ``n`` bytes from the rank, as :func:`.worker.read_frame` reads a stream."""
+        # POSIX only: the runtime's pipes, as Channel.read reads them
+        while not select.select([self.inp], [], [], 0.05)[0]:
+            self.alive()
+        return os.read(self.inp, min(n, 1 << 20))
 
     def write(self, obj, alive):
         data = memoryview(frame(obj))
@@ -213,7 +205,6 @@ class Pipes:
                 pass
         except BlockingIOError:
             pass
-        self.buffer = b""
 
     def close(self):
         for fd in (self.inp, self.out):
@@ -236,15 +227,14 @@ class Ranked(Served):
         super().request(message)
         self.fork(1)
         try:
-            return self.pipes[0].read(self._in_time) or {"ok": False, "error": {
+            return self.pipes[0].next(self._in_time) or {"ok": False, "error": {
                 "type": "CodeError", "message": "the process running your cell ended"}}
         finally:
             self.end()
 
     def _in_time(self):
         if time.monotonic() > self.deadline:
-            raise TimeoutError(f"no answer within {self.timeout:g} s (an endless loop, or a "
-                               f"very slow one?)")
+            raise self.timed_out()
 
     def fork(self, p):
         if not 1 <= p <= len(self.pipes):

@@ -509,7 +509,7 @@ class Relay:
 
     @staticmethod
     def _next(pipes, alive):
-        message = pipes.read(alive)
+        message = pipes.next(alive)
         if not isinstance(message, dict) or "ended" in message:
             code = message.get("ended") if isinstance(message, dict) else None
             raise RankEnded(describe_exit(code) if isinstance(code, int) else "no reply")
