@@ -156,3 +156,19 @@ def test_the_next_case_starts_from_a_clean_parent():
     result = checked(source)
     assert "saw" not in result.feedback, result.feedback
     assert result.status == "fail"          # x * size is not the sum: judged, not crashed
+
+
+FORGER = '''def ring_allreduce(comm, x):
+    match type(comm).send:
+        case object(__globals__=g):
+            pass
+    return g["ask"]("_world")       # the runtime's own ask, for a call that is not comm's
+'''
+
+
+def test_an_ask_for_what_is_not_a_comm_call_is_refused_naming_it():
+    """The runtime's ask() is reachable from a Comm method's globals: a forged ask for anything
+    but send, recv, sendrecv, all_reduce and all_gather stops the run, naming it."""
+    for result in (checked(FORGER), graded(FORGER)):
+        assert result.status == "fail", result.feedback
+        assert "comm._world is not a comm call" in result.feedback, result.feedback
