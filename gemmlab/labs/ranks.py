@@ -466,9 +466,12 @@ MAX_RANKS = 8           # the most ranks a lab runs (the answer runtime's pipe p
 def run_answer(fn, per_rank_args, allow_collectives=True, time_limit=DEFAULT_TIME_LIMIT):
     """:func:`run_ranks` of a lab's answer: a cell judged in the answer runtime runs one process
     per rank (:class:`Relay`); a function that lives here (a file's, a test's) runs as it is."""
-    channel = fn.channel if isinstance(fn, CellFunction) else None
-    if not isinstance(channel, Ranked):
+    if not isinstance(fn, CellFunction):
         return run_ranks(fn, per_rank_args, allow_collectives, time_limit)
+    channel = fn.channel
+    if not isinstance(channel, Ranked):     # one process, one pipe: its ranks would share both
+        raise TypeError("a rank lab's cell runs in the answer runtime, one process per rank "
+                        "(gemmlab.judging.runtime.judge), not in a code worker")
     channel.fork(len(per_rank_args))
     try:
         return run_ranks(Relay(channel), per_rank_args, allow_collectives, time_limit)
