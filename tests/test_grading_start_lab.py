@@ -17,9 +17,9 @@ from gemmlab import course
 from gemmlab.grading import start_lab
 
 
-def _get(port, token, path):
+def _get(port, token, path, parse=json.loads):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/{path}?token={token}", timeout=10) as r:
-        return json.loads(r.read())
+        return parse(r.read())
 
 
 def _serving(process, log, timeout=120):
@@ -63,6 +63,12 @@ def test_gemmlab_lab_serves_the_student_folder_with_the_course_settings(tmp_path
         assert news["schema"]["properties"]["fetchNews"]["default"] == "false"
         kernel = _get(port, token, "api/kernelspecs")["kernelspecs"]["python3"]["spec"]
         assert "--ext=gemmlab.kernel_start" in kernel["argv"]
+        # No build check: JupyterLab from PyPI is prebuilt, and where Node.js is installed each
+        # page load's check runs node twice (yarn's config, the version check) for nothing.
+        page = _get(port, token, "lab", parse=bytes.decode)
+        config = json.loads(re.search(r'id="jupyter-config-data"[^>]*>(.*?)</script>', page,
+                                      re.S).group(1))
+        assert config["buildCheck"] is False and config["buildAvailable"] is False
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=30)

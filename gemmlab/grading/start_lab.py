@@ -6,7 +6,8 @@ is there), then becomes JupyterLab (exec: Ctrl-C and signals reach it alone) wit
 server's root, so that every link between lessons, exercises and the glossary resolves and the
 file browser reaches them all, opening ``DIR/notebooks/00_start_here.ipynb``. The course's Jupyter
 folder (:func:`gemmlab.course.jupyter_settings`) comes first on ``JUPYTER_CONFIG_PATH`` (its
-``labconfig/``: no news pop-up) and on ``JUPYTER_PATH`` (its ``kernels/python3``: the kernel
+``labconfig/``: no news pop-up, and no build check, which runs Node.js on each page load
+where it is installed) and on ``JUPYTER_PATH`` (its ``kernels/python3``: the kernel
 loads :mod:`gemmlab.kernel_start`).
 
 The access token goes to JupyterLab through its environment (``JUPYTER_TOKEN``), which only the
