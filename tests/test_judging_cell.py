@@ -5,8 +5,7 @@ import pytest
 
 from gemmlab.grading.bank import get_question
 from gemmlab.grading.checker import judge_alone_in_a_worker
-from gemmlab.judging import load_function
-from gemmlab.judging.cell import judge_alone
+from gemmlab.judging import load_function, runtime
 from gemmlab.labs.solutions import cell
 from gemmlab_grader.isolate import judge_code
 
@@ -41,7 +40,7 @@ def test_a_ring_whose_helper_lives_in_another_cell_fails_check_and_grade_alike(s
     assert checked.feedback == graded.feedback         # the same public cases, the same words
 
 
-def test_judge_alone_says_not_attempted_for_a_skeleton():
+def test_a_skeleton_judged_alone_in_the_runtime_is_not_attempted():
     skeleton, name, _ = cell("07.lab_ring", folder="exercises", name="ring_allreduce")
-    status, text = judge_alone(get_question("07.lab_ring"), skeleton, name)
+    status, text = runtime.judge(get_question("07.lab_ring"), skeleton, name)
     assert status == "not attempted", text

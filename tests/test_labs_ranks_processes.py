@@ -174,27 +174,18 @@ def test_an_ask_for_what_is_not_a_comm_call_is_refused_naming_it():
         assert "comm._world is not a comm call" in result.feedback, result.feedback
 
 
-def test_a_rank_lab_judged_alone_runs_in_the_runtime_and_a_worker_loaded_cell_is_refused():
-    """judge_alone (check()'s path on a GPU backend) once loaded a rank lab's cell in a code
-    worker and called it from one thread per rank over the worker's one pipe, whose frames then
-    interleaved (an H100 run: "rank 2 raised CodeError: the process running your code broke
-    off"). It judges such a question in the runtime now, and a cell loaded in a worker is
-    refused by name instead of being called from several threads."""
-    from gemmlab.judging.cell import CellFunction, judge_alone, plain_channel
-    from gemmlab.labs.ranks import run_answer
+def test_a_rank_lab_cell_loaded_in_a_code_worker_is_refused_not_called_from_threads():
+    """A rank lab's cell loaded in a code worker (judge_alone, check()'s path for a kernel lab on
+    a GPU backend) was once called from one thread per rank over the worker's one pipe, whose
+    frames then interleaved (an H100 run: "rank 2 raised CodeError: the process running your
+    code broke off"). Such a cell is refused by name now; check() and the grader judge it in the
+    runtime, where the same cell passes."""
+    from gemmlab.judging import runtime
+    from gemmlab.judging.cell import judge_alone
     from gemmlab.labs.solutions import cell
     q = get_question(QID)
     source, name, _ = cell(QID, name="ring_allreduce")
-    assert judge_alone(q, source, name, rng=np.random.default_rng(5))[0] == "pass"
-    status, text, picture = judge_alone(q, "def ring_allreduce(comm, x):\n    raise "
-                                           "NotImplementedError\n", "ring_allreduce",
-                                        picture=True)
-    assert status == "fail" and "NotImplementedError" in text and picture is None
-    channel = plain_channel(30)
-    try:
-        assert channel.request({"op": "load", "source": source, "name": name})["callable"]
-        fn = CellFunction(channel, name, (source, name))
-        with pytest.raises(TypeError, match="answer runtime, one process per rank"):
-            run_answer(fn, [(np.ones(4),)] * 2)
-    finally:
-        channel.close()
+    status, text = judge_alone(q, source, name)
+    assert status == "fail" and "runs in the answer runtime, one process per rank" in text, text
+    assert runtime.serves(q)
+    assert runtime.judge(q, source, name, rng=np.random.default_rng(5))[0] == "pass"

@@ -225,12 +225,7 @@ def judge_loaded(question, channel, load, name, rng, picture):
 
 def judge_alone(question, source, name, rng=None, timeout=120.0, picture=False):
     """:func:`judge_cell` on a fresh :func:`plain_channel` (closed after): the cell judged as the
-    grader judges it, alone in a process of its own, on the simulator backend. A question the
-    answer runtime serves is judged there, as ``check()`` and the grader judge it."""
-    from . import runtime
-    if runtime.serves(question):
-        verdict = runtime.judge(question, source, name, rng, timeout)
-        return (*verdict, None) if picture else verdict
+    grader judges it, alone in a process of its own, on the simulator backend."""
     channel = plain_channel(timeout)
     try:
         return judge_cell(question, source, name, rng, channel, picture)
