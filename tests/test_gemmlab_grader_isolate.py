@@ -135,9 +135,11 @@ def test_the_copy_holds_the_bytecode_of_every_module_but_the_withheld_banks(with
     """Sandboxed processes write no bytecode: before the copy kept it, the runner, the kernel
     and each code worker of every graded notebook compiled each gemmlab module they imported
     again. The real bank's bytecode would hold the references, so none of it is copied."""
-    argv = isolate.python_argv(withheld, "gemmlab_grader.runner")    # as the grader starts it
-    done = subprocess.run([argv[0], "-v", *argv[1:]], stdin=subprocess.DEVNULL,
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import gemmlab_grader.runner, "
+            "gemmlab.judging.worker; from gemmlab.grading import check; check")
+    done = subprocess.run([sys.executable, "-I", "-B", "-v", "-c", code, withheld],
                           capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
     from_copy = re.findall(rf"code object from '{re.escape(withheld)}/(\S+?)'", done.stderr)
     compiled = re.findall(rf"code object from {re.escape(withheld)}/(\S+?\.py)", done.stderr)
     assert len(from_copy) > 40 and not [m for m in compiled if "/bank/" not in m], compiled
