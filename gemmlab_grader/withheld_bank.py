@@ -4,9 +4,7 @@
 ``.prompt`` works, ``.answer`` raises, and ``check()`` says that the grader judges the answer.
 The real bank stays in the grader's process.
 """
-import importlib.util
 import json
-import os
 import stat
 from pathlib import Path
 
@@ -21,20 +19,16 @@ WITHHELD_BANK = "gemmlab/grading/bank"
 
 class PackageSnapshot:
     """The source files of the packages at ``roots`` (gemmlab and the grader), byte for byte
-    (links left out), each named by its package folder and its path inside it:
-    ``gemmlab/grading/checker.py``; and ``bytecode``, name -> (mtime, .pyc) where Python's cache
-    holds it (a sandbox writes none: each process compiled every module it imported)."""
+    (links and bytecode caches left out), each named by its package folder and its path inside
+    it: ``gemmlab/grading/checker.py``."""
 
     def __init__(self, roots=PACKAGES):
-        self.files, self.bytecode = {}, {}
+        self.files = {}
         for root in map(Path, roots):
             for entry in Scan(root, max_depth=64, max_entries=1_000_000):
                 cache = "__pycache__" in entry.rel.split("/") or entry.rel.endswith(".pyc")
                 if stat.S_ISREG(entry.stat.st_mode) and not cache:
-                    name, path = f"{root.name}/{entry.rel}", root / entry.rel
-                    self.files[name] = path.read_bytes()
-                    if name.endswith(".py"):
-                        self.bytecode[name] = _cached(path, entry.stat)
+                    self.files[f"{root.name}/{entry.rel}"] = (root / entry.rel).read_bytes()
 
     def write_copy(self, dest, public_questions):
         """Write the packages under ``dest`` (``dest/gemmlab``, ``dest/gemmlab_grader``), the
@@ -44,10 +38,6 @@ class PackageSnapshot:
         for name, data in self.files.items():
             if not name.startswith(WITHHELD_BANK + "/") or name == WITHHELD_BANK + "/__init__.py":
                 _write(target / name, data)
-                if self.bytecode.get(name):         # the source's mtime, as its .pyc says
-                    mtime, pyc = self.bytecode[name]
-                    os.utime(target / name, (mtime, mtime))
-                    _write(Path(importlib.util.cache_from_source(target / name)), pyc)
         _write(bank / "public.json", json.dumps(public_questions).encode())
         for lesson in sorted({q["id"][:2] for q in public_questions}):
             _write(bank / f"l{lesson}.py", (
@@ -56,18 +46,6 @@ class PackageSnapshot:
                 f"from gemmlab_grader.withheld_bank import questions_of\n\n"
                 f'QUESTIONS = questions_of("{lesson}")\n').encode())
         return target
-
-
-def _cached(path, info):
-    """(mtime, bytes) of the .pyc Python keeps for the source ``path`` (stat ``info``) when it
-    is this Python's and stamped with this source's mtime and size (PEP 552), else None."""
-    try:
-        pyc = Path(importlib.util.cache_from_source(path)).read_bytes()
-    except OSError:
-        return None
-    stamp = (importlib.util.MAGIC_NUMBER + bytes(4) + (int(info.st_mtime) & 0xFFFFFFFF).to_bytes(
-        4, "little") + (info.st_size & 0xFFFFFFFF).to_bytes(4, "little"))
-    return (int(info.st_mtime), pyc) if pyc[:16] == stamp else None
 
 
 def _write(path, data):
