@@ -2,8 +2,9 @@
 work`, `gemmlab progress`) runs natively on Linux, macOS and Windows; what needs more says so in
 one line on a machine that lacks it:
 
-* POSIX (Linux, macOS): the child that runs a cell on a GPU backend (read through pipes, ended
-  with its process group);
+* POSIX (Linux, macOS): the child that runs a cell on a GPU backend (ended with its process
+  group), and the rank labs' ranks (forked processes); a child's pipes are read with select
+  there, and by a thread elsewhere (:class:`PipeReader`);
 * Linux: the grader (`gemmlab grade`: bubblewrap, /proc, resource limits; its entry point calls
   :func:`needs_linux` first) and MPI from pip (mpich's wheels; ``jobs.HOW_TO_GET_MPI``);
 * NVIDIA's compilers (NVVM, ptxas; no macOS wheels): the labs' compile step
@@ -14,7 +15,10 @@ in the two packages sits behind :data:`POSIX` or :data:`LINUX` (or ``hasattr``),
 """
 import functools
 import os
+import queue
+import select
 import sys
+import threading
 
 POSIX = os.name == "posix"
 LINUX = sys.platform.startswith("linux")
@@ -27,17 +31,55 @@ def needs(what, system, why):
             f"(Windows Subsystem for Linux), where the course installs as on Linux.")
 
 
-def needs_posix(what):
-    """:func:`needs`' line for a part that reads a child process through pipes (select), and the
-    way around it: the simulator, where nothing runs in such a child."""
-    return (needs(what, "POSIX", "it reads a child process through pipes") +
-            " Or run on the simulator: GEMMLAB_BACKEND=sim.")
+def needs_posix(what, why, around=" Or run on the simulator: GEMMLAB_BACKEND=sim."):
+    """:func:`needs`' line for a part that needs POSIX processes (``why``), and the way
+    ``around`` it."""
+    return needs(what, "POSIX", why) + around
 
 
 def needs_linux(what, why):
     """Exit with :func:`needs`' line unless this is Linux."""
     if not LINUX:
         sys.exit(needs(what, "Linux", why))
+
+
+class PipeReader:
+    """Reads of a child's pipe with a time limit: select, where it takes pipes (POSIX); on
+    Windows, where it takes only sockets, a thread that reads the pipe into a queue."""
+
+    def __init__(self, pipe):
+        self.fd, self.rest, self.chunks = pipe.fileno(), b"", None
+        if not POSIX:
+            self.chunks = queue.Queue()
+            threading.Thread(target=self._pump, daemon=True, name="pipe reader").start()
+
+    def _pump(self):
+        chunk = True
+        while chunk:
+            try:
+                chunk = os.read(self.fd, 1 << 20)
+            except OSError:         # closed: the end
+                chunk = b""
+            self.chunks.put(chunk)
+
+    def read(self, n, timeout):
+        """Up to ``n`` bytes (b"" at the end of the pipe), or None if none came within
+        ``timeout`` seconds."""
+        if self.chunks is None:
+            # POSIX only: select takes pipes there (self.chunks, the thread's, elsewhere)
+            if timeout <= 0 or not select.select([self.fd], [], [], timeout)[0]:
+                return None
+            return os.read(self.fd, min(n, 1 << 20))
+        if not self.rest:
+            try:
+                self.rest = self.chunks.get(timeout=max(timeout, 0))
+            except queue.Empty:
+                return None
+            if not self.rest:
+                self.chunks.put(b"")        # the end, for every later read too
+                return b""
+        data, self.rest = self.rest[:n], self.rest[n:]
+        return data
 
 
 @functools.cache

@@ -143,3 +143,37 @@ def test_a_signal_windows_lacks_is_still_described():
     from gemmlab.judging.cell import describe_exit
     assert describe_exit(-9).startswith("signal SIGKILL (killed")
     assert describe_exit(-22) == "signal 22" or describe_exit(-22).startswith("signal SIG")
+
+
+def test_a_pipe_is_read_with_a_time_limit_by_a_thread_where_select_takes_no_pipes(monkeypatch):
+    """Windows' select takes sockets only: the answer runtime's replies (every Python answer's
+    check()) are read there by a thread. The same reads, on Linux with that path forced."""
+    monkeypatch.setattr(platforms, "POSIX", False)
+    child = subprocess.Popen([sys.executable, "-c", "import sys, time; sys.stdout.write('ab'); "
+                              "sys.stdout.flush(); time.sleep(1); sys.stdout.write('cde')"],
+                             stdout=subprocess.PIPE)
+    reader = platforms.PipeReader(child.stdout)
+    assert reader.chunks is not None                        # the thread's queue, not select
+    assert reader.read(1, 30) == b"a" and reader.read(5, 30) == b"b"
+    assert reader.read(5, 0.05) is None                     # nothing within the limit
+    assert reader.read(2, 30) == b"cd" and reader.read(5, 30) == b"e"
+    assert reader.read(5, 30) == b"" and reader.read(5, 30) == b""     # the end, and after it
+    child.wait()
+
+
+def test_check_of_a_python_answer_runs_where_select_takes_no_pipes_and_a_rank_lab_says_posix(
+        monkeypatch):
+    """check()'s answer runtime with the pipe reader Windows uses: a right answer passes, an
+    endless one ends at its deadline; a rank lab (its ranks are forked) says what it needs."""
+    from gemmlab.grading.bank import get_question
+    from gemmlab.judging import runtime
+    monkeypatch.setattr(platforms, "POSIX", False)
+    q = get_question("03.amdahl_function")
+    right = "def amdahl_speedup(s, p):\n    return 1 / (s + (1 - s) / p)\n"
+    assert runtime.judge(q, right, "amdahl_speedup")[0] == "pass"
+    endless = "def amdahl_speedup(s, p):\n    while True:\n        pass\n"
+    status, text = runtime.judge(q, endless, "amdahl_speedup", timeout=2)
+    assert status == "fail" and "no answer within 2 s" in text, text
+    with pytest.raises(RuntimeError, match="needs POSIX.*forked process.*WSL"):
+        runtime.judge(get_question("07.lab_ring"), "def ring_allreduce(comm, x):\n    return x\n",
+                      "ring_allreduce")

@@ -9,7 +9,6 @@ child, for ``check()`` on a GPU backend.
 """
 import builtins
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -36,6 +35,7 @@ class Channel:
     def __init__(self, popen, timeout, on_close, log_tail=lambda: ""):
         self.popen, self.timeout, self.on_close, self.log_tail = popen, timeout, on_close, log_tail
         self.deadline = time.monotonic() + timeout
+        self.reader = platforms.PipeReader(popen.stdout)
         self.failure = None         # set once the process is gone: later calls raise it again
         self.compiler = None
 
@@ -65,11 +65,10 @@ class Channel:
 
     def read(self, n):
         """Up to ``n`` bytes of the worker's reply; TimeoutError at the deadline."""
-        left = self.deadline - time.monotonic()
-        # POSIX only: made by plain_channel (which refuses Windows) or the grader
-        if left <= 0 or not select.select([self.popen.stdout], [], [], left)[0]:
+        data = self.reader.read(n, self.deadline - time.monotonic())
+        if data is None:
             raise self.timed_out()
-        return os.read(self.popen.stdout.fileno(), min(n, 1 << 20))
+        return data
 
     def timed_out(self):
         return TimeoutError(f"no answer within {self.timeout:g} s (an endless loop, or a very "
@@ -103,8 +102,9 @@ def describe_exit(returncode):
 def plain_channel(timeout=120.0):
     """A worker as a plain child on the simulator backend, in a session of its own that closing
     ends."""
-    if not platforms.POSIX:     # select() on a pipe, and ending a process group
-        raise RuntimeError(platforms.needs_posix("check() of a code answer on a GPU backend"))
+    if not platforms.POSIX:
+        raise RuntimeError(platforms.needs_posix("check() of a code answer on a GPU backend",
+                                                 "it ends a child and all it started"))
     env = dict(os.environ, GEMMLAB_BACKEND="sim",
                PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     popen, end = plain_child([sys.executable, "-m", WORKER], None, env)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import platforms
 from . import allow
 from .cell import Channel, judge_loaded, plain_child
 from .kinds import Function
@@ -117,6 +118,9 @@ def judge(question, source, name, rng=None, timeout=30.0, confine=plain_child):
     if problem:
         return FAIL, problem
     setup, uses_numpy = setup_of(question.allows)
+    if getattr(question.kind, "ranks", 0) and not platforms.POSIX:
+        raise RuntimeError(platforms.needs_posix(f"check() of {question.id}", "each rank is a "
+                                                 "forked process", around=""))
     folder = tempfile.mkdtemp(prefix="gemmlab-answer-")
     pipes = [Pipes() for _ in range(getattr(question.kind, "ranks", 0))]
     theirs = [fd for p in pipes for fd in p.theirs]
@@ -184,7 +188,7 @@ class Pipes:
 
     def read(self, n):
         """Up to ``n`` bytes from the rank, as :func:`.worker.read_frame` reads a stream."""
-        # POSIX only: the runtime's pipes, as Channel.read reads them
+        # POSIX only: the rank labs' pipes (judge() refuses rank labs elsewhere)
         while not select.select([self.inp], [], [], 0.05)[0]:
             self.alive()
         return os.read(self.inp, min(n, 1 << 20))
@@ -192,7 +196,7 @@ class Pipes:
     def write(self, obj, alive):
         data = memoryview(frame(obj))
         while data:
-            # POSIX only: the runtime's pipes, as Channel.read reads them
+            # POSIX only: the rank labs' pipes (judge() refuses rank labs elsewhere)
             if select.select([], [self.out], [], 0.05)[1]:
                 data = data[os.write(self.out, data):]
             else:

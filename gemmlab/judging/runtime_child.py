@@ -426,7 +426,7 @@ def ranks(inp, out, quiet, request):
             return
         children = {}
         for r in range(int(order["p"])):
-            # POSIX only: the rank labs' runtime is reached through Channel (pipes, select)
+            # POSIX only: the rank labs' runtime (judge() refuses rank labs elsewhere)
             pid = os.fork()
             if pid == 0:
                 rank(r, int(order["p"]), pairs[r], request, scope["HANDOUTS"])
