@@ -41,6 +41,14 @@ SPREAD = {"tests/test_cudacompile.py", "tests/test_docs_site_lesson_runs.py",
           "tests/e2e/test_lessons.py"}
 
 
+# Work dealt out before the rest: the longest single tests and the file of one long test. xdist
+# deals the largest scopes (most tests) first, so these came last and each run ended waiting for
+# one of them (the FP8 NVRTC build took 186 s under CI's load, the macOS venv 131 s).
+FIRST = ("tests/test_cudacompile.py::test_the_fp8_rung_builds",
+         "tests/test_cudacompile.py::test_hopper_builds", "tests/test_constraints.py",
+         "tests/e2e/test_student_loop.py")
+
+
 def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") != "loadfile":
         return None
@@ -50,6 +58,11 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid):
             scope = super()._split_scope(nodeid)
             return nodeid if scope in SPREAD else scope
+
+        def _assign_work_unit(self, node):
+            for scope in [s for s in self.workqueue if s.startswith(FIRST)]:
+                self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
 
     return LoadFileSpreadingSome(config, log)
 
