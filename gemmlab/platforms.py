@@ -48,7 +48,9 @@ class PipeReader:
     Windows, where it takes only sockets, a thread that reads the pipe into a queue."""
 
     def __init__(self, pipe):
-        self.fd, self.rest, self.chunks = pipe.fileno(), b"", None
+        """``pipe``: a file object or a file descriptor."""
+        self.fd = pipe if isinstance(pipe, int) else pipe.fileno()
+        self.rest, self.chunks = b"", None
         if not POSIX:
             self.chunks = queue.Queue()
             threading.Thread(target=self._pump, daemon=True, name="pipe reader").start()
