@@ -40,12 +40,19 @@ would otherwise write its own bytecode of this module into the package while tes
 """
 import os
 import shutil
+import sys
 import tempfile
 import time
 import weakref
 from pathlib import Path
 
 from queue import Empty
+
+# jsonschema, under nbformat, builds three Earley parsers for the "iri" formats on import when
+# rfc3987-syntax is installed (Jupyter's server needs it): 1.2 CPU-seconds in every process that
+# runs or reads a notebook (jsonschema issue 1428). No notebook schema uses those formats, and
+# jsonschema goes without them when the module cannot be imported.
+sys.modules.setdefault("rfc3987_syntax", None)
 
 import nbformat
 import zmq

@@ -18,18 +18,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-# jsonschema (under nbformat) builds an IRI grammar on import, a second per notebook; nothing
-# here validates IRIs, and jsonschema goes without it when it cannot be imported
-sys.modules.setdefault("rfc3987_syntax", None)
+from jupyter_client.kernelspec import KernelSpecManager
 
-from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
-from nbclient.exceptions import DeadKernelError  # noqa: E402
-
-import gemmlab  # noqa: E402
-from gemmlab.judging import collected  # noqa: E402
-from gemmlab.notebook_run import CellStopped, CountingClient, LocalAsyncKernelManager  # noqa: E402
-from gemmlab_grader.answers import MAX_ANSWERS, MAX_REPORT, pack, unpack  # noqa: E402
-from gemmlab_grader.isolate import python_argv  # noqa: E402
+import gemmlab
+from gemmlab.judging import collected
+from gemmlab.notebook_run import CellStopped, CountingClient, DeadKernelError, \
+    LocalAsyncKernelManager
+from gemmlab_grader.answers import MAX_ANSWERS, MAX_REPORT, pack, unpack
+from gemmlab_grader.isolate import python_argv
 
 NOTED_ERRORS = 20
 EXTRACT_TIMEOUT = 120

@@ -198,3 +198,21 @@ def test_the_counting_client_counts_output_keeps_none_and_interrupts_a_late_cell
 
     assert asyncio.run(run()) == [False, True, False]
     assert client.output_bytes == 1_000_001 and nb.cells[0].outputs == []
+
+
+def test_the_tools_that_run_notebooks_skip_jsonschemas_iri_grammar():
+    """`gemmlab progress` and the grader's runner import nbformat through this module, which keeps
+    jsonschema from building its IRI parsers (1.2 CPU-s a process, three processes a progress
+    run); a notebook still validates, and no schema of nbformat's has an IRI format."""
+    probe = """import sys
+import {module}
+import nbformat
+nbformat.validate(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]))
+print(sys.modules["rfc3987_syntax"])
+"""
+    for module in ("gemmlab.grading.progress", "gemmlab_grader.runner"):
+        done = subprocess.run([sys.executable, "-c", probe.format(module=module)],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert done.returncode == 0 and done.stdout == "None\n", (module, done.stderr)
+    schemas = list(Path(nbformat.__file__).parent.rglob("*.schema.json"))
+    assert schemas and not any('"iri' in path.read_text() for path in schemas)

@@ -28,13 +28,13 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from jupyter_client.kernelspec import KernelSpecManager
-from nbclient.exceptions import DeadKernelError
 
 from .. import course
 from ..judging import FAIL, NOT_ATTEMPTED, PASS, values
 from ..judging import runtime
 from ..judging.cell import judge_alone
-from ..notebook_run import CellStopped, CountingClient, LocalAsyncKernelManager
+from ..notebook_run import CellStopped, CountingClient, DeadKernelError, \
+    LocalAsyncKernelManager
 from ..judging import collected
 from . import student
 from .bank import lesson_questions, questions
