@@ -6,6 +6,8 @@ threads of one process, :func:`run_ranks` on the function itself), and to FAIL b
 with feedback that names what happened."""
 import ast
 import linecache
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -135,16 +137,63 @@ def ring_allreduce(comm, x):
             try:
                 if pid not in (me, parent) and os.getpgid(pid) == group:
                     os.kill(pid, 9)         # a sibling: the same runtime's process group
-            except OSError:
+            except ProcessLookupError:
                 pass
     return comm.sendrecv(x, (comm.rank + 1) % comm.size, (comm.rank - 1) % comm.size)
 '''
 
 
-def test_killing_a_sibling_fails_cleanly_naming_the_rank():
+def test_a_rank_cannot_kill_a_sibling():
+    """The filter refuses the signal (before it, as root in check() and as the sandbox's user
+    alike, the siblings died: "rank 1's process ended: signal SIGKILL")."""
     for result in (checked(KILLER), graded(KILLER)):
         assert result.status == "fail", result.feedback
-        assert "s process ended: signal SIGKILL" in result.feedback, result.feedback
+        assert "rank 0 raised PermissionError" in result.feedback, result.feedback
+        assert "SIGKILL" not in result.feedback
+
+
+# Channels between ranks that need no file descriptor, each tried from a rank: a process of its
+# own (RLIMIT_NPROC does not bind root), a program, a signal to the runtime, a System V shared
+# memory segment and a kernel key (both findable by every process of the user).
+CHANNELS = REACH + '''
+
+def ring_allreduce(comm, x):
+    b, imp = reach()
+    os, ctypes = imp("os"), imp("ctypes")
+    libc = ctypes.CDLL(None)
+    seen = {}
+    try:
+        if os.fork() == 0:
+            match os:
+                case object(_exit=leave):
+                    leave(0)
+        seen["fork"] = "done"
+    except OSError:
+        seen["fork"] = "refused"
+    try:
+        os.kill(os.getppid(), 0)
+        seen["signal"] = "done"
+    except OSError:
+        seen["signal"] = "refused"
+    seen["shmget"] = "refused" if libc.shmget(0, 4096, 0o1600) == -1 else "done"
+    seen["add_key"] = "refused" if libc.syscall(248, b"user", b"gemmlab", b"x", 1,
+                                                -3) == -1 else "done"
+    try:
+        os.execv("/bin/true", ["true"])
+    except OSError:
+        seen["execv"] = "refused"
+    raise RuntimeError(f"nothing reached: {seen}")
+'''
+
+
+@pytest.mark.skipif(sys.platform != "linux" or os.uname().machine != "x86_64",
+                    reason="the rank's seccomp filter is Linux x86-64's")
+def test_a_rank_can_start_no_process_signal_no_process_and_share_no_ipc():
+    for result in (checked(CHANNELS), graded(CHANNELS)):
+        assert result.status == "fail", result.feedback
+        seen = ast.literal_eval(result.feedback.split("nothing reached: ", 1)[1].split(" at line")[0])
+        assert seen == dict.fromkeys(("fork", "signal", "shmget", "add_key", "execv"),
+                                     "refused"), result.feedback
 
 
 def test_the_next_case_starts_from_a_clean_parent():
