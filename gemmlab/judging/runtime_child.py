@@ -11,7 +11,8 @@ numbered here. Before the cell runs, the process
 loses the right to open any file (RLIMIT_NOFILE 0): no reading, no importing what is not loaded.
 The rank labs' runtime (``"ranks"`` in the load request: the fds of one pipe pair per rank,
 passed by the judge at spawn) never runs the cell itself: for each ``{"op": "fork", "p"}`` it
-forks p rank processes (:func:`rank`), each of which keeps only its own pair, loads the cell,
+forks p rank processes (:func:`rank`), each of which keeps only its own pair (and on Linux
+x86-64 makes none of the system calls of :data:`DENIED`), loads the cell,
 replies its load reply there, reads ``{"args"}`` and runs ``fn(Comm(r, p), *args)``; its
 :class:`Comm` asks the judge for every message (``{"ask": {"call", "args"}}``, answered
 ``{"ok", "value"|"error"}``). A rank that ends is told on its pipe (``{"ended": code}``);
