@@ -188,7 +188,7 @@ def ring_allreduce(comm, x):
 
 @pytest.mark.skipif(sys.platform != "linux" or os.uname().machine != "x86_64",
                     reason="the rank's seccomp filter is Linux x86-64's")
-def test_a_rank_can_start_no_process_signal_no_process_and_share_no_ipc():
+def test_a_rank_can_start_no_process_send_no_signal_and_share_no_ipc():
     for result in (checked(CHANNELS), graded(CHANNELS)):
         assert result.status == "fail", result.feedback
         seen = ast.literal_eval(result.feedback.split("nothing reached: ", 1)[1].split(" at line")[0])

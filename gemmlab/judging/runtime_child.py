@@ -470,10 +470,14 @@ DENIED = {"fork": 57, "vfork": 58, "execve": 59, "execveat": 322, "kill": 62, "t
           "request_key": 249, "keyctl": 250}
 
 
-def deny_system_calls(libc, ctypes):
-    """Install the seccomp filter of :data:`DENIED` (x86-64 Linux; the caller checks). Another
+def deny_system_calls():
+    """Install the seccomp filter of :data:`DENIED` on Linux x86-64 (elsewhere nothing). Another
     ABI (i386's int 0x80, x32) gets EPERM for every call; clone3 gets ENOSYS, so that glibc makes
-    its threads with clone, whose flags the filter can read."""
+    its threads with clone, whose flags the filter can read. OSError if the kernel refuses it."""
+    if sys.platform != "linux" or os.uname().machine != "x86_64":
+        return
+    import ctypes                   # loaded by ranks() before the fd limit
+    libc = ctypes.CDLL(None, use_errno=True)
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06         # classic BPF opcodes
     allow, eperm, enosys = 0x7FFF0000, 0x00050001, 0x00050026
     program = [(ld, 0, 0, 4), (jeq, 1, 0, 0xC000003E), (ret, 0, 0, eperm),   # arch: x86-64
@@ -513,12 +517,11 @@ def rank(r, p, pair, request, given):
         exec("def check(*args, **kwargs):\n    return None\n", namespace)
         namespace.update(given)
         try:
-            if sys.platform == "linux" and os.uname().machine == "x86_64":
-                import ctypes       # loaded by ranks() before the fd limit
-                deny_system_calls(ctypes.CDLL(None, use_errno=True), ctypes)
-            reply = loaded(namespace, name, source)
+            deny_system_calls()
         except OSError as exc:      # no filter, no cell: said, never run without it
             reply = {"ok": False, "error": error(exc)}
+        else:
+            reply = loaded(namespace, name, source)
         write_frame(PIPES[1], reply)
         args = read_frame(PIPES[0])
         if args and reply.get("callable"):
