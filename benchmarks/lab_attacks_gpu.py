@@ -4,12 +4,12 @@ gets wrong, and is it at least as strict as compute-sanitizer?
 
 For each kernel (the reference of every puzzle and GEMM lab from ``solutions/``, the attacks of
 ``tests/test_labs_simulator_attacks.py``, and issue 54's kernel attacks where their tests keep
-them: ``test_labs_int64.py``, ``test_labs_puzzles.py``, ``test_labs_kernel_lab.py``):
+them: ``test_labs_gpu_numbers.py``, ``test_labs_puzzles.py``, ``test_labs_kernel_lab.py``):
 
 - the simulator's side, in a child process on the simulator backend: the verdict of ``check()``,
   and the output array of each public case, run as the judge runs a kernel cell (its kernel part
   loaded alone, the judge's schedule for that case, integers in int64 as
-  :mod:`gemmlab.labs.int64` computes them);
+  :mod:`gemmlab.labs.gpu_numbers` computes them);
 - the GPU's output on the lab's public cases, in two launch orders: right after a kernel that
   leaves zeros in every SM's shared memory, and right after one that leaves NaN there, with the
   output array poisoned as the lab poisons it; each result is compared with the float64
@@ -61,7 +61,8 @@ def tests_file(name):
 
 def kernels():
     """[(label, question, source, name)]: the references, the attacks of issue 35, then those of
-    issue 54 (a branch int64 takes and Python's integers do not, atomics on one address, no
+    issue 54 (a branch int64 takes and Python's integers do not, one float64 takes and NumPy's float32 does
+    not, atomics on one address, no
     register blocking)."""
     from gemmlab.labs.solutions import cell
     if str(TESTS) not in sys.path:
@@ -72,7 +73,9 @@ def kernels():
               for label, qid, source, name, _ in tests_file("test_labs_simulator_attacks").ATTACKS]
     return found + [
         ("attack: a branch taken in int64 only (K * 2**64 == 0)", "05.lab_naive",
-         *tests_file("test_labs_int64").naive_attack()),
+         *tests_file("test_labs_gpu_numbers").naive_attack()),
+        ("attack: a branch taken in float64 only (acc + 1e-12 == acc)", "05.lab_naive",
+         *tests_file("test_labs_gpu_numbers").float64_attack()),
         ("attack: every thread's atomic add on one shared slot", "03.puzzle_dot",
          *edited("03.puzzle_dot", *tests_file("test_labs_puzzles").ATOMICS_ON_ONE_SLOT)[:2]),
         ("attack: no register blocking", "10.lab_outer",

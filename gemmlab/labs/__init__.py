@@ -6,8 +6,8 @@ CUDA simulator (:mod:`.simulator`) at odd shapes, then names the mistake (:mod:`
 
 - :mod:`.simulator`: ``simulate(kernel, grid, block, args)`` -> a trace of global and shared
   memory accesses, races, barriers and faults (out of bounds, a barrier not every thread
-  reaches, an endless loop), its integers wrapped to int64 as a GPU computes them
-  (:mod:`.int64`); :mod:`.observed`: one block of it as plain data, the picture that
+  reaches, an endless loop), its numbers in the types numba gives them, as a GPU computes
+  them (:mod:`.gpu_numbers`); :mod:`.observed`: one block of it as plain data, the picture that
   ``check(..., show=True)`` draws (:mod:`gemmlab.viz.kernel`); :mod:`.observe`: that picture of
   any kernel, on a GPU backend from a fresh process on the simulator.
 - :mod:`.kernel_lab`: ``KernelLab``, what every kernel lab shares (``coerce`` / ``judge``, the

@@ -241,7 +241,7 @@ class KernelLab:
 
 def _wrapped(trace, runs):
     """' Note: line 7 (...): ... in int64 ...' when an integer of the failing run (or of an
-    earlier case's) wrapped as the GPU's int64 wraps it (:mod:`gemmlab.labs.int64`): Python's
+    earlier case's) wrapped as the GPU's int64 wraps it (:mod:`gemmlab.labs.gpu_numbers`): Python's
     integers would have computed otherwise, and the student may not know why."""
     said = trace.wrapped or next((t.wrapped for _, _, t in runs if t.wrapped), "")
     return f" Note: {said}." if said else ""

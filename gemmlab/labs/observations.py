@@ -219,7 +219,7 @@ class Observed(Located):
         self.read_intervals = {tuple(b): int(c) for b, c in data["read_intervals"]}
         self.shared_reads = [int(n) for n in np.asarray(data["shared_reads"])]
         self.atomic_chain = int(data["atomic_chain"])  # the most atomics on one address
-        self.wrapped = str(data.get("wrapped") or "")  # the first int64 wrap, said (labs.int64)
+        self.wrapped = str(data.get("wrapped") or "")  # the first int64 wrap, said (labs.gpu_numbers)
         self.fault = None if data["fault"] is None else _fault_from(data["fault"])
         self.observed = dict(data.get("observed") or {})      # observer name -> its record
         self.picture = data.get("picture")      # one block's run (labs.observed), or None

@@ -49,10 +49,11 @@ below replaced or added so that the run can be measured and can never hang:
   machine): the instrumented run is faster than the plain simulator. The order of the turns is
   the schedule's; it does not change what a race-free kernel computes.
 
-- **Integers are the GPU's.** While a launch runs, the kernel and the device functions of its
-  module run a body compiled again from their source in which integer arithmetic wraps to int64
-  as numba's compiled kernel does (:mod:`gemmlab.labs.int64`); the first wrap is kept in
-  ``trace.wrapped``, said, for the feedback of a check that fails.
+- **Numbers are the GPU's.** While a launch runs, the kernel and the device functions of its
+  module run a body compiled again from their source in which arithmetic, comparisons and math
+  calls compute in the types numba gives them: integers wrap to int64, ``float32 + float`` is
+  float64, an int meets a float as float64 (:mod:`gemmlab.labs.gpu_numbers`); the first int64
+  wrap is kept in ``trace.wrapped``, said, for the feedback of a check that fails.
 
 A run that takes longer than its time limit (an endless loop) is stopped too
 (:class:`gemmlab.labs.watchdog.Watchdog`).
@@ -73,7 +74,7 @@ import greenlet
 import numpy as np
 
 from .. import device
-from .int64 import gpu_integers
+from .gpu_numbers import gpu_arithmetic
 from .limits import Stop, seconds, where
 from .observations import ATOMIC_NOTE, KernelFault, Located, Race, block_name, thread_name
 from .observed import FAULT, PLAIN, RACE, UNWRITTEN, BlockRecorder
@@ -110,7 +111,7 @@ class Trace(Located):
     observed: dict = None               # one block's accesses as plain data (labs.observed)
     read_intervals: dict = field(default_factory=dict)  # block -> intervals with shared reads
     atomics: dict = field(default_factory=dict)         # (array, index) -> atomics on it
-    wrapped: str = ""                   # the first integer int64 wrapped, said (labs.int64)
+    wrapped: str = ""                   # the first integer int64 wrapped, said (labs.gpu_numbers)
     grid_ndim: int = 2
     block_ndim: int = 2
 
@@ -810,7 +811,7 @@ def _direct_device_calls(fn, module):
 
 def _module_functions(fn):
     """``fn`` and the Python functions of the device functions of its module (which the launch
-    computes in int64 with it, :mod:`gemmlab.labs.int64`)."""
+    computes in numba's types with it, :mod:`gemmlab.labs.gpu_numbers`)."""
     return [fn] + [value.fn for value in list(fn.__globals__.values())
                    if isinstance(value, _sim_kernel.FakeCUDAKernel) and value._device
                    and getattr(value.fn, "__globals__", None) is fn.__globals__]
@@ -1012,7 +1013,7 @@ class Launch:
         wrapped = []
         try:
             with Watchdog(self.time_limit) as watchdog, \
-                    gpu_integers(_module_functions(self.fn), wrapped), \
+                    gpu_arithmetic(_module_functions(self.fn), wrapped), \
                     _sim_kernel._push_kernel_context(module), \
                     swapped_cuda_module(self.fn, module), _direct_device_calls(self.fn, module), \
                     _collector_sees_only_the_run():

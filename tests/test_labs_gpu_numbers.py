@@ -1,9 +1,12 @@
-"""Integers as the GPU computes them (issue 54, item 2, first step): the simulator wraps a
-kernel's integer arithmetic to int64 as numba's compiled kernel does, so a kernel that relies on
-Python's unbounded integers fails on the simulator as it fails on every GPU. First the rewrite on
-plain functions of this file (their source is what linecache holds), then kernels: the
-05.lab_naive attack of issue 54 through check() and the grader, and a device function."""
+"""Numbers as the GPU computes them (issue 54, item 2): the simulator computes a kernel's
+arithmetic, comparisons and math calls in the types numba gives them (integers wrapped to int64,
+float32 beside a float in float64), so a kernel that relies on Python's or NumPy's rules fails on
+the simulator as it fails on every GPU. First the rewrite on plain functions of this file (their
+source is what linecache holds), then kernels: the 05.lab_naive attacks through check() and the
+grader (a branch taken in int64 only, one taken in float64 only), and a device function."""
+import math
 import re
+from math import sqrt
 
 import numpy as np
 import pytest
@@ -11,8 +14,8 @@ import pytest
 import gemmlab as gl
 from gemmlab.grading import check
 from gemmlab.judging import load_function
-from gemmlab.labs.int64 import GLOBALS, INT64_MAX, INT64_MIN, as_int64, checks, gpu_integers, \
-    rewritten
+from gemmlab.labs.gpu_numbers import BINARY, GLOBALS, INT64_MAX, INT64_MIN, NEGATE, as_int64, \
+    checks, gpu_arithmetic, rewritten
 from gemmlab.labs.solutions import cell
 
 needs_sim = pytest.mark.skipif(gl.device.backend() != "sim",
@@ -61,6 +64,30 @@ def literal_only():
     return 2**64 - -(1 << 70)
 
 
+def divide(x, y):
+    return x / y
+
+
+def equal(x, y):
+    return x == y
+
+
+def less(x, y):
+    return x < y
+
+
+def exp_of(x):
+    return math.exp(x)
+
+
+def root_of(x):
+    return sqrt(x)
+
+
+def smallest(x, y):
+    return min(x, y)
+
+
 def in_an_element(a):
     a[0] += 1
     return a[0]
@@ -69,7 +96,7 @@ def in_an_element(a):
 def as_gpu(fn, *args):
     """(what ``fn(*args)`` returns with int64 integers, the wraps found)."""
     found = []
-    with gpu_integers([fn], found):
+    with gpu_arithmetic([fn], found):
         return fn(*args), found
 
 
@@ -106,24 +133,84 @@ def test_an_int_to_a_negative_power_is_numbas_int_and_a_big_power_wraps():
     assert value == 0 and found[0].python == 3 ** -2 and found[0].int64 == 0
 
 
-def test_floats_arrays_and_numpy_scalars_keep_their_own_arithmetic():
+def test_one_floating_type_and_what_numba_does_not_type_keep_their_own_arithmetic():
     assert as_gpu(times, 2.0**62, 4.0) == (2.0**64, [])
+    value, _ = as_gpu(times, np.float32(0.1), np.float32(3))
+    assert type(value) is np.float32 and value == np.float32(0.1) * np.float32(3)
     big = np.array([2**62], dtype=np.int64)
-    assert as_gpu(times, big, 4.0)[0][0] == 2.0**64
-    value, found = as_gpu(times, np.int64(2), np.int64(3))
-    assert type(value) is np.int64 and value == 6 and found == []
+    assert as_gpu(times, big, 4.0)[0][0] == 2.0**64         # an array: NumPy's rules
+    assert as_gpu(times, (1, 2), 2)[0] == (1, 2, 1, 2)      # a tuple: Python's
     elements = np.array([41], dtype=np.int64)
     assert as_gpu(in_an_element, elements)[0] == 42 and rewritten(in_an_element.__code__)[1] == 0
 
 
-def test_the_check_passes_bools_floats_and_numpy_values_through_unchanged():
+def test_a_float32_beside_a_python_float_or_int_computes_in_float64_as_numba_types_it():
+    # NumPy 2 computes float32 + a Python float in float32 (NEP 50); numba types it float64.
+    x = np.float32(0.1)
+    assert type(x + 0.5) is np.float32                       # what the simulator did before
+    for fn, other in ((plus, 1e-9), (times, 3), (minus, 0.25)):
+        value, found = as_gpu(fn, x, other)
+        assert type(value) is float and value == fn(float(x), float(other)) and found == []
+    assert x + 1e-9 == x and as_gpu(plus, x, 1e-9)[0] != float(x)   # NumPy 2 / numba
+    assert as_gpu(accumulate, 0.0, x)[0] == float(x)        # acc = 0.0; acc += x: float64
+
+
+def test_int32_values_widen_to_int64_and_divide_as_floats():
+    i32 = np.int32(2**31 - 1)
+    value, found = as_gpu(plus, i32, np.int32(1))
+    assert value == 2**31 and type(value) is int and found == []   # NumPy: int32 wraps
+    assert as_gpu(negate, np.int32(-2**31))[0] == 2**31
+    assert as_gpu(floor_div, np.int32(-7), 2)[0] == -4
+    big = 2**53 + 1
+    assert as_gpu(divide, big, 3)[0] == float(big) / 3.0 != big / 3     # both to float64 first
+    assert as_gpu(times, np.int64(2), np.int64(3)) == (6, [])
+
+
+def test_comparisons_are_made_in_the_type_numba_converts_both_sides_to():
+    x = np.float32(0.1)
+    assert (x == 0.1) is np.True_                            # NumPy 2: 0.1 rounded to float32
+    assert as_gpu(equal, x, 0.1)[0] is False                 # numba: x widened to float64
+    assert as_gpu(less, x, 0.1)[0] is (float(x) < 0.1)
+    big = 2**53 + 1
+    assert not equal(big, float(2**53))                      # Python compares exactly
+    assert as_gpu(equal, big, float(2**53))[0] is True       # numba: the int as a float64
+    assert as_gpu(less, 3, 4) == (True, [])
+
+
+def test_math_functions_and_min_max_return_numbas_types():
+    x = np.float32(2.0)
+    value = as_gpu(exp_of, x)[0]
+    assert type(value) is np.float32 and value == np.float32(math.exp(2.0))
+    assert type(as_gpu(exp_of, 2.0)[0]) is float
+    assert type(as_gpu(root_of, x)[0]) is np.float32          # `from math import sqrt`
+    smaller = as_gpu(smallest, x, 0.5)[0]
+    assert type(smaller) is float and smaller == 0.5         # float32 and float: float64
+    assert type(as_gpu(smallest, x, np.float32(1))[0]) is np.float32
+
+
+def test_the_checks_keep_pythons_result_where_it_is_numbas_and_wrap_python_ints():
     found = []
-    wrap, _ = checks(found)
-    site = (1, "x", False)
-    for value in (True, False, 2.0**70, np.int64(5), np.float32(1e30)):
-        assert wrap(value, site) is value
-    assert wrap(2**64 + 3, site) == 3 and found[0].python == 2**64 + 3 and found[0].int64 == 3
-    assert wrap(2**63, (1, "x // y", True)) == 0          # only INT64_MIN // -1 overflows //
+    check = checks(found)
+    binary, negate_ = check[BINARY], check[NEGATE]
+    for value in (2.0**70, np.float32(1e30)):
+        assert binary(value + value, value, value, (1, "x + y", "add")) == value + value
+    assert binary(2**63 + 3, 2**63, 3, (1, "x + y", "add")) == INT64_MIN + 3
+    assert found[0].python == 2**63 + 3 and found[0].int64 == INT64_MIN + 3
+    assert binary(2**63, INT64_MIN, -1, (1, "x // y", "floordiv")) == 0   # numba's
+    assert negate_(2**63, INT64_MIN, (1, "-x", "neg")) == INT64_MIN
+    assert set(check) == set(GLOBALS)
+
+
+def test_an_operand_is_evaluated_once():
+    reads = []
+
+    def counted(x):
+        reads.append(x)
+        return x
+
+    def twice(x):
+        return counted(x) * 3 + -counted(x) + (counted(x) < 5)
+    assert as_gpu(twice, np.int32(2))[0] == 2 * 3 - 2 + 1 and len(reads) == 3
 
 
 def test_expressions_of_literals_alone_are_left_as_python_folds_them():
@@ -144,7 +231,7 @@ def test_the_first_wrap_names_its_line_expression_and_both_values():
 
 def test_code_and_globals_are_put_back_even_when_the_function_raises():
     original, home = times.__code__, times.__globals__
-    with pytest.raises(TypeError), gpu_integers([times], []):
+    with pytest.raises(TypeError), gpu_arithmetic([times], []):
         times(None, 1)
     assert times.__code__ is original and not set(GLOBALS) & set(home)
     assert times(2**62, 4) == 2**64                        # Python's integers again
@@ -160,7 +247,7 @@ def test_a_closure_keeps_its_free_variables():
 
 def test_a_comprehension_wraps_too():
     def scaled_all(x):
-        return [x * k for k in range(3)]
+        return [x * k for k in range(len((1, 2, 3)) * 1)]    # (no := in the iterable)
     assert as_gpu(scaled_all, 2**62)[0] == [0, 2**62, INT64_MIN]
 
 
@@ -177,7 +264,7 @@ def test_a_function_without_source_runs_as_written_beside_one_that_is_rewritten(
     namespace = {}
     exec(compile("def hidden(x):\n    return x + 2**62 * 4\n", "<nowhere>", "exec"), namespace)
     hidden, before = namespace["hidden"], namespace["hidden"].__code__
-    with gpu_integers([hidden], []):
+    with gpu_arithmetic([hidden], []):
         assert hidden.__code__ is before and hidden(1) == 1 + 2**64
     assert rewritten(before) is None
 
@@ -208,6 +295,27 @@ def test_the_naive_lab_attack_fails_check_and_the_grader_saying_it_is_wrong_in_i
         assert (f"line {line} (`if K * 2**62 * 4 == 0:`): `K * 2**62` is "
                 f"{as_int64(K * 2**62)} in int64, the GPU's integer type (Python's integers "
                 f"would give {K * 2**62})") in result.feedback
+
+
+def float64_attack():
+    """A branch that a GPU takes and NumPy 2 does not: ``acc + 1e-12`` is float64 in numba's
+    typing, so it differs from a nonzero float32 ``acc``; NumPy 2 rounds it back to float32."""
+    source, name, _ = cell("05.lab_naive")
+    store = "        C[row, col] = acc\n"
+    assert source.count(store) == 1
+    return source.replace(store, "        C[row, col] = acc if acc + 1e-12 == acc else 0.0\n"), name
+
+
+@needs_sim
+def test_a_branch_taken_in_float64_only_fails_check_and_the_grader():
+    from gemmlab_grader.isolate import judge_code
+    source, name = float64_attack()
+    checked = check("05.lab_naive", load_function(source, name, "/nonexistent/float64.py"))
+    graded = judge_code("05.lab_naive", source, name, seed=3)
+    for result in (checked, graded):
+        assert result.status == "fail", result.feedback
+        assert re.search(r"C\[0, 0\] is 0, expected .*; (\d+) of \1 elements are wrong",
+                         result.feedback), result.feedback
 
 
 DEVICE_STEPS = '''@cuda.jit(device=True)
