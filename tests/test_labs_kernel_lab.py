@@ -116,7 +116,7 @@ BROKEN = [
      ["0.75 shared-memory reads per FMA, more than a 4 x 4 outer product needs"]),
     ("accumulators not cleared", "10.lab_outer",
      [("    for i in range(TM):\n        for j in range(TN):\n            acc[i, j] = float32(0)\n", "")],
-     ["C[0, 0] is NaN (a value read from memory nobody wrote?)"]),
+     ["read acc[0, 0] at line", "(`acc[i, j] += a[i] * b[j]`) before writing it"]),
     ("blocks swapped", "10.lab_outer", [("m0 = cuda.blockIdx.y * BM\n    n0 = cuda.blockIdx.x * BN",
                                          "m0 = cuda.blockIdx.x * BM\n    n0 = cuda.blockIdx.y * BN")],
      ["C[0, 32] was written by thread", "of block (0,1), but with the lab's launch a thread of "

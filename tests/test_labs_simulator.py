@@ -154,11 +154,12 @@ def forgets_to_clear(A, B, C):
     C[0, 0] = acc[0]
 
 
-def test_local_and_shared_memory_start_as_garbage():
+def test_a_local_array_read_before_it_is_written_stops_the_run():
     A = np.ones((1, 1), np.float32)
     C = np.zeros((1, 1), np.float32)
-    simulate(forgets_to_clear, 1, 1, [("A", A), ("B", A), ("C", C)])
-    assert np.isnan(C[0, 0])
+    trace = simulate(forgets_to_clear, 1, 1, [("A", A), ("B", A), ("C", C)])
+    assert trace.fault.kind == "unwritten" and "read acc[0]" in str(trace.fault)
+    assert C[0, 0] == 0                         # the run stopped before the store
 
 
 @cuda.jit

@@ -75,6 +75,7 @@ import numpy as np
 
 from .. import device
 from .gpu_numbers import gpu_arithmetic
+from .local_arrays import local_array
 from .limits import Stop, seconds, where
 from .observations import ATOMIC_NOTE, KernelFault, Located, Race, block_name, thread_name
 from .observed import FAULT, PLAIN, RACE, UNWRITTEN, BlockRecorder
@@ -507,14 +508,17 @@ class _Allocations:
 
 
 class _Locals:
-    """``cuda.local.array``: garbage (registers start undefined on a GPU), or the observer's
-    arrays."""
+    """``cuda.local.array``: undefined until written (registers start so on a GPU), a read of an
+    element the thread never wrote being a fault (:mod:`gemmlab.labs.local_arrays`), or the
+    observer's arrays."""
 
     def __init__(self, launch):
         self.launch = launch
 
     def array(self, shape, dtype, alignment=None):
-        data = self.launch.garbage(shape, _np_dtype(dtype))
+        caller = sys._getframe(1)
+        data = local_array(self.launch.garbage(shape, _np_dtype(dtype)),
+                           self.launch.unwritten_local, (caller.f_code, caller.f_lasti))
         observer = self.launch.observer
         return data if observer is None else observer.local_array(self.launch, data)
 
@@ -551,12 +555,12 @@ def _np_dtype(dtype):
     return numpy_support.as_dtype(dtype)
 
 
-def _allocation_name(code, lasti):
-    """The variable a ``cuda.shared.array`` call is assigned to (``a, b = call(), call()``: the
-    one in the call's position), or 'the shared array of line L'."""
+def _allocation_name(code, lasti, space="shared"):
+    """The variable a ``cuda.shared.array`` (or ``local``) call is assigned to (``a, b = call(),
+    call()``: the one in the call's position), or 'the shared array of line L'."""
     lineno, _, column, _ = list(code.co_positions())[lasti // 2]   # one per 2-byte code unit
     line = linecache.getline(code.co_filename, lineno or 0)
-    fallback = f"the shared array of line {lineno}"
+    fallback = f"the {space} array of line {lineno}"
     try:
         statement = ast.parse(line.strip()).body[0]
     except (SyntaxError, IndexError):
@@ -912,6 +916,19 @@ class Launch:
                   f"[{', '.join(map(str, index))}]{f' at {line}' if line else ''}, outside the "
                   f"{' x '.join(map(str, array.shape))} {where} {array.name} ({'; '.join(bad)})",
                   array=array.name, index=tuple(index), action=action)
+
+    def unwritten_local(self, array, index):
+        """The running thread read element ``index`` (a tuple) of its local ``array`` before
+        writing it."""
+        name = _allocation_name(*array.site, space="local")
+        index = tuple(int(i) if isinstance(i, (int, np.integer)) else str(i) for i in index)
+        line = self.cell_line()
+        self.fail("unwritten", f"{self.who()} read {name}[{', '.join(map(str, index))}]"
+                  f"{f' at {line}' if line else ''} before writing it: a thread's local array "
+                  f"starts undefined on a GPU (its registers hold whatever they held before), so "
+                  f"that value is garbage that changes from run to run. Write each element "
+                  f"first (for example, set every accumulator to 0 before the loop).",
+                  array=name, index=index, action="read")
 
     def cell_line(self):
         """'line 12 (`acc += ...`)': where in the kernel's cell the running thread is now (the
