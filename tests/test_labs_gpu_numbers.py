@@ -76,6 +76,10 @@ def less(x, y):
     return x < y
 
 
+def between(x, lo, hi):
+    return lo <= x <= hi
+
+
 def exp_of(x):
     return math.exp(x)
 
@@ -175,6 +179,8 @@ def test_comparisons_are_made_in_the_type_numba_converts_both_sides_to():
     assert not equal(big, float(2**53))                      # Python compares exactly
     assert as_gpu(equal, big, float(2**53))[0] is True       # numba: the int as a float64
     assert as_gpu(less, 3, 4) == (True, [])
+    assert between(x, 0.0, 0.1) and as_gpu(between, x, 0.0, 0.1)[0] is False     # chained
+    assert as_gpu(between, np.float32(0.05), 0.0, 0.1)[0] is True
 
 
 def test_math_functions_and_min_max_return_numbas_types():
@@ -209,8 +215,8 @@ def test_an_operand_is_evaluated_once():
         return x
 
     def twice(x):
-        return counted(x) * 3 + -counted(x) + (counted(x) < 5)
-    assert as_gpu(twice, np.int32(2))[0] == 2 * 3 - 2 + 1 and len(reads) == 3
+        return counted(x) * 3 + -counted(x) + (counted(x) < 5) + (0 < counted(x) < 5)
+    assert as_gpu(twice, np.int32(2))[0] == 2 * 3 - 2 + 1 + 1 and len(reads) == 4
 
 
 def test_expressions_of_literals_alone_are_left_as_python_folds_them():

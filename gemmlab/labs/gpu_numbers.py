@@ -9,9 +9,9 @@ float32; numba in float64), ``math.exp(x)`` (Python: float64; numba: float32 for
 
 While a launch runs, :func:`gpu_arithmetic` gives the kernel and the device functions of its
 module a body compiled again from their source (:func:`rewritten`) in which every ``+ - * / //
-% <<`` and ``**`` (in an expression, or augmented with a plain name as its target), every single
-comparison (``< <= > >= == !=``), every unary minus and every call of a ``math`` function or of
-``min``, ``max`` or ``abs`` goes through a check that computes it as numba types it:
+% <<`` and ``**`` (in an expression, or augmented with a plain name as its target), every
+comparison (``< <= > >= == !=``, chained ones too), every unary minus and every call of a
+``math`` function or of ``min``, ``max`` or ``abs`` goes through a check that computes it as numba types it:
 
 - two Python ints (numba's int64): Python's result, reduced to two's complement where it leaves
   int64, as the GPU's instructions do. Where numba's int64 is more than a plain wrap, numba's
@@ -33,9 +33,9 @@ fails.
 
 Not covered (the full fix, running numba's typed IR, would be): a variable whose assignments
 meet at a loop or a branch has one type on the GPU (numba unifies them), here the type of the
-value it holds; an array element's augmented assignment (``out[i] += x``) and chained comparisons
-(``0 <= i < n``) keep NumPy's and Python's rules; integer division by zero (a fault here, 0 on a
-GPU); ``& | ^ >>``, which give the same values in either type.
+value it holds; an array element's augmented assignment (``out[i] += x``) keeps NumPy's rules;
+integer division by zero (a fault here, 0 on a GPU); ``& | ^ >>``, which give the same values
+in either type.
 """
 import ast
 import contextlib
@@ -265,14 +265,19 @@ class _Rewrite(ast.NodeTransformer):
                            right_again)
 
     def visit_Compare(self, node):
+        """``a < b`` and chains of them: ``lo <= x < hi`` is ``lo <= x and x < hi``, ``x``
+        evaluated once, as Python does."""
         self.generic_visit(node)
-        if len(node.ops) != 1 or type(node.ops[0]) not in COMPARISONS or self.in_iterable:
+        if any(type(op) not in COMPARISONS for op in node.ops) or self.in_iterable:
             return node
-        (left, left_again), (right, right_again) = (self._kept(node.left),
-                                                    self._kept(node.comparators[0]))
-        result = ast.Compare(left, node.ops, [right])
-        return self._check(COMPARE, node, COMPARISONS[type(node.ops[0])].__name__, result,
-                           left_again, right_again)
+        kept = [self._kept(operand) for operand in [node.left, *node.comparators]]
+        checks = []
+        for n, op in enumerate(node.ops):      # the operand on the left was evaluated already
+            result = ast.Compare(kept[n][0] if n == 0 else kept[n][1], [op], [kept[n + 1][0]])
+            checks.append(self._check(COMPARE, node, COMPARISONS[type(op)].__name__, result,
+                                      kept[n][1], kept[n + 1][1]))
+        return checks[0] if len(checks) == 1 else ast.copy_location(ast.BoolOp(ast.And(), checks),
+                                                                     node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
