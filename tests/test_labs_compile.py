@@ -93,6 +93,9 @@ REFUSED = [
      ["try/except does not exist in a CUDA kernel"]),
     ("gemmlab in a kernel", ("a = A[row, k0 + tx]", "a = A[row, k0 + tx] + gl.device.sizes()"),
      ["`gl` (gemmlab) does not exist on the GPU"]),
+    ("the simulator's counters", ("a = A[row, k0 + tx]", "a = A[row, k0 + tx]\n"
+                                  "            A.launch.trace.arrays.clear()"),
+     ["does not compile for a GPU", "no attribute `launch`"]),
     ("a Python list", ("acc = float32(0)", "acc = float32(0)\n    junk = [1, 2]\n    junk.append(3)"),
      ["does not compile for a GPU"]),
 ]
@@ -117,6 +120,22 @@ class Recorder:
     def compile(self, request):
         self.requests.append(request)
         return dict(self.reply)
+
+
+def test_a_kernel_that_wipes_the_simulators_atomic_count_as_it_runs_fails_on_its_compile():
+    """The simulated kernel runs its Python in the grader's worker, where the arrays it is
+    handed lead to the launch's counters: a kernel that clears the count of its atomics on one
+    address as it runs (issue 54's 03.puzzle_dot attack, its proxy forged) is still a FAIL,
+    because the verdict also needs the trusted compile, and CUDA has no such attribute."""
+    from solution_variants import edited
+    from test_labs_puzzles import ATOMICS_ON_ONE_SLOT
+    store = "    if t == 0:\n        out[0] = s[0]\n"
+    source, name, _ = edited("03.puzzle_dot", *ATOMICS_ON_ONE_SLOT,
+                             (store, store + "        out.launch.trace.atomics.clear()\n"))
+    graded = judge_code("03.puzzle_dot", source, name, seed=3)
+    assert graded.status == "fail", graded.feedback
+    assert "does not compile for a GPU" in graded.feedback and "no attribute `launch`" in \
+        graded.feedback
 
 
 def test_a_graded_kernel_is_compiled_on_the_judging_side_by_the_installed_service_only():
