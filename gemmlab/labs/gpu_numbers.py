@@ -135,8 +135,9 @@ def rule(function, operand_types):
     types = [_numba_type(t) for t in operand_types]
     if None in types:
         return None
+    context = _typing_context()         # (outside the try: no silent fall back to NumPy's rules)
     try:
-        signature = _typing_context().resolve_function_type(function, tuple(types), {})
+        signature = context.resolve_function_type(function, tuple(types), {})
         result = _as_python(signature.return_type)
         operands = ([_as_python(t) for t in signature.args] if len(signature.args) == len(types)
                     else [_same] * len(types))          # min and max: one tuple of them all
