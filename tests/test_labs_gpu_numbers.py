@@ -92,8 +92,8 @@ def smallest(x, y):
     return min(x, y)
 
 
-def in_an_element(a):
-    a[0] += 1
+def in_an_element(a, step=1):
+    a[0] += step
     return a[0]
 
 
@@ -144,8 +144,6 @@ def test_one_floating_type_and_what_numba_does_not_type_keep_their_own_arithmeti
     big = np.array([2**62], dtype=np.int64)
     assert as_gpu(times, big, 4.0)[0][0] == 2.0**64         # an array: NumPy's rules
     assert as_gpu(times, (1, 2), 2)[0] == (1, 2, 1, 2)      # a tuple: Python's
-    elements = np.array([41], dtype=np.int64)
-    assert as_gpu(in_an_element, elements)[0] == 42 and rewritten(in_an_element.__code__)[1] == 0
 
 
 def test_a_float32_beside_a_python_float_or_int_computes_in_float64_as_numba_types_it():
@@ -168,6 +166,18 @@ def test_int32_values_widen_to_int64_and_divide_as_floats():
     big = 2**53 + 1
     assert as_gpu(divide, big, 3)[0] == float(big) / 3.0 != big / 3     # both to float64 first
     assert as_gpu(times, np.int64(2), np.int64(3)) == (6, [])
+
+
+def test_an_elements_augmented_assignment_is_computed_and_stored_as_numba_does():
+    elements = np.array([41], dtype=np.int64)
+    assert as_gpu(in_an_element, elements)[0] == 42 and rewritten(in_an_element.__code__)[1] == 1
+    step = 2**-24 + 2**-50                       # below float32's precision, not float64's
+    numpy_way = np.array([1.0], np.float32)
+    numpy_way[0] += step                         # NumPy 2: step rounded to float32 first
+    assert numpy_way[0] == 1.0
+    assert as_gpu(in_an_element, np.array([1.0], np.float32), step)[0] == np.float32(1 + 2**-23)
+    narrow = np.array([2**31 - 1], np.int32)     # int32 + int64 is int64, stored truncated
+    assert as_gpu(in_an_element, narrow, np.int64(1))[0] == -2**31
 
 
 def test_comparisons_are_made_in_the_type_numba_converts_both_sides_to():

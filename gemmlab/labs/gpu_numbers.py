@@ -9,7 +9,7 @@ float32; numba in float64), ``math.exp(x)`` (Python: float64; numba: float32 for
 
 While a launch runs, :func:`gpu_arithmetic` gives the kernel and the device functions of its
 module a body compiled again from their source (:func:`rewritten`) in which every ``+ - * / //
-% <<`` and ``**`` (in an expression, or augmented with a plain name as its target), every
+% <<`` and ``**`` (in an expression, or augmented: ``x += y``, ``out[i] += y``), every
 comparison (``< <= > >= == !=``, chained ones too), every unary minus and every call of a
 ``math`` function or of ``min``, ``max`` or ``abs`` goes through a check that computes it as numba types it:
 
@@ -33,9 +33,10 @@ fails.
 
 Not covered (the full fix, running numba's typed IR, would be): a variable whose assignments
 meet at a loop or a branch has one type on the GPU (numba unifies them), here the type of the
-value it holds; an array element's augmented assignment (``out[i] += x``) keeps NumPy's rules;
-integer division by zero (a fault here, 0 on a GPU); ``& | ^ >>``, which give the same values
-in either type.
+value it holds; an int32 or unsigned NumPy value beside a Python int out of its range (NumPy 2
+raises OverflowError before the check sees the operands: a fault that names it, where numba
+widens both to int64); integer division by zero (a fault here, 0 on a GPU); ``& | ^ >>``, which
+give the same values in either type.
 """
 import ast
 import contextlib
@@ -48,9 +49,10 @@ from dataclasses import dataclass
 import numpy as np
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
-BINARY, COMPARE, NEGATE, CALL = ("__gemmlab_binary__", "__gemmlab_compare__",
-                                 "__gemmlab_negate__", "__gemmlab_call__")    # the checks
-GLOBALS = (BINARY, COMPARE, NEGATE, CALL)
+BINARY, ELEMENT, COMPARE, NEGATE, CALL = (
+    "__gemmlab_binary__", "__gemmlab_element__", "__gemmlab_compare__", "__gemmlab_negate__",
+    "__gemmlab_call__")                                                     # the checks
+GLOBALS = (BINARY, ELEMENT, COMPARE, NEGATE, CALL)
 OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
              ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
              ast.LShift: operator.lshift, ast.Pow: operator.pow}
@@ -199,6 +201,14 @@ def checks(found):
             return value
         return typed(BY_NAME[site[2]], (a, b), site)
 
+    def element(value, a, b, site):
+        """``t[k] op= b``, ``a`` being ``t[k]``: numba's result, stored as numba stores it (an
+        int64 truncated to a smaller integer element: NumPy would refuse one out of range)."""
+        value = binary(value, a, b, site)
+        if type(value) is int and isinstance(a, np.integer):
+            return np.int64(value).astype(a.dtype)
+        return value
+
     def compare(value, a, b, site):
         return value if type(a) is type(b) else typed(BY_NAME[site[2]], (a, b), site)
 
@@ -215,7 +225,7 @@ def checks(found):
             return typed(function, args, site)
         except TypeError:                # an unhashable stand-in for a math function
             return function(*args)
-    return {BINARY: binary, COMPARE: compare, NEGATE: negate, CALL: call}
+    return {BINARY: binary, ELEMENT: element, COMPARE: compare, NEGATE: negate, CALL: call}
 
 
 class _Rewrite(ast.NodeTransformer):
@@ -289,14 +299,39 @@ class _Rewrite(ast.NodeTransformer):
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)
-        if not isinstance(node.target, ast.Name) or type(node.op) not in OPERATORS:
-            return node                             # an array's element keeps its dtype
+        if type(node.op) not in OPERATORS:
+            return node
+        if isinstance(node.target, ast.Subscript):
+            return self._element(node)
+        if not isinstance(node.target, ast.Name):
+            return node
         target = ast.Name(node.target.id, ast.Load())
         value, again = self._kept(node.value)
         result = ast.BinOp(target, node.op, value)
         check = self._check(BINARY, node, OPERATORS[type(node.op)].__name__, result, target,
                             again)
         return ast.copy_location(ast.Assign([ast.Name(node.target.id, ast.Store())], check), node)
+
+    def _element(self, node):
+        """``t[k] op= v`` as ``T = t; K = k; T[K] = element((R := T[K]) op (V := v), R, V)``: the
+        same reads, in Python's order, and the check stores numba's result. A slice is left."""
+        subscript = node.target
+        if any(isinstance(n, ast.Slice) for n in ast.walk(subscript.slice)):
+            return node
+        key = f"{self.sites}_{id(node)}"
+        array, index, read = (f"__gemmlab_{role}_{key}" for role in ("t", "k", "r"))
+        value, again = self._kept(node.value)
+        current = ast.Subscript(ast.Name(array, ast.Load()), ast.Name(index, ast.Load()),
+                                ast.Load())
+        result = ast.BinOp(ast.NamedExpr(ast.Name(read, ast.Store()), current), node.op, value)
+        check = self._check(ELEMENT, node, OPERATORS[type(node.op)].__name__, result,
+                            ast.Name(read, ast.Load()), again)
+        store = ast.Subscript(ast.Name(array, ast.Load()), ast.Name(index, ast.Load()),
+                              ast.Store())
+        return [ast.copy_location(statement, node) for statement in (
+            ast.Assign([ast.Name(array, ast.Store())], subscript.value),
+            ast.Assign([ast.Name(index, ast.Store())], subscript.slice),
+            ast.Assign([store], check))]
 
     def visit_Call(self, node):
         self.generic_visit(node)
