@@ -8,7 +8,7 @@ them: ``test_labs_gpu_numbers.py``, ``test_labs_puzzles.py``, ``test_labs_kernel
 
 - the simulator's side, in a child process on the simulator backend: the verdict of ``check()``,
   and the output array of each public case, run as the judge runs a kernel cell (its kernel part
-  loaded alone, the judge's schedule for that case, integers in int64 as
+  loaded alone, the judge's schedule for that case, its numbers in numba's types as
   :mod:`gemmlab.labs.gpu_numbers` computes them);
 - the GPU's output on the lab's public cases, in two launch orders: right after a kernel that
   leaves zeros in every SM's shared memory, and right after one that leaves NaN there, with the

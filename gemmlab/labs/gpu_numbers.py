@@ -11,7 +11,8 @@ While a launch runs, :func:`gpu_arithmetic` gives the kernel and the device func
 module a body compiled again from their source (:func:`rewritten`) in which every ``+ - * / //
 % <<`` and ``**`` (in an expression, or augmented: ``x += y``, ``out[i] += y``), every
 comparison (``< <= > >= == !=``, chained ones too), every unary minus and every call of a
-``math`` function or of ``min``, ``max`` or ``abs`` goes through a check that computes it as numba types it:
+``math`` function or of ``min``, ``max`` or ``abs`` goes through a check that computes it as
+numba types it:
 
 - two Python ints (numba's int64): Python's result, reduced to two's complement where it leaves
   int64, as the GPU's instructions do. Where numba's int64 is more than a plain wrap, numba's
@@ -45,6 +46,7 @@ import linecache
 import math
 import operator
 from dataclasses import dataclass
+from types import BuiltinFunctionType
 
 import numpy as np
 
@@ -155,7 +157,7 @@ def _same(value):
 
 
 def checks(found):
-    """The four checks a rewritten body calls, by their global names (see the module); the first
+    """The five checks a rewritten body calls, by their global names (see the module); the first
     int64 wrap is appended to ``found``. A binary operation, a comparison or a negation is handed
     Python's (or NumPy's) result and its operands: most operations are of two Python ints or two
     values of one floating type, where that result is numba's, and cost one call; the others are
@@ -221,10 +223,7 @@ def checks(found):
     def call(function, site, *args):
         if all(type(a) in (int, float) for a in args) and len({type(a) for a in args}) < 2:
             return function(*args)
-        try:
-            return typed(function, args, site)
-        except TypeError:                # an unhashable stand-in for a math function
-            return function(*args)
+        return typed(function, args, site)
     return {BINARY: binary, ELEMENT: element, COMPARE: compare, NEGATE: negate, CALL: call}
 
 
@@ -393,16 +392,8 @@ def typed_names(module_globals):
     """The names that reach min, max, abs or a math function in a module of ``module_globals``:
     its own bindings (``from math import exp``), and the builtins it does not rebind."""
     bound = {name for name, value in module_globals.items()
-             if callable(value) and _hashable(value) and value in TYPED_CALLS}
+             if type(value) is BuiltinFunctionType and value in TYPED_CALLS}
     return frozenset(bound | ({"min", "max", "abs"} - set(module_globals)))
-
-
-def _hashable(value):
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 def rewritten(code, names=frozenset({"min", "max", "abs"})):

@@ -47,7 +47,8 @@ class FloatLocal(_Local):
             return self._view(value, index)
         if value == value:
             return value
-        if value.view(UNDEFINED[self.dtype].dtype) == UNDEFINED[self.dtype]:
+        bits = UNDEFINED[self.dtype]
+        if value.view(bits.dtype) == bits:
             self.fault(self, self.prefix + _as_tuple(index))
         return value
 
